@@ -1,0 +1,65 @@
+"""Severity, Location and Finding: the frozen records every rule yields and every reporter reads."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `severity >= fail_on` is the gate's test."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (use error, warning or info)") from None
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A place inside the package: `path` is the member path inside the archive, line/column 1-based."""
+
+    path: str
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.path}:{self.line}:{self.column}"
+        return self.path
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic. Rendering lives in analyzer.report, never here.
+
+    `input`/`dim`/`symbol` are None when the finding is not about one input dimension.
+    `chain` is the human-readable linking chain (assertion -> parameter -> launch -> symbol -> input).
+    `key` is the normalized expression used for stable fingerprints (never a hashed member name).
+    """
+
+    code: str
+    rule: str
+    severity: Severity
+    message: str
+    model: str
+    location: Location
+    kernel: str | None = None
+    input: int | None = None
+    dim: int | None = None
+    symbol: str | None = None
+    witness: str | None = None
+    fix: str | None = None
+    chain: tuple[str, ...] = ()
+    key: str = ""
+    package: str = ""
+    snippet: tuple[str, ...] = field(default=(), compare=False)

@@ -1,0 +1,206 @@
+"""The linked model of an AOTI package: what rules, reports and `why` read.
+
+Everything here is plain data. `link()` (bottom of the file) builds it from the facts the parsers
+extract: assertion -> kernel parameter (by position) -> launch argument -> size expression over
+symbols -> input index and dim.
+
+Size expressions are strings in Python expression syntax over size symbols (`s77`, `s77*s95`,
+`s27 - 1`, `trunc(0.12*s27)`); `analyzer.intervals` evaluates them without `eval`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .findings import Location
+
+
+@dataclass(frozen=True, order=True)
+class DimRef:
+    """One dimension of one model input (`input` is the position in `inputs_info_`)."""
+
+    input: int
+    dim: int
+
+
+@dataclass
+class Dim:
+    """One input dimension as the package was compiled.
+
+    `enforced`: "always" when a check runs unconditionally, "env" when the `check_input_N` functions
+    run only with AOTI_RUNTIME_CHECK_INPUTS set (the default codegen), "none" when nothing checks it.
+    """
+
+    dim: int
+    symbol: str | None = None
+    value: int | None = None
+    min: int | None = None
+    max: int | None = None
+    enforced: str = "none"
+    declared_min: int | None = None
+    declared_max: int | None = None
+
+    @property
+    def dynamic(self) -> bool:
+        return self.value is None
+
+
+@dataclass
+class Input:
+    index: int
+    name: str
+    dims: list[Dim] = field(default_factory=list)
+    dtype: str | None = None
+    device: str | None = None
+    user_name: str | None = None
+
+    @property
+    def display(self) -> str:
+        return self.user_name or self.name
+
+    def dim_display(self, dim: int) -> str:
+        """`x.shape[0]` with a user name, `arg0_1.size(0)` otherwise."""
+        if self.user_name:
+            return f"{self.user_name}.shape[{dim}]"
+        return f"{self.name}.size({dim})"
+
+
+@dataclass
+class Constant:
+    index: int
+    name: str
+    shape: tuple[int, ...] | None = None
+    original_fqn: str | None = None
+
+
+@dataclass
+class Symbol:
+    """A size variable bound in `run_impl`: `int64_t s77 = arg0_1_size[0];` (source), an alias
+    (`int64_t s17 = s11;`) or a composite (`int64_t k_xnumel = s23*s27;`). `expr` is over root symbols."""
+
+    name: str
+    expr: str
+    source: DimRef | None = None
+    location: Location | None = None
+    is_stride: bool = False
+    unbacked: bool = False
+
+
+@dataclass
+class Launch:
+    kernel: str
+    args: tuple[str, ...]
+    location: Location
+    comment: str | None = None  # "Topologically Sorted Source Nodes: [...], Original ATen: [...]"
+    extern: bool = False        # an ATen/shim call rather than a generated kernel
+    outputs: tuple[str, ...] = ()
+
+
+@dataclass
+class Assertion:
+    """One index-bound assertion and where its bound and index come from."""
+
+    kernel: str
+    message: str
+    location: Location
+    index_var: str | None = None
+    lower: int | None = None          # 0 for `0 <= tmp4 < ks0`, None for one-sided `y0 < 512`
+    bound: str = ""                   # the bound as written: "ks0", "100L", "512"
+    bound_expr: str | None = None     # over root symbols ("s77") or a constant ("100")
+    bound_value: int | None = None    # set when the bound is a constant
+    bound_sources: tuple[DimRef, ...] = ()
+    index_sources: tuple[int, ...] = ()
+    # Upper end (exclusive) of the index's range when it comes from iteration ranges or
+    # arithmetic over sizes (e.g. `y0 = yindex` with `ymask = yindex < ynumel`): an expression
+    # over root symbols, or None when the index is data (loaded values) or unknown.
+    index_extent: str | None = None
+    index_extent_sources: tuple[DimRef, ...] = ()
+    linked: bool = True
+    unlinked_reason: str | None = None
+    chain: tuple[str, ...] = ()
+
+
+@dataclass
+class Division:
+    """A kernel (or wrapper) dividing by a size: a mean over a possibly-empty dim gives NaN."""
+
+    kernel: str
+    divisor: str                      # as written ("tmp7", "ks0")
+    divisor_expr: str | None          # over root symbols
+    sources: tuple[DimRef, ...]
+    location: Location
+    integer: bool = False             # integer `/` or `%` (SIGFPE) vs float (NaN)
+    in_wrapper: bool = False
+
+
+@dataclass
+class Reduction:
+    """A reduction whose identity leaks out when the reduced extent is 0 (max -> -inf, ...)."""
+
+    kernel: str
+    op: str                           # max, min, argmax, argmin, prod, sum, ...
+    extent_expr: str | None
+    sources: tuple[DimRef, ...]
+    location: Location
+
+
+@dataclass
+class Kernel:
+    name: str
+    kind: str                          # "triton" | "cpp"
+    params: tuple[str, ...] = ()
+    param_types: dict[str, str] = field(default_factory=dict)
+    location: Location | None = None
+    has_source: bool = True
+
+
+@dataclass
+class Problem:
+    """A part of the package that could not be read or parsed; rules turn these into findings."""
+
+    message: str
+    location: Location | None = None
+    kind: str = "parse"                # parse | no-source | limit | unreadable
+
+
+@dataclass
+class Model:
+    name: str
+    device: str | None = None
+    metadata: dict = field(default_factory=dict)
+    wrapper_path: str | None = None
+    kernel_paths: tuple[str, ...] = ()
+    binaries: tuple[str, ...] = ()
+    cpp_only: bool = False
+    inputs: list[Input] = field(default_factory=list)
+    constants: list[Constant] = field(default_factory=list)
+    in_spec: str | None = None
+    symbols: dict[str, Symbol] = field(default_factory=dict)
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    launches: list[Launch] = field(default_factory=list)
+    assertions: list[Assertion] = field(default_factory=list)
+    divisions: list[Division] = field(default_factory=list)
+    reductions: list[Reduction] = field(default_factory=list)
+    checks_gated: bool | None = None   # True: check_input_N run only with AOTI_RUNTIME_CHECK_INPUTS
+    problems: list[Problem] = field(default_factory=list)
+
+    def dim(self, ref: DimRef) -> Dim | None:
+        if 0 <= ref.input < len(self.inputs):
+            dims = self.inputs[ref.input].dims
+            if 0 <= ref.dim < len(dims):
+                return dims[ref.dim]
+        return None
+
+    def describe(self, ref: DimRef) -> str:
+        """`input 0 dim 0 (arg0_1.size(0))`, with the user's name where known."""
+        if 0 <= ref.input < len(self.inputs):
+            inp = self.inputs[ref.input]
+            return f"input {ref.input} dim {ref.dim} ({inp.dim_display(ref.dim)})"
+        return f"input {ref.input} dim {ref.dim}"
+
+
+@dataclass
+class Package:
+    path: str
+    models: list[Model] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
