@@ -1,6 +1,6 @@
 """The linked model of an AOTI package: what rules, reports and `why` read.
 
-Everything here is plain data. `link()` (bottom of the file) builds it from the facts the parsers
+Everything here is plain data. `analyzer.link.link_model()` builds it from the facts the parsers
 extract: assertion -> kernel parameter (by position) -> launch argument -> size expression over
 symbols -> input index and dim.
 
@@ -204,3 +204,4 @@ class Package:
     path: str
     models: list[Model] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+

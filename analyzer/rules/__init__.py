@@ -1,0 +1,257 @@
+"""Rule framework: `Rule`, `Context`, the `@register` registry, selection and running.
+
+Each rule is a small class in one of the family modules (`bounds`, `empty`, `package`)::
+
+    @register
+    class EmptyIndexBound(Rule):
+        '''An index bound is an input dimension the package accepts as 0.
+
+        ## What it does
+        ...
+        ## Why it matters
+        ...
+        ## Example
+        ...
+        ## Fix
+        ...
+        '''
+
+        name = "empty-index-bound"
+        code = "AOTI001"
+        severity = Severity.ERROR
+
+        def check(self, model, ctx):
+            yield self.finding(model, ctx, MESSAGES["..."].format(...), location, input=0, dim=0, key=...)
+
+The docstring IS the documentation (`aoti-lint explain`, SARIF `help`): a one-line summary, then
+the Markdown sections `## What it does`, `## Why it matters`, `## Example`, `## Fix`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
+
+from ..findings import Finding, Location, Severity
+
+if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only passes it along
+    from ..model import Model, Package
+
+# The family modules, imported by `all_rules()`; each registers its rules on import.
+RULE_MODULES: tuple[str, ...] = ("bounds", "empty", "package")
+
+DOC_SECTIONS: tuple[str, ...] = ("What it does", "Why it matters", "Example", "Fix")
+
+_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+_CODE_RE = re.compile(r"^[A-Z]+[0-9]{3}$")
+_SECTION_RE = re.compile(r"^##\s+(.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule may need beyond the model: where the package is and what it will run on."""
+
+    package: str = ""                 # the package path as the user gave it
+    target_device: str | None = None  # "cpu" | "cuda" | None (unknown: rules stay quiet about it)
+    target_sm: str | None = None      # compute capability digits, e.g. "80", "90a"
+
+
+class Rule:
+    """Base class; subclasses set `name`, `code`, `severity` and a documented docstring."""
+
+    name: ClassVar[str] = ""
+    code: ClassVar[str] = ""
+    severity: ClassVar[Severity] = Severity.ERROR
+
+    def check(self, model: "Model", ctx: Context) -> Iterable[Finding]:
+        """Findings about one model of the package."""
+        return ()
+
+    def check_package(self, package: "Package", ctx: Context) -> Iterable[Finding]:
+        """Findings about the package as a whole (its `problems`, missing models); run once."""
+        return ()
+
+    def finding(
+        self,
+        model: "Model | str",
+        ctx: Context,
+        message: str,
+        location: Location,
+        *,
+        severity: Severity | None = None,
+        **fields: object,
+    ) -> Finding:
+        """A Finding with this rule's code, name and severity, and the model and package filled in."""
+        return Finding(
+            code=self.code,
+            rule=self.name,
+            severity=self.severity if severity is None else severity,
+            message=message,
+            model=model if isinstance(model, str) else model.name,
+            location=location,
+            package=ctx.package,
+            **fields,  # type: ignore[arg-type]
+        )
+
+    # Documentation, read from the docstring.
+
+    @classmethod
+    def doc(cls) -> str:
+        """The docstring, dedented (Markdown)."""
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        """The docstring's first line."""
+        doc = cls.doc()
+        return doc.splitlines()[0].strip() if doc else ""
+
+    @classmethod
+    def sections(cls) -> dict[str, str]:
+        """`{"What it does": "...", ...}` from the `## ` headings of the docstring."""
+        out: dict[str, str] = {}
+        current: str | None = None
+        lines: list[str] = []
+        for line in cls.doc().splitlines()[1:]:
+            match = _SECTION_RE.match(line)
+            if match:
+                if current is not None:
+                    out[current] = "\n".join(lines).strip()
+                current, lines = match.group(1), []
+            elif current is not None:
+                lines.append(line)
+        if current is not None:
+            out[current] = "\n".join(lines).strip()
+        return out
+
+
+RULES: list[type[Rule]] = []
+
+
+def register(rule: type[Rule]) -> type[Rule]:
+    """Class decorator: validate the rule's identity and add it to RULES."""
+    if not _NAME_RE.match(rule.name):
+        raise TypeError(f"{rule.__qualname__}: rule name {rule.name!r} is not kebab-case")
+    if not _CODE_RE.match(rule.code):
+        raise TypeError(f"{rule.__qualname__}: rule code {rule.code!r} is not like 'AOTI001'")
+    if not isinstance(rule.severity, Severity):
+        raise TypeError(f"{rule.__qualname__}: severity must be a Severity")
+    for i, other in enumerate(RULES):
+        if _same_class(other, rule):  # a module reloaded (tests): replace, don't duplicate
+            RULES[i] = rule
+            return rule
+        if other.name == rule.name or other.code == rule.code:
+            raise TypeError(
+                f"{rule.__qualname__}: {rule.code} {rule.name} clashes with "
+                f"{other.__qualname__} ({other.code} {other.name})"
+            )
+    RULES.append(rule)
+    return rule
+
+
+def _same_class(a: type, b: type) -> bool:
+    return a.__module__ == b.__module__ and a.__qualname__ == b.__qualname__
+
+
+def all_rules() -> list[type[Rule]]:
+    """Every registered rule, by code. Imports the family modules on first use."""
+    for module in RULE_MODULES:
+        importlib.import_module(f"{__name__}.{module}")
+    return sorted(RULES, key=lambda r: r.code)
+
+
+def find_rule(text: str, rules: Sequence[type[Rule]] | None = None) -> type[Rule] | None:
+    """The rule whose name or code (any case) is `text`, or None."""
+    wanted = text.strip()
+    for rule in all_rules() if rules is None else rules:
+        if wanted == rule.name or wanted.upper() == rule.code:
+            return rule
+    return None
+
+
+def _matches(selector: str, rule: type[Rule]) -> bool:
+    if selector == "ALL":
+        return True
+    return selector == rule.name or rule.code.startswith(selector.upper())
+
+
+def _specificity(selector: str, rules: Sequence[type[Rule]]) -> int:
+    """ALL < shorter code prefix < longer code prefix < a full code or a name."""
+    if selector == "ALL":
+        return 0
+    if any(selector == r.name or selector.upper() == r.code for r in rules):
+        return 1000
+    return len(selector)
+
+
+def select_rules(
+    select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    rules: Sequence[type[Rule]] | None = None,
+) -> list[type[Rule]]:
+    """The rules that `select` (default ALL) enables and `ignore` does not disable.
+
+    Selectors are `ALL`, a rule name (`empty-index-bound`) or a code prefix (`AOTI`, `AOTI0`,
+    `AOTI001`, any case). As in ruff, the more specific selector wins (`--select AOTI001
+    --ignore AOTI` keeps AOTI001); at equal specificity `ignore` wins. An unknown selector is a
+    ValueError.
+    """
+    universe = all_rules() if rules is None else sorted(rules, key=lambda r: r.code)
+    select = [s.strip() for s in select if s.strip()] or ["ALL"]
+    ignore = [s.strip() for s in ignore if s.strip()]
+    for selector in [*select, *ignore]:
+        if selector != "ALL" and not any(_matches(selector, r) for r in universe):
+            raise ValueError(
+                f"unknown rule selector {selector!r} (a rule name, a code prefix such as "
+                f"'AOTI0', or 'ALL'; see `aoti-lint rules`)"
+            )
+    # Apply least specific first; at a tie, ignore after select so that it wins.
+    ordered = sorted(
+        [(s, True) for s in select] + [(s, False) for s in ignore],
+        key=lambda item: (_specificity(item[0], universe), not item[1]),
+    )
+    enabled: set[str] = set()
+    for selector, on in ordered:
+        for rule in universe:
+            if _matches(selector, rule):
+                (enabled.add if on else enabled.discard)(rule.code)
+    return [r for r in universe if r.code in enabled]
+
+
+def sort_key(finding: Finding) -> tuple:
+    """Deterministic order: package, member path, line, column, code, then the rest."""
+    loc = finding.location
+    return (
+        finding.package,
+        loc.path,
+        loc.line,
+        loc.column,
+        finding.code,
+        finding.model,
+        -1 if finding.input is None else finding.input,
+        -1 if finding.dim is None else finding.dim,
+        finding.message,
+    )
+
+
+def run_rules(
+    package: "Package",
+    rules: Iterable[type[Rule] | Rule],
+    ctx: Context | None = None,
+) -> list[Finding]:
+    """Run `rules` over every model of `package`; deduplicated and sorted by `sort_key`."""
+    ctx = ctx or Context()
+    if not ctx.package:
+        ctx = replace(ctx, package=package.path)
+    found: list[Finding] = []
+    for rule in rules:
+        instance = rule() if isinstance(rule, type) else rule
+        found.extend(instance.check_package(package, ctx))
+        for model in package.models:
+            found.extend(instance.check(model, ctx))
+    # A rule that built its Finding by hand may have left `package` empty.
+    found = [f if f.package else replace(f, package=ctx.package) for f in found]
+    return sorted(dict.fromkeys(found), key=sort_key)

@@ -1,0 +1,135 @@
+"""The library entry points: `load()` builds the linked model, `lint()` runs the rules.
+
+Pipeline: `.pt2` -> archive.Package -> wrapper.parse + kernels.parse_* -> link.link_model ->
+rules -> findings. Each member is read once and parsed once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from . import archive, kernels, ts, wrapper
+from .findings import Finding, Location, Severity
+from .link import link_model
+from .model import Model, Package, Problem
+
+
+@dataclass(frozen=True)
+class Options:
+    limits: archive.Limits = field(default_factory=archive.Limits)
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: Severity = Severity.ERROR
+    target_device: str | None = None
+    target_sm: str | None = None
+    exported_program: str | None = None
+    input_names: tuple[str, ...] = ()
+
+
+@dataclass
+class Result:
+    packages: list[Package]
+    findings: list[Finding]
+
+    def failed(self, fail_on: Severity) -> bool:
+        return any(f.severity >= fail_on for f in self.findings)
+
+
+def load(path: str | os.PathLike[str], options: Options | None = None) -> Package:
+    """Read and link every model in a package. Raises archive.ArchiveError (one line) when the
+    package cannot be read at all; a part that cannot be parsed becomes a `Problem`."""
+    options = options or Options()
+    with archive.open_package(path, options.limits) as pkg:
+        result = Package(path=str(path))
+        for members in pkg.models:
+            pkg.deadline.check(f"reading model {members.name}")
+            result.models.append(_load_model(pkg, members, options.limits))
+        if options.exported_program or options.input_names or pkg.exported_programs:
+            _apply_exported(result, pkg, options)
+        return result
+
+
+def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits: "archive.Limits") -> Model:
+    problems: list[Problem] = []
+    metadata: dict = {}
+    for member in members.metadata:
+        try:
+            data = json.loads(pkg.read_text(member))
+        except archive.ArchiveError:
+            raise
+        except (ValueError, RecursionError) as exc:
+            problems.append(Problem(f"metadata is not valid JSON ({type(exc).__name__})", Location(member),
+                                    kind="unreadable"))
+            continue
+        if isinstance(data, dict):
+            for key, value in data.items():
+                metadata.setdefault(str(key), value)
+    kernel_facts: list[kernels.KernelFacts] = []
+    wrapper_facts = None
+    if not members.wrappers:
+        problems.append(Problem(
+            "no wrapper source (*.wrapper.cpp) in the package: only binaries"
+            + (f" ({len(members.binaries)} file(s))" if members.binaries else "")
+            + " are present, so nothing can be linked", Location(members.prefix), kind="no-source"))
+    for member in members.wrappers[:1]:
+        pkg.deadline.check(f"parsing {member}")
+        tree = ts.parse(pkg.read_bytes(member))
+        wrapper_facts = wrapper.parse(tree, member, limits.max_nesting)
+        # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
+        kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
+        for helper in wrapper_facts.helpers.values():
+            pkg.deadline.check(f"parsing Triton kernel {helper.name}")
+            if helper.triton_source is not None:
+                kernel_facts.append(kernels.parse_triton(helper.name[len("call_"):], helper.triton_source, member,
+                                                         helper.source_first_line, helper.source_indent,
+                                                         helper.params))
+    for member in members.wrappers[1:]:
+        problems.append(Problem("more than one wrapper in one model folder; only the first was analysed",
+                                Location(member), kind="parse"))
+    for member in members.kernels:
+        pkg.deadline.check(f"parsing {member}")
+        tree = ts.parse(pkg.read_bytes(member))
+        kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
+    binaries = tuple(members.binaries)
+    cpp_only = members.cmake is not None and not any(b.endswith(".so") for b in binaries)
+    return link_model(members.name, metadata, wrapper_facts, kernel_facts,
+                      kernel_paths=tuple(members.kernels), binaries=binaries, cpp_only=cpp_only,
+                      problems=problems)
+
+
+def _apply_exported(result: Package, pkg: "archive.Package", options: Options) -> None:
+    try:
+        from . import exported
+    except ImportError:  # the exported-program reader is optional at this layer
+        return
+    ep = None
+    if options.exported_program:
+        ep = exported.read_exported_program(options.exported_program)
+    elif pkg.exported_programs:
+        try:
+            ep = exported.read_exported_program(pkg)
+        except ValueError as exc:
+            result.problems.append(Problem(f"exported program in the package cannot be read: {exc}",
+                                           kind="unreadable"))
+    for model in result.models:
+        exported.apply(model, ep, options.input_names)
+
+
+def lint(paths, options: Options | None = None) -> Result:
+    """Load each package and run the selected rules."""
+    from . import rules
+
+    options = options or Options()
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    selected = rules.select_rules(options.select, options.ignore)
+    packages, findings = [], []
+    for path in paths:
+        package = load(path, options)
+        packages.append(package)
+        ctx = rules.Context(target_device=options.target_device, target_sm=options.target_sm,
+                            package=str(path))
+        findings.extend(rules.run_rules(package, selected, ctx))
+    return Result(packages, findings)

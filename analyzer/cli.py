@@ -1,0 +1,270 @@
+"""The `aoti-lint` command line: parse options, call the library, render, pick the exit code.
+
+Exit codes: 0 nothing at or above `--fail-on`; 1 findings at or above it; 2 a usage error or a
+package that could not be read (one `aoti-lint: error: ...` line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import IO, Any, Sequence
+
+import click
+
+from . import __version__
+from .config import FORMAT_NAMES, Config, ConfigError, load_config, merge
+from .findings import Finding, Severity
+
+PROG = "aoti-lint"
+LOG_LIMIT = 64 * 1024 * 1024  # a log bigger than this is not a log we should hold in memory
+
+
+class LintError(click.ClickException):
+    """Exit 2 with a single `aoti-lint: error: <message>` line."""
+
+    exit_code = 2
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"{PROG}: error: {self.format_message()}", file=file or sys.stderr, err=True)
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    """Errors that mean "bad input", reported as one line: ValueError, OSError, ArchiveError."""
+    errors: tuple[type[BaseException], ...] = (ValueError, OSError)
+    try:
+        from .archive import ArchiveError
+    except ImportError as exc:  # archive.py not written yet; anything else is a real bug
+        if exc.name not in (f"{__package__}.archive",):
+            raise
+    else:
+        errors += (ArchiveError,)
+    return errors
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    return " ".join(text.split())
+
+
+class DefaultGroup(click.Group):
+    """A group where `aoti-lint PKG...` means `aoti-lint check PKG...`.
+
+    The rewrite happens before the group parses its own options, so `aoti-lint --select X PKG`
+    reaches `check` too; `--help` and `--version` stay the group's.
+    """
+
+    default_command = "check"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in self._own_options(ctx):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+    def _own_options(self, ctx: click.Context) -> set[str]:
+        names: set[str] = set(ctx.help_option_names)
+        for param in self.get_params(ctx):
+            names.update(getattr(param, "opts", ()))
+            names.update(getattr(param, "secondary_opts", ()))
+        return names
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _expected_errors() as exc:
+            raise LintError(_one_line(exc)) from None
+
+
+def _use_color(flag: bool | None, output: str | None) -> bool:
+    """--color/--no-color win; otherwise colour only on a TTY stdout with NO_COLOR unset."""
+    if flag is not None:
+        return flag
+    if output is not None or os.environ.get("NO_COLOR"):
+        return False
+    stream = click.get_text_stream("stdout")
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output is None or output == "-":
+        click.echo(text, nl=False)
+        return
+    Path(output).write_text(text, encoding="utf-8")
+
+
+def _config(**cli: Any) -> Config:
+    try:
+        return merge(load_config(), **cli)
+    except ConfigError as exc:
+        raise LintError(str(exc)) from None
+
+
+def _options(config: Config, **extra: Any) -> Any:
+    """api.Options from the merged configuration."""
+    from . import api
+
+    return api.Options(
+        select=config.select,
+        ignore=config.ignore,
+        fail_on=config.fail_on,
+        target_device=config.target_device,
+        target_sm=config.target_sm,
+        **extra,
+    )
+
+
+def exit_code(findings: Sequence[Finding], fail_on: Severity, exit_zero: bool = False) -> int:
+    """1 when a finding is at or above `fail_on` (and not `--exit-zero`), else 0."""
+    if exit_zero:
+        return 0
+    return 1 if any(f.severity >= fail_on for f in findings) else 0
+
+
+output_option = click.option(
+    "-o", "--output", metavar="FILE", default=None, help="Write the report to FILE instead of stdout."
+)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name=PROG, message="%(prog)s %(version)s")
+def cli() -> None:
+    """Static analyzer for PyTorch AOTInductor (.pt2) packages.
+
+    `aoti-lint PKG...` is short for `aoti-lint check PKG...`.
+    """
+
+
+@cli.command()
+@click.argument("packages", nargs=-1, required=True, metavar="PKG...")
+@click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
+              help="Report format (default: text, or `format` in [tool.aoti-lint]).")
+@output_option
+@click.option("--select", multiple=True, metavar="RULES",
+              help="Rules to enable: names, code prefixes or ALL (comma-separated, repeatable).")
+@click.option("--ignore", multiple=True, metavar="RULES",
+              help="Rules to disable: names or code prefixes (comma-separated, repeatable).")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+              help="Lowest severity that makes the exit code 1 (default: error).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors still exit 2).")
+@click.option("--target-device", type=click.Choice(["cpu", "cuda"]), default=None,
+              help="The device the package will run on.")
+@click.option("--target-sm", metavar="SM", default=None,
+              help="The GPU's compute capability, e.g. 80 or 90a.")
+@click.option("--color/--no-color", "color", default=None,
+              help="Colour the text output (default: when stdout is a terminal and NO_COLOR is unset).")
+def check(
+    packages: tuple[str, ...],
+    fmt: str | None,
+    output: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    fail_on: str | None,
+    exit_zero: bool,
+    target_device: str | None,
+    target_sm: str | None,
+    color: bool | None,
+) -> None:
+    """Check packages and report findings."""
+    from . import api
+    from .report import render
+    from .rules import all_rules, select_rules
+
+    config = _config(select=select, ignore=ignore, fail_on=fail_on, target_device=target_device,
+                     target_sm=target_sm, format=fmt)
+    select_rules(config.select, config.ignore)  # an unknown selector fails before any package is read
+    result = api.lint(list(packages), _options(config))
+    text = render(config.format, result.findings, packages=result.packages,
+                  color=_use_color(color, output), rules=all_rules())
+    _emit(text, output)
+    click.get_current_context().exit(exit_code(result.findings, config.fail_on, exit_zero))
+
+
+@cli.command()
+@click.argument("package", metavar="PKG")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              help="Output format.")
+@output_option
+def inspect(package: str, fmt: str, output: str | None) -> None:
+    """Show what the analyzer sees in a package: models, inputs, symbols, kernels, assertions."""
+    from . import api
+    from .report import inspect as inspect_report
+
+    pkg = api.load(package, _options(_config()))
+    text = inspect_report.render_json(pkg) if fmt == "json" else inspect_report.render_text(pkg)
+    _emit(text if text.endswith("\n") else text + "\n", output)
+
+
+@cli.command(name="rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              help="Output format.")
+def rules_command(fmt: str) -> None:
+    """List every rule: code, name, default severity, summary."""
+    from .report.ruledoc import render_table, render_table_json
+    from .rules import all_rules
+
+    rules = all_rules()
+    click.echo(render_table_json(rules) if fmt == "json" else render_table(rules), nl=False)
+
+
+@cli.command()
+@click.argument("rule", metavar="RULE")
+def explain(rule: str) -> None:
+    """Explain a rule, by name (empty-index-bound) or code (AOTI001)."""
+    from .report.ruledoc import render_explain
+    from .rules import find_rule
+
+    found = find_rule(rule)
+    if found is None:
+        raise LintError(f"unknown rule {rule!r} (see `{PROG} rules`)")
+    click.echo(render_explain(found, color=_use_color(None, None)), nl=False)
+
+
+@cli.command()
+@click.argument("package", metavar="PKG")
+@click.argument("message", required=False)
+@click.option("--log", "log", metavar="FILE|-", default=None,
+              help="A log to search for the failure ('-' reads stdin).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              help="Output format.")
+@output_option
+def why(package: str, message: str | None, log: str | None, fmt: str, output: str | None) -> None:
+    """Explain a runtime failure (an assertion message or a log) against a package.
+
+    Exits 0 when the failure is matched to the package, 1 when it is not.
+    """
+    if message is not None and log is not None:
+        raise click.UsageError("give MESSAGE or --log, not both")
+    if message is None and log is None:
+        raise click.UsageError("give the failure MESSAGE or --log FILE (or --log - for stdin)")
+    text = message if message is not None else _read_log(log or "-")
+
+    from . import api, why as why_module
+
+    pkg = api.load(package, _options(_config()))
+    explanation = why_module.explain_failure(pkg, text)
+    rendered = why_module.render_json(explanation) if fmt == "json" else why_module.render_text(explanation)
+    _emit(rendered if rendered.endswith("\n") else rendered + "\n", output)
+    click.get_current_context().exit(0 if getattr(explanation, "matched", bool(explanation)) else 1)
+
+
+def _read_log(path: str) -> str:
+    if path == "-":
+        data = click.get_binary_stream("stdin").read(LOG_LIMIT + 1)
+    else:
+        with open(path, "rb") as fh:
+            data = fh.read(LOG_LIMIT + 1)
+    if len(data) > LOG_LIMIT:
+        raise LintError(f"{path}: log larger than {LOG_LIMIT // (1024 * 1024)} MiB")
+    return data.decode("utf-8", errors="replace")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=list(argv) if argv is not None else None, prog_name=PROG)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,212 @@
+"""`[tool.aoti-lint]` from the nearest pyproject.toml, merged with the command line (which wins).
+
+```toml
+[tool.aoti-lint]
+select = ["ALL"]            # rule names, code prefixes ("AOTI0") or "ALL"
+ignore = ["AOTI201"]
+fail-on = "warning"         # error | warning | info
+target-device = "cuda"      # cpu | cuda
+target-sm = 90              # or "90", "sm_90", "9.0", "90a"
+format = "sarif"            # text | concise | json | sarif | github | markdown
+```
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from .findings import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib as _toml
+else:  # pragma: no cover - 3.10 only
+    try:
+        import tomli as _toml
+    except ImportError:  # without a TOML parser the config file is ignored, not an error
+        _toml = None
+
+SECTION = "aoti-lint"
+FORMAT_NAMES = ("text", "concise", "json", "sarif", "github", "markdown")
+DEVICES = ("cpu", "cuda")
+KEYS = ("select", "ignore", "fail-on", "target-device", "target-sm", "format")
+
+
+class ConfigError(ValueError):
+    """A bad value in the config file or on the command line; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: Severity = Severity.ERROR
+    target_device: str | None = None
+    target_sm: str | None = None
+    format: str = "text"
+    source: Path | None = field(default=None, compare=False)  # the pyproject.toml it came from
+
+
+def find_pyproject(start: str | Path | None = None) -> Path | None:
+    """The nearest pyproject.toml at or above `start` (default: cwd) with a [tool.aoti-lint] table.
+
+    As in ruff, a pyproject.toml without our table is skipped, so a project's own pyproject does
+    not hide a workspace-level configuration.
+    """
+    here = Path(start if start is not None else Path.cwd()).resolve()
+    if here.is_file():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file() and _section(candidate) is not None:
+            return candidate
+    return None
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    if _toml is None:
+        return None
+    try:
+        with path.open("rb") as fh:
+            return _toml.load(fh)
+    except _toml.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _section(path: Path) -> dict[str, Any] | None:
+    data = _read(path)
+    if data is None:
+        return None
+    section = data.get("tool", {}).get(SECTION)
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.{SECTION}] must be a table")
+    return section
+
+
+def load_config(start: str | Path | None = None, path: str | Path | None = None) -> Config:
+    """The configuration from `path`, or from the nearest pyproject.toml; defaults if none."""
+    found = Path(path) if path is not None else find_pyproject(start)
+    if found is None:
+        return Config()
+    section = _section(found)
+    if section is None:
+        return Config(source=found)
+    return parse_section(section, source=found)
+
+
+def parse_section(section: dict[str, Any], source: Path | None = None) -> Config:
+    """Validate a `[tool.aoti-lint]` table; errors name the file and the key."""
+    where = f"{source}: [tool.{SECTION}]" if source else f"[tool.{SECTION}]"
+    unknown = sorted(set(section) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(KEYS)})")
+    try:
+        config = Config(source=source)
+        if "select" in section:
+            config = replace(config, select=parse_selectors(section["select"], "select"))
+        if "ignore" in section:
+            config = replace(config, ignore=parse_selectors(section["ignore"], "ignore"))
+        if "fail-on" in section:
+            config = replace(config, fail_on=parse_severity(section["fail-on"]))
+        if "target-device" in section:
+            config = replace(config, target_device=parse_device(section["target-device"]))
+        if "target-sm" in section:
+            config = replace(config, target_sm=parse_sm(section["target-sm"]))
+        if "format" in section:
+            config = replace(config, format=parse_format(section["format"]))
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return config
+
+
+def parse_selectors(value: Any, key: str = "select") -> tuple[str, ...]:
+    """A list of selectors (or one comma-separated string) as a tuple of stripped strings."""
+    if isinstance(value, str):
+        items: Iterable[Any] = value.split(",")
+    elif isinstance(value, (list, tuple)):
+        items = value
+    else:
+        raise ConfigError(f"{key} must be a list of rule names or codes")
+    out = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ConfigError(f"{key} must be a list of strings, got {item!r}")
+        out += [part.strip() for part in item.split(",") if part.strip()]
+    return tuple(out)
+
+
+def parse_severity(value: Any) -> Severity:
+    if isinstance(value, Severity):
+        return value
+    if not isinstance(value, str):
+        raise ConfigError(f"fail-on must be error, warning or info, got {value!r}")
+    try:
+        return Severity.parse(value)
+    except ValueError as exc:
+        raise ConfigError(f"fail-on: {exc}") from None
+
+
+def parse_device(value: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in DEVICES:
+        raise ConfigError(f"target-device must be cpu or cuda, got {value!r}")
+    return value.strip().lower()
+
+
+_SM_RE = re.compile(r"^(?:sm_?|compute_)?(\d{2,3})([a-z]?)$")
+_SM_DOTTED_RE = re.compile(r"^(\d{1,2})\.(\d)([a-z]?)$")
+
+
+def parse_sm(value: Any) -> str:
+    """A compute capability as digits: 80, "80", "sm_80", "8.0" -> "80"; "sm_90a" -> "90a"."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError(f"target-sm must be like 80 or 'sm_90a', got {value!r}")
+    text = str(value).strip().lower()
+    match = _SM_RE.match(text)
+    if match:
+        return match.group(1) + match.group(2)
+    match = _SM_DOTTED_RE.match(text)
+    if match:
+        return match.group(1) + match.group(2) + match.group(3)
+    raise ConfigError(f"target-sm must be like 80 or 'sm_90a', got {value!r}")
+
+
+def parse_format(value: Any) -> str:
+    if not isinstance(value, str) or value not in FORMAT_NAMES:
+        raise ConfigError(f"format must be one of {', '.join(FORMAT_NAMES)}, got {value!r}")
+    return value
+
+
+def merge(
+    config: Config,
+    *,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    fail_on: str | Severity | None = None,
+    target_device: str | None = None,
+    target_sm: str | int | None = None,
+    format: str | None = None,
+) -> Config:
+    """The config with the command line on top; None (or an empty selector list) means "not given".
+
+    Selection layers as in ruff: `--select` replaces the file's select *and* ignore (a fresh
+    selection); `--ignore` alone adds to the file's ignore list.
+    """
+    out = config
+    cli_select = parse_selectors(list(select), "--select") if select else ()
+    cli_ignore = parse_selectors(list(ignore), "--ignore") if ignore else ()
+    if cli_select:
+        out = replace(out, select=cli_select, ignore=cli_ignore)
+    elif cli_ignore:
+        out = replace(out, ignore=out.ignore + cli_ignore)
+    if fail_on is not None:
+        out = replace(out, fail_on=parse_severity(fail_on))
+    if target_device is not None:
+        out = replace(out, target_device=parse_device(target_device))
+    if target_sm is not None:
+        out = replace(out, target_sm=parse_sm(target_sm))
+    if format is not None:
+        out = replace(out, format=parse_format(format))
+    return out

@@ -1,0 +1,197 @@
+"""Integer interval arithmetic over size expressions (Python syntax, parsed with `ast`, never eval'd).
+
+`evaluate_interval("s77*s95 - 1", {"s77": (2, inf), "s95": (2, 10)})` -> (3, inf).
+Unknown constructs raise ValueError: callers treat that as "cannot say" rather than guessing.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+from collections.abc import Mapping
+
+INF = math.inf
+Interval = tuple[float, float]
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(expr: str) -> ast.expr:
+    if len(expr) > 20_000:
+        raise ValueError("expression too long")
+    try:
+        return ast.parse(expr, mode="eval").body
+    except (SyntaxError, RecursionError, MemoryError) as exc:
+        raise ValueError(f"cannot parse expression {expr[:60]!r}") from exc
+
+
+def names(expr: str) -> set[str]:
+    """Free names of an expression (function names excluded)."""
+    tree = _parse(expr)
+    funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in funcs}
+
+
+def substitute(expr: str, mapping: Mapping[str, str]) -> str:
+    """Replace free names by (parenthesized) expressions."""
+    tree = _parse(expr)
+
+    class _Sub(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            node.args = [self.visit(a) for a in node.args]
+            return node
+
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in mapping:
+                return _parse(mapping[node.id])
+            return node
+
+    import copy
+
+    return simplify(ast.unparse(_Sub().visit(copy.deepcopy(tree))))
+
+
+def simplify(expr: str) -> str:
+    """Fold constants and drop redundant parentheses (cosmetic; keeps reports readable)."""
+    try:
+        tree = _parse(expr)
+    except ValueError:
+        return expr
+
+    class _Fold(ast.NodeTransformer):
+        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+            self.generic_visit(node)
+            left, right = node.left, node.right
+            if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
+                try:
+                    value = _binop(node.op, left.value, right.value)
+                except (ValueError, ZeroDivisionError):
+                    return node
+                if isinstance(value, float) and value.is_integer() and not isinstance(node.op, ast.Div):
+                    value = int(value)
+                return ast.Constant(value)
+            if isinstance(node.op, ast.Add) and isinstance(right, ast.Constant) and right.value == 0:
+                return left
+            if isinstance(node.op, ast.Add) and isinstance(left, ast.Constant) and left.value == 0:
+                return right
+            if isinstance(node.op, ast.Sub) and isinstance(right, ast.Constant) and right.value == 0:
+                return left
+            if isinstance(node.op, ast.Mult) and isinstance(right, ast.Constant) and right.value == 1:
+                return left
+            if isinstance(node.op, ast.Mult) and isinstance(left, ast.Constant) and left.value == 1:
+                return right
+            # (a - 1) + 1 -> a : the common shape of "max index + 1".
+            if (isinstance(node.op, ast.Add) and isinstance(right, ast.Constant)
+                    and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Sub)
+                    and isinstance(left.right, ast.Constant) and left.right.value == right.value):
+                return left.left
+            return node
+
+    import copy
+
+    try:
+        return ast.unparse(_Fold().visit(copy.deepcopy(tree)))
+    except (RecursionError, ValueError):
+        return expr
+
+
+def _binop(op: ast.operator, a: float, b: float) -> float:
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.Div):
+        return a / b
+    if isinstance(op, ast.FloorDiv):
+        return a // b
+    if isinstance(op, ast.Mod):
+        return a % b
+    raise ValueError("unsupported operator")
+
+
+def evaluate(expr: str, values: Mapping[str, float]) -> float:
+    """Evaluate with concrete values for every free name."""
+    lo, hi = evaluate_interval(expr, {k: (v, v) for k, v in values.items()})
+    if lo != hi:
+        raise ValueError("not a point")
+    return lo
+
+
+def evaluate_interval(expr: str, ranges: Mapping[str, tuple[float, float | None]],
+                      default: tuple[float, float | None] | None = None) -> Interval:
+    """Sound interval of `expr` when each name ranges over `ranges[name]` (None = +inf)."""
+    tree = _parse(expr)
+    return _eval(tree, ranges, default, 0)
+
+
+def _mul(a: Interval, b: Interval) -> Interval:
+    products = []
+    for x in a:
+        for y in b:
+            if (x == 0 and math.isinf(y)) or (y == 0 and math.isinf(x)):
+                products.append(0.0)
+            else:
+                products.append(x * y)
+    return min(products), max(products)
+
+
+def _eval(node: ast.AST, ranges, default, depth: int) -> Interval:
+    if depth > 200:
+        raise ValueError("expression nested too deeply")
+    d = depth + 1
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return float(node.value), float(node.value)
+    if isinstance(node, ast.Name):
+        if node.id == "inf":
+            return INF, INF
+        rng = ranges.get(node.id, default)
+        if rng is None:
+            raise ValueError(f"unknown name {node.id}")
+        lo, hi = rng
+        return float(lo), (INF if hi is None else float(hi))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        lo, hi = _eval(node.operand, ranges, default, d)
+        return -hi, -lo
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
+        return _eval(node.operand, ranges, default, d)
+    if isinstance(node, ast.BinOp):
+        a = _eval(node.left, ranges, default, d)
+        b = _eval(node.right, ranges, default, d)
+        op = node.op
+        if isinstance(op, ast.Add):
+            return a[0] + b[0], a[1] + b[1]
+        if isinstance(op, ast.Sub):
+            return a[0] - b[1], a[1] - b[0]
+        if isinstance(op, ast.Mult):
+            return _mul(a, b)
+        if isinstance(op, (ast.Div, ast.FloorDiv)):
+            if b[0] <= 0 <= b[1]:
+                raise ValueError("division by an interval containing 0")
+            inv = (1 / b[1], 1 / b[0]) if not math.isinf(b[1]) else (0.0, 1 / b[0])
+            if math.isinf(b[0]):
+                inv = (1 / b[1], 0.0)
+            lo, hi = _mul(a, inv)
+            if isinstance(op, ast.FloorDiv):
+                return float(math.floor(lo)) if not math.isinf(lo) else lo, float(math.floor(hi)) if not math.isinf(hi) else hi
+            return lo, hi
+        if isinstance(op, ast.Mod):
+            if b[0] > 0 and a[0] >= 0:
+                return 0.0, min(a[1], b[1] - 1)
+            raise ValueError("modulo of a possibly negative or zero interval")
+        raise ValueError("unsupported operator")
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        fn = node.func.id
+        args = [_eval(a, ranges, default, d) for a in node.args]
+        if fn == "max" and args:
+            return max(a[0] for a in args), max(a[1] for a in args)
+        if fn == "min" and args:
+            return min(a[0] for a in args), min(a[1] for a in args)
+        if fn == "floordiv" and len(args) == 2:
+            return _eval(ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1]), ranges, default, d)
+        if fn in ("trunc", "floor", "ceil") and len(args) == 1:
+            f = {"trunc": math.trunc, "floor": math.floor, "ceil": math.ceil}[fn]
+            lo, hi = args[0]
+            return (lo if math.isinf(lo) else float(f(lo))), (hi if math.isinf(hi) else float(f(hi)))
+    raise ValueError(f"unsupported expression {ast.dump(node)[:60]}")

@@ -1,0 +1,404 @@
+"""Linking: parser facts -> the linked `Model`.
+
+assertion -> kernel parameter of its bound (by position: `ksM` numbering is per kernel) -> launch
+argument -> size expression over symbols -> input index and dim (or a constant). Index sources
+follow `in_ptrK` to the launch argument and through intermediate buffers to the kernels or extern
+calls that produced them. Everything is done with dictionaries built once; nothing rescans text.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+
+from . import intervals
+from .findings import Location
+from .kernels import KernelFacts, Values
+from .model import (Assertion, Constant, Dim, DimRef, Division, Input, Kernel, Launch, Model, Problem,
+                    Reduction, Symbol)
+from .wrapper import WrapperFacts
+
+_POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
+_UNBACKED = re.compile(r"^u\d+$")
+
+
+def link_model(name: str, metadata: dict, wrapper: WrapperFacts | None, kernels: list[KernelFacts], *,
+               kernel_paths: tuple[str, ...] = (), binaries: tuple[str, ...] = (), cpp_only: bool = False,
+               problems: list[Problem]) -> Model:
+    model = Model(name=name, metadata=dict(metadata), kernel_paths=kernel_paths, binaries=binaries,
+                  cpp_only=cpp_only, problems=list(problems))
+    model.device = (metadata.get("AOTI_DEVICE_KEY") or None) if isinstance(metadata, dict) else None
+    if wrapper is None:
+        return model
+    model.wrapper_path = wrapper.path
+    model.in_spec = wrapper.in_spec
+    model.checks_gated = wrapper.checks_gated if wrapper.checks else None
+    if model.device is None:
+        model.device = "cuda" if wrapper.helpers else ("cpu" if kernels else None)
+    if not wrapper.run_impl_found:
+        model.problems.append(Problem("no run_impl function found in the wrapper: launches and size symbols "
+                                      "cannot be linked", Location(wrapper.path), kind="parse"))
+    if wrapper.errors_in_model_code:
+        model.problems.append(Problem(f"{wrapper.errors_in_model_code} syntax error(s) inside run_impl; "
+                                      "facts after them may be missing", wrapper.error_location, kind="parse"))
+    linker = _Linker(model, wrapper, kernels)
+    linker.run()
+    return model
+
+
+class _Linker:
+    def __init__(self, model: Model, wrapper: WrapperFacts, kernels: list[KernelFacts]) -> None:
+        self.model = model
+        self.w = wrapper
+        self.kfacts: dict[str, KernelFacts] = {}
+        for k in kernels:
+            self.kfacts.setdefault(k.name, k)
+        self.input_by_name: dict[str, int] = {}
+        self.constant_names: set[str] = set()
+        self.sym_expr: dict[str, str] = {}       # symbol -> expression over root symbols
+        self.root: dict[str, DimRef] = {}        # root symbol -> input dim
+        self.producers: dict[str, list[int]] = defaultdict(list)  # canonical buffer -> launch indices
+        self.launch_inputs: list[set[str]] = []
+
+    # -- inputs, constants, symbols -----------------------------------------------------------
+    def run(self) -> None:
+        self._inputs()
+        self._symbols()
+        self._launches()
+        self._kernels()
+
+    def _inputs(self) -> None:
+        w, model = self.w, self.model
+        gated = w.checks_gated
+        for index in sorted(w.inputs):
+            name = w.inputs[index]
+            self.input_by_name[name] = index
+            check = w.checks.get(index)
+            dims: dict[int, Dim] = {}
+            if check:
+                for d, dc in check.dims.items():
+                    dims[d] = Dim(dim=d, value=dc.value, min=dc.min, max=dc.max)
+            for decl in w.symbols:
+                if decl.buffer == name and decl.kind == "size" and decl.dim is not None:
+                    dim = dims.setdefault(decl.dim, Dim(dim=decl.dim))
+                    if dim.symbol is None:
+                        dim.symbol = decl.name
+            ndims = max(dims) + 1 if dims else 0
+            dim_list = [dims.get(i, Dim(dim=i)) for i in range(ndims)]
+            enforced = "none"
+            if check is not None and (not w.checks_called or index in w.checks_called):
+                enforced = "env" if gated else "always"
+            for dim in dim_list:
+                if dim.value is not None or dim.min is not None or dim.max is not None:
+                    dim.enforced = enforced
+            model.inputs.append(Input(index=index, name=name, dims=dim_list,
+                                      dtype=check.dtype if check else None,
+                                      device=check.device if check else None))
+        for index in sorted(w.constants):
+            entry = w.constants[index]
+            cname = entry.get("name") or f"constant{index}"
+            self.constant_names.add(cname)
+            model.constants.append(Constant(index=index, name=cname, shape=entry.get("shape"),
+                                            original_fqn=entry.get("original_fqn")))
+
+    def _symbols(self) -> None:
+        for decl in self.w.symbols:
+            if decl.kind in ("size", "stride") and decl.buffer is not None:
+                index = self.input_by_name.get(decl.buffer)
+                source = DimRef(index, decl.dim) if index is not None and decl.kind == "size" else None
+                self.model.symbols[decl.name] = Symbol(decl.name, decl.name, source, decl.location,
+                                                       is_stride=decl.kind == "stride")
+                self.sym_expr[decl.name] = decl.name
+                if source is not None:
+                    self.root.setdefault(decl.name, source)
+                continue
+            try:
+                expr = intervals.substitute(decl.expr, self.sym_expr)
+            except ValueError:
+                expr = decl.expr
+            unbacked = bool(_UNBACKED.match(decl.name)) and not (intervals_names(expr) & set(self.root))
+            self.model.symbols[decl.name] = Symbol(decl.name, expr, None, decl.location, unbacked=unbacked)
+            self.sym_expr[decl.name] = decl.name if unbacked else expr
+            self._wrapper_division(decl.name, decl.expr, decl.location)
+
+    def _wrapper_division(self, name: str, expr: str, location: Location) -> None:
+        # Integer `/` or `%` by a size symbol in the wrapper traps (SIGFPE) when that size is 0.
+        try:
+            tree = ast.parse(expr, mode="eval")
+        except SyntaxError:
+            return
+        for node in ast.walk(tree):
+            divisor = None
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+                divisor = node.right
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "floordiv" \
+                    and len(node.args) == 2:
+                divisor = node.args[1]
+            if divisor is None:
+                continue
+            text = ast.unparse(divisor)
+            resolved = self._resolve(text)
+            sources = self._sources(resolved)
+            if sources:
+                self.model.divisions.append(Division(kernel=f"run_impl ({name})", divisor=text, divisor_expr=resolved,
+                                                     sources=sources, location=location, integer=True,
+                                                     in_wrapper=True))
+
+    def _resolve(self, expr: str) -> str:
+        try:
+            return intervals.substitute(expr, self.sym_expr)
+        except ValueError:
+            return expr
+
+    def _sources(self, expr: str | None) -> tuple[DimRef, ...]:
+        if not expr:
+            return ()
+        try:
+            found = intervals_names(expr)
+        except ValueError:
+            return ()
+        return tuple(sorted({self.root[n] for n in found if n in self.root}))
+
+    # -- launches and buffers -----------------------------------------------------------------
+    def _canonical(self, buf: str) -> str:
+        seen = set()
+        while buf in self.w.aliases and buf not in seen:
+            seen.add(buf)
+            buf = self.w.aliases[buf]
+        return buf
+
+    def _launches(self) -> None:
+        helpers = self.w.helpers
+        for call in self.w.calls:
+            fn = call.function
+            kernel = None
+            params: tuple[str, ...] = ()
+            if fn in helpers:
+                kernel = fn[len("call_"):]
+                params = helpers[fn].params
+            elif fn in self.kfacts:
+                kernel = fn
+                params = self.kfacts[fn].params
+            if kernel is not None:
+                launch = Launch(kernel=kernel, args=call.args, location=call.location, comment=call.comment)
+                outputs, inputs = [], set()
+                for i, param in enumerate(params):
+                    if i >= len(call.arg_names) or call.arg_names[i] is None:
+                        continue
+                    buf = self._canonical(call.arg_names[i])
+                    if param.startswith("out_ptr") or param.startswith("in_out_ptr"):
+                        outputs.append(buf)
+                    if param.startswith("in_ptr") or param.startswith("in_out_ptr"):
+                        inputs.add(buf)
+                launch.outputs = tuple(outputs)
+            else:
+                if "empty_strided" in fn:
+                    continue
+                outputs = [self._canonical(o) for o in call.outputs]
+                inputs = {self._canonical(n) for n in call.arg_names if n and n not in call.outputs}
+                if not outputs:
+                    continue
+                launch = Launch(kernel=fn, args=call.args, location=call.location, comment=call.comment,
+                                extern=True, outputs=tuple(outputs))
+            index = len(self.model.launches)
+            self.model.launches.append(launch)
+            self.launch_inputs.append(inputs)
+            for out in launch.outputs:
+                self.producers[out].append(index)
+
+    def _buffer_inputs(self, buf: str, before: int, depth: int = 0, seen: set | None = None) -> set[int]:
+        """Model inputs whose values flow into buffer `buf` as read by launch `before`."""
+        seen = set() if seen is None else seen
+        buf = self._canonical(buf)
+        if buf in self.input_by_name:
+            return {self.input_by_name[buf]}
+        if buf in self.constant_names or depth > 50 or (buf, before) in seen:
+            return set()
+        seen.add((buf, before))
+        writers = [i for i in self.producers.get(buf, []) if i < before]
+        if not writers:
+            return set()
+        producer = writers[-1]
+        out: set[int] = set()
+        for src in self.launch_inputs[producer]:
+            if src != buf or writers[:-1]:
+                out |= self._buffer_inputs(src, producer, depth + 1, seen)
+        return out
+
+    # -- kernels ------------------------------------------------------------------------------
+    def _kernels(self) -> None:
+        model = self.model
+        launches_by_kernel: dict[str, list[int]] = defaultdict(list)
+        for i, launch in enumerate(model.launches):
+            if not launch.extern:
+                launches_by_kernel[launch.kernel].append(i)
+        for helper in self.w.helpers.values():
+            kname = helper.name[len("call_"):]
+            if helper.triton_source is None:
+                model.kernels[kname] = Kernel(kname, "triton", helper.params, location=helper.location,
+                                              has_source=False)
+                model.problems.append(Problem(
+                    f"kernel {kname} has no embedded Triton source"
+                    + (f" ({helper.source_problem})" if helper.source_problem else "")
+                    + ": its assertions cannot be checked", helper.location, kind="no-source"))
+        for kname, facts in self.kfacts.items():
+            model.kernels[kname] = Kernel(kname, facts.kind, facts.params, dict(facts.param_types),
+                                          facts.location, has_source=True)
+            if facts.problem:
+                model.problems.append(Problem(f"{kname}: {facts.problem}", facts.location, kind="parse"))
+            indices = launches_by_kernel.get(kname, [])
+            values = Values(facts)
+            for raw in facts.assertions:
+                model.assertions.append(self._assertion(facts, values, raw, indices))
+            for div in facts.divisions:
+                for expr, sources in self._over_launches(facts, div.divisor_expr, indices):
+                    if sources:
+                        model.divisions.append(Division(kname, div.divisor, expr, sources, div.location))
+                        break
+            for red in facts.reductions:
+                for expr, sources in self._over_launches(facts, red.extent_expr, indices):
+                    if sources:
+                        model.reductions.append(Reduction(kname, red.op, expr, sources, red.location))
+                        break
+        for kname in launches_by_kernel:
+            if kname not in model.kernels:
+                launch = model.launches[launches_by_kernel[kname][0]]
+                model.kernels[kname] = Kernel(kname, "cpp" if model.device == "cpu" else "triton",
+                                              location=launch.location, has_source=False)
+                model.problems.append(Problem(f"kernel {kname} is launched but its source is not in the package",
+                                              launch.location, kind="no-source"))
+
+    def _param_map(self, facts: KernelFacts, launch_index: int) -> dict[str, str]:
+        """Kernel parameter -> launch argument expression over root symbols (by position)."""
+        launch = self.model.launches[launch_index]
+        params = facts.params
+        if facts.kind == "triton":
+            helper = self.w.helpers.get(f"call_{facts.name}")
+            if helper is not None:
+                params = helper.params
+        mapping = {}
+        for i, param in enumerate(params):
+            if i < len(launch.args) and not _POINTER_PARAM.match(param):
+                mapping[param] = self._resolve(launch.args[i])
+        return mapping
+
+    def _over_launches(self, facts: KernelFacts, expr: str | None, indices: list[int]):
+        if expr is None:
+            return
+        for li in indices:
+            try:
+                resolved = intervals.substitute(expr, self._param_map(facts, li))
+            except ValueError:
+                continue
+            yield resolved, self._sources(resolved)
+
+    def _assertion(self, facts: KernelFacts, values: Values, raw, indices: list[int]) -> Assertion:
+        a = Assertion(kernel=facts.name, message=raw.message, location=raw.location, index_var=raw.index_var,
+                      lower=raw.lower, bound=raw.bound)
+        if raw.index_var is None or raw.bound_py is None:
+            a.linked = False
+            a.unlinked_reason = "the assertion message is not of the form `index out of bounds: [L <=] var < bound`"
+            return a
+        if not indices:
+            a.linked = False
+            a.unlinked_reason = f"{facts.name} is never launched from run_impl"
+            return a
+        bound_exprs, bound_sources, index_inputs = [], set(), set()
+        extent_exprs, extent_sources = [], set()
+        chain_launch = None
+        ptrs, size_params = values.sources(ast.Name(raw.index_var), raw.line)
+        upper = values.upper(ast.Name(raw.index_var), raw.line) if not ptrs else None
+        for li in indices:
+            mapping = self._param_map(facts, li)
+            try:
+                bexpr = intervals.substitute(raw.bound_py, mapping)
+            except ValueError:
+                continue
+            bound_exprs.append(bexpr)
+            bound_sources |= set(self._sources(bexpr))
+            launch = self.model.launches[li]
+            chain_launch = chain_launch or (li, mapping)
+            params = self.w.helpers[f"call_{facts.name}"].params if facts.kind == "triton" and \
+                f"call_{facts.name}" in self.w.helpers else facts.params
+            for ptr in ptrs:
+                if ptr in params:
+                    pos = params.index(ptr)
+                    if pos < len(launch.args):
+                        index_inputs |= self._buffer_inputs(launch.args[pos], li)
+            if upper is not None:
+                try:
+                    ext = intervals.simplify(f"({intervals.substitute(upper, mapping)}) + 1")
+                    extent_exprs.append(ext)
+                    extent_sources |= set(self._sources(ext))
+                except ValueError:
+                    pass
+        if not bound_exprs:
+            a.linked = False
+            a.unlinked_reason = "the bound could not be mapped to a launch argument"
+            return a
+        a.bound_expr = bound_exprs[0]
+        a.bound_sources = tuple(sorted(bound_sources))
+        a.index_sources = tuple(sorted(index_inputs))
+        if extent_exprs:
+            a.index_extent = extent_exprs[0]
+            a.index_extent_sources = tuple(sorted(extent_sources))
+        try:
+            lo, hi = intervals.evaluate_interval(a.bound_expr, {})
+            if lo == hi:
+                a.bound_value = int(lo)
+        except ValueError:
+            if not a.bound_sources:
+                a.linked = False
+                a.unlinked_reason = f"the bound {a.bound} resolves to {a.bound_expr}, which is not over input sizes"
+        a.chain = self._chain(facts, raw, a, chain_launch)
+        return a
+
+    def _chain(self, facts: KernelFacts, raw, a: Assertion, chain_launch) -> tuple[str, ...]:
+        model = self.model
+        lines = []
+        if a.index_sources:
+            who = ", ".join(f"input {i} ({model.inputs[i].display})" for i in a.index_sources
+                            if i < len(model.inputs))
+            lines.append(f"values of {who} -> {raw.index_var} in {facts.name}")
+        elif a.index_extent:
+            lines.append(f"{raw.index_var} in {facts.name} ranges over [0, {a.index_extent})")
+        else:
+            lines.append(f"{raw.index_var} in {facts.name}")
+        if chain_launch is not None:
+            li, mapping = chain_launch
+            launch = model.launches[li]
+            bound_params = [p for p in intervals_names(raw.bound_py or "") if p in mapping]
+            for p in bound_params:
+                arg = launch.args[list(self._params_of(facts)).index(p)] if p in self._params_of(facts) else "?"
+                lines.append(f"must be < {a.bound}: {p} is argument {self._params_of(facts).index(p)} of the launch "
+                             f"at {launch.location.path.rsplit('/', 1)[-1]}:{launch.location.line}, passed {arg}")
+            if not bound_params:
+                lines.append(f"must be < {a.bound} (a constant)")
+        for ref in a.bound_sources:
+            dim = model.dim(ref)
+            symbol = dim.symbol if dim else None
+            lines.append(f"{symbol or '?'} = {model.describe(ref)}, {_range_text(dim)}")
+        return tuple(lines)
+
+    def _params_of(self, facts: KernelFacts) -> tuple[str, ...]:
+        if facts.kind == "triton" and f"call_{facts.name}" in self.w.helpers:
+            return self.w.helpers[f"call_{facts.name}"].params
+        return facts.params
+
+
+def intervals_names(expr: str) -> set[str]:
+    return intervals.names(expr) if expr else set()
+
+
+def _range_text(dim: Dim | None) -> str:
+    if dim is None:
+        return "compiled range unknown"
+    if dim.value is not None:
+        return f"static size {dim.value}"
+    lo = dim.min if dim.min is not None else 0
+    span = f"[{lo}, inf)" if dim.max is None else f"[{lo}, {dim.max}]"
+    check = {"env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
+             "always": "checked at every call",
+             "none": "not checked at run time"}[dim.enforced]
+    return f"compiled range {span}, {check}"

@@ -1,0 +1,95 @@
+"""Helpers shared by the reporters: counts, the summary line, colours, rule lookup."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Iterable, Sequence
+
+from ..findings import Finding, Severity
+
+# ANSI SGR codes, used only when a reporter is asked for colour.
+BOLD = "1"
+DIM = "2"
+RED = "31"
+YELLOW = "33"
+BLUE = "34"
+CYAN = "36"
+
+SEVERITY_COLOR = {Severity.ERROR: RED, Severity.WARNING: YELLOW, Severity.INFO: BLUE}
+
+
+def paint(text: str, *codes: str, color: bool) -> str:
+    """`text` wrapped in ANSI codes when `color`, unchanged otherwise."""
+    if not color or not codes or not text:
+        return text
+    return f"\x1b[{';'.join(codes)}m{text}\x1b[0m"
+
+
+def counts(findings: Iterable[Finding]) -> dict[Severity, int]:
+    """Findings per severity, most severe first."""
+    out = {Severity.ERROR: 0, Severity.WARNING: 0, Severity.INFO: 0}
+    for f in findings:
+        out[f.severity] += 1
+    return out
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def summary(findings: Sequence[Finding], packages: Sequence[object]) -> str:
+    """`Found 1 error, 0 warnings, 2 infos in 1 package.` or `All checks passed.`"""
+    if not findings:
+        return "All checks passed."
+    c = counts(findings)
+    return (
+        f"Found {plural(c[Severity.ERROR], 'error')}, {plural(c[Severity.WARNING], 'warning')}, "
+        f"{plural(c[Severity.INFO], 'info')} in {plural(len(packages), 'package')}."
+    )
+
+
+def position(finding: Finding) -> str:
+    """`member:line:col`, `member:line` or `member`."""
+    loc = finding.location
+    if loc.line and loc.column:
+        return f"{loc.path}:{loc.line}:{loc.column}"
+    if loc.line:
+        return f"{loc.path}:{loc.line}"
+    return loc.path
+
+
+def about(finding: Finding) -> str:
+    """`model m, kernel k, input 0 dim 0 (s77)`: what the finding is about, for prose formats."""
+    parts = [f"model {finding.model}"]
+    if finding.kernel:
+        parts.append(f"kernel {finding.kernel}")
+    if finding.input is not None:
+        parts.append(f"input {finding.input}" + (f" dim {finding.dim}" if finding.dim is not None else ""))
+    if finding.symbol:
+        parts.append(f"symbol {finding.symbol}")
+    return ", ".join(parts)
+
+
+def fingerprint(finding: Finding) -> str:
+    """A build-stable identity: rule, input, dim, normalized expression, model.
+
+    Never the member path (it holds a build hash) nor the message. When a rule leaves `key` empty,
+    the kernel name (stable across builds of the same graph) stands in to keep findings apart.
+    """
+    parts = [
+        finding.rule,
+        "" if finding.input is None else str(finding.input),
+        "" if finding.dim is None else str(finding.dim),
+        finding.key or (finding.kernel or ""),
+        finding.model,
+    ]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+def rules_or_all(rules: Sequence[type] | None) -> list:
+    """The rules a reporter documents: those given, else every registered rule."""
+    if rules is not None:
+        return list(rules)
+    from ..rules import all_rules  # lazy: rendering findings needs no rule modules
+
+    return all_rules()

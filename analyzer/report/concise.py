@@ -1,0 +1,21 @@
+"""`--format concise`: one line per finding (the text format's header), then the summary."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..findings import Finding
+from ._common import summary
+from .text import header
+
+
+def render(
+    findings: Sequence[Finding],
+    *,
+    packages: Sequence[object] = (),
+    color: bool = False,
+    rules: Sequence[type] | None = None,
+) -> str:
+    lines = [header(f, color=color) for f in findings]
+    lines.append(summary(findings, packages))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,44 @@
+"""`--format github`: GitHub Actions workflow commands, one annotation per finding."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..findings import Finding, Severity
+
+COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(text: str) -> str:
+    """The message part, as actions/toolkit's `escapeData` does."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A `key=value` property: `escapeData` plus `:` and `,`, which delimit properties."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(f: Finding) -> str:
+    props = [f"file={escape_property(f.location.path)}"]
+    if f.location.line > 0:
+        props.append(f"line={f.location.line}")
+        if f.location.column > 0:
+            props.append(f"col={f.location.column}")
+    props.append(f"title={escape_property(f'{f.code} {f.rule}')}")
+    message = f.message
+    if f.witness:
+        message += f"\nwitness: {f.witness}"
+    if f.fix:
+        message += f"\nfix: {f.fix}"
+    return f"::{COMMAND[f.severity]} {','.join(props)}::{escape_data(message)}"
+
+
+def render(
+    findings: Sequence[Finding],
+    *,
+    packages: Sequence[object] = (),
+    color: bool = False,
+    rules: Sequence[type] | None = None,
+) -> str:
+    return "".join(annotation(f) + "\n" for f in findings)

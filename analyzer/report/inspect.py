@@ -1,0 +1,163 @@
+"""`aoti-lint inspect` output: the linked model as a readable report or the `aoti-lint.inspect/1` JSON."""
+
+from __future__ import annotations
+
+import json
+
+from ..model import Assertion, Dim, Input, Model, Package
+
+SCHEMA = "aoti-lint.inspect/1"
+
+_ENFORCED_TEXT = {
+    "env": "only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "always": "at every call",
+    "none": "never",
+}
+
+
+def _location(loc) -> dict | None:
+    if loc is None:
+        return None
+    return {"path": loc.path, "line": loc.line, "column": loc.column}
+
+
+def _dim_json(dim: Dim) -> dict:
+    if dim.value is not None:
+        return {"dim": dim.dim, "value": dim.value}
+    out = {"dim": dim.dim, "symbol": dim.symbol, "min": dim.min, "max": dim.max, "enforced": dim.enforced}
+    if dim.declared_min is not None or dim.declared_max is not None:
+        out["declared_min"] = dim.declared_min
+        out["declared_max"] = dim.declared_max
+    return out
+
+
+def _input_json(inp: Input) -> dict:
+    out = {"index": inp.index, "name": inp.name}
+    if inp.user_name:
+        out["user_name"] = inp.user_name
+    out["dtype"] = inp.dtype
+    out["device"] = inp.device
+    out["dims"] = [_dim_json(d) for d in inp.dims]
+    return out
+
+
+def _assertion_json(a: Assertion) -> dict:
+    return {
+        "kernel": a.kernel,
+        "message": a.message,
+        "index_var": a.index_var,
+        "lower": a.lower,
+        "bound": a.bound,
+        "bound_expr": a.bound_expr,
+        "bound_value": a.bound_value,
+        "bound_sources": [{"input": r.input, "dim": r.dim} for r in a.bound_sources],
+        "index_sources": [{"input": i} for i in a.index_sources],
+        "index_extent": a.index_extent,
+        "linked": a.linked,
+        "unlinked_reason": a.unlinked_reason,
+        "chain": list(a.chain),
+        "location": _location(a.location),
+    }
+
+
+def model_json(model: Model) -> dict:
+    return {
+        "name": model.name,
+        "device": model.device,
+        "metadata": model.metadata,
+        "wrapper": model.wrapper_path,
+        "cpp_only": model.cpp_only,
+        "checks_gated": model.checks_gated,
+        "inputs": [_input_json(i) for i in model.inputs],
+        "constants": [{"index": c.index, "name": c.name, "shape": list(c.shape) if c.shape else None,
+                       "original_fqn": c.original_fqn} for c in model.constants],
+        "kernels": [{"name": k.name, "kind": k.kind, "has_source": k.has_source, "location": _location(k.location)}
+                    for k in model.kernels.values()],
+        "launches": [{"kernel": l.kernel, "args": list(l.args), "extern": l.extern, "comment": l.comment,
+                      "location": _location(l.location)} for l in model.launches],
+        "assertions": [_assertion_json(a) for a in model.assertions],
+        "problems": [{"kind": p.kind, "message": p.message, "location": _location(p.location)}
+                     for p in model.problems],
+    }
+
+
+def render_json(package: Package) -> str:
+    doc = {
+        "schema": SCHEMA,
+        "package": package.path,
+        "models": [model_json(m) for m in package.models],
+        "problems": [{"kind": p.kind, "message": p.message, "location": _location(p.location)}
+                     for p in package.problems],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _range(dim: Dim) -> str:
+    if dim.value is not None:
+        return str(dim.value)
+    lo = 0 if dim.min is None else dim.min
+    return f"[{lo}, inf)" if dim.max is None else f"[{lo}, {dim.max}]"
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+
+
+def render_text(package: Package, color: bool = False) -> str:
+    out = [f"{package.path}"]
+    for problem in package.problems:
+        out.append(f"  problem: {problem.message}")
+    if not package.models:
+        out.append("  no models")
+    for model in package.models:
+        out.append("")
+        device = model.device or "unknown device"
+        cc = model.metadata.get("AOTI_COMPUTE_CAPABILITY")
+        extra = f", sm_{cc}" if cc else ""
+        extra += ", package_cpp_only" if model.cpp_only else ""
+        out.append(f"model {model.name!r} ({device}{extra})")
+        if model.wrapper_path:
+            out.append(f"  wrapper: {model.wrapper_path}")
+        if model.metadata:
+            meta = ", ".join(f"{k}={v}" for k, v in sorted(model.metadata.items()) if v not in ("", None))
+            out.append(f"  metadata: {meta}")
+        if model.checks_gated:
+            out.append("  input checks: run only when AOTI_RUNTIME_CHECK_INPUTS=1 is set")
+        elif model.checks_gated is False:
+            out.append("  input checks: run at every call")
+        out.append(f"  inputs ({len(model.inputs)}):")
+        rows = [["#", "name", "dtype", "dim", "symbol", "compiled", "enforced"]]
+        for inp in model.inputs:
+            name = inp.name + (f" ({inp.user_name})" if inp.user_name else "")
+            if not inp.dims:
+                rows.append([str(inp.index), name, inp.dtype or "?", "-", "-", "-", "-"])
+            for dim in inp.dims:
+                first = dim.dim == 0
+                declared = ""
+                if dim.declared_min is not None or dim.declared_max is not None:
+                    dmax = "inf" if dim.declared_max is None else dim.declared_max
+                    declared = f" declared [{dim.declared_min if dim.declared_min is not None else 0}, {dmax}]"
+                rows.append([str(inp.index) if first else "", name if first else "", (inp.dtype or "?") if first else "",
+                             str(dim.dim), dim.symbol or "-", _range(dim) + declared,
+                             _ENFORCED_TEXT.get(dim.enforced, dim.enforced)])
+        out.extend("    " + line for line in _table(rows))
+        if model.constants:
+            out.append(f"  constants ({len(model.constants)}): "
+                       + ", ".join(f"{c.name}{list(c.shape) if c.shape else ''}" for c in model.constants))
+        derived = [s for s in model.symbols.values() if s.source is None and not s.is_stride]
+        if derived:
+            out.append("  derived sizes: " + ", ".join(f"{s.name} = {s.expr}" for s in derived))
+        out.append(f"  kernels: {len(model.kernels)}, launches: {len(model.launches)}")
+        out.append(f"  assertions ({len(model.assertions)}):")
+        for a in model.assertions:
+            out.append(f"    {a.location}")
+            out.append(f"      {a.kernel}: \"{a.message}\"")
+            if not a.linked:
+                out.append(f"      not linked: {a.unlinked_reason}")
+            for line in a.chain:
+                out.append(f"      -> {line}")
+        for problem in model.problems:
+            where = f" ({problem.location})" if problem.location else ""
+            out.append(f"  problem: {problem.message}{where}")
+    return "\n".join(out) + "\n"

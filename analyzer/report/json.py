@@ -1,0 +1,41 @@
+"""`--format json`: the `aoti-lint.check/1` contract, keys in a fixed order."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from ..findings import Finding
+
+SCHEMA = "aoti-lint.check/1"
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    """One finding as the contract spells it (`input`/`dim`/... null when not about one)."""
+    return {
+        "code": f.code,
+        "rule": f.rule,
+        "severity": str(f.severity),
+        "message": f.message,
+        "package": f.package,
+        "model": f.model,
+        "kernel": f.kernel,
+        "input": f.input,
+        "dim": f.dim,
+        "symbol": f.symbol,
+        "location": {"path": f.location.path, "line": f.location.line, "column": f.location.column},
+        "witness": f.witness,
+        "fix": f.fix,
+        "chain": list(f.chain),
+    }
+
+
+def render(
+    findings: Sequence[Finding],
+    *,
+    packages: Sequence[object] = (),
+    color: bool = False,
+    rules: Sequence[type] | None = None,
+) -> str:
+    doc = {"schema": SCHEMA, "findings": [finding_dict(f) for f in findings]}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

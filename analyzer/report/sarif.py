@@ -1,0 +1,118 @@
+"""`--format sarif`: SARIF 2.1.0 for code-scanning tools (GitHub, VS Code SARIF viewer)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Sequence
+
+from .. import __version__
+from ..findings import Finding, Severity
+from ._common import fingerprint, rules_or_all
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://pypi.org/project/aoti-lint/"
+FINGERPRINT_KEY = "aotiLint/v1"
+
+LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _plain(markdown: str) -> str:
+    """The docstring as plain text: headings without `## `, code fences dropped."""
+    lines = []
+    for line in markdown.splitlines():
+        if line.strip().startswith("```"):
+            continue
+        lines.append(re.sub(r"^#+\s+", "", line))
+    return "\n".join(lines).strip()
+
+
+def rule_descriptor(rule: Any) -> dict[str, Any]:
+    doc = rule.doc()
+    sections = rule.sections()
+    full = sections.get("What it does") or rule.summary()
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary() or rule.name},
+        "fullDescription": {"text": _plain(full) or rule.name},
+        "help": {"text": _plain(doc) or rule.name, "markdown": doc or rule.name},
+        "defaultConfiguration": {"level": LEVEL[rule.severity]},
+        # The family module (bounds, empty, package) groups rules in code-scanning UIs.
+        "properties": {"tags": [rule.__module__.rsplit(".", 1)[-1]]},
+    }
+
+
+def _message(f: Finding) -> str:
+    parts = [f.message]
+    if f.witness:
+        parts.append(f"Witness: {f.witness}")
+    if f.fix:
+        parts.append(f"Fix: {f.fix}")
+    return "\n".join(parts)
+
+
+def _location(f: Finding) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": f.location.path}}
+    if f.location.line > 0:
+        region: dict[str, Any] = {"startLine": f.location.line}
+        if f.location.column > 0:
+            region["startColumn"] = f.location.column
+        if f.snippet:
+            region["snippet"] = {"text": f.snippet[-1]}
+        physical["region"] = region
+    # The member path is relative to the package; the package itself is a logical location.
+    qualified = f"{f.package}::{f.model}" if f.package else f.model
+    logical = {"name": f.model, "fullyQualifiedName": qualified, "kind": "module"}
+    if f.kernel:
+        logical = {"name": f.kernel, "fullyQualifiedName": f"{qualified}::{f.kernel}", "kind": "function"}
+    return {"physicalLocation": physical, "logicalLocations": [logical]}
+
+
+def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
+    out: dict[str, Any] = {"ruleId": f.code}
+    if f.code in rule_index:
+        out["ruleIndex"] = rule_index[f.code]
+    out["level"] = LEVEL[f.severity]
+    out["message"] = {"text": _message(f)}
+    out["locations"] = [_location(f)]
+    out["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(f)}
+    props: dict[str, Any] = {"rule": f.rule, "package": f.package, "model": f.model}
+    for key in ("kernel", "input", "dim", "symbol", "witness", "fix"):
+        value = getattr(f, key)
+        if value is not None:
+            props[key] = value
+    if f.chain:
+        props["chain"] = list(f.chain)
+    out["properties"] = props
+    return out
+
+
+def render(
+    findings: Sequence[Finding],
+    *,
+    packages: Sequence[object] = (),
+    color: bool = False,
+    rules: Sequence[type] | None = None,
+) -> str:
+    documented = rules_or_all(rules)
+    index = {rule.code: i for i, rule in enumerate(documented)}
+    doc = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "aoti-lint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [rule_descriptor(r) for r in documented],
+                    }
+                },
+                "results": [result(f, index) for f in findings],
+            }
+        ],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

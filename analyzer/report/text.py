@@ -1,0 +1,73 @@
+"""The default `check` format: one block per finding, ruff-like, then a summary line."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..findings import Finding
+from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, paint, summary
+
+
+def render(
+    findings: Sequence[Finding],
+    *,
+    packages: Sequence[object] = (),
+    color: bool = False,
+    rules: Sequence[type] | None = None,
+) -> str:
+    """Findings as blocks separated by blank lines, then `Found ...` or `All checks passed.`"""
+    blocks = [render_finding(f, color=color) for f in findings]
+    tail = summary(findings, packages)
+    if findings:
+        tail = paint(tail, BOLD, color=color)
+        return "\n\n".join(blocks) + "\n\n" + tail + "\n"
+    return tail + "\n"
+
+
+def header(f: Finding, *, color: bool) -> str:
+    """`path:line:col: CODE [rule-name] severity: message`"""
+    loc = f.location
+    where = paint(loc.path, BOLD, color=color)
+    if loc.line:
+        where += f":{loc.line}" + (f":{loc.column}" if loc.column else "")
+    sev = SEVERITY_COLOR[f.severity]
+    code = paint(f.code, BOLD, sev, color=color)
+    level = paint(str(f.severity), sev, color=color)
+    return f"{where}: {code} [{f.rule}] {level}: {f.message}"
+
+
+def render_finding(f: Finding, *, color: bool = False) -> str:
+    lines = [header(f, color=color)]
+    origin = f"  in {f.package}, model {f.model}" if f.package else f"  in model {f.model}"
+    lines.append(paint(origin, DIM, color=color))
+    lines.extend(f"    {step}" for step in f.chain)
+    lines.extend(_snippet(f, color=color))
+    if f.witness:
+        lines.append(f"  {paint('witness', BOLD, color=color)}: {f.witness}")
+    if f.fix:
+        lines.append(f"  {paint('fix', BOLD, CYAN, color=color)}: {f.fix}")
+    return "\n".join(lines)
+
+
+def _snippet(f: Finding, *, color: bool) -> list[str]:
+    """The source lines ending at the finding's line, numbered, with a caret under its column."""
+    if not f.snippet:
+        return []
+    raw = [line.rstrip("\r\n") for line in f.snippet]
+    text = [line.expandtabs(4) for line in raw]
+    last = f.location.line
+    if last <= 0:
+        return [f"     | {line}".rstrip() for line in text]
+    first = last - len(text) + 1
+    width = max(len(str(last)), 3)
+    bar = paint("|", DIM, color=color)
+    out = [f"  {' ' * width} {bar}"]
+    for number, line in enumerate(text, start=max(first, 1)):
+        out.append(f"  {paint(str(number).rjust(width), DIM, color=color)} {bar} {line}".rstrip())
+    column = f.location.column
+    if column > 0:
+        # Measure in the tab-expanded line so the caret stays under the column.
+        pad = len(raw[-1][: column - 1].expandtabs(4))
+        caret = paint("^", BOLD, SEVERITY_COLOR.get(f.severity, ""), color=color)
+        out.append(f"  {' ' * width} {bar} {' ' * pad}{caret}")
+    return out

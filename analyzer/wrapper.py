@@ -1,0 +1,379 @@
+"""Facts from the generated C++ wrapper (`*.wrapper.cpp`), read with tree-sitter queries.
+
+Only the model-specific functions are visited: the AOTInductorModel constructor (inputs, constants,
+in_spec), `check_input_N` / `__check_inputs_outputs` (compiled ranges and whether they are gated by
+AOTI_RUNTIME_CHECK_INPUTS), `run_impl` (size symbols, buffers, launches) and the
+`call_triton_<kernel>` helpers (parameter lists and the embedded Triton source). tree-sitter-cpp
+reports ERROR nodes in the runtime boilerplate (the CONVERT_EXCEPTION_TO_ERROR_CODE macro calls);
+those functions are never read, so the errors are only counted when they fall inside one we read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import ts
+from .findings import Location
+
+_CHECK_INPUT = re.compile(r"check_input_(\d+)$")
+_SIZE_REF = re.compile(r"^\s*(\w+?)_(size|stride)\[(\d+)\]\s*$")
+_INFO_FIELD = re.compile(r"^(inputs_info_|constants_info_)\[(\d+)\]\.(\w+)$")
+_TOPO = re.compile(r"//\s*Topologically Sorted Source Nodes:.*")
+# Allocation and bookkeeping shims: they create or move buffers but compute nothing from inputs.
+_NON_PRODUCING_SHIMS = re.compile(
+    r"aoti_torch_(empty_strided|delete_tensor_object|get_|new_tensor_handle|assign_tensors|"
+    r"check_|dtype_|device_type_|grad_mode|tensor_copy_|zero_|clone)"
+)
+_DTYPE_FN = re.compile(r"aoti_torch_dtype_(\w+)\(\)")
+
+
+@dataclass
+class DimCheck:
+    min: int | None = None
+    max: int | None = None
+    value: int | None = None
+
+
+@dataclass
+class InputCheck:
+    index: int
+    name: str
+    dims: dict[int, DimCheck] = field(default_factory=dict)
+    dtype: str | None = None
+    device: str | None = None
+    location: Location | None = None
+
+
+@dataclass
+class SymbolDecl:
+    name: str
+    expr: str                      # Python-syntax expression (see ts.cpp_to_py)
+    location: Location
+    buffer: str | None = None      # for `arg0_1_size[0]`: the tensor name
+    kind: str | None = None        # "size" | "stride" for direct reads
+    dim: int | None = None
+
+
+@dataclass
+class Call:
+    function: str
+    args: tuple[str, ...]          # Python-syntax expressions, one per argument
+    arg_names: tuple[str | None, ...]  # buffer/tensor name when the argument is a tensor
+    location: Location
+    comment: str | None = None
+    outputs: tuple[str, ...] = ()  # `&buf1_handle` out-arguments of shim calls -> "buf1"
+
+
+@dataclass
+class Helper:
+    """A `call_triton_<kernel>` helper: parameter names and the Triton source comment."""
+
+    name: str
+    params: tuple[str, ...]
+    location: Location
+    triton_source: str | None = None
+    source_first_line: int = 0     # wrapper line of the kernel source's line 1
+    source_indent: int = 0         # columns stripped from the comment before parsing
+    source_problem: str | None = None
+
+
+@dataclass
+class WrapperFacts:
+    path: str
+    inputs: dict[int, str] = field(default_factory=dict)
+    constants: dict[int, dict] = field(default_factory=dict)
+    in_spec: str | None = None
+    checks: dict[int, InputCheck] = field(default_factory=dict)
+    checks_called: set[int] = field(default_factory=set)
+    checks_gated: bool | None = None
+    symbols: list[SymbolDecl] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)   # buffer -> buffer it shares storage with
+    calls: list[Call] = field(default_factory=list)
+    helpers: dict[str, Helper] = field(default_factory=dict)
+    run_impl_found: bool = False
+    errors_in_model_code: int = 0
+    error_location: Location | None = None
+
+
+def _loc(path: str, node: ts.Node) -> Location:
+    line, col = ts.position(node)
+    return Location(path, line, col)
+
+
+def _function_name(name_node: ts.Node) -> str:
+    return ts.text(name_node).strip()
+
+
+def parse(tree: ts.Tree, path: str, max_depth: int = 200) -> WrapperFacts:
+    """Extract wrapper facts from a parsed `*.wrapper.cpp` tree."""
+    facts = WrapperFacts(path=path)
+    for m in ts.matches("functions", tree.root_node):
+        name = _function_name(m["name"])
+        body = m["body"]
+        short = name.split("::")[-1]
+        if name.endswith("AOTInductorModel::AOTInductorModel") or name == "AOTInductorModel::AOTInductorModel":
+            _constructor(facts, body)
+        elif short == "run_impl" and "const_run_impl" not in name:
+            facts.run_impl_found = True
+            _note_errors(facts, m["function"])
+            _run_impl(facts, body, max_depth)
+        elif (cm := _CHECK_INPUT.match(short)) is not None:
+            _check_input(facts, int(cm.group(1)), body, m["function"])
+        elif short == "__check_inputs_outputs":
+            _check_gate(facts, body)
+        elif short.startswith("call_triton_") or short.startswith("call_"):
+            if short.startswith("call_triton_"):
+                _helper(facts, short, m, m["function"])
+    return facts
+
+
+def _note_errors(facts: WrapperFacts, node: ts.Node) -> None:
+    if node.has_error:
+        facts.errors_in_model_code += ts.count_errors(node)
+        if facts.error_location is None:
+            facts.error_location = _loc(facts.path, node)
+
+
+# --- constructor -------------------------------------------------------------------------------
+
+def _constructor(facts: WrapperFacts, body: ts.Node) -> None:
+    for m in ts.matches("assignments", body):
+        left = ts.text(m["left"]).replace(" ", "")
+        right = m["right"]
+        if left == "in_spec_":
+            facts.in_spec = _string_value(right)
+            continue
+        fm = _INFO_FIELD.match(left)
+        if not fm:
+            continue
+        table, index, fld = fm.group(1), int(fm.group(2)), fm.group(3)
+        if table == "inputs_info_" and fld == "name":
+            value = _string_value(right)
+            if value is not None:
+                facts.inputs[index] = value
+        elif table == "constants_info_":
+            entry = facts.constants.setdefault(index, {})
+            if fld in ("name", "original_fqn"):
+                entry[fld] = _string_value(right)
+            elif fld == "shape":
+                nums = re.findall(r"-?\d+", ts.text(right))
+                entry["shape"] = tuple(int(n) for n in nums)
+
+
+def _string_value(node: ts.Node) -> str | None:
+    raw = ts.text(node)
+    if node.type == "raw_string_literal":
+        m = re.match(r'^R"([^(]*)\((.*)\)\1"$', raw, re.S)
+        return m.group(2) if m else raw
+    if node.type in ("string_literal", "concatenated_string"):
+        parts = re.findall(r'"((?:[^"\\]|\\.)*)"', raw)
+        return "".join(parts)
+    return None
+
+
+# --- check_input_N -----------------------------------------------------------------------------
+
+_MIN_RE = re.compile(r"^(\w+?)_size\[(\d+)\]\s*<\s*(-?\d+)$")
+_MAX_RE = re.compile(r"^(\w+?)_size\[(\d+)\]\s*>\s*(-?\d+)$")
+_EQ_RE = re.compile(r"^(-?\d+)\s*!=\s*(\w+?)_size\[(\d+)\]$")
+_EQ_RE2 = re.compile(r"^(\w+?)_size\[(\d+)\]\s*!=\s*(-?\d+)$")
+
+
+def _check_input(facts: WrapperFacts, index: int, body: ts.Node, function: ts.Node) -> None:
+    check = facts.checks.setdefault(index, InputCheck(index=index, name="", location=_loc(facts.path, function)))
+    for m in ts.matches("checks", body):
+        cond = " ".join(ts.text(m["condition"]).split())
+        cond = cond.strip("()").strip()
+        if (r := _MIN_RE.match(cond)) is not None:
+            check.name = r.group(1)
+            check.dims.setdefault(int(r.group(2)), DimCheck()).min = int(r.group(3))
+        elif (r := _MAX_RE.match(cond)) is not None:
+            check.name = r.group(1)
+            check.dims.setdefault(int(r.group(2)), DimCheck()).max = int(r.group(3))
+        elif (r := _EQ_RE.match(cond)) is not None:
+            check.name = r.group(2)
+            check.dims.setdefault(int(r.group(3)), DimCheck()).value = int(r.group(1))
+        elif (r := _EQ_RE2.match(cond)) is not None:
+            check.name = r.group(1)
+            check.dims.setdefault(int(r.group(2)), DimCheck()).value = int(r.group(3))
+    for m in ts.matches("declarations", body):
+        name = ts.text(m["name"])
+        value = ts.text(m["value"])
+        if name.endswith("_expected_dtype"):
+            dm = _DTYPE_FN.search(value)
+            if dm:
+                check.dtype = dm.group(1)
+        elif name.endswith("_expected_device_type"):
+            v = value.strip()
+            check.device = {"0": "cpu", "1": "cuda"}.get(v, f"device_type {v}")
+
+
+def _check_gate(facts: WrapperFacts, body: ts.Node) -> None:
+    gated = False
+    for m in ts.matches("checks", body):
+        cond = ts.text(m["condition"])
+        if "_check_aoti_runtime_check_inputs_env" in cond and "return" in ts.text(m["consequence"]):
+            gated = True
+    for m in ts.matches("calls", body):
+        cm = _CHECK_INPUT.match(ts.text(m["function"]).strip())
+        if cm:
+            facts.checks_called.add(int(cm.group(1)))
+    facts.checks_gated = gated
+
+
+# --- run_impl ----------------------------------------------------------------------------------
+
+def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
+    for m in ts.matches("declarations", body):
+        type_text = ts.text(m["type"])
+        name = ts.text(m["name"])
+        value = m["value"]
+        value_text = ts.text(value)
+        loc = _loc(facts.path, m["declaration"])
+        if type_text in ("int64_t", "const int64_t", "int32_t", "long", "int64_t const"):
+            sm = _SIZE_REF.match(value_text)
+            if sm:
+                facts.symbols.append(SymbolDecl(name, name, loc, buffer=sm.group(1), kind=sm.group(2), dim=int(sm.group(3))))
+            else:
+                try:
+                    expr = ts.cpp_to_py(value, max_depth)
+                except ts.ExprTooDeep:
+                    expr = "unknown()"
+                facts.symbols.append(SymbolDecl(name, expr, loc))
+        elif type_text == "auto" or type_text.endswith("RAIIAtenTensorHandle") or "Handle" in type_text:
+            # Buffer aliases: `auto buf2 = std::move(buf0);  // reuse`,
+            # `RAIIAtenTensorHandle buf0(buf0_handle);`, reinterpret_tensor views of a buffer.
+            if value_text.endswith(".sizes()") or value_text.endswith(".strides()"):
+                continue
+            names = [ts.text(i) for i in ts.identifiers(value)]
+            tensors = [n for n in names if re.match(r"(buf\d+|arg\d+_\d+|\w+_handle)$", n) or n in facts.inputs.values()]
+            if tensors:
+                target = tensors[0]
+                if target.endswith("_handle"):
+                    target = target[: -len("_handle")]
+                if target != name:
+                    facts.aliases[name] = target
+    pending_comment: str | None = None
+    for node in _statements(body):
+        if node.type == "comment":
+            text = ts.text(node)
+            if _TOPO.match(text):
+                pending_comment = text.lstrip("/ ").strip()
+            continue
+        if node.type != "expression_statement":
+            if node.type not in ("declaration",):
+                pending_comment = None
+            continue
+        call = node.named_children[0] if node.named_children else None
+        if call is None or call.type != "call_expression":
+            continue
+        fn = ts.text(call.child_by_field_name("function")).strip()
+        args_node = call.child_by_field_name("arguments")
+        if fn == "AOTI_TORCH_ERROR_CODE_CHECK" and args_node is not None and args_node.named_children:
+            inner = args_node.named_children[0]
+            if inner.type == "call_expression":
+                call = inner
+                fn = ts.text(call.child_by_field_name("function")).strip()
+                args_node = call.child_by_field_name("arguments")
+        if not re.match(r"^[A-Za-z_]\w*$", fn):
+            continue
+        if _NON_PRODUCING_SHIMS.match(fn) and "empty_strided" not in fn:
+            continue
+        facts.calls.append(_call(facts, fn, args_node, node, pending_comment, max_depth))
+        pending_comment = None
+
+
+def _statements(body: ts.Node):
+    """Statements of run_impl in order, descending into plain `{ ... }` blocks."""
+    stack = list(reversed(body.named_children))
+    while stack:
+        node = stack.pop()
+        if node.type == "compound_statement":
+            stack.extend(reversed(node.named_children))
+            continue
+        yield node
+
+
+def _call(facts: WrapperFacts, fn: str, args_node: ts.Node | None, stmt: ts.Node,
+          comment: str | None, max_depth: int) -> Call:
+    args: list[str] = []
+    names: list[str | None] = []
+    outputs: list[str] = []
+    for arg in (args_node.named_children if args_node is not None else []):
+        if arg.type == "comment":
+            continue
+        raw = ts.text(arg)
+        tensor = re.search(r"\b(\w+)\.(?:data_ptr|get)\(\)", raw)
+        if arg.type == "pointer_expression" and raw.startswith("&"):
+            out = raw[1:].strip()
+            if out.endswith("_handle"):
+                out = out[: -len("_handle")]
+            outputs.append(out)
+            names.append(out)
+            args.append(out)
+            continue
+        if tensor:
+            names.append(tensor.group(1))
+            args.append(tensor.group(1))
+            continue
+        if arg.type == "identifier":
+            names.append(raw)
+        else:
+            names.append(None)
+        try:
+            args.append(ts.cpp_to_py(arg, max_depth))
+        except ts.ExprTooDeep:
+            args.append("unknown()")
+    return Call(fn, tuple(args), tuple(names), _loc(facts.path, stmt), comment, tuple(outputs))
+
+
+# --- call_triton_<kernel> helpers --------------------------------------------------------------
+
+def _helper(facts: WrapperFacts, name: str, match: dict, function: ts.Node) -> None:
+    params = []
+    for p in match["params"].named_children:
+        ident = [ts.text(i) for i in ts.identifiers(p.child_by_field_name("declarator") or p)]
+        if ident:
+            params.append(ident[0])
+    helper = Helper(name=name, params=tuple(params), location=_loc(facts.path, function))
+    for m in ts.matches("comments", match["body"]):
+        text = ts.text(m["comment"])
+        if "async_compile.triton(" not in text:
+            continue
+        row0 = m["comment"].start_point[0]
+        source, first_line, indent, problem = _triton_comment(text, row0)
+        helper.triton_source, helper.source_first_line = source, first_line
+        helper.source_indent, helper.source_problem = indent, problem
+        break
+    facts.helpers[name] = helper
+
+
+def _triton_comment(comment: str, row0: int) -> tuple[str | None, int, int, str | None]:
+    """The kernel source inside `/* async_compile.triton('<name>', '''...''', ...) */`.
+
+    Returns (source, wrapper line of source line 1, stripped indent, problem). The outer call is
+    parsed with `ast` (never evaluated) to get the source string; positions map back to the wrapper.
+    """
+    import ast
+
+    body = comment
+    if body.startswith("/*"):
+        body = "  " + body[2:]
+    if body.rstrip().endswith("*/"):
+        body = body.rstrip()[:-2]
+    lines = body.split("\n")
+    indent = min((len(l) - len(l.lstrip(" ")) for l in lines if l.strip()), default=0)
+    dedented = "\n".join(l[indent:] if len(l) >= indent else l.lstrip(" ") for l in lines)
+    try:
+        tree = ast.parse(dedented)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return None, 0, indent, f"cannot parse the async_compile.triton comment: {type(exc).__name__}"
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "triton" and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            src_node = node.args[1]
+            # Source line 1 is the rest of the line holding the opening quotes.
+            return src_node.value, row0 + src_node.lineno, indent, None
+    return None, 0, indent, "no kernel source string in the async_compile.triton comment"

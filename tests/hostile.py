@@ -1,0 +1,440 @@
+"""Hostile and broken package inputs, generated at test time (no binary is ever committed).
+
+`CASES` is the corpus: each `Case` builds one input under a folder it is given (pytest's tmp_path)
+and says what a safe reader must do with it: refuse it when opening (`open_error`), refuse one
+member when reading it (`read_error`), or read it cleanly (neither). Expected errors are substrings
+of the one-line `ArchiveError` message. The same corpus feeds tests/test_archive.py (the reader) and
+tests/test_hostile.py (the whole tool).
+
+Most archives are written by `write_raw_zip`, a small zip writer that puts whatever the case wants
+into the headers (lying sizes, link bits, encryption flags, unknown methods), which zipfile refuses
+to write.
+"""
+
+from __future__ import annotations
+
+import bz2
+import functools
+import io
+import os
+import random
+import stat
+import struct
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from analyzer.archive import Limits
+
+SHARED_PT2 = Path(__file__).resolve().parents[1].parent / "shared" / "pt2"
+BASE_PACKAGE = SHARED_PT2 / "gather_dyn.cpu.stripped.pt2"
+MODEL = "pkg/data/aotinductor/model/"
+BOMB_MIB = 1536  # 1.5 GiB of zeros, about 1.6 MB deflated
+
+
+@dataclass(frozen=True)
+class RawMember:
+    """One member exactly as written: `payload` is stored as is (compress it yourself for method 8)."""
+
+    name: str | bytes
+    payload: bytes = b""
+    method: int = zipfile.ZIP_STORED
+    crc: int | None = None          # None: crc32 of the payload (right for stored members)
+    file_size: int | None = None    # inflated size in the central directory; None: len(payload)
+    local_size: int | None = None   # inflated size in the local header; None: same as file_size
+    external_attr: int = (stat.S_IFREG | 0o644) << 16
+    flags: int = 0
+
+
+_LOCAL = struct.Struct("<4s2B4HL2L2H")
+_CENTRAL = struct.Struct("<4s4B4HL2L5H2L")
+_EOCD64 = struct.Struct("<4sQ2H2L4Q")
+_EOCD64_LOCATOR = struct.Struct("<4sLQL")
+_EOCD = struct.Struct("<4s4H2LH")
+_DOS_DATE = (0 << 9) | (1 << 5) | 1  # 1980-01-01
+
+
+def write_raw_zip(path: Path, members: list[RawMember]) -> Path:
+    """Write `members` as a zip with the headers they ask for; zip64 end records past 65534 members."""
+    out = io.BytesIO()
+    central = io.BytesIO()
+    for m in members:
+        name = m.name.encode("utf-8", "surrogateescape") if isinstance(m.name, str) else m.name
+        crc = zlib.crc32(m.payload) if m.crc is None else m.crc
+        size = len(m.payload) if m.file_size is None else m.file_size
+        local_size = size if m.local_size is None else m.local_size
+        offset = out.tell()
+        out.write(_LOCAL.pack(b"PK\x03\x04", 20, 0, m.flags, m.method, 0, _DOS_DATE, crc,
+                              len(m.payload), local_size, len(name), 0))
+        out.write(name)
+        out.write(m.payload)
+        central.write(_CENTRAL.pack(b"PK\x01\x02", 20, 3, 20, 0, m.flags, m.method, 0, _DOS_DATE, crc,
+                                    len(m.payload), size, len(name), 0, 0, 0, 0, m.external_attr, offset))
+        central.write(name)
+    cd_offset, cd = out.tell(), central.getvalue()
+    out.write(cd)
+    count = len(members)
+    if count > 0xFFFE:
+        rec_offset = out.tell()
+        out.write(_EOCD64.pack(b"PK\x06\x06", _EOCD64.size - 12, 45, 45, 0, 0, count, count, len(cd), cd_offset))
+        out.write(_EOCD64_LOCATOR.pack(b"PK\x06\x07", 0, rec_offset, 1))
+        count = 0xFFFF
+    out.write(_EOCD.pack(b"PK\x05\x06", 0, 0, count, count, len(cd), cd_offset, 0))
+    path.write_bytes(out.getvalue())
+    return path
+
+
+@functools.lru_cache(maxsize=4)
+def deflate_zeros(mib: int) -> tuple[bytes, int]:
+    """Raw deflate of `mib` MiB of zeros and their crc32, built in milliseconds.
+
+    After a full flush the compressor starts afresh, so one compressed MiB repeats verbatim: the
+    payload is that block `mib` times plus the final empty block. Only the crc walks all the bytes.
+    """
+    zeros = bytes(1 << 20)
+    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
+    first = comp.compress(zeros) + comp.flush(zlib.Z_FULL_FLUSH)
+    block = comp.compress(zeros) + comp.flush(zlib.Z_FULL_FLUSH)
+    payload = first + block * (mib - 1) + comp.flush()
+    crc = 0
+    for _ in range(mib):
+        crc = zlib.crc32(zeros, crc)
+    return payload, crc
+
+
+def real_members(package: Path = BASE_PACKAGE) -> list[tuple[str, bytes]]:
+    """(name, bytes) of every member of a trusted real package, in archive order."""
+    with zipfile.ZipFile(package) as zf:
+        return [(info.filename, zf.read(info)) for info in zf.infolist()]
+
+
+def _model_files(wrapper: bytes = b"// wrapper\nint main() { return 0; }\n") -> list[RawMember]:
+    return [
+        RawMember(MODEL + "abc.wrapper.cpp", wrapper),
+        RawMember(MODEL + "abc.wrapper_metadata.json", b'{"AOTI_DEVICE_KEY": "cpu"}'),
+        RawMember("pkg/archive_format", b"pt2"),
+    ]
+
+
+def _real_with(dest: Path, name: str, change: Callable[[str, bytes], list[RawMember]]) -> Path:
+    """The base package rewritten through `change(name, data) -> members` for each member."""
+    members: list[RawMember] = []
+    for member, data in real_members():
+        members += change(member, data)
+    return write_raw_zip(dest / name, members)
+
+
+def _wrapper_of(name: str) -> bool:
+    return name.endswith(".wrapper.cpp")
+
+
+# --- builders: each takes the folder to write into and returns the path to analyze -------------
+
+
+def _bomb(dest: Path) -> Path:
+    payload, crc = deflate_zeros(BOMB_MIB)
+    bomb = RawMember(MODEL + "abc.wrapper.cpp", payload, zipfile.ZIP_DEFLATED, crc, BOMB_MIB << 20)
+    return write_raw_zip(dest / "bomb.pt2", [bomb, *_model_files()[1:]])
+
+
+def _bomb_lying_small(dest: Path) -> Path:
+    # The header claims 4 KiB: zipfile stops inflating there and the crc cannot match.
+    payload, crc = deflate_zeros(BOMB_MIB)
+    bomb = RawMember(MODEL + "abc.wrapper.cpp", payload, zipfile.ZIP_DEFLATED, crc, 4096)
+    return write_raw_zip(dest / "bomb_small.pt2", [bomb, *_model_files()[1:]])
+
+
+def _bombs_over_total(dest: Path) -> Path:
+    # Four 2 MiB kernels under a 2 MiB per-member and 5 MiB total limit: the third read is refused.
+    payload, crc = deflate_zeros(2)
+    kernels = [RawMember(f"{MODEL}k{i}.kernel.cpp", payload, zipfile.ZIP_DEFLATED, crc, 2 << 20) for i in range(4)]
+    return write_raw_zip(dest / "total.pt2", [*_model_files(), *kernels])
+
+
+def _header_lies_large(dest: Path) -> Path:
+    def change(name: str, data: bytes) -> list[RawMember]:
+        return [RawMember(name, data, file_size=len(data) + 100 if _wrapper_of(name) else None)]
+    return _real_with(dest, "lies_large.pt2", change)
+
+
+def _local_header_lies(dest: Path) -> Path:
+    # Only the local header is wrong; readers go by the central directory, as torch's miniz does.
+    def change(name: str, data: bytes) -> list[RawMember]:
+        return [RawMember(name, data, local_size=7 if _wrapper_of(name) else None)]
+    return _real_with(dest, "lies_local.pt2", change)
+
+
+def _truncated(fraction: float) -> Callable[[Path], Path]:
+    def build(dest: Path) -> Path:
+        data = BASE_PACKAGE.read_bytes()
+        cut = len(data) - 1 if fraction >= 1 else int(len(data) * fraction)
+        path = dest / f"truncated_{fraction}.pt2"
+        path.write_bytes(data[:cut])
+        return path
+    return build
+
+
+def _central_directory_corrupt(dest: Path) -> Path:
+    data = bytearray(BASE_PACKAGE.read_bytes())
+    at = data.find(b"PK\x01\x02")
+    data[at:at + 4] = b"XX\x01\x02"
+    path = dest / "cd_corrupt.pt2"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _member_data_corrupt(dest: Path) -> Path:
+    def change(name: str, data: bytes) -> list[RawMember]:
+        if _wrapper_of(name):
+            crc = zlib.crc32(data)
+            data = data[:1000] + bytes(b ^ 0xFF for b in data[1000:1010]) + data[1010:]
+            return [RawMember(name, data, crc=crc)]
+        return [RawMember(name, data)]
+    return _real_with(dest, "data_corrupt.pt2", change)
+
+
+def _deflate_stream_corrupt(dest: Path) -> Path:
+    raw = zlib.compressobj(6, zlib.DEFLATED, -15)
+    text = b"".join(str(i).encode() + b" garbage\n" for i in range(5000))
+    payload = bytearray(raw.compress(text) + raw.flush())
+    payload[10:20] = b"\xff" * 10
+    wrapper = RawMember(MODEL + "abc.wrapper.cpp", bytes(payload), zipfile.ZIP_DEFLATED, zlib.crc32(text), len(text))
+    return write_raw_zip(dest / "deflate_corrupt.pt2", [wrapper, *_model_files()[1:]])
+
+
+def _zip64(dest: Path) -> Path:
+    path = dest / "zip64.pt2"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in real_members():
+            with zf.open(name, "w", force_zip64=True) as out:
+                out.write(data)
+    return path
+
+
+def _prepended_junk(dest: Path) -> Path:
+    path = dest / "prepended.pt2"
+    path.write_bytes(b"#!/bin/sh\nexit 0\n" * 64 + BASE_PACKAGE.read_bytes())
+    return path
+
+
+def _symlink_member(dest: Path) -> Path:
+    link = RawMember(MODEL + "abc.wrapper.cpp", b"/etc/passwd", external_attr=(stat.S_IFLNK | 0o777) << 16)
+    return write_raw_zip(dest / "symlink.pt2", [link, *_model_files()[1:]])
+
+
+def _named(name: str | bytes, flags: int = 0) -> Callable[[Path], Path]:
+    def build(dest: Path) -> Path:
+        extra = RawMember(name, b"evil", flags=flags)
+        return write_raw_zip(dest / "named.pt2", [*_model_files(), extra])
+    return build
+
+
+def _duplicates(name: str = MODEL + "abc.wrapper.cpp") -> Callable[[Path], Path]:
+    def build(dest: Path) -> Path:
+        members = [*_model_files(), RawMember(name, b"// first\n"), RawMember(name, b"// second\n")]
+        return write_raw_zip(dest / "duplicates.pt2", members)
+    return build
+
+
+def _non_utf8_wrapper(dest: Path) -> Path:
+    def change(name: str, data: bytes) -> list[RawMember]:
+        if _wrapper_of(name):
+            data = b"\xff\xfe\x80 latin-1 caf\xe9\n" + data + b"\n// \xc3\x28 \xed\xa0\x80\n"
+        return [RawMember(name, data)]
+    return _real_with(dest, "non_utf8.pt2", change)
+
+
+def _with_flags(flags: int = 0, method: int = zipfile.ZIP_STORED, payload: bytes | None = None) -> Callable[[Path], Path]:
+    def build(dest: Path) -> Path:
+        text = b"// wrapper\n" * 100
+        wrapper = RawMember(MODEL + "abc.wrapper.cpp", text if payload is None else payload, method,
+                            zlib.crc32(text), len(text), flags=flags)
+        return write_raw_zip(dest / "flags.pt2", [wrapper, *_model_files()[1:]])
+    return build
+
+
+def _bytes_file(name: str, data: bytes) -> Callable[[Path], Path]:
+    def build(dest: Path) -> Path:
+        path = dest / name
+        path.write_bytes(data)
+        return path
+    return build
+
+
+def _zip_of(members: list[tuple[str, bytes]], name: str = "plain.pt2") -> Callable[[Path], Path]:
+    def build(dest: Path) -> Path:
+        path = dest / name
+        with zipfile.ZipFile(path, "w") as zf:
+            for member, data in members:
+                zf.writestr(member, data)
+        return path
+    return build
+
+
+def _too_many_members(dest: Path) -> Path:
+    filler = [RawMember(f"pkg/extra/{i}") for i in range(100_001)]
+    return write_raw_zip(dest / "many.pt2", [*_model_files(), *filler])
+
+
+def extract_real(dest: Path, package: Path = BASE_PACKAGE) -> Path:
+    """Extract a trusted real package under `dest`; returns its root folder."""
+    out = dest / "extracted"
+    with zipfile.ZipFile(package) as zf:
+        zf.extractall(out)
+        root = zf.namelist()[0].split("/")[0]
+    return out / root
+
+
+def _extracted_root(dest: Path) -> Path:
+    return extract_real(dest)
+
+
+def _extracted_parent(dest: Path) -> Path:
+    return extract_real(dest).parent
+
+
+def _dir_symlinks_outside(dest: Path) -> Path:
+    root = extract_real(dest)
+    secret = dest / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("outside the package\n")
+    model = root / "data" / "aotinductor" / "model"
+    wrapper = next(model.glob("*.wrapper.cpp"))
+    wrapper.unlink()
+    wrapper.symlink_to(secret)
+    (model / "escape").symlink_to(dest / "outside", target_is_directory=True)
+    (root / "up").symlink_to("../..", target_is_directory=True)
+    return root
+
+
+def _dir_data_symlink(dest: Path) -> Path:
+    # The package's data/ folder itself is a link to a real package elsewhere: never followed.
+    elsewhere = extract_real(dest)
+    root = dest / "linked"
+    root.mkdir()
+    (root / "data").symlink_to(elsewhere / "data", target_is_directory=True)
+    return root
+
+
+def _dir_too_deep(dest: Path) -> Path:
+    root = extract_real(dest)
+    deep = root / "data" / "aotinductor" / "model"
+    for i in range(40):
+        deep = deep / f"d{i}"
+    deep.mkdir(parents=True)
+    (deep / "x.txt").write_text("deep\n")
+    return root
+
+
+def _dir_with_fifo(dest: Path) -> Path:
+    root = extract_real(dest)
+    os.mkfifo(root / "data" / "aotinductor" / "model" / "pipe.wrapper_metadata.json")
+    return root
+
+
+def _dir_two_packages(dest: Path) -> Path:
+    parent = dest / "two"
+    for label in ("a", "b"):
+        model = parent / label / "data" / "aotinductor" / "model"
+        model.mkdir(parents=True)
+        (model / "x.wrapper.cpp").write_text("// x\n")
+    return parent
+
+
+def _dir_non_utf8_name(dest: Path) -> Path:
+    root = extract_real(dest)
+    odd = os.path.join(os.fsencode(root / "data" / "aotinductor" / "model"), b"odd\xff\nname.json")
+    with open(odd, "wb") as out:
+        out.write(b"{}")
+    return root
+
+
+def _empty_dir(dest: Path) -> Path:
+    path = dest / "empty"
+    path.mkdir()
+    return path
+
+
+def _fifo_path(dest: Path) -> Path:
+    path = dest / "fifo.pt2"
+    os.mkfifo(path)
+    return path
+
+
+# --- the corpus ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input and what a safe reader must do with it."""
+
+    name: str
+    build: Callable[[Path], Path]
+    open_error: str | None = None        # substring of the ArchiveError that open_package raises
+    read_error: str | None = None        # substring of the ArchiveError that reading `bad_member` raises
+    bad_member: str = ".wrapper.cpp"     # suffix of the member whose read fails
+    limits: Limits | None = None
+    real: bool = False                   # built from the shared real packages
+
+
+CASES: list[Case] = [
+    Case("deflate_bomb", _bomb, read_error="inflates"),
+    Case("bomb_header_lies_small", _bomb_lying_small, read_error="Bad CRC-32"),
+    Case("bombs_over_total", _bombs_over_total, read_error="limit on bytes read from the whole package",
+         bad_member="k2.kernel.cpp", limits=Limits(max_member_bytes=2 << 20, max_total_bytes=5 << 20)),
+    Case("header_lies_large", _header_lies_large, read_error="but its header says", real=True),
+    Case("local_header_lies", _local_header_lies, real=True),
+    Case("truncated_10pct", _truncated(0.1), open_error="not a zip file", real=True),
+    Case("truncated_50pct", _truncated(0.5), open_error="not a zip file", real=True),
+    Case("truncated_90pct", _truncated(0.9), open_error="not a zip file", real=True),
+    Case("truncated_last_byte", _truncated(1.0), open_error="not a zip file", real=True),
+    Case("central_directory_corrupt", _central_directory_corrupt, open_error="corrupt zip archive", real=True),
+    Case("member_data_corrupt", _member_data_corrupt, read_error="Bad CRC-32", real=True),
+    Case("deflate_stream_corrupt", _deflate_stream_corrupt, read_error="cannot read member"),
+    Case("zip64", _zip64, real=True),
+    Case("prepended_junk", _prepended_junk, real=True),
+    Case("symlink_member", _symlink_member, read_error="symbolic link"),
+    Case("dotdot_name", _named("../evil"), open_error="escapes the archive root"),
+    Case("dotdot_inside_name", _named("pkg/data/../../evil"), open_error="escapes the archive root"),
+    Case("backslash_dotdot_name", _named("..\\..\\evil"), open_error="escapes the archive root"),
+    Case("absolute_name", _named("/etc/evil"), open_error="escapes the archive root"),
+    Case("drive_name", _named("C:/evil"), open_error="escapes the archive root"),
+    Case("newline_dotdot_name", _named("../ev\nil\r"), open_error="escapes the archive root"),
+    Case("bad_utf8_name", _named(b"pkg/\xff\xfe.txt", flags=0x800), open_error="corrupt zip archive"),
+    Case("cp437_name", _named(b"pkg/caf\x82.txt")),
+    Case("duplicate_names", _duplicates(), open_error="duplicate member"),
+    Case("duplicate_newline_names", _duplicates("pkg/a\nb"), open_error="duplicate member"),
+    Case("duplicate_after_normalizing", _named("pkg//archive_format"), open_error="duplicate member"),
+    Case("non_utf8_wrapper", _non_utf8_wrapper, real=True),
+    Case("encrypted_member", _with_flags(flags=0x1), read_error="encrypted"),
+    Case("bzip2_member", _with_flags(method=zipfile.ZIP_BZIP2, payload=bz2.compress(b"x" * 1000)),
+         read_error="unsupported compression method 12"),
+    Case("unknown_compression", _with_flags(method=99), read_error="unsupported compression method 99"),
+    Case("empty_file", _bytes_file("empty.pt2", b""), open_error="empty file"),
+    Case("random_bytes", _bytes_file("random.pt2", random.Random(5).randbytes(65536)), open_error="not a zip file"),
+    Case("text_file", _bytes_file("notes.pt2", b"hello, not a package\n"), open_error="not a zip file"),
+    Case("plain_zip_no_model", _zip_of([("docs/readme.txt", b"hi")]), open_error="no AOTInductor model found"),
+    Case("empty_zip", _zip_of([]), open_error="no AOTInductor model found"),
+    Case("export_only", _zip_of([("pkg/models/model.json", b"{}"), ("pkg/data/weights/weight_0", b"\0" * 64)]),
+         open_error="no AOTInductor model found"),
+    Case("no_wrapper", _zip_of([(MODEL + "abc.wrapper_metadata.json", b"{}")])),
+    Case("rootless", _zip_of([("data/aotinductor/model/abc.wrapper.cpp", b"// w\n")])),
+    Case("two_roots", _zip_of([("a/data/aotinductor/m/x.wrapper.cpp", b""), ("b/data/aotinductor/m/x.wrapper.cpp", b"")]),
+         open_error="more than one archive root"),
+    Case("too_many_members", _too_many_members, open_error="more than 100000 members"),
+    Case("nonexistent", lambda dest: dest / "missing.pt2", open_error="no such file or directory"),
+    Case("fifo_path", _fifo_path, open_error="not a regular file or directory"),
+    Case("empty_dir", _empty_dir, open_error="empty directory"),
+    Case("extracted_root", _extracted_root, real=True),
+    Case("extracted_parent", _extracted_parent, real=True),
+    Case("dir_symlinks_outside", _dir_symlinks_outside, read_error="symbolic link", real=True),
+    Case("dir_data_symlink", _dir_data_symlink, open_error="no AOTInductor model found", real=True),
+    Case("dir_too_deep", _dir_too_deep, open_error="nested deeper than 32 levels", real=True),
+    Case("dir_with_fifo", _dir_with_fifo, real=True),
+    Case("dir_two_packages", _dir_two_packages, open_error="holds 2 extracted packages"),
+    Case("dir_non_utf8_name", _dir_non_utf8_name, real=True),
+]
+
+CASES_BY_NAME = {case.name: case for case in CASES}
