@@ -369,7 +369,7 @@ def _count_central_records(fp: BinaryIO, size: int, cap: int) -> int:
             fp.seek(eocd_pos - _EOCD64_LOCATOR.size - _EOCD64.size)
             rec = fp.read(_EOCD64.size)
             if rec[:4] == b"PK\x06\x06":
-                size_cd = _EOCD64.unpack(rec)[7]
+                size_cd = _EOCD64.unpack(rec)[8]
                 cd_end = eocd_pos - _EOCD64_LOCATOR.size - _EOCD64.size
     start = cd_end - size_cd  # as zipfile computes it: data prepended to the zip shifts all offsets
     if start < 0:

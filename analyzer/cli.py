@@ -32,15 +32,9 @@ class LintError(click.ClickException):
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
     """Errors that mean "bad input", reported as one line: ValueError, OSError, ArchiveError."""
-    errors: tuple[type[BaseException], ...] = (ValueError, OSError)
-    try:
-        from .archive import ArchiveError
-    except ImportError as exc:  # archive.py not written yet; anything else is a real bug
-        if exc.name not in (f"{__package__}.archive",):
-            raise
-    else:
-        errors += (ArchiveError,)
-    return errors
+    from .archive import ArchiveError  # lazy: `--help` and `rules` need no archive reader
+
+    return (ArchiveError, ValueError, OSError)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -84,13 +78,18 @@ def _use_color(flag: bool | None, output: str | None) -> bool:
         return flag
     if output is not None or os.environ.get("NO_COLOR"):
         return False
-    stream = click.get_text_stream("stdout")
-    return bool(getattr(stream, "isatty", lambda: False)())
+    return _stdout_isatty()
+
+
+def _stdout_isatty() -> bool:
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def _emit(text: str, output: str | None) -> None:
     if output is None or output == "-":
-        click.echo(text, nl=False)
+        # color=True: the renderers emit ANSI only when asked to, so click must not strip it.
+        click.echo(text, nl=False, color=True)
         return
     Path(output).write_text(text, encoding="utf-8")
 
@@ -219,7 +218,7 @@ def explain(rule: str) -> None:
     found = find_rule(rule)
     if found is None:
         raise LintError(f"unknown rule {rule!r} (see `{PROG} rules`)")
-    click.echo(render_explain(found, color=_use_color(None, None)), nl=False)
+    click.echo(render_explain(found, color=_use_color(None, None)), nl=False, color=True)
 
 
 @cli.command()
@@ -252,7 +251,9 @@ def why(package: str, message: str | None, log: str | None, fmt: str, output: st
 
 def _read_log(path: str) -> str:
     if path == "-":
-        data = click.get_binary_stream("stdin").read(LOG_LIMIT + 1)
+        stdin = sys.stdin
+        buffer = getattr(stdin, "buffer", None)
+        data = buffer.read(LOG_LIMIT + 1) if buffer is not None else stdin.read(LOG_LIMIT + 1).encode()
     else:
         with open(path, "rb") as fh:
             data = fh.read(LOG_LIMIT + 1)

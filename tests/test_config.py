@@ -179,6 +179,11 @@ def test_select_default_is_all() -> None:
     assert _codes(["ALL"]) == _codes()
 
 
+def test_all_is_valid_without_rules() -> None:
+    assert select_rules(["ALL"], rules=[]) == []
+    assert select_rules(rules=[]) == []
+
+
 def test_select_by_prefix_and_name() -> None:
     assert _codes(["AOTI0"]) == ["AOTI001", "AOTI002", "AOTI011"]
     assert _codes(["AOTI00"]) == ["AOTI001", "AOTI002"]

@@ -371,6 +371,12 @@ def test_sarif_results() -> None:
     assert results[-1]["ruleIndex"] == 4
 
 
+def test_sarif_uri_is_escaped() -> None:
+    odd = replace(FINDINGS[0], location=Location("pkg/my model/a#b.cpp", 1, 1))
+    result = _sarif(findings=[odd])["runs"][0]["results"][0]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/my%20model/a%23b.cpp"
+
+
 def test_sarif_unknown_rule_has_no_rule_index() -> None:
     results = _sarif(rules=FAKE_RULES[1:])["runs"][0]["results"]
     assert "ruleIndex" not in results[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import quote
 from typing import Any, Sequence
 
 from .. import __version__
@@ -53,7 +54,8 @@ def _message(f: Finding) -> str:
 
 
 def _location(f: Finding) -> dict[str, Any]:
-    physical: dict[str, Any] = {"artifactLocation": {"uri": f.location.path}}
+    # A URI reference: member names are plain ASCII in practice, but spaces or `#` must be escaped.
+    physical: dict[str, Any] = {"artifactLocation": {"uri": quote(f.location.path, safe="/")}}
     if f.location.line > 0:
         region: dict[str, Any] = {"startLine": f.location.line}
         if f.location.column > 0:

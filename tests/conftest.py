@@ -1,0 +1,54 @@
+"""Shared paths and helpers for the test suite.
+
+Real packages come from two places: `../shared/pt2` (the starter set, beside the checkout) and
+`fixtures/` (built by fixtures/generate.py and committed).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+SHARED_PT2 = SHARED / "pt2"
+FIXTURES = REPO / "fixtures"
+GOLDEN = REPO / "tests" / "golden"
+UPDATE_GOLDEN = bool(os.environ.get("AOTI_LINT_UPDATE_GOLDEN"))
+
+
+def shared_packages() -> list[Path]:
+    return sorted(SHARED_PT2.glob("*.pt2")) if SHARED_PT2.is_dir() else []
+
+
+def fixture_packages() -> list[Path]:
+    """AOTI packages in fixtures/ (exported-program archives `*.ep.pt2` are not packages)."""
+    return sorted(p for p in FIXTURES.glob("*.pt2") if not p.name.endswith(".ep.pt2"))
+
+
+def all_packages() -> list[Path]:
+    return shared_packages() + fixture_packages()
+
+
+def package_id(path: Path) -> str:
+    origin = "shared" if path.parent == SHARED_PT2 else "fixtures"
+    return f"{origin}/{path.name}"
+
+
+def require(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"{path} is not present (the repo is expected beside ../shared)")
+    return path
+
+
+def compare_golden(actual: str, golden: Path) -> None:
+    """Snapshot comparison; AOTI_LINT_UPDATE_GOLDEN=1 rewrites the file for review."""
+    if UPDATE_GOLDEN or not golden.exists():
+        if not UPDATE_GOLDEN:
+            pytest.fail(f"golden file {golden} is missing; run with AOTI_LINT_UPDATE_GOLDEN=1 and review it")
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(actual)
+        return
+    assert actual == golden.read_text(), f"output differs from {golden} (AOTI_LINT_UPDATE_GOLDEN=1 to update)"

@@ -1,0 +1,453 @@
+"""The command line: dispatch, options -> api, exit codes, one-line errors, rules/explain/why."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import analyzer
+import analyzer.rules as rules_module
+from analyzer import __version__, api
+from analyzer.archive import ArchiveError
+from analyzer.cli import cli, exit_code
+from analyzer.findings import Finding, Location, Severity
+from analyzer.model import Package
+from analyzer.rules import DOC_SECTIONS, Rule, all_rules
+
+PT2 = Path(__file__).resolve().parents[2] / "shared" / "pt2"
+WRAPPER = "gather_dyn.cuda/data/aotinductor/model/ckaicpk46vp7.wrapper.cpp"
+
+
+class FakeError(Rule):
+    """An index bound is an input dimension that the package accepts as 0.
+
+    ## What it does
+    Finds index-bound assertions whose bound may be 0.
+
+    ## Why it matters
+    Every index is out of bounds for an empty input.
+
+    ## Example
+    ```python
+    x[idx]  # x: [n, 8]
+    ```
+
+    ## Fix
+    Declare `Dim("n", min=1)`.
+    """
+
+    name = "empty-index-bound"
+    code = "AOTI001"
+    severity = Severity.ERROR
+
+
+class FakeWarning(Rule):
+    """Input range checks run only with AOTI_RUNTIME_CHECK_INPUTS.
+
+    ## What it does
+    x
+    ## Why it matters
+    x
+    ## Example
+    x
+    ## Fix
+    x
+    """
+
+    name = "unchecked-input-range"
+    code = "AOTI002"
+    severity = Severity.WARNING
+
+
+def _finding(severity: Severity, code: str = "AOTI001", rule: str = "empty-index-bound") -> Finding:
+    return Finding(
+        code=code, rule=rule, severity=severity, message="index bound may be 0", model="model",
+        location=Location(WRAPPER, 656, 9), kernel="triton_poi_fused_index_mul_0", input=0, dim=0,
+        symbol="s77", witness="arg0_1.shape = (0, 8), arg1_1.shape = (3,)", key="0 <= idx < s77",
+        package="gather_dyn.cuda.pt2",
+    )
+
+
+ERROR = _finding(Severity.ERROR)
+WARNING = _finding(Severity.WARNING, "AOTI002", "unchecked-input-range")
+INFO = _finding(Severity.INFO, "AOTI002", "unchecked-input-range")
+
+
+@dataclass
+class Calls:
+    """What the fake api saw, and what it will return or raise."""
+
+    findings: list[Finding] = field(default_factory=list)
+    raises: BaseException | None = None
+    lint: list[tuple[list[str], Any]] = field(default_factory=list)
+    load: list[tuple[str, Any]] = field(default_factory=list)
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Calls:
+    """api.lint/api.load replaced; the registry holds FakeError and FakeWarning; cwd is empty."""
+    calls = Calls()
+
+    def lint(paths, options=None):
+        calls.lint.append((list(paths), options))
+        if calls.raises is not None:
+            raise calls.raises
+        return api.Result([Package(path=p) for p in paths], list(calls.findings))
+
+    def load(path, options=None):
+        calls.load.append((path, options))
+        if calls.raises is not None:
+            raise calls.raises
+        return Package(path=path)
+
+    all_rules()  # import the real rule modules first, so they do not register into the fake list
+    monkeypatch.setattr(rules_module, "RULES", [FakeError, FakeWarning])
+    monkeypatch.setattr(api, "lint", lint)
+    monkeypatch.setattr(api, "load", load)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.chdir(tmp_path)  # no pyproject.toml from the repository leaks in
+    return calls
+
+
+def run(*args: str, input: str | None = None):
+    return CliRunner().invoke(cli, list(args), input=input, prog_name="aoti-lint")
+
+
+def _error_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("aoti-lint: error: ")
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+# --- dispatch -------------------------------------------------------------------------------
+
+
+def test_help_lists_commands(fake: Calls) -> None:
+    result = run("--help")
+    assert result.exit_code == 0
+    for command in ("check", "inspect", "rules", "explain", "why"):
+        assert command in result.stdout
+    assert fake.lint == []
+
+
+def test_version(fake: Calls) -> None:
+    result = run("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"aoti-lint {__version__}"
+
+
+def test_bare_package_means_check(fake: Calls) -> None:
+    result = run("a.pt2", "b.pt2")
+    assert result.exit_code == 0, result.output
+    assert fake.lint[0][0] == ["a.pt2", "b.pt2"]
+    assert result.stdout == "All checks passed.\n"
+
+
+def test_bare_with_options_first(fake: Calls) -> None:
+    fake.findings = [ERROR]
+    result = run("--format", "json", "--exit-zero", "a.pt2")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["findings"][0]["code"] == "AOTI001"
+
+
+def test_explicit_check(fake: Calls) -> None:
+    assert run("check", "a.pt2").exit_code == 0
+    assert fake.lint[0][0] == ["a.pt2"]
+
+
+def test_check_needs_a_package(fake: Calls) -> None:
+    assert run("check").exit_code == 2
+
+
+# --- exit codes -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "findings, args, code",
+    [
+        ([], [], 0),
+        ([ERROR], [], 1),
+        ([WARNING], [], 0),
+        ([WARNING], ["--fail-on", "warning"], 1),
+        ([INFO], ["--fail-on", "warning"], 0),
+        ([INFO], ["--fail-on", "info"], 1),
+        ([ERROR, WARNING], ["--exit-zero"], 0),
+        ([ERROR], ["--fail-on", "info", "--exit-zero"], 0),
+    ],
+)
+def test_exit_codes(fake: Calls, findings: list[Finding], args: list[str], code: int) -> None:
+    fake.findings = findings
+    result = run("check", "a.pt2", *args)
+    assert result.exit_code == code, result.output
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ArchiveError("a.pt2: not a zip archive or a package folder"),
+        FileNotFoundError(2, "No such file or directory", "a.pt2"),
+        ValueError("bad\nthing"),
+    ],
+)
+def test_unreadable_package_exits_2_with_one_line(fake: Calls, error: BaseException) -> None:
+    fake.raises = error
+    result = run("check", "a.pt2", "--exit-zero")
+    assert result.exit_code == 2
+    line = _error_line(result)
+    assert "a.pt2" in line or "bad thing" in line
+    assert result.stdout == ""
+
+
+def test_unknown_selector_exits_2(fake: Calls) -> None:
+    result = run("check", "a.pt2", "--select", "AOTI9")
+    assert result.exit_code == 2
+    assert "unknown rule selector 'AOTI9'" in _error_line(result)
+    assert fake.lint == []  # rejected before any package is read
+
+
+def test_usage_error_exits_2(fake: Calls) -> None:
+    assert run("check", "a.pt2", "--format", "xml").exit_code == 2
+    assert run("check", "a.pt2", "--fail-on", "fatal").exit_code == 2
+
+
+def test_bad_config_exits_2(fake: Calls, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.aoti-lint]\ntarget-device = "tpu"\n')
+    result = run("check", "a.pt2")
+    assert result.exit_code == 2
+    assert "target-device must be cpu or cuda" in _error_line(result)
+
+
+def test_exit_code_function() -> None:
+    assert exit_code([WARNING], Severity.ERROR) == 0
+    assert exit_code([WARNING], Severity.WARNING) == 1
+    assert exit_code([ERROR], Severity.ERROR, exit_zero=True) == 0
+
+
+# --- options --------------------------------------------------------------------------------
+
+
+def test_options_reach_api(fake: Calls) -> None:
+    result = run(
+        "check", "a.pt2", "--select", "AOTI0,empty-index-bound", "--select", "AOTI002",
+        "--ignore", "AOTI002", "--fail-on", "warning", "--target-device", "cuda", "--target-sm", "sm_90a",
+    )
+    assert result.exit_code == 0, result.output
+    options = fake.lint[0][1]
+    assert isinstance(options, api.Options)
+    assert options.select == ("AOTI0", "empty-index-bound", "AOTI002")
+    assert options.ignore == ("AOTI002",)
+    assert options.fail_on == Severity.WARNING
+    assert (options.target_device, options.target_sm) == ("cuda", "90a")
+
+
+def test_pyproject_config_and_cli_wins(fake: Calls, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.aoti-lint]\nselect = ["AOTI001"]\nfail-on = "warning"\nformat = "json"\n'
+        'target-device = "cpu"\ntarget-sm = 80\n'
+    )
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    fake.findings = [WARNING]
+    monkeypatch.chdir(sub)  # discovered upward from the working directory
+    result = run("check", "a.pt2", "--target-device", "cuda")
+    options = fake.lint[0][1]
+    assert options.select == ("AOTI001",) and options.target_sm == "80"
+    assert options.target_device == "cuda"  # the command line wins
+    assert result.exit_code == 1  # fail-on = "warning" from the file
+    assert json.loads(result.stdout)["schema"] == "aoti-lint.check/1"  # format from the file
+    result = run("check", "a.pt2", "--format", "concise", "--fail-on", "error")
+    assert result.exit_code == 0 and result.stdout.endswith("in 1 package.\n")
+
+
+def test_output_file(fake: Calls, tmp_path: Path) -> None:
+    fake.findings = [ERROR]
+    result = run("check", "a.pt2", "--format", "sarif", "-o", "out.sarif")
+    assert result.exit_code == 1 and result.stdout == ""
+    doc = json.loads((tmp_path / "out.sarif").read_text())
+    assert [r["id"] for r in doc["runs"][0]["tool"]["driver"]["rules"]] == ["AOTI001", "AOTI002"]
+    assert doc["runs"][0]["results"][0]["ruleIndex"] == 0
+
+
+def test_output_file_unwritable_exits_2(fake: Calls, tmp_path: Path) -> None:
+    result = run("check", "a.pt2", "-o", str(tmp_path / "missing" / "out.txt"))
+    assert result.exit_code == 2
+    _error_line(result)
+
+
+def test_color(fake: Calls, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.findings = [ERROR]
+    assert "\x1b[" not in run("check", "a.pt2").stdout  # not a TTY
+    assert "\x1b[" in run("check", "a.pt2", "--color").stdout
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" in run("check", "a.pt2", "--color").stdout  # an explicit flag beats NO_COLOR
+    assert "\x1b[" not in run("check", "a.pt2", "--no-color").stdout
+
+
+def test_color_auto_on_tty(fake: Calls, monkeypatch: pytest.MonkeyPatch) -> None:
+    import analyzer.cli as cli_module
+
+    fake.findings = [ERROR]
+
+    monkeypatch.setattr(cli_module, "_stdout_isatty", lambda: True)
+    assert "\x1b[" in run("check", "a.pt2").stdout
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in run("check", "a.pt2").stdout
+
+
+# --- rules / explain ------------------------------------------------------------------------
+
+
+def test_rules_table(fake: Calls) -> None:
+    result = run("rules")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["CODE", "NAME", "SEVERITY", "SUMMARY"]
+    assert lines[1].split()[:3] == ["AOTI001", "empty-index-bound", "error"]
+    assert lines[1].endswith("An index bound is an input dimension that the package accepts as 0.")
+    assert lines[2].split()[:3] == ["AOTI002", "unchecked-input-range", "warning"]
+    assert [r["code"] for r in json.loads(run("rules", "--format", "json").stdout)] == ["AOTI001", "AOTI002"]
+
+
+@pytest.mark.parametrize("selector", ["empty-index-bound", "AOTI001", "aoti001"])
+def test_explain(fake: Calls, selector: str) -> None:
+    result = run("explain", selector)
+    assert result.exit_code == 0
+    out = result.stdout
+    assert out.startswith("AOTI001 empty-index-bound (error)\n")
+    for section in DOC_SECTIONS:
+        assert f"\n{section}\n" in out
+    assert "##" not in out and "```" not in out
+    assert "    x[idx]  # x: [n, 8]" in out
+
+
+def test_explain_unknown(fake: Calls) -> None:
+    result = run("explain", "AOTI")
+    assert result.exit_code == 2
+    assert "unknown rule 'AOTI'" in _error_line(result)
+
+
+def test_registered_rules_are_documented() -> None:
+    """Every real rule: identity, a summary line and the four documentation sections."""
+    for rule in all_rules():
+        assert rule.summary(), rule
+        missing = [s for s in DOC_SECTIONS if not rule.sections().get(s)]
+        assert not missing, f"{rule.code} {rule.name}: docstring lacks sections {missing}"
+
+
+# --- inspect / why --------------------------------------------------------------------------
+
+
+def test_inspect_uses_lead_renderer(fake: Calls, monkeypatch: pytest.MonkeyPatch) -> None:
+    renderer = types.ModuleType("analyzer.report.inspect")
+    renderer.render_text = lambda pkg: f"package {pkg.path}"
+    renderer.render_json = lambda pkg: json.dumps({"path": pkg.path})
+    monkeypatch.setitem(sys.modules, "analyzer.report.inspect", renderer)
+    monkeypatch.setattr(analyzer.report, "inspect", renderer, raising=False)
+    result = run("inspect", "a.pt2")
+    assert result.exit_code == 0 and result.stdout == "package a.pt2\n"
+    assert json.loads(run("inspect", "a.pt2", "--format", "json").stdout) == {"path": "a.pt2"}
+    fake.raises = ArchiveError("a.pt2: too many members")
+    result = run("inspect", "a.pt2")
+    assert result.exit_code == 2 and "too many members" in _error_line(result)
+
+
+@pytest.fixture
+def fake_why(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Package, str]]:
+    seen: list[tuple[Package, str]] = []
+
+    @dataclass
+    class Explanation:
+        matched: bool
+        text: str
+
+    module = types.ModuleType("analyzer.why")
+
+    def explain_failure(package, text):
+        seen.append((package, text))
+        return Explanation(matched="tmp4 < ks0" in text, text=text)
+
+    module.explain_failure = explain_failure
+    module.render_text = lambda e: f"matched={e.matched}"
+    module.render_json = lambda e: json.dumps({"matched": e.matched})
+    monkeypatch.setitem(sys.modules, "analyzer.why", module)
+    monkeypatch.setattr(analyzer, "why", module, raising=False)
+    return seen
+
+
+def test_why_message(fake: Calls, fake_why) -> None:
+    result = run("why", "a.pt2", "index out of bounds: 0 <= tmp4 < ks0")
+    assert result.exit_code == 0 and result.stdout == "matched=True\n"
+    assert fake_why[0][0].path == "a.pt2"
+    result = run("why", "a.pt2", "something else", "--format", "json")
+    assert result.exit_code == 1 and json.loads(result.stdout) == {"matched": False}
+
+
+def test_why_log_file_and_stdin(fake: Calls, fake_why, tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("noise\nAssertion `index out of bounds: 0 <= tmp4 < ks0` failed.\n")
+    assert run("why", "a.pt2", "--log", str(log)).exit_code == 0
+    assert "noise" in fake_why[-1][1]
+    assert run("why", "a.pt2", "--log", "-", input="0 <= tmp4 < ks0\n").exit_code == 0
+    assert fake_why[-1][1] == "0 <= tmp4 < ks0\n"
+
+
+def test_why_usage(fake: Calls, fake_why, tmp_path: Path) -> None:
+    assert run("why", "a.pt2").exit_code == 2
+    assert run("why", "a.pt2", "msg", "--log", "-").exit_code == 2
+    result = run("why", "a.pt2", "--log", str(tmp_path / "missing.log"))
+    assert result.exit_code == 2 and "missing.log" in _error_line(result)
+
+
+# --- real packages (the real api, no fakes) --------------------------------------------------
+
+
+def _real_package(name: str) -> Path:
+    path = PT2 / name
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    return path
+
+
+def test_real_package_json(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    pkg = _real_package("gather_dyn.cuda.pt2")
+    result = run("check", str(pkg), "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "aoti-lint.check/1"
+    assert all(f["package"] == str(pkg) for f in doc["findings"])
+
+
+def test_real_missing_package_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run(str(tmp_path / "nope.pt2"))
+    assert result.exit_code == 2
+    assert "nope.pt2" in _error_line(result)
+
+
+def test_real_not_a_package_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    junk = tmp_path / "junk.pt2"
+    junk.write_bytes(b"PK\x03\x04 this is not a zip")
+    result = run("check", str(junk))
+    assert result.exit_code == 2
+    _error_line(result)
+
+
+def test_module_entry_point_no_traceback(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "analyzer", str(tmp_path / "nope.pt2")],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("aoti-lint: error: ") and proc.stderr.count("\n") == 1

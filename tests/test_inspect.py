@@ -1,0 +1,151 @@
+"""`aoti-lint inspect` on real packages: golden JSON per package, plus hand-reviewed facts.
+
+The goldens in tests/golden/inspect/ were reviewed against each wrapper: the assertion's line, the
+`ksM` parameter position in the kernel signature, the launch argument at that position, the
+`int64_t sNN = argK_1_size[d]` binding and the `inputs_info_` table.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from analyzer import api
+from analyzer.cli import cli
+from analyzer.report.inspect import render_json, render_text
+
+from conftest import GOLDEN, SHARED_PT2, all_packages, compare_golden, package_id, require
+
+
+def normalized_json(path) -> str:
+    doc = json.loads(render_json(api.load(path)))
+    doc["package"] = package_id(path)
+    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+
+
+@pytest.mark.parametrize("path", all_packages(), ids=package_id)
+def test_inspect_golden(path):
+    golden = GOLDEN / "inspect" / (package_id(path).replace("/", "__") + ".json")
+    compare_golden(normalized_json(path), golden)
+
+
+# (package, kernel, message, bound_expr, bound_sources, index_sources, bound_value)
+REVIEWED = [
+    ("gather_dyn.cuda.pt2", "triton_poi_fused_index_mul_0", "index out of bounds: 0 <= tmp4 < ks0",
+     "s77", [(0, 0)], [1], None),
+    ("gather_dyn.cuda.cpponly.pt2", "triton_poi_fused_index_mul_0", "index out of bounds: 0 <= tmp4 < ks0",
+     "s77", [(0, 0)], [1], None),
+    ("gather_dyn.cpu.stripped.pt2", "cpp_fused_index_mul_0", "index out of bounds: 0 <= tmp7 < ks1",
+     "s77", [(0, 0)], [1], None),
+    ("index_select_2d.cuda.stripped.pt2", "triton_poi_fused_add_index_select_0",
+     "index out of bounds: 0 <= tmp4 < ks1", "s27", [(0, 1)], [1], None),
+    ("index_select_2d.cpu.stripped.pt2", "cpp_fused_add_index_select_0",
+     "index out of bounds: 0 <= tmp10 < ks2", "s27", [(0, 1)], [1], None),
+    ("gather_static.cuda.stripped.pt2", "triton_poi_fused_index_mul_0", "index out of bounds: 0 <= tmp4 < 10",
+     "10", [], [1], 10),
+    ("gather_static.cpu.stripped.pt2", "cpp_fused_index_mul_0", "index out of bounds: 0 <= tmp7 < 10L",
+     "10", [], [1], 10),
+    # nn.Embedding's weight is lifted as arg0_1, so the only user input is arg1_1 at position 0.
+    ("embedding.cuda.stripped.pt2", "triton_per_fused_embedding_sum_0", "index out of bounds: 0 <= tmp4 < 100",
+     "100", [], [0], 100),
+    ("embedding.cpu.stripped.pt2", "cpp_fused_embedding_sum_0", "index out of bounds: 0 <= tmp7 < 100L",
+     "100", [], [0], 100),
+]
+
+
+@pytest.mark.parametrize("name,kernel,message,bound_expr,bound_sources,index_sources,bound_value", REVIEWED,
+                         ids=[r[0] for r in REVIEWED])
+def test_reviewed_assertion_links(name, kernel, message, bound_expr, bound_sources, index_sources, bound_value):
+    package = api.load(require(SHARED_PT2 / name))
+    (model,) = package.models
+    found = [a for a in model.assertions if a.message == message]
+    assert found, [a.message for a in model.assertions]
+    for a in found:
+        assert a.linked, a.unlinked_reason
+        assert a.kernel == kernel
+        assert a.bound_expr == bound_expr
+        assert [(r.input, r.dim) for r in a.bound_sources] == bound_sources
+        assert list(a.index_sources) == index_sources
+        assert a.bound_value == bound_value
+
+
+def test_gather_dyn_cuda_details():
+    (model,) = api.load(require(SHARED_PT2 / "gather_dyn.cuda.pt2")).models
+    assert model.device == "cuda"
+    assert model.metadata["AOTI_COMPUTE_CAPABILITY"] == "90"
+    assert [i.name for i in model.inputs] == ["arg0_1", "arg1_1"]
+    x, idx = model.inputs
+    assert (x.dtype, x.device) == ("float32", "cuda")
+    assert (x.dims[0].symbol, x.dims[0].min, x.dims[0].max, x.dims[0].enforced) == ("s77", 2, None, "env")
+    assert (x.dims[1].value, x.dims[1].symbol) == (8, None)
+    assert (idx.dims[0].symbol, idx.dims[0].min, idx.dims[0].max) == ("s95", 2, 2147483647)
+    assert model.checks_gated is True
+    (a,) = model.assertions
+    assert a.location.path.endswith(".wrapper.cpp")
+    assert (a.location.line, a.location.column) == (656, 9)
+    (launch,) = model.launches
+    assert launch.kernel == "triton_poi_fused_index_mul_0"
+    assert launch.args[:6] == ("arg1_1", "arg0_1", "buf0", "s77", "s95", "8")
+    assert launch.location.line == 868
+    assert launch.comment.startswith("Topologically Sorted Source Nodes: [index, mul]")
+    # The cubin and .so are listed, never read.
+    assert any(b.endswith(".cubin") for b in model.binaries)
+    assert any(b.endswith(".so") for b in model.binaries)
+
+
+def test_index_select_composite_numel_symbol():
+    (model,) = api.load(require(SHARED_PT2 / "index_select_2d.cuda.stripped.pt2")).models
+    sym = model.symbols["triton_poi_fused_add_index_select_0_xnumel"]
+    assert sym.expr == "s77 * s95"
+    assert sym.source is None
+
+
+def test_cpu_vectorized_kernel_keeps_both_assertion_sites():
+    (model,) = api.load(require(SHARED_PT2 / "index_select_2d.cpu.stripped.pt2")).models
+    lines = sorted(a.location.line for a in model.assertions)
+    assert lines == [51, 103]  # the vectorized main loop and its tail both check the index
+
+
+def test_cpponly_package_is_recognised():
+    (model,) = api.load(require(SHARED_PT2 / "gather_dyn.cuda.cpponly.pt2")).models
+    assert model.cpp_only
+    assert not any(b.endswith(".so") for b in model.binaries)
+
+
+def test_empty_reduce_has_reduction_and_division_but_no_assertion():
+    for name in ("empty_reduce.cuda.stripped.pt2", "empty_reduce.cpu.stripped.pt2"):
+        (model,) = api.load(require(SHARED_PT2 / name)).models
+        assert model.assertions == []
+        assert [(d.divisor_expr, d.sources[0].input, d.sources[0].dim) for d in model.divisions] == [("s77", 0, 0)]
+        assert [(r.op, r.extent_expr) for r in model.reductions] == [("max", "s77")]
+
+
+def test_inspect_text_shows_the_chain():
+    text = render_text(api.load(require(SHARED_PT2 / "gather_dyn.cuda.pt2")))
+    assert "s77 = input 0 dim 0 (arg0_1.size(0)), compiled range [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1" in text
+    assert "values of input 1 (arg1_1) -> tmp4 in triton_poi_fused_index_mul_0" in text
+    assert ".wrapper.cpp:656:9" in text
+
+
+def test_inspect_cli_json_contract():
+    result = CliRunner().invoke(cli, ["inspect", str(require(SHARED_PT2 / "gather_dyn.cuda.pt2")), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["schema"] == "aoti-lint.inspect/1"
+    (model,) = doc["models"]
+    assert model["inputs"][0]["dims"] == [
+        {"dim": 0, "symbol": "s77", "min": 2, "max": None, "enforced": "env"},
+        {"dim": 1, "value": 8},
+    ]
+    (a,) = model["assertions"]
+    assert {k: a[k] for k in ("kernel", "message", "index_var", "bound", "bound_expr", "bound_sources",
+                               "index_sources")} == {
+        "kernel": "triton_poi_fused_index_mul_0",
+        "message": "index out of bounds: 0 <= tmp4 < ks0",
+        "index_var": "tmp4", "bound": "ks0", "bound_expr": "s77",
+        "bound_sources": [{"input": 0, "dim": 0}],
+        "index_sources": [{"input": 1}],
+    }
+    assert a["location"]["line"] == 656 and a["location"]["column"] == 9
