@@ -357,7 +357,12 @@ def _count_central_records(fp: BinaryIO, size: int, cap: int) -> int:
     tail_len = min(size, _EOCD.size + 0xFFFF)
     fp.seek(size - tail_len)
     tail = fp.read(tail_len)
-    at = tail.rfind(b"PK\x05\x06")
+    # Same search order as zipfile: a record ending the file without a comment first, then the last
+    # signature in the tail; both readers must agree on which central directory they walk.
+    if tail[-_EOCD.size:-_EOCD.size + 4] == b"PK\x05\x06" and tail[-2:] == b"\0\0":
+        at = len(tail) - _EOCD.size
+    else:
+        at = tail.rfind(b"PK\x05\x06")
     if at < 0 or at + _EOCD.size > len(tail):
         return 0
     eocd_pos = size - tail_len + at
@@ -439,13 +444,15 @@ class _DirSource:
         if depth > self._limits.max_depth:
             raise ArchiveError(f"{self.label}: folders nested deeper than {self._limits.max_depth} levels")
         self._deadline.check("listing members")
+        entries = []
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                for entry in it:
+                    self._count_entry()  # counted while listing: a folder of millions stops early
+                    entries.append(entry)
         except OSError as exc:
             raise ArchiveError(f"{self.label}: cannot list {_q(prefix or '.')}: {_reason(exc)}") from None
-        for entry in entries:
-            self._count_entry()
+        for entry in sorted(entries, key=lambda e: e.name):
             member = prefix + _display_name(entry.name)
             if entry.is_symlink():
                 self._add(member, entry.path)

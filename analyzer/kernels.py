@@ -415,6 +415,8 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
         value = d["value"]
         if value.type == "argument_list":
             continue
+        if d["declaration"].parent is not None and d["declaration"].parent.type == "for_statement":
+            continue  # loop variables get their range from the loop (facts.extents), not the init
         facts.defs.setdefault(var, []).append((d["declaration"].start_byte, to_ast(value)))
     for lp in ts.matches("loops", body):
         var = ts.text(lp["var"])

@@ -375,7 +375,7 @@ class _Linker:
                              f"at {launch.location.path.rsplit('/', 1)[-1]}:{launch.location.line}, passed {arg}")
             if not bound_params:
                 lines.append(f"must be < {a.bound} (a constant)")
-        for ref in a.bound_sources:
+        for ref in a.bound_sources + tuple(r for r in a.index_extent_sources if r not in a.bound_sources):
             dim = model.dim(ref)
             symbol = dim.symbol if dim else None
             lines.append(f"{symbol or '?'} = {model.describe(ref)}, {_range_text(dim)}")

@@ -52,3 +52,21 @@ def compare_golden(actual: str, golden: Path) -> None:
         golden.write_text(actual)
         return
     assert actual == golden.read_text(), f"output differs from {golden} (AOTI_LINT_UPDATE_GOLDEN=1 to update)"
+
+
+@pytest.fixture(scope="session")
+def fresh_cpu_package(tmp_path_factory):
+    """Compile (once per session) one of tests/torch_models.py's models for CPU with the
+    installed torch; returns a function name -> .pt2 path. Skips when torch is missing."""
+    pytest.importorskip("torch")
+    import torch_models
+
+    out = tmp_path_factory.mktemp("fresh_pt2")
+    cache: dict[str, str] = {}
+
+    def get(name: str) -> str:
+        if name not in cache:
+            cache[name] = torch_models.compile_package(name, out)
+        return cache[name]
+
+    return get

@@ -1,0 +1,217 @@
+"""The whole tool against hostile input: the corpus of tests/hostile.py through `api.lint`, the
+click command and a real `python -m analyzer` process, then property tests that mutate the real
+packages. Whatever the input, the tool either reports (exit 0/1) or refuses it with one clean line
+(exit 2): never a traceback, never a file written, never past its limits."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analyzer.api import Options, Result, lint
+from analyzer.archive import ArchiveError, Limits
+from analyzer.cli import cli
+from hostile import BASE_PACKAGE, CASES, CASES_BY_NAME, SHARED_PT2, Case, RawMember, write_raw_zip
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int, int]]:
+    seen = {}
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        for name in dirnames + filenames:
+            st_ = os.lstat(os.path.join(dirpath, name))
+            seen[os.path.join(dirpath, name)] = (st_.st_mode, st_.st_size, st_.st_mtime_ns)
+    return seen
+
+
+def _fails(case: Case) -> str | None:
+    return case.open_error or case.read_error
+
+
+def _build(case: Case, tmp_path: Path) -> Path:
+    if case.real and not BASE_PACKAGE.is_file():
+        pytest.skip(f"real packages not found at {SHARED_PT2}")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    return case.build(corpus)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_lint_on_hostile_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _build(case, tmp_path)
+    monkeypatch.chdir(tmp_path / "corpus")
+    before = _snapshot(tmp_path)
+    options = Options(limits=case.limits or Limits())
+    expected = _fails(case)
+    if expected is not None:
+        with pytest.raises(ArchiveError) as info:
+            lint(path, options)
+        assert str(info.value).isprintable()
+        assert expected in str(info.value)
+    else:
+        result = lint(path, options)
+        assert isinstance(result, Result) and len(result.packages) == 1
+        assert result.packages[0].models
+    assert _snapshot(tmp_path) == before
+
+
+CLI_CASES = [c for c in CASES if c.limits is None]
+
+
+@pytest.mark.parametrize("case", CLI_CASES, ids=[c.name for c in CLI_CASES])
+def test_cli_on_hostile_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _build(case, tmp_path)
+    monkeypatch.chdir(tmp_path / "corpus")
+    before = _snapshot(tmp_path)
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    if _fails(case) is not None:
+        assert result.exit_code == 2, result.output
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("aoti-lint: error: "), result.stderr
+        assert _fails(case).replace("\n", " ") in lines[0] or case.name in ("newline_dotdot_name",)
+    else:
+        assert result.exit_code in (0, 1), result.output
+        assert result.stderr == ""
+    assert _snapshot(tmp_path) == before
+
+
+PROCESS_CASES = ["random_bytes", "truncated_50pct", "deflate_bomb", "dotdot_name", "symlink_member",
+                 "too_many_members", "empty_dir", "nonexistent"]
+
+
+@pytest.mark.parametrize("name", PROCESS_CASES)
+def test_module_entry_point_exits_2_with_one_line(name: str, tmp_path: Path) -> None:
+    path = _build(CASES_BY_NAME[name], tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1")
+    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", str(path)], cwd=tmp_path / "corpus",
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("aoti-lint: error: ") and str(path) in lines[0], proc.stderr
+    assert proc.stdout == ""
+
+
+# --- property tests: mutate real packages ---------------------------------------------------------
+
+MUTABLE = sorted(p for p in SHARED_PT2.glob("*.pt2") if p.name != "gather_dyn.cuda.pt2") if SHARED_PT2.is_dir() else []
+needs_real = pytest.mark.skipif(not MUTABLE, reason=f"real packages not found at {SHARED_PT2}")
+# A ceiling that proves lint terminates under its own deadline, not a speed target.
+MUTATION_LIMITS = Limits(timeout_s=20.0)
+CEILING_S = 60.0
+
+
+@functools.lru_cache(maxsize=None)
+def _members(package: Path) -> tuple[tuple[str, bytes], ...]:
+    with zipfile.ZipFile(package) as zf:
+        return tuple((info.filename, zf.read(info)) for info in zf.infolist())
+
+
+@functools.lru_cache(maxsize=None)
+def _all_kernels() -> tuple[bytes, ...]:
+    return tuple(data for p in MUTABLE for name, data in _members(p) if name.endswith(".cpp"))
+
+
+def _at(data: bytes, fraction: float) -> int:
+    return int(len(data) * fraction)
+
+
+def _mutate(data: bytes, op: tuple) -> bytes:
+    kind = op[0]
+    if kind == "truncate":
+        return data[:_at(data, op[1])]
+    if kind == "flip":
+        out = bytearray(data)
+        for fraction, mask in op[1]:
+            if out:
+                i = min(_at(out, fraction), len(out) - 1)
+                out[i] ^= mask
+        return bytes(out)
+    if kind == "splice":
+        donor = _all_kernels()[op[1] % len(_all_kernels())]
+        a, b = sorted((_at(donor, op[2]), _at(donor, op[3])))
+        i = _at(data, op[4])
+        return data[:i] + donor[a:b] + data[i:]
+    if kind in ("drop_lines", "dup_lines"):
+        lines = data.splitlines(keepends=True)
+        i = _at(lines, op[1])
+        chunk = lines[i:i + op[2]]
+        rest = lines[i + op[2]:]
+        return b"".join(lines[:i] + (chunk * 2 if kind == "dup_lines" else []) + rest)
+    if kind == "nest":
+        i = _at(data, op[1])
+        return data[:i] + op[2] * op[3] + data[i:]
+    if kind == "replace":
+        return op[1]
+    raise AssertionError(kind)
+
+
+fraction = st.floats(0, 1)
+mutation = st.one_of(
+    st.tuples(st.just("truncate"), fraction),
+    st.tuples(st.just("flip"), st.lists(st.tuples(fraction, st.integers(1, 255)), min_size=1, max_size=8)),
+    st.tuples(st.just("splice"), st.integers(0, 100), fraction, fraction, fraction),
+    st.tuples(st.just("drop_lines"), fraction, st.integers(1, 200)),
+    st.tuples(st.just("dup_lines"), fraction, st.integers(1, 50)),
+    st.tuples(st.just("nest"), fraction, st.sampled_from([b"(", b"{", b"[", b"((", b"({["]), st.integers(1, 20_000)),
+    st.tuples(st.just("replace"), st.binary(max_size=256)),
+)
+
+
+def _lint_within_bounds(path: Path) -> None:
+    start = time.monotonic()
+    try:
+        result = lint(path, Options(limits=MUTATION_LIMITS))
+    except ArchiveError as exc:
+        assert str(exc).isprintable() and str(exc).startswith(str(path) + ": ")
+    else:
+        assert isinstance(result, Result) and result.packages[0].models
+    assert time.monotonic() - start < CEILING_S
+
+
+@needs_real
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(package=st.sampled_from(MUTABLE or [Path("none")]), target=st.sampled_from(["wrapper.cpp", "kernel.cpp", "metadata.json", "any"]),
+       pick=st.integers(0, 50), ops=st.lists(mutation, min_size=1, max_size=3))
+def test_mutated_members_lint_or_fail_cleanly(package: Path, target: str, pick: int, ops: list[tuple]) -> None:
+    members = list(_members(package))
+    candidates = [i for i, (name, _) in enumerate(members) if name.endswith(target)] or list(range(len(members)))
+    index = candidates[pick % len(candidates)]
+    name, data = members[index]
+    for op in ops:
+        data = _mutate(data, op)
+    members[index] = (name, data)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_raw_zip(Path(tmp) / "mutated.pt2", [RawMember(n, d) for n, d in members])
+        _lint_within_bounds(path)
+
+
+@needs_real
+@settings(max_examples=20, deadline=None, derandomize=True, database=None)
+@given(package=st.sampled_from(MUTABLE or [Path("none")]),
+       flips=st.lists(st.tuples(fraction, st.integers(1, 255)), min_size=1, max_size=6),
+       cut=st.one_of(st.none(), fraction))
+def test_mutated_container_lints_or_fails_cleanly(package: Path, flips: list[tuple[float, int]], cut: float | None) -> None:
+    # Damage the zip container itself (headers, central directory, end records), not just members.
+    data = _mutate(package.read_bytes(), ("flip", flips))
+    if cut is not None:
+        data = data[:_at(data, cut)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "damaged.pt2"
+        path.write_bytes(data)
+        _lint_within_bounds(path)
