@@ -7,6 +7,7 @@ Unknown constructs raise ValueError: callers treat that as "cannot say" rather t
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import math
 from collections.abc import Mapping
@@ -25,70 +26,82 @@ def _parse(expr: str) -> ast.expr:
         raise ValueError(f"cannot parse expression {expr[:60]!r}") from exc
 
 
-def names(expr: str) -> set[str]:
+def names(expr: str) -> frozenset[str]:
     """Free names of an expression (function names excluded)."""
+    return _names(expr)
+
+
+@functools.lru_cache(maxsize=8192)
+def _names(expr: str) -> frozenset[str]:
     tree = _parse(expr)
     funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in funcs}
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in funcs)
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, mapping: Mapping[str, str]) -> None:
+        self.mapping = mapping
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        node.args = [self.visit(a) for a in node.args]  # function names are not free names
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.mapping:
+            return _parse(self.mapping[node.id])
+        return node
 
 
 def substitute(expr: str, mapping: Mapping[str, str]) -> str:
     """Replace free names by (parenthesized) expressions."""
-    tree = _parse(expr)
-
-    class _Sub(ast.NodeTransformer):
-        def visit_Call(self, node: ast.Call) -> ast.AST:
-            node.args = [self.visit(a) for a in node.args]
-            return node
-
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            if node.id in mapping:
-                return _parse(mapping[node.id])
-            return node
-
-    import copy
-
-    return simplify(ast.unparse(_Sub().visit(copy.deepcopy(tree))))
+    free = names(expr)
+    if not free & mapping.keys():
+        return expr
+    if len(free) == 1 and expr.strip() in mapping:
+        return simplify(mapping[expr.strip()])
+    tree = _Substitute(mapping).visit(copy.deepcopy(_parse(expr)))
+    return simplify(ast.unparse(tree))
 
 
+class _Fold(ast.NodeTransformer):
+    """Constant folding and the identities that make "max index + 1" read as the size."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        left, right = node.left, node.right
+        if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
+            try:
+                value = _binop(node.op, left.value, right.value)
+            except (ValueError, ZeroDivisionError, TypeError):
+                return node
+            if isinstance(value, float) and value.is_integer() and not isinstance(node.op, ast.Div):
+                value = int(value)
+            return ast.Constant(value)
+        if isinstance(node.op, ast.Add) and isinstance(right, ast.Constant) and right.value == 0:
+            return left
+        if isinstance(node.op, ast.Add) and isinstance(left, ast.Constant) and left.value == 0:
+            return right
+        if isinstance(node.op, ast.Sub) and isinstance(right, ast.Constant) and right.value == 0:
+            return left
+        if isinstance(node.op, ast.Mult) and isinstance(right, ast.Constant) and right.value == 1:
+            return left
+        if isinstance(node.op, ast.Mult) and isinstance(left, ast.Constant) and left.value == 1:
+            return right
+        # (a - 1) + 1 -> a : the common shape of "max index + 1".
+        if (isinstance(node.op, ast.Add) and isinstance(right, ast.Constant)
+                and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Sub)
+                and isinstance(left.right, ast.Constant) and left.right.value == right.value):
+            return left.left
+        return node
+
+
+@functools.lru_cache(maxsize=8192)
 def simplify(expr: str) -> str:
     """Fold constants and drop redundant parentheses (cosmetic; keeps reports readable)."""
     try:
         tree = _parse(expr)
     except ValueError:
         return expr
-
-    class _Fold(ast.NodeTransformer):
-        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-            self.generic_visit(node)
-            left, right = node.left, node.right
-            if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
-                try:
-                    value = _binop(node.op, left.value, right.value)
-                except (ValueError, ZeroDivisionError):
-                    return node
-                if isinstance(value, float) and value.is_integer() and not isinstance(node.op, ast.Div):
-                    value = int(value)
-                return ast.Constant(value)
-            if isinstance(node.op, ast.Add) and isinstance(right, ast.Constant) and right.value == 0:
-                return left
-            if isinstance(node.op, ast.Add) and isinstance(left, ast.Constant) and left.value == 0:
-                return right
-            if isinstance(node.op, ast.Sub) and isinstance(right, ast.Constant) and right.value == 0:
-                return left
-            if isinstance(node.op, ast.Mult) and isinstance(right, ast.Constant) and right.value == 1:
-                return left
-            if isinstance(node.op, ast.Mult) and isinstance(left, ast.Constant) and left.value == 1:
-                return right
-            # (a - 1) + 1 -> a : the common shape of "max index + 1".
-            if (isinstance(node.op, ast.Add) and isinstance(right, ast.Constant)
-                    and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Sub)
-                    and isinstance(left.right, ast.Constant) and left.right.value == right.value):
-                return left.left
-            return node
-
-    import copy
-
     try:
         return ast.unparse(_Fold().visit(copy.deepcopy(tree)))
     except (RecursionError, ValueError):

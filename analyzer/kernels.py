@@ -300,7 +300,9 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return KernelFacts(name, "triton", helper_params, loc, problem=f"cannot parse Triton source: {type(exc).__name__}")
-    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
+    # The kernel is a top-level def; walking the whole module would also walk the decorator's
+    # large triton_meta/inductor_meta dicts.
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
     if fn is None:
         return KernelFacts(name, "triton", helper_params, loc, problem="no kernel function in the Triton source")
 
@@ -310,14 +312,15 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
     params = tuple(a.arg for a in fn.args.args)
     facts = KernelFacts(fn.name or name, "triton", params, where(fn))
     facts.param_types = _triton_signature(fn)
-    for node in ast.walk(fn):
+    body_nodes = [n for stmt in fn.body for n in ast.walk(stmt)]
+    for node in body_nodes:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     facts.defs.setdefault(target.id, []).append((node.lineno, node.value))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
             facts.defs.setdefault(node.target.id, []).append((node.lineno, node.value))
-    for node in ast.walk(fn):
+    for node in body_nodes:
         if isinstance(node, ast.Call) and _call_name(node).endswith("device_assert") and len(node.args) >= 2:
             msg_node = node.args[1]
             if isinstance(msg_node, ast.Constant) and isinstance(msg_node.value, str):

@@ -60,6 +60,8 @@ class _Linker:
         self.root: dict[str, DimRef] = {}        # root symbol -> input dim
         self.producers: dict[str, list[int]] = defaultdict(list)  # canonical buffer -> launch indices
         self.launch_inputs: list[set[str]] = []
+        self._resolved: dict[str, str] = {}
+        self._param_maps: dict[tuple[str, int], dict[str, str]] = {}
 
     # -- inputs, constants, symbols -----------------------------------------------------------
     def run(self) -> None:
@@ -146,10 +148,14 @@ class _Linker:
                                                      in_wrapper=True))
 
     def _resolve(self, expr: str) -> str:
-        try:
-            return intervals.substitute(expr, self.sym_expr)
-        except ValueError:
-            return expr
+        cached = self._resolved.get(expr)
+        if cached is None:
+            try:
+                cached = intervals.substitute(expr, self.sym_expr)
+            except ValueError:
+                cached = expr
+            self._resolved[expr] = cached
+        return cached
 
     def _sources(self, expr: str | None) -> tuple[DimRef, ...]:
         if not expr:
@@ -271,6 +277,9 @@ class _Linker:
 
     def _param_map(self, facts: KernelFacts, launch_index: int) -> dict[str, str]:
         """Kernel parameter -> launch argument expression over root symbols (by position)."""
+        key = (facts.name, launch_index)
+        if key in self._param_maps:
+            return self._param_maps[key]
         launch = self.model.launches[launch_index]
         params = facts.params
         if facts.kind == "triton":
@@ -281,6 +290,7 @@ class _Linker:
         for i, param in enumerate(params):
             if i < len(launch.args) and not _POINTER_PARAM.match(param):
                 mapping[param] = self._resolve(launch.args[i])
+        self._param_maps[key] = mapping
         return mapping
 
     def _over_launches(self, facts: KernelFacts, expr: str | None, indices: list[int]):

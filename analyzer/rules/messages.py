@@ -1,0 +1,139 @@
+"""Every user-facing sentence the rules emit, in one place.
+
+`MESSAGES[...]` are finding messages, `FIXES[...]` the `fix` texts, `CHAIN[...]` the lines the
+rules append to an assertion's linking chain, `EFFECTS[...]` what happens at run time per device.
+All are `str.format` templates with named fields; the rule fills them. Keeping them together keeps
+the wording consistent across rules and lets the goldens be reviewed in one place.
+"""
+
+from __future__ import annotations
+
+# What an out-of-bounds index does at run time, by device.
+EFFECTS: dict[str, str] = {
+    "cuda": "a device-side assert (`CUDA error: device-side assert triggered`) that leaves the CUDA "
+            "context unusable for the rest of the process",
+    "cpu": "`RuntimeError: {message}` (or an abort of the whole process where the error cannot be "
+           "propagated)",
+    "unknown": "a failed index assertion (`{message}`) at run time",
+}
+
+# What an empty reduction returns, by op.
+IDENTITIES: dict[str, str] = {
+    "max": "-inf (the lowest value of the dtype)",
+    "min": "inf (the highest value of the dtype)",
+    "argmax": "an arbitrary index (0) of a value that does not exist",
+    "argmin": "an arbitrary index (0) of a value that does not exist",
+}
+
+MESSAGES: dict[str, str] = {
+    # AOTI001 empty-index-bound
+    "empty-index-bound":
+        "index bound `{bound}` of \"{assertion}\" in {kernel} is {dim_display} ({where}), which the package "
+        "accepts as 0 ({range_text}): with it empty the bound is 0 and every index fails, {effect}",
+    # AOTI002 unenforced-lower-bound
+    "unenforced-lower-bound":
+        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
+        "{kernels} unchecked",
+    "unenforced-lower-bound.no-kernels":
+        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
+        "the compiled code unchecked",
+    # AOTI003 index-exceeds-constant-bound
+    "index-exceeds-constant-bound.unbounded":
+        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) has no "
+        "upper bound in the package, so any size above {limit} trips the constant bound {bound_value}, {effect}",
+    "index-exceeds-constant-bound.bounded":
+        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) may be "
+        "up to {max} ({max_origin}), but sizes above {limit} trip the constant bound {bound_value}, {effect}",
+    # AOTI004 division-by-dynamic-size
+    "division-by-dynamic-size.float":
+        "{kernel} divides by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} ({where}) is empty "
+        "({range_text}): the result is NaN (0/0) or inf, silently",
+    "division-by-dynamic-size.integer":
+        "{kernel} computes an integer `/` or `%` by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} "
+        "({where}) is empty ({range_text}): integer division by zero kills the process (SIGFPE)",
+    # AOTI005 empty-reduction
+    "empty-reduction":
+        "{op} reduction in {kernel} over {extent} elements: when {dim_display} ({where}) is empty "
+        "({range_text}) it returns its identity, {identity}, where eager PyTorch raises",
+    # AOTI006 target-device-mismatch
+    "target-device-mismatch.device":
+        "model '{model}' was compiled for {device} ({key}={device_key}) but the target device is {target}: "
+        "the package cannot run there",
+    "target-device-mismatch.sm":
+        "model '{model}' holds CUDA kernels compiled for sm_{package_sm} (AOTI_COMPUTE_CAPABILITY={package_sm}) "
+        "but the target is sm_{target_sm}: {why}",
+    "target-device-mismatch.sm.major":
+        "a cubin built for compute capability {package_major}.x does not load on {target_major}.x",
+    "target-device-mismatch.sm.minor":
+        "a cubin built for {package_cc} needs a device of {package_cc} or a later minor revision of the same "
+        "major version, and {target_cc} is older",
+    "target-device-mismatch.sm.arch":
+        "sm_{package_sm} is an architecture-specific target: its cubin runs only on exactly {package_cc}",
+    # AOTI007 no-kernel-source
+    "no-kernel-source": "{problem}",
+    # AOTI008 unlinked-assertion
+    "unlinked-assertion":
+        "assertion \"{assertion}\" in {kernel} could not be linked to the model inputs: {reason}; "
+        "nothing is known about when it fails",
+    # AOTI009 unparsed-member
+    "unparsed-member": "{what}: {problem}",
+}
+
+FIXES: dict[str, str] = {
+    "empty-index-bound":
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), or run with "
+        "AOTI_RUNTIME_CHECK_INPUTS=1 so that the package's own check rejects size 0 with a clear error, "
+        "or handle size 0 outside the model and export with Dim(..., min=1)",
+    "empty-index-bound.always":
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), or export with "
+        "Dim(..., min=1) so that the package's always-on check rejects size 0",
+    "unenforced-lower-bound":
+        "run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package rejects {dim_display} < {min}, or check "
+        "`{check_expr} >= {min}` before calling the model; to support smaller sizes, export with example "
+        "inputs where this dim is >= 2 and Dim(..., min={below}) (sizes 0 and 1 are specialized unless "
+        "declared)",
+    "unenforced-lower-bound.none":
+        "check `{check_expr} >= {min}` before calling the model; to support smaller sizes, export with "
+        "Dim(..., min={below})",
+    "index-exceeds-constant-bound":
+        "declare the dimension's real limit when exporting (Dim(..., max={bound_value})) and run with "
+        "AOTI_RUNTIME_CHECK_INPUTS=1, or reject `{check_expr} > {limit}` before calling the model, or size the "
+        "indexed table for the longest input",
+    "index-exceeds-constant-bound.enforced":
+        "lower the dimension's max to {limit} when exporting (Dim(..., max={limit})), or size the indexed table "
+        "for {max}",
+    "division-by-dynamic-size.float":
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), or guard the division "
+        "in the model (e.g. divide by `clamp_min(n, 1)`)",
+    "division-by-dynamic-size.integer":
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), or run with "
+        "AOTI_RUNTIME_CHECK_INPUTS=1 when the package's check excludes 0",
+    "empty-reduction":
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), as eager PyTorch does, or "
+        "export with Dim(..., min=1) and run with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "target-device-mismatch.device":
+        "re-export and compile the package on (or for) a {target} machine",
+    "target-device-mismatch.sm":
+        "compile the package for the target GPU (on an sm_{target_sm} machine, or with "
+        "TORCH_CUDA_ARCH_LIST set to it)",
+    "no-kernel-source":
+        "keep the kernel source in the package (do not strip `*.wrapper.cpp`/`*.kernel.cpp`) so that it can be "
+        "checked",
+    "unlinked-assertion":
+        "check this assertion by hand; please report the package so that the analyzer can learn its form",
+    "unparsed-member":
+        "check that the package was not truncated or edited; if it is intact, please report it",
+}
+
+CHAIN: dict[str, str] = {
+    "zero": "with {assignment} the bound {bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
+    "extent": "{index_var} reaches {extent} - 1; with {assignment} that is {value} >= {bound_value}",
+    "range": "{symbol} = {describe}, {range_text}",
+}
+
+# How an input dim's range is enforced at run time.
+ENFORCEMENT: dict[str, str] = {
+    "env": "the check runs only when AOTI_RUNTIME_CHECK_INPUTS=1 is set",
+    "none": "nothing checks it at run time",
+    "always": "the check runs at every call",
+}
