@@ -74,8 +74,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             + (f" ({len(members.binaries)} file(s))" if members.binaries else "")
             + " are present, so nothing can be linked", Location(members.prefix), kind="no-source"))
     for member in members.wrappers[:1]:
-        pkg.deadline.check(f"parsing {member}")
-        tree = ts.parse(pkg.read_bytes(member))
+        tree = _parse(pkg, member)
         wrapper_facts = wrapper.parse(tree, member, limits.max_nesting)
         # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
         kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
@@ -89,14 +88,22 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
         problems.append(Problem("more than one wrapper in one model folder; only the first was analysed",
                                 Location(member), kind="parse"))
     for member in members.kernels:
-        pkg.deadline.check(f"parsing {member}")
-        tree = ts.parse(pkg.read_bytes(member))
+        tree = _parse(pkg, member)
         kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
     binaries = tuple(members.binaries)
     cpp_only = members.cmake is not None and not any(b.endswith(".so") for b in binaries)
     return link_model(members.name, metadata, wrapper_facts, kernel_facts,
                       kernel_paths=tuple(members.kernels), binaries=binaries, cpp_only=cpp_only,
                       problems=problems)
+
+
+def _parse(pkg: "archive.Package", member: str) -> "ts.Tree":
+    """One tree-sitter parse of a member, stopped early when the package's time budget runs out."""
+    pkg.deadline.check(f"parsing {member}")
+    tree, stopped = ts.parse(pkg.read_bytes(member), should_stop=lambda: pkg.deadline.expired)
+    if stopped:
+        pkg.deadline.check(f"parsing {member}")
+    return tree
 
 
 def _apply_exported(result: Package, pkg: "archive.Package", options: Options) -> None:

@@ -27,8 +27,25 @@ def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(LANGUAGE)
 
 
-def parse(data: bytes) -> Tree:
-    return _parser().parse(data)
+_CHUNK = 1 << 16
+
+
+def parse(data: bytes, should_stop=None) -> tuple[Tree, bool]:
+    """Parse C++ bytes. With `should_stop` (polled every 64 KiB) the source is fed in chunks and
+    parsing ends early once it returns True: tree-sitter 0.26 has no timeout of its own.
+    Returns (tree, stopped)."""
+    if should_stop is None:
+        return _parser().parse(data), False
+    stopped = False
+
+    def read(offset: int, _point) -> bytes:
+        nonlocal stopped
+        if stopped or should_stop():
+            stopped = True
+            return b""
+        return data[offset:offset + _CHUNK]
+
+    return _parser().parse(read), stopped
 
 
 def _grammar_text(name: str) -> str:

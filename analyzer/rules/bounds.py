@@ -1,4 +1,366 @@
-"""Index-bound rules: assertions whose bound or index comes from a model input dimension.
+"""Index-bound rules: assertions whose bound or index comes from a model input dimension, the input
+ranges the package does not enforce, and assertions the analyzer could not link."""
 
-Placeholder: the rule writer fills this module (each rule registered with `@register`).
-"""
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from .. import intervals
+from .. import witness as W
+from ..findings import Finding, Location, Severity
+from ..model import Assertion, DimRef, Model
+from . import Context, Rule, register
+from .messages import CHAIN, EFFECTS, ENFORCEMENT, FIXES, MESSAGES, NO_BOUND
+
+
+def effect(model: Model, message: str) -> str:
+    """What a failing index assertion does on the model's device."""
+    device = (model.device or "").split(":")[0]
+    return EFFECTS.get(device, EFFECTS["unknown"]).format(message=message)
+
+
+def where(ref: DimRef) -> str:
+    return f"input {ref.input} dim {ref.dim}"
+
+
+def model_location(model: Model) -> Location:
+    return Location(model.wrapper_path or model.name)
+
+
+def unique_assertions(model: Model, keep) -> Iterable[Assertion]:
+    """Assertions passing `keep`, one per (kernel, message): CPU kernels repeat an assertion in the
+    vectorized main loop and the scalar tail; the first location is kept."""
+    seen: set[tuple[str, str]] = set()
+    for a in model.assertions:
+        if not keep(a) or (a.kernel, a.message) in seen:
+            continue
+        seen.add((a.kernel, a.message))
+        yield a
+
+
+@register
+class EmptyIndexBound(Rule):
+    """An index bound is an input dimension that the package accepts as 0.
+
+    ## What it does
+    Finds index-bound assertions (`index out of bounds: 0 <= tmp4 < ks0`) whose bound is a dynamic
+    input dimension (or an expression over dimensions) that becomes 0 when a dimension is empty, while
+    nothing at run time rejects size 0: the package's `check_input_N` range checks run only with
+    `AOTI_RUNTIME_CHECK_INPUTS=1` (the default code generation), or the checked range includes 0.
+    The bound is evaluated with the dimension set to 0; bounds that stay positive (`ks0 + 1`) and
+    constant bounds (`100`) are not reported.
+
+    ## Why it matters
+    `torch.export` records `Dim("n")` as `[0, inf)`, but Inductor compiles for `n >= 2` and does not
+    check it by default. An empty tensor therefore reaches the kernel, and every index `i` fails
+    `0 <= i < 0`: on CUDA a device-side assert that leaves the CUDA context unusable (every later CUDA
+    call in the process fails), on CPU `RuntimeError: index out of bounds` or an abort. Eager PyTorch
+    and `torch.compile` handle the same input (an empty gather is an error only when an index exists).
+
+    ## Example
+    ```python
+    class Gather(torch.nn.Module):
+        def forward(self, x, idx):      # x: [n, 8], idx: [m]
+            return x[idx] * 2
+
+    ep = torch.export.export(Gather(), (x, idx), dynamic_shapes={"x": {0: Dim("n")}, "idx": {0: Dim("m")}})
+    pkg = torch._inductor.aoti_compile_and_package(ep)
+    # x.shape = (0, 8), idx.shape = (3,) -> "index out of bounds: 0 <= tmp4 < ks0"
+    ```
+
+    ## Fix
+    Reject empty inputs before calling the model (`if x.shape[0] == 0: ...`), or run with
+    `AOTI_RUNTIME_CHECK_INPUTS=1` so that the package's own check rejects size 0 with a clear error,
+    or handle size 0 outside the model and export with `Dim("n", min=1)`.
+    """
+
+    name = "empty-index-bound"
+    code = "AOTI001"
+    severity = Severity.ERROR
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        def keep(a: Assertion) -> bool:
+            return a.linked and a.bound_value is None and bool(a.bound_sources) and bool(a.bound_expr)
+
+        for a in unique_assertions(model, keep):
+            choice = self._zero_assignment(model, a)
+            if choice is None:
+                continue
+            ref = min(choice)
+            dim = model.dim(ref)
+            value = W.evaluate_at(model, a.bound_expr, choice)
+            fields = dict(bound=a.bound, assertion=a.message, kernel=a.kernel, dim_display=W.dim_display(model, ref),
+                          where=where(ref), range_text=W.range_text(dim), effect=effect(model, a.message))
+            chain = (*a.chain, CHAIN["zero"].format(assignment=W.assignment_text(model, choice),
+                                                    bound_expr=W.display_expr(model, a.bound_expr),
+                                                    value=_int_text(value), index_var=a.index_var or "index"))
+            fix_key = "empty-index-bound.always" if dim is not None and dim.enforced == "always" else "empty-index-bound"
+            key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"
+                   f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
+            yield self.finding(
+                model, ctx, MESSAGES["empty-index-bound"].format(**fields), a.location,
+                kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+                witness=W.witness(model, choice),
+                fix=FIXES[fix_key].format(check_expr=W.check_expr(model, ref)),
+                chain=chain, key=key)
+
+    @staticmethod
+    def _zero_assignment(model: Model, a: Assertion) -> dict[DimRef, int] | None:
+        """Dims set to 0 that make the bound <= 0, leaving the index inputs non-empty: one dim if one
+        suffices (the first in input order), else every zero-able bound dim; None if none does."""
+        zeroable = [r for r in a.bound_sources
+                    if W.can_be_zero(model.dim(r)) and r.input not in a.index_sources]
+        for ref in zeroable:
+            value = W.evaluate_at(model, a.bound_expr, {ref: 0})
+            if value is not None and value <= 0:
+                return {ref: 0}
+        if len(zeroable) > 1:
+            choice = {r: 0 for r in zeroable}
+            value = W.evaluate_at(model, a.bound_expr, choice)
+            if value is not None and value <= 0:
+                return choice
+        return None
+
+
+@register
+class UnenforcedLowerBound(Rule):
+    """A dynamic dimension's compiled minimum is not checked at run time.
+
+    ## What it does
+    Finds dynamic input dimensions compiled for a minimum size of 1 or more (usually 2: `torch.export`
+    specializes sizes 0 and 1 unless told otherwise) whose `check_input_N` range check runs only with
+    `AOTI_RUNTIME_CHECK_INPUTS=1`, or that nothing checks at all. The finding lists the kernels whose
+    launch arguments, assertions, reductions or divisions read the dimension.
+
+    ## Why it matters
+    Sizes below the minimum were never compiled for: the generated code may assume a size of at least
+    2 (no broadcasting along it, a non-empty reduction, a valid index bound). Without the check such
+    an input is not rejected; it runs through code that was specialized away from it, with results
+    ranging from correct to wrong numbers to index assertions (see `empty-index-bound`).
+
+    ## Example
+    ```python
+    ep = torch.export.export(model, (x,), dynamic_shapes={"x": {0: Dim("n")}})   # compiled for n >= 2
+    pkg = torch._inductor.aoti_compile_and_package(ep)
+    runner(torch.randn(1, 8))   # n = 1: not checked unless AOTI_RUNTIME_CHECK_INPUTS=1
+    ```
+
+    ## Fix
+    Run with `AOTI_RUNTIME_CHECK_INPUTS=1`, or check the size before calling the model. To support
+    sizes 0 or 1, declare them (`Dim("n", min=0)`) and export with an example input of size >= 2 so
+    that the package is compiled for them.
+    """
+
+    name = "unenforced-lower-bound"
+    code = "AOTI002"
+    severity = Severity.WARNING
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        users = _kernels_by_symbol(model)
+        for inp in model.inputs:
+            for dim in inp.dims:
+                if dim.value is not None or dim.min is None or dim.min < 1 or dim.enforced not in ("env", "none"):
+                    continue
+                ref = DimRef(inp.index, dim.dim)
+                symbol = dim.symbol or W.symbol_of(model, ref)
+                kernels = users.get(symbol, []) if symbol else []
+                below = dim.min - 1
+                fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
+                              enforcement=ENFORCEMENT[dim.enforced], below=below,
+                              kernels=", ".join(kernels), check_expr=W.check_expr(model, ref))
+                message = MESSAGES["unenforced-lower-bound" if kernels else "unenforced-lower-bound.no-kernels"]
+                fix = FIXES["unenforced-lower-bound" if dim.enforced == "env" else "unenforced-lower-bound.none"]
+                sym = model.symbols.get(symbol) if symbol else None
+                location = sym.location if sym is not None and sym.location is not None else model_location(model)
+                chain = [CHAIN["range"].format(symbol=symbol or "?", describe=model.describe(ref),
+                                               range_text=W.range_text(dim))]
+                chain += [f"read by {k}" for k in kernels]
+                yield self.finding(
+                    model, ctx, message.format(**fields), location,
+                    input=ref.input, dim=ref.dim, symbol=symbol,
+                    witness=W.witness(model, {ref: below}), fix=fix.format(**fields), chain=tuple(chain),
+                    key=f"lower:in{ref.input}.d{ref.dim}>={dim.min}")
+
+
+def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
+    """Root symbol -> generated kernels that read it (launch arguments resolved through
+    `model.symbols`, assertion bounds and extents, reductions, divisions), in launch order."""
+    out: dict[str, list[str]] = {}
+
+    def add(kernel: str, expr: str | None) -> None:
+        if not expr:
+            return
+        try:
+            names = intervals.names(expr)
+        except ValueError:
+            return
+        for name in names:
+            sym = model.symbols.get(name)
+            roots = {name}
+            if sym is not None and sym.expr != name:
+                try:
+                    roots = intervals.names(sym.expr)
+                except ValueError:
+                    roots = set()
+            for root in roots:
+                kernels = out.setdefault(root, [])
+                if kernel not in kernels:
+                    kernels.append(kernel)
+
+    for launch in model.launches:
+        if launch.extern:
+            continue
+        for arg in launch.args:
+            add(launch.kernel, arg)
+    for a in model.assertions:
+        add(a.kernel, a.bound_expr)
+        add(a.kernel, a.index_extent)
+    for d in model.divisions:
+        if not d.in_wrapper:
+            add(d.kernel, d.divisor_expr)
+    for r in model.reductions:
+        add(r.kernel, r.extent_expr)
+    roots = W.symbol_dims(model)
+    return {k: v for k, v in out.items() if k in roots}
+
+
+@register
+class IndexExceedsConstantBound(Rule):
+    """An index that ranges over a dynamic size can exceed a constant bound.
+
+    ## What it does
+    Finds index-bound assertions with a constant bound (`y0 < 512`, a table of 512 rows) whose index
+    is not data but a position that ranges over a dynamic input size, e.g. a positional embedding
+    indexed by `torch.arange(x.shape[1])`. Interval arithmetic over the compiled and declared ranges
+    of the sizes gives the largest index; when it can reach the bound, the sequence length that trips
+    it is reported. An error when the size has no upper bound in the package, a warning when it has
+    one that is larger than what the bound allows. Indices that are loaded values (an embedding
+    lookup of user tokens) are data errors, not shape errors, and are not reported.
+
+    ## Why it matters
+    Inputs that the package accepts by its own shape contract fail at run time: a device-side assert
+    on CUDA (which poisons the CUDA context), `RuntimeError: index out of bounds` on CPU. Nothing in
+    the exported signature says that sequences longer than the table are invalid.
+
+    ## Example
+    ```python
+    class Pos(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pe = torch.nn.Embedding(512, 16)
+
+        def forward(self, x):                       # x: [b, seq, 16]
+            return x + self.pe(torch.arange(x.shape[1]))
+
+    torch.export.export(Pos(), (x,), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("seq")}})
+    # x.shape = (3, 513, 16) -> "index out of bounds: y0 < 512"
+    ```
+
+    ## Fix
+    Declare the real limit when exporting (`Dim("seq", max=512)`) and run with
+    `AOTI_RUNTIME_CHECK_INPUTS=1`, or reject longer inputs before calling the model, or size the table
+    for the longest input.
+    """
+
+    name = "index-exceeds-constant-bound"
+    code = "AOTI003"
+    severity = Severity.ERROR
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        def keep(a: Assertion) -> bool:
+            return a.linked and a.bound_value is not None and bool(a.index_extent)
+
+        for a in unique_assertions(model, keep):
+            refs = W.expr_dims(model, a.index_extent)
+            if not refs:
+                continue
+            try:
+                _, high = intervals.evaluate_interval(a.index_extent, W.dim_ranges(model))
+            except ValueError:
+                continue
+            if high <= a.bound_value:
+                continue
+            choice = self._witness(model, a, refs)
+            if choice is None:
+                continue
+            ref, size = choice
+            dim = model.dim(ref)
+            assignment = {ref: size}
+            value = W.evaluate_at(model, a.index_extent, assignment)
+            is_unbounded = W.unbounded(dim)
+            high_dim = W.effective_max(dim)
+            fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
+                          dim_display=W.dim_display(model, ref), where=where(ref), limit=size - 1,
+                          bound_value=a.bound_value, effect=effect(model, a.message),
+                          max=high_dim, max_origin=W.max_origin(dim), check_expr=W.check_expr(model, ref),
+                          no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
+            message = MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
+                               else "index-exceeds-constant-bound.bounded"]
+            enforced = dim.enforced == "always" and dim.max is not None and dim.max == high_dim
+            fix = FIXES["index-exceeds-constant-bound.enforced" if enforced else "index-exceeds-constant-bound"]
+            chain = (*a.chain, CHAIN["extent"].format(index_var=a.index_var or "the index",
+                                                      extent=fields["extent"],
+                                                      assignment=W.assignment_text(model, assignment),
+                                                      value=_int_text(None if value is None else value - 1),
+                                                      bound_value=a.bound_value))
+            yield self.finding(
+                model, ctx, message.format(**fields), a.location,
+                severity=Severity.ERROR if is_unbounded else Severity.WARNING,
+                kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+                witness=W.witness(model, assignment), fix=fix.format(**fields), chain=chain,
+                key=f"extent:{W.normalize_expr(model, a.index_extent)}>{a.bound_value};kernel:{a.kernel}")
+
+    @staticmethod
+    def _witness(model: Model, a: Assertion, refs: list[DimRef]) -> tuple[DimRef, int] | None:
+        """The first dim (input order; unbounded ones first) whose smallest exceeding size exists."""
+        ordered = sorted(refs, key=lambda r: (not W.unbounded(model.dim(r)), r))
+        for ref in ordered:
+            size = W.smallest_exceeding(model, a.index_extent, ref, a.bound_value)
+            if size is not None:
+                return ref, size
+        return None
+
+
+@register
+class UnlinkedAssertion(Rule):
+    """An index assertion could not be linked to the model inputs.
+
+    ## What it does
+    Reports index-bound assertions the analyzer found in a kernel but could not follow to a model
+    input or a constant: an unusual message form, a kernel never launched from `run_impl`, a bound
+    argument that is not a size. The reason is part of the message.
+
+    ## Why it matters
+    The other rules say nothing about such an assertion, so a clean report does not mean that it
+    cannot fail. It usually means the package was produced by a PyTorch version whose code
+    generation the analyzer does not know yet.
+
+    ## Example
+    ```text
+    AOTI_TORCH_CHECK(tmp3 < ks0 * 2, "index out of bounds: tmp3 < ks0 * 2")   # an unexpected form
+    ```
+
+    ## Fix
+    Check the assertion by hand, and report the package so that the analyzer can learn its form.
+    """
+
+    name = "unlinked-assertion"
+    code = "AOTI008"
+    severity = Severity.WARNING
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        for a in unique_assertions(model, lambda a: not a.linked):
+            reason = a.unlinked_reason or "no reason recorded"
+            yield self.finding(
+                model, ctx, MESSAGES["unlinked-assertion"].format(assertion=a.message, kernel=a.kernel, reason=reason),
+                a.location, kernel=a.kernel, fix=FIXES["unlinked-assertion"], chain=a.chain,
+                key=f"unlinked:{a.message};kernel:{a.kernel}")
+
+
+def _int_text(value: float | None) -> str:
+    if value is None:
+        return "?"
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        return str(value)
+    return str(int(value)) if float(value).is_integer() else str(value)

@@ -1,4 +1,159 @@
-"""Empty-tensor rules: reductions and divisions over a dimension the package accepts as 0.
+"""Empty-tensor rules: reductions and divisions over a dimension the package accepts as 0."""
 
-Placeholder: the rule writer fills this module (each rule registered with `@register`).
-"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from .. import witness as W
+from ..findings import Finding, Severity
+from ..model import DimRef, Model
+from . import Context, Rule, register
+from .bounds import where
+from .messages import FIXES, IDENTITIES, MESSAGES
+
+
+def zero_assignment(model: Model, expr: str | None, sources: tuple[DimRef, ...]) -> dict[DimRef, int] | None:
+    """One zero-able dim (the first in input order) that makes `expr` exactly 0, else all of them
+    together; None when no dim the package accepts as 0 makes it 0."""
+    if not expr:
+        return None
+    zeroable = [r for r in sources if W.can_be_zero(model.dim(r))]
+    for ref in zeroable:
+        if W.evaluate_at(model, expr, {ref: 0}) == 0:
+            return {ref: 0}
+    if len(zeroable) > 1:
+        choice = {r: 0 for r in zeroable}
+        if W.evaluate_at(model, expr, choice) == 0:
+            return choice
+    return None
+
+
+@register
+class DivisionByDynamicSize(Rule):
+    """A division by a size that the package accepts as 0.
+
+    ## What it does
+    Finds kernels that divide by a dynamic input size (a `mean` divides the sum by the number of
+    elements) and integer `/` or `%` by a size in the wrapper's size arithmetic, where that size is 0
+    for an empty input and nothing at run time rejects the empty input (the range checks run only
+    with `AOTI_RUNTIME_CHECK_INPUTS=1`, or the checked range includes 0).
+
+    ## Why it matters
+    A float division by 0 gives NaN (0/0) or inf, silently: no error, just poisoned outputs that
+    propagate through the rest of the model. An integer division by 0 in the wrapper kills the process
+    with SIGFPE; in a kernel its result is undefined. Eager PyTorch gives NaN for a `mean` over an
+    empty dim too, but usually a neighbouring op (`amax`, an index) raises first; in the package
+    nothing does.
+
+    ## Example
+    ```python
+    class M(torch.nn.Module):
+        def forward(self, x):                 # x: [n, 5]
+            return x.amax(dim=0) + x.mean(dim=0)
+    # x.shape = (0, 5) -> all-NaN output, no error
+    ```
+
+    ## Fix
+    Reject empty inputs before calling the model, or guard the division in the model
+    (`x.sum(0) / x.shape[0].clamp_min(1)`-style), or export with `Dim("n", min=1)` and run with
+    `AOTI_RUNTIME_CHECK_INPUTS=1`.
+    """
+
+    name = "division-by-dynamic-size"
+    code = "AOTI004"
+    severity = Severity.WARNING
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        seen: set[tuple] = set()
+        for d in model.divisions:
+            ident = (d.kernel, d.divisor_expr, d.integer, d.in_wrapper)
+            if ident in seen:
+                continue
+            choice = zero_assignment(model, d.divisor_expr, d.sources)
+            if choice is None:
+                continue
+            seen.add(ident)
+            ref = min(choice)
+            dim = model.dim(ref)
+            variant = "float" if not d.integer else "integer" if d.in_wrapper else "integer-kernel"
+            fields = dict(kernel=d.kernel, divisor=d.divisor, divisor_expr=W.display_expr(model, d.divisor_expr),
+                          dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
+                          check_expr=W.check_expr(model, ref))
+            chain = (f"{d.kernel} divides by {d.divisor}",
+                     f"{d.divisor} = {W.display_expr(model, d.divisor_expr)} (over {d.divisor_expr})",
+                     f"{W.symbol_of(model, ref) or '?'} = {model.describe(ref)}, {W.range_text(dim)}",
+                     f"with {W.assignment_text(model, choice)} the divisor is 0")
+            fix_key = "division-by-dynamic-size.float" if variant == "float" else "division-by-dynamic-size.integer"
+            yield self.finding(
+                model, ctx, MESSAGES[f"division-by-dynamic-size.{variant}"].format(**fields), d.location,
+                kernel=None if d.in_wrapper else d.kernel, input=ref.input, dim=ref.dim,
+                symbol=W.symbol_of(model, ref), witness=W.witness(model, choice), fix=FIXES[fix_key].format(**fields),
+                chain=chain,
+                key=f"div:{W.normalize_expr(model, d.divisor_expr)};{variant};"
+                    f"{'wrapper' if d.in_wrapper else 'kernel:' + d.kernel}")
+
+
+# Ops whose empty result differs from eager PyTorch: eager raises ("Expected reduction dim 0 to have
+# non-zero size"), the compiled kernel returns the identity. `prod` (identity 1) and `sum` (0) are
+# what eager returns for an empty dim too, so they are not reported.
+REPORTED_OPS = ("max", "min", "argmax", "argmin")
+
+
+@register
+class EmptyReduction(Rule):
+    """A max/min/argmax/argmin reduction over a dimension that the package accepts as 0.
+
+    ## What it does
+    Finds `max`, `min`, `argmax` and `argmin` reductions (`amax`, `max(dim)`, `argmax`, ...) whose
+    reduced extent is a dynamic input size that becomes 0 for an empty input while nothing at run
+    time rejects it (range checks run only with `AOTI_RUNTIME_CHECK_INPUTS=1`, or include 0).
+    `sum` and `prod` are not reported: their empty results (0 and 1) are what eager PyTorch returns.
+
+    ## Why it matters
+    Eager PyTorch raises `amax(): Expected reduction dim 0 to have non-zero size`. The compiled kernel
+    does not check: it returns the reduction's identity, `-inf` for `max`, `inf` for `min`, index 0
+    for `argmax`/`argmin`, and the model silently continues with it.
+
+    ## Example
+    ```python
+    class M(torch.nn.Module):
+        def forward(self, x):                 # x: [n, 5]
+            return x.amax(dim=0) + x.mean(dim=0)
+    # x.shape = (0, 5) -> amax gives -inf (the mean gives NaN), eager raises
+    ```
+
+    ## Fix
+    Reject empty inputs before calling the model, as eager PyTorch would, or export with
+    `Dim("n", min=1)` and run with `AOTI_RUNTIME_CHECK_INPUTS=1`.
+    """
+
+    name = "empty-reduction"
+    code = "AOTI005"
+    severity = Severity.WARNING
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        seen: set[tuple] = set()
+        for r in model.reductions:
+            if r.op not in REPORTED_OPS or not r.sources:
+                continue
+            ident = (r.kernel, r.op, r.extent_expr)
+            if ident in seen:
+                continue
+            choice = zero_assignment(model, r.extent_expr, r.sources)
+            if choice is None:
+                continue
+            seen.add(ident)
+            ref = min(choice)
+            dim = model.dim(ref)
+            fields = dict(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
+                          dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
+                          identity=IDENTITIES[r.op], check_expr=W.check_expr(model, ref))
+            chain = (f"{r.op} reduction in {r.kernel} over {W.display_expr(model, r.extent_expr)} elements "
+                     f"(over {r.extent_expr})",
+                     f"{W.symbol_of(model, ref) or '?'} = {model.describe(ref)}, {W.range_text(dim)}",
+                     f"with {W.assignment_text(model, choice)} nothing is reduced and the identity is returned")
+            yield self.finding(
+                model, ctx, MESSAGES["empty-reduction"].format(**fields), r.location,
+                kernel=r.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+                witness=W.witness(model, choice), fix=FIXES["empty-reduction"].format(**fields), chain=chain,
+                key=f"reduce:{r.op}:{W.normalize_expr(model, r.extent_expr)};kernel:{r.kernel}")

@@ -39,8 +39,8 @@ MESSAGES: dict[str, str] = {
         "the compiled code unchecked",
     # AOTI003 index-exceeds-constant-bound
     "index-exceeds-constant-bound.unbounded":
-        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) has no "
-        "upper bound in the package, so any size above {limit} trips the constant bound {bound_value}, {effect}",
+        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) has "
+        "{no_bound}, so any size above {limit} trips the constant bound {bound_value}, {effect}",
     "index-exceeds-constant-bound.bounded":
         "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) may be "
         "up to {max} ({max_origin}), but sizes above {limit} trip the constant bound {bound_value}, {effect}",
@@ -51,6 +51,10 @@ MESSAGES: dict[str, str] = {
     "division-by-dynamic-size.integer":
         "{kernel} computes an integer `/` or `%` by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} "
         "({where}) is empty ({range_text}): integer division by zero kills the process (SIGFPE)",
+    "division-by-dynamic-size.integer-kernel":
+        "{kernel} computes an integer `/` or `%` by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} "
+        "({where}) is empty ({range_text}): the result of an integer division by zero is undefined on CUDA "
+        "and an error on CPU",
     # AOTI005 empty-reduction
     "empty-reduction":
         "{op} reduction in {kernel} over {extent} elements: when {dim_display} ({where}) is empty "
@@ -129,6 +133,11 @@ CHAIN: dict[str, str] = {
     "zero": "with {assignment} the bound {bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
     "extent": "{index_var} reaches {extent} - 1; with {assignment} that is {value} >= {bound_value}",
     "range": "{symbol} = {describe}, {range_text}",
+}
+
+NO_BOUND: dict[str, str] = {
+    "none": "no upper bound in the package",
+    "int32": "no upper bound in the package other than {max} (the 32-bit indexing limit)",
 }
 
 # How an input dim's range is enforced at run time.
