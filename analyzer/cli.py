@@ -6,15 +6,17 @@ package that could not be read (one `aoti-lint: error: ...` line on stderr, neve
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Sequence
+from typing import IO, Any, Callable, Sequence
 
 import click
 
 from . import __version__
-from .config import FORMAT_NAMES, Config, ConfigError, load_config, merge
+from .config import FORMAT_NAMES, Config, ConfigError, load_config, merge, parse_input_names
 from .findings import Finding, Severity
 
 PROG = "aoti-lint"
@@ -94,23 +96,87 @@ def _emit(text: str, output: str | None) -> None:
     Path(output).write_text(text, encoding="utf-8")
 
 
-def _config(**cli: Any) -> Config:
+@dataclass(frozen=True)
+class Reading:
+    """How to read a package, from the options `package_options` adds: the exported program and
+    the input names (command line only) and the limits (command line over [tool.aoti-lint])."""
+
+    exported_program: str | None = None
+    input_names: tuple[str, ...] = ()
+    limits: dict[str, str | None] | None = None  # raw option values, keyed like `merge`'s arguments
+
+
+_LIMIT_OPTIONS = ("max_members", "max_member_size", "max_total_size", "max_nesting", "timeout")
+_READING_OPTIONS = ("exported_program", "input_names", *_LIMIT_OPTIONS)
+
+
+def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the package-reading options to a command; it receives them as one `reading: Reading`.
+
+    Values are taken as strings and validated by `config` so a bad one is a one-line exit 2.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        raw = {name: kwargs.pop(name) for name in _READING_OPTIONS}
+        try:
+            names = parse_input_names(raw["input_names"])
+        except ConfigError as exc:
+            raise LintError(str(exc)) from None
+        ep = raw["exported_program"]
+        if ep is not None and not os.path.exists(ep):
+            raise LintError(f"{ep}: No such file or directory (--exported-program)")
+        reading = Reading(exported_program=ep, input_names=names,
+                          limits={name: raw[name] for name in _LIMIT_OPTIONS})
+        return command(*args, reading=reading, **kwargs)
+
+    options = [
+        click.option("--exported-program", metavar="EP.pt2", default=None,
+                     help="The torch.export.save archive the package was compiled from "
+                          "(input names and dimension ranges)."),
+        click.option("--input-names", multiple=True, metavar="NAMES",
+                     help="The model's input names, in order (comma-separated, repeatable)."),
+        click.option("--max-members", metavar="N", default=None,
+                     help="Most members read from one package (default 100000)."),
+        click.option("--max-member-size", metavar="SIZE", default=None,
+                     help="Most bytes inflated from one member: bytes or 512K, 64M, 1G (default 256M)."),
+        click.option("--max-total-size", metavar="SIZE", default=None,
+                     help="Most bytes inflated from one package (default 1G)."),
+        click.option("--max-nesting", metavar="N", default=None,
+                     help="Deepest bracket nesting parsed in C++/Triton source (default 500)."),
+        click.option("--timeout", metavar="SECONDS", default=None,
+                     help="Wall-clock limit per package (default 120; 0 expires at once)."),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def _config(reading: Reading | None = None, **cli: Any) -> Config:
     try:
-        return merge(load_config(), **cli)
+        return merge(load_config(), **cli, **((reading.limits or {}) if reading else {}))
     except ConfigError as exc:
         raise LintError(str(exc)) from None
 
 
-def _options(config: Config, **extra: Any) -> Any:
-    """api.Options from the merged configuration."""
+def _options(config: Config, reading: Reading | None = None, **extra: Any) -> Any:
+    """api.Options from the merged configuration and the package-reading options."""
     from . import api
 
+    reading = reading or Reading()
+    try:
+        limits = config.limits()
+    except ValueError as exc:  # Limits rejected the combination
+        raise LintError(_one_line(exc)) from None
     return api.Options(
+        limits=limits,
         select=config.select,
         ignore=config.ignore,
         fail_on=config.fail_on,
         target_device=config.target_device,
         target_sm=config.target_sm,
+        exported_program=reading.exported_program,
+        input_names=reading.input_names,
         **extra,
     )
 
@@ -154,6 +220,7 @@ def cli() -> None:
               help="The GPU's compute capability, e.g. 80 or 90a.")
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text output (default: when stdout is a terminal and NO_COLOR is unset).")
+@package_options
 def check(
     packages: tuple[str, ...],
     fmt: str | None,
@@ -165,16 +232,17 @@ def check(
     target_device: str | None,
     target_sm: str | None,
     color: bool | None,
+    reading: Reading,
 ) -> None:
     """Check packages and report findings."""
     from . import api
     from .report import render
     from .rules import all_rules, select_rules
 
-    config = _config(select=select, ignore=ignore, fail_on=fail_on, target_device=target_device,
-                     target_sm=target_sm, format=fmt)
+    config = _config(reading, select=select, ignore=ignore, fail_on=fail_on,
+                     target_device=target_device, target_sm=target_sm, format=fmt)
     select_rules(config.select, config.ignore)  # an unknown selector fails before any package is read
-    result = api.lint(list(packages), _options(config))
+    result = api.lint(list(packages), _options(config, reading))
     text = render(config.format, result.findings, packages=result.packages,
                   color=_use_color(color, output), rules=all_rules())
     _emit(text, output)
@@ -186,12 +254,13 @@ def check(
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               help="Output format.")
 @output_option
-def inspect(package: str, fmt: str, output: str | None) -> None:
+@package_options
+def inspect(package: str, fmt: str, output: str | None, reading: Reading) -> None:
     """Show what the analyzer sees in a package: models, inputs, symbols, kernels, assertions."""
     from . import api
     from .report import inspect as inspect_report
 
-    pkg = api.load(package, _options(_config()))
+    pkg = api.load(package, _options(_config(reading), reading))
     text = inspect_report.render_json(pkg) if fmt == "json" else inspect_report.render_text(pkg)
     _emit(text if text.endswith("\n") else text + "\n", output)
 
@@ -229,7 +298,9 @@ def explain(rule: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               help="Output format.")
 @output_option
-def why(package: str, message: str | None, log: str | None, fmt: str, output: str | None) -> None:
+@package_options
+def why(package: str, message: str | None, log: str | None, fmt: str, output: str | None,
+        reading: Reading) -> None:
     """Explain a runtime failure (an assertion message or a log) against a package.
 
     Exits 0 when the failure is matched to the package, 1 when it is not.
@@ -242,7 +313,7 @@ def why(package: str, message: str | None, log: str | None, fmt: str, output: st
 
     from . import api, why as why_module
 
-    pkg = api.load(package, _options(_config()))
+    pkg = api.load(package, _options(_config(reading), reading))
     explanation = why_module.explain_failure(pkg, text)
     rendered = why_module.render_json(explanation) if fmt == "json" else why_module.render_text(explanation)
     _emit(rendered if rendered.endswith("\n") else rendered + "\n", output)

@@ -8,11 +8,19 @@ fail-on = "warning"         # error | warning | info
 target-device = "cuda"      # cpu | cuda
 target-sm = 90              # or "90", "sm_90", "9.0", "90a"
 format = "sarif"            # text | concise | json | sarif | github | markdown
+max-members = 100000        # limits on reading one package (analyzer.archive.Limits); unset keys
+max-member-size = "64M"     #   keep Limits' defaults. Sizes: bytes (an integer) or a string with
+max-total-size = "1G"       #   a binary suffix: 512K, 64M, 1G (K = 1024; KB, KiB and a trailing B
+max-nesting = 500           #   also read as binary)
+timeout = 120               # seconds per package; 0 expires at once (there is no "unlimited")
 ```
+
+`--exported-program` and `--input-names` are command-line only: they describe one package.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -32,7 +40,18 @@ else:  # pragma: no cover - 3.10 only
 SECTION = "aoti-lint"
 FORMAT_NAMES = ("text", "concise", "json", "sarif", "github", "markdown")
 DEVICES = ("cpu", "cuda")
-KEYS = ("select", "ignore", "fail-on", "target-device", "target-sm", "format")
+LIMIT_KEYS = ("max-members", "max-member-size", "max-total-size", "max-nesting", "timeout")
+KEYS = ("select", "ignore", "fail-on", "target-device", "target-sm", "format", *LIMIT_KEYS)
+
+
+# config key / CLI option stem -> Config (and Limits) field
+LIMIT_FIELDS = {
+    "max-members": "max_members",
+    "max-member-size": "max_member_bytes",
+    "max-total-size": "max_total_bytes",
+    "max-nesting": "max_nesting",
+    "timeout": "timeout_s",
+}
 
 
 class ConfigError(ValueError):
@@ -47,7 +66,22 @@ class Config:
     target_device: str | None = None
     target_sm: str | None = None
     format: str = "text"
+    # Package-reading limits; None keeps the analyzer.archive.Limits default.
+    max_members: int | None = None
+    max_member_bytes: int | None = None
+    max_total_bytes: int | None = None
+    max_nesting: int | None = None
+    timeout_s: float | None = None
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml it came from
+
+    def limits(self) -> Any:
+        """An `analyzer.archive.Limits` with the configured values over its defaults.
+
+        Raises ValueError when the combination is invalid (Limits validates itself)."""
+        from .archive import Limits  # lazy: `--help` and `rules` need no archive reader
+
+        given = {name: getattr(self, name) for name in LIMIT_FIELDS.values()}
+        return Limits(**{name: value for name, value in given.items() if value is not None})
 
 
 def find_pyproject(start: str | Path | None = None) -> Path | None:
@@ -117,6 +151,9 @@ def parse_section(section: dict[str, Any], source: Path | None = None) -> Config
             config = replace(config, target_sm=parse_sm(section["target-sm"]))
         if "format" in section:
             config = replace(config, format=parse_format(section["format"]))
+        for key, name in LIMIT_FIELDS.items():
+            if key in section:
+                config = replace(config, **{name: LIMIT_PARSERS[key](section[key], key)})
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return config
@@ -179,6 +216,79 @@ def parse_format(value: Any) -> str:
     return value
 
 
+_COUNT_RE = re.compile(r"^\+?\d+$")
+_SIZE_RE = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgt])(?:i?b)?|b)?$", re.IGNORECASE)
+_SIZE_SCALE = {None: 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def parse_count(value: Any, key: str = "max-members") -> int:
+    """A positive whole number: 500 or "500"."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError(f"{key} must be a whole number of at least 1, got {value!r}")
+    if isinstance(value, str):
+        text = value.strip().replace("_", "")
+        if not _COUNT_RE.match(text):
+            raise ConfigError(f"{key} must be a whole number of at least 1, got {value!r}")
+        value = int(text)
+    if value < 1:
+        raise ConfigError(f"{key} must be at least 1, got {value!r}")
+    return value
+
+
+def parse_size(value: Any, key: str = "max-member-size") -> int:
+    """Bytes: an integer, or a string with a binary suffix: "1048576", "512K", "64M", "1.5G", "64MiB"."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError(f"{key} must be a size like 1048576, 512K, 64M or 1G, got {value!r}")
+    if isinstance(value, str):
+        match = _SIZE_RE.match(value.strip().replace("_", ""))
+        if not match:
+            raise ConfigError(f"{key} must be a size like 1048576, 512K, 64M or 1G, got {value!r}")
+        number, unit = match.group(1), match.group(2)
+        scale = _SIZE_SCALE[unit.lower() if unit else None]
+        size = int(number) * scale if "." not in number else int(float(number) * scale)
+    else:
+        size = value
+    if size < 1:
+        raise ConfigError(f"{key} must be at least 1 byte, got {value!r}")
+    return size
+
+
+def parse_timeout(value: Any, key: str = "timeout") -> float:
+    """Seconds, a finite number >= 0 (int, float or a numeric string). 0 expires at once."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ConfigError(f"{key} must be a number of seconds, got {value!r}")
+    try:
+        seconds = float(value.strip().replace("_", "") if isinstance(value, str) else value)
+    except ValueError:
+        raise ConfigError(f"{key} must be a number of seconds, got {value!r}") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ConfigError(f"{key} must be a finite number of seconds, at least 0, got {value!r}")
+    return seconds
+
+
+LIMIT_PARSERS = {
+    "max-members": parse_count,
+    "max-member-size": parse_size,
+    "max-total-size": parse_size,
+    "max-nesting": parse_count,
+    "timeout": parse_timeout,
+}
+
+
+def parse_input_names(values: Iterable[str], key: str = "--input-names") -> tuple[str, ...]:
+    """Comma-separated names, possibly repeated, as one tuple; an empty or repeated name is an error."""
+    out: list[str] = []
+    for value in values:
+        for part in value.split(","):
+            name = part.strip()
+            if not name:
+                raise ConfigError(f"{key}: empty name in {value!r} (give names like x,idx)")
+            if name in out:
+                raise ConfigError(f"{key}: {name!r} is given twice")
+            out.append(name)
+    return tuple(out)
+
+
 def merge(
     config: Config,
     *,
@@ -188,6 +298,11 @@ def merge(
     target_device: str | None = None,
     target_sm: str | int | None = None,
     format: str | None = None,
+    max_members: Any = None,
+    max_member_size: Any = None,
+    max_total_size: Any = None,
+    max_nesting: Any = None,
+    timeout: Any = None,
 ) -> Config:
     """The config with the command line on top; None (or an empty selector list) means "not given".
 
@@ -209,4 +324,9 @@ def merge(
         out = replace(out, target_sm=parse_sm(target_sm))
     if format is not None:
         out = replace(out, format=parse_format(format))
+    cli_limits = {"max-members": max_members, "max-member-size": max_member_size,
+                  "max-total-size": max_total_size, "max-nesting": max_nesting, "timeout": timeout}
+    for key, value in cli_limits.items():
+        if value is not None:
+            out = replace(out, **{LIMIT_FIELDS[key]: LIMIT_PARSERS[key](value, f"--{key}")})
     return out

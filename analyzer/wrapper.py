@@ -23,7 +23,7 @@ _TOPO = re.compile(r"//\s*Topologically Sorted Source Nodes:.*")
 # Allocation and bookkeeping shims: they create or move buffers but compute nothing from inputs.
 _NON_PRODUCING_SHIMS = re.compile(
     r"aoti_torch_(empty_strided|delete_tensor_object|get_|new_tensor_handle|assign_tensors|"
-    r"check_|dtype_|device_type_|grad_mode|tensor_copy_|zero_|clone)"
+    r"check_|dtype_|device_type_|grad_mode|zero_)"
 )
 _DTYPE_FN = re.compile(r"aoti_torch_dtype_(\w+)\(\)")
 
@@ -231,7 +231,10 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
         value = m["value"]
         value_text = ts.text(value)
         loc = _loc(facts.path, m["declaration"])
-        if type_text in ("int64_t", "const int64_t", "int32_t", "long", "int64_t const"):
+        # Size symbols: `int64_t s77 = ...`, and unbacked symbols read from a tensor
+        # (`auto u0 = u0_raw;` after `aoti_torch_item_int64(buf, &u0_raw)`).
+        if type_text in ("int64_t", "const int64_t", "int32_t", "long", "int64_t const") or (
+                type_text == "auto" and re.match(r"^(u|s|ps)\d+$", name)):
             sm = _SIZE_REF.match(value_text)
             if sm:
                 facts.symbols.append(SymbolDecl(name, name, loc, buffer=sm.group(1), kind=sm.group(2), dim=int(sm.group(3))))
@@ -325,6 +328,10 @@ def _call(facts: WrapperFacts, fn: str, args_node: ts.Node | None, stmt: ts.Node
             args.append(ts.cpp_to_py(arg, max_depth))
         except ts.ExprTooDeep:
             args.append("unknown()")
+    if not outputs and names and names[0] and (fn.endswith("_out") or fn.endswith("_")):
+        # `aoti_torch_cpu_mm_out(buf0, a, b)` and in-place shims (`..._index_put_`, `copy_`) write
+        # into their first argument.
+        outputs.append(names[0])
     return Call(fn, tuple(args), tuple(names), _loc(facts.path, stmt), comment, tuple(outputs))
 
 

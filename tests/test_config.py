@@ -6,7 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.config import Config, ConfigError, find_pyproject, load_config, merge, parse_sm
+from analyzer.archive import Limits
+from analyzer.config import (
+    Config,
+    ConfigError,
+    find_pyproject,
+    load_config,
+    merge,
+    parse_count,
+    parse_input_names,
+    parse_size,
+    parse_sm,
+    parse_timeout,
+)
 from analyzer.findings import Finding, Location, Severity
 from analyzer.rules import Context, Rule, find_rule, register, run_rules, select_rules
 
@@ -144,6 +156,136 @@ def test_merge_cli_ignore_extends_file_ignore() -> None:
 def test_merge_validates_cli_values() -> None:
     with pytest.raises(ConfigError, match="target-device"):
         merge(Config(), target_device="tpu")
+
+
+# --- limits ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (1024, 1024), ("1024", 1024), ("1", 1), ("100B", 100), ("1K", 1024), ("512k", 512 * 2**10),
+        ("64M", 64 * 2**20), ("64MiB", 64 * 2**20), ("64MB", 64 * 2**20), ("1G", 2**30),
+        ("1.5G", 3 * 2**29), ("2 K", 2048), ("1T", 2**40), (" 8m ", 8 * 2**20), ("1_000", 1000),
+    ],
+)
+def test_parse_size(value: object, expected: int) -> None:
+    assert parse_size(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (0, "at least 1 byte"), ("0", "at least 1 byte"), ("0K", "at least 1 byte"), ("0.0001K", "at least 1 byte"),
+        (-1, "at least 1 byte"), ("-1K", "a size like"), ("1X", "a size like"), ("", "a size like"),
+        ("K", "a size like"), ("1e3", "a size like"), ("64 MiBs", "a size like"), (True, "a size like"),
+        (1.5, "a size like"), (None, "a size like"),
+    ],
+)
+def test_parse_size_rejects(value: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as info:
+        parse_size(value, "max-member-size")
+    assert str(info.value).startswith("max-member-size ") and "\n" not in str(info.value)
+
+
+def test_parse_count() -> None:
+    assert parse_count(1) == 1 and parse_count("500") == 500 and parse_count(" 7 ") == 7
+    for bad in (0, -3, "0", "-1", "1.5", 1.5, "ten", True, "", "1K"):
+        with pytest.raises(ConfigError, match="max-nesting"):
+            parse_count(bad, "max-nesting")
+
+
+def test_parse_timeout() -> None:
+    assert parse_timeout(0) == 0.0 and parse_timeout("2.5") == 2.5 and parse_timeout(30) == 30.0
+    for bad in (-1, "-0.5", "nan", "inf", float("inf"), "soon", True, None, ""):
+        with pytest.raises(ConfigError, match="timeout"):
+            parse_timeout(bad)
+
+
+def test_limits_default_to_archive_defaults() -> None:
+    assert Config().limits() == Limits()
+    assert Config(max_member_bytes=1024).limits() == Limits(max_member_bytes=1024)
+
+
+LIMITS = """
+[tool.aoti-lint]
+max-members = 50
+max-member-size = "1K"
+max-total-size = 1048576
+max-nesting = "40"
+timeout = 2.5
+"""
+
+
+def test_limit_keys_in_pyproject(tmp_path: Path) -> None:
+    config = load_config(_write(tmp_path, LIMITS).parent)
+    assert (config.max_members, config.max_member_bytes, config.max_total_bytes, config.max_nesting,
+            config.timeout_s) == (50, 1024, 2**20, 40, 2.5)
+    assert config.limits() == Limits(max_members=50, max_member_bytes=1024, max_total_bytes=2**20,
+                                     max_nesting=40, timeout_s=2.5)
+    assert config.limits().max_depth == Limits().max_depth  # not configurable: keeps its default
+
+
+def test_limit_keys_partial_keep_defaults(tmp_path: Path) -> None:
+    config = load_config(_write(tmp_path, '[tool.aoti-lint]\ntimeout = 0\n').parent)
+    assert config.limits() == Limits(timeout_s=0)
+
+
+def test_merge_cli_limits_win(tmp_path: Path) -> None:
+    base = load_config(_write(tmp_path, LIMITS).parent)
+    merged = merge(base, max_member_size="64M", timeout="10", max_members=None)
+    assert merged.max_member_bytes == 64 * 2**20 and merged.timeout_s == 10.0
+    assert merged.max_members == 50 and merged.max_nesting == 40  # not given: the file's values
+    assert merge(Config(), max_nesting="9", max_total_size="2G", max_members="3").limits() == Limits(
+        max_nesting=9, max_total_bytes=2**31, max_members=3)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"max_member_size": "0"}, "--max-member-size must be at least 1 byte"),
+        ({"max_total_size": "lots"}, "--max-total-size must be a size like"),
+        ({"max_members": "-5"}, "--max-members must be"),
+        ({"max_nesting": "0"}, "--max-nesting must be at least 1"),
+        ({"timeout": "-1"}, "--timeout must be a finite number"),
+    ],
+)
+def test_merge_rejects_bad_cli_limits(kwargs: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        merge(Config(), **kwargs)
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('max-member-size = "64X"', "max-member-size must be a size like"),
+        ("max-member-size = 0", "max-member-size must be at least 1 byte"),
+        ('max-total-size = "-1G"', "max-total-size must be a size like"),
+        ("max-members = 0", "max-members must be at least 1"),
+        ("max-nesting = 2.5", "max-nesting must be a whole number"),
+        ("timeout = -1", "timeout must be a finite number"),
+        ('timeout = "later"', "timeout must be a number of seconds"),
+        ('input-names = ["x"]', "unknown key 'input-names'"),  # per package: command line only
+        ('exported-program = "ep.pt2"', "unknown key 'exported-program'"),
+    ],
+)
+def test_limit_key_errors_are_one_line(tmp_path: Path, body: str, message: str) -> None:
+    path = _write(tmp_path, f"[tool.aoti-lint]\n{body}\n")
+    with pytest.raises(ConfigError, match=message) as info:
+        load_config(tmp_path)
+    text = str(info.value)
+    assert "\n" not in text and str(path) in text
+
+
+def test_parse_input_names() -> None:
+    assert parse_input_names(["x,idx"]) == ("x", "idx")
+    assert parse_input_names(["x", " idx , w "]) == ("x", "idx", "w")
+    assert parse_input_names([]) == ()
+    for bad in (["x,,idx"], ["x,"], [""], [","], ["x", ""]):
+        with pytest.raises(ConfigError, match="empty name"):
+            parse_input_names(bad)
+    with pytest.raises(ConfigError, match="'x' is given twice"):
+        parse_input_names(["x,idx", "x"])
 
 
 # --- rule selection -------------------------------------------------------------------------

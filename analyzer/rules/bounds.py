@@ -92,8 +92,9 @@ class EmptyIndexBound(Rule):
             value = W.evaluate_at(model, a.bound_expr, choice)
             fields = dict(bound=a.bound, assertion=a.message, kernel=a.kernel, dim_display=W.dim_display(model, ref),
                           where=where(ref), range_text=W.range_text(dim), effect=effect(model, a.message))
-            chain = (*a.chain, CHAIN["zero"].format(assignment=W.assignment_text(model, choice),
-                                                    bound_expr=W.display_expr(model, a.bound_expr),
+            shown = W.display_expr(model, a.bound_expr)
+            shown = "" if len(choice) == 1 and shown == W.dim_display(model, ref) else f" {shown}"
+            chain = (*a.chain, CHAIN["zero"].format(assignment=W.assignment_text(model, choice), bound_expr=shown,
                                                     value=_int_text(value), index_var=a.index_var or "index"))
             fix_key = "empty-index-bound.always" if dim is not None and dim.enforced == "always" else "empty-index-bound"
             key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"

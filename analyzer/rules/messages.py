@@ -80,7 +80,7 @@ MESSAGES: dict[str, str] = {
         "assertion \"{assertion}\" in {kernel} could not be linked to the model inputs: {reason}; "
         "nothing is known about when it fails",
     # AOTI009 unparsed-member
-    "unparsed-member": "{what}: {problem}",
+    "unparsed-member": "skipped ({what}): {problem}",
 }
 
 FIXES: dict[str, str] = {
@@ -130,7 +130,7 @@ FIXES: dict[str, str] = {
 }
 
 CHAIN: dict[str, str] = {
-    "zero": "with {assignment} the bound {bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
+    "zero": "with {assignment} the bound{bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
     "extent": "{index_var} reaches {extent} - 1; with {assignment} that is {value} >= {bound_value}",
     "range": "{symbol} = {describe}, {range_text}",
 }

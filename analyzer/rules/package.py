@@ -1,4 +1,215 @@
-"""Package and device rules: unreadable members, missing kernel source, target device mismatch.
+"""Package and device rules: unreadable members, missing kernel source, target device mismatch."""
 
-Placeholder: the rule writer fills this module (each rule registered with `@register`).
-"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from ..findings import Finding, Location, Severity
+from ..model import Model, Package, Problem
+from . import Context, Rule, register
+from .bounds import model_location
+from .messages import FIXES, MESSAGES
+
+PACKAGE_MODEL = "(package)"  # the `model` of findings about the package as a whole
+
+_HASH = re.compile(r"[a-z0-9]{32,}")
+_SM = re.compile(r"^(?:sm_?|compute_)?(\d{1,2})(\d)([a-z]?)$")
+_SM_DOTTED = re.compile(r"^(\d{1,2})\.(\d)([a-z]?)$")
+
+
+def stable(text: str) -> str:
+    """Text with build hashes (the hashed member names) replaced by `*`: for finding keys."""
+    return _HASH.sub("*", text)
+
+
+def parse_sm(value: object) -> tuple[int, int, str] | None:
+    """(major, minor, suffix) from "90", "90a", "sm_90", "8.6", 90; None when not a compute capability."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return None
+    text = str(value).strip().lower()
+    match = _SM.match(text) or _SM_DOTTED.match(text)
+    if not match:
+        return None
+    return int(match.group(1)), int(match.group(2)), match.group(3)
+
+
+def sm_text(sm: tuple[int, int, str]) -> str:
+    return f"{sm[0]}{sm[1]}{sm[2]}"
+
+
+def cc_text(sm: tuple[int, int, str]) -> str:
+    return f"{sm[0]}.{sm[1]}"
+
+
+def sm_incompatibility(package: tuple[int, int, str], target: tuple[int, int, str]) -> str | None:
+    """Why a cubin for `package` does not load on a `target` GPU, or None when it does.
+
+    A cubin runs on the same major version with an equal or later minor (8.0 -> 8.6, not 8.6 -> 8.0);
+    an architecture-specific target (`90a`) runs only on exactly that capability. The target's own
+    suffix does not matter (an sm_90a device is a 9.0 device)."""
+    p_major, p_minor, p_suffix = package
+    t_major, t_minor, _ = target
+    fields = dict(package_sm=sm_text(package), package_cc=cc_text(package), target_cc=cc_text(target),
+                  package_major=p_major, target_major=t_major)
+    if p_major != t_major:
+        return MESSAGES["target-device-mismatch.sm.major"].format(**fields)
+    if p_suffix == "a" and p_minor != t_minor:
+        return MESSAGES["target-device-mismatch.sm.arch"].format(**fields)
+    if p_minor > t_minor:
+        return MESSAGES["target-device-mismatch.sm.minor"].format(**fields)
+    return None
+
+
+@register
+class TargetDeviceMismatch(Rule):
+    """The package was compiled for another device or GPU architecture than the target.
+
+    ## What it does
+    With a target given (`--target-device`, `--target-sm` or the `target-device`/`target-sm` keys
+    of the configuration), compares it with the package's metadata: `AOTI_DEVICE_KEY` (cpu or cuda)
+    and, for CUDA, `AOTI_COMPUTE_CAPABILITY`. A cubin built for compute capability X.Y loads on X.Z
+    with Z >= Y only; an architecture-specific build (`90a`) only on exactly that capability. A
+    target SM without a target device implies CUDA. Without a target this rule says nothing.
+
+    ## Why it matters
+    A package for the wrong device fails when it is loaded, on the production machine rather than at
+    build time; a CUDA package for another architecture fails with `no kernel image is available for
+    execution on the device` (or `CUDA_ERROR_NO_BINARY_FOR_GPU`) on its first launch.
+
+    ## Example
+    ```console
+    $ aoti-lint check --target-sm 80 model.pt2      # AOTI_COMPUTE_CAPABILITY=90 (built on an H100/H200)
+    ```
+
+    ## Fix
+    Compile the package on (or for) the target: on a machine with the target GPU, or with
+    `TORCH_CUDA_ARCH_LIST` set to it.
+    """
+
+    name = "target-device-mismatch"
+    code = "AOTI006"
+    severity = Severity.ERROR
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        target = (ctx.target_device or ("cuda" if ctx.target_sm else "")).split(":")[0].lower()
+        device = (model.device or "").split(":")[0].lower()
+        if not target or not device:
+            return
+        location = model_location(model)
+        device_key = model.metadata.get("AOTI_DEVICE_KEY")
+        if device != target:
+            fields = dict(model=model.name, device=device, target=target, key="AOTI_DEVICE_KEY",
+                          device_key=device_key if device_key else f"(none; {device} from the wrapper)")
+            yield self.finding(model, ctx, MESSAGES["target-device-mismatch.device"].format(**fields), location,
+                               fix=FIXES["target-device-mismatch.device"].format(**fields),
+                               key=f"device:{device}->{target}")
+            return
+        if device != "cuda" or not ctx.target_sm:
+            return
+        package_sm = parse_sm(model.metadata.get("AOTI_COMPUTE_CAPABILITY"))
+        target_sm = parse_sm(ctx.target_sm)
+        if package_sm is None or target_sm is None:
+            return
+        why = sm_incompatibility(package_sm, target_sm)
+        if why is None:
+            return
+        fields = dict(model=model.name, package_sm=sm_text(package_sm), target_sm=sm_text(target_sm), why=why)
+        yield self.finding(model, ctx, MESSAGES["target-device-mismatch.sm"].format(**fields), location,
+                           fix=FIXES["target-device-mismatch.sm"].format(**fields),
+                           key=f"sm:{sm_text(package_sm)}->{sm_text(target_sm)}")
+
+
+def _problem_location(problem: Problem, fallback: str) -> Location:
+    return problem.location if problem.location is not None else Location(fallback)
+
+
+@register
+class NoKernelSource(Rule):
+    """Kernels exist only as binaries: their assertions cannot be checked.
+
+    ## What it does
+    Reports each kernel (or model) whose source is not in the package: a Triton kernel without its
+    embedded Python source, a launched kernel without a `*.kernel.cpp`, a model folder with only a
+    `.so` and no `*.wrapper.cpp`.
+
+    ## Why it matters
+    The analyzer reads the generated source to find index assertions, reductions and divisions; a
+    kernel without source is not checked, so a clean report says nothing about it.
+
+    ## Example
+    ```text
+    data/aotinductor/model/xyz.wrapper.so       # no xyz.wrapper.cpp next to it
+    ```
+
+    ## Fix
+    Keep the generated sources in the package (do not strip `*.wrapper.cpp` and `*.kernel.cpp`); they
+    are small next to the binaries.
+    """
+
+    name = "no-kernel-source"
+    code = "AOTI007"
+    severity = Severity.INFO
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        for problem in model.problems:
+            if problem.kind == "no-source":
+                yield self._finding(model.name, ctx, problem, model.wrapper_path or model.name)
+
+    def check_package(self, package: Package, ctx: Context) -> Iterable[Finding]:
+        for problem in package.problems:
+            if problem.kind == "no-source":
+                yield self._finding(PACKAGE_MODEL, ctx, problem, package.path)
+
+    def _finding(self, model: str, ctx: Context, problem: Problem, fallback: str) -> Finding:
+        return self.finding(model, ctx, MESSAGES["no-kernel-source"].format(problem=problem.message),
+                            _problem_location(problem, fallback), fix=FIXES["no-kernel-source"],
+                            key=f"no-source:{stable(problem.message)}")
+
+
+@register
+class UnparsedMember(Rule):
+    """A part of the package could not be read or parsed.
+
+    ## What it does
+    Reports the parts of the package the analyzer had to skip: a member that is not valid JSON or
+    C++ where it should be, syntax errors inside `run_impl`, a wrapper without `run_impl`, a second
+    wrapper in one model folder, an analysis limit (size, nesting, time) that was reached.
+
+    ## Why it matters
+    Whatever sits in a skipped part is not checked: assertions there are neither reported nor known
+    to be safe. It can also mean that the package is truncated or was edited after it was built.
+
+    ## Example
+    ```text
+    model/xyz.wrapper.cpp: 3 syntax error(s) inside run_impl; facts after them may be missing
+    ```
+
+    ## Fix
+    Check that the package is intact (rebuild it, compare its checksum); if it is, report it so that
+    the analyzer can learn the construct it could not parse.
+    """
+
+    name = "unparsed-member"
+    code = "AOTI009"
+    severity = Severity.WARNING
+
+    KINDS = ("parse", "unreadable", "limit")
+    WHAT = {"parse": "parse error", "unreadable": "unreadable", "limit": "analysis limit reached"}
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        for problem in model.problems:
+            if problem.kind in self.KINDS:
+                yield self._finding(model.name, ctx, problem, model.wrapper_path or model.name)
+
+    def check_package(self, package: Package, ctx: Context) -> Iterable[Finding]:
+        for problem in package.problems:
+            if problem.kind in self.KINDS:
+                yield self._finding(PACKAGE_MODEL, ctx, problem, package.path)
+
+    def _finding(self, model: str, ctx: Context, problem: Problem, fallback: str) -> Finding:
+        location = _problem_location(problem, fallback)
+        return self.finding(model, ctx, MESSAGES["unparsed-member"].format(what=self.WHAT[problem.kind],
+                                                                           problem=problem.message),
+                            location, fix=FIXES["unparsed-member"],
+                            key=f"{problem.kind}:{stable(location.path.rsplit('/', 1)[-1])}:{stable(problem.message)}")

@@ -1,0 +1,44 @@
+"""Interval arithmetic over size expressions."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from analyzer import intervals
+
+
+def test_basic_intervals():
+    r = {"s77": (2, None), "s95": (2, 10)}
+    assert intervals.evaluate_interval("s77*s95 - 1", r) == (3, math.inf)
+    assert intervals.evaluate_interval("s95 // 2", r) == (1, 5)
+    assert intervals.evaluate_interval("max(s95, 4)", r) == (4, 10)
+    assert intervals.evaluate_interval("trunc(0.12*s95)", r) == (0, 1)
+    assert intervals.evaluate_interval("(s95 - 1) % 3", r) == (0, 2)
+
+
+def test_division_by_interval_containing_zero_is_refused():
+    with pytest.raises(ValueError):
+        intervals.evaluate_interval("10 / s0", {"s0": (0, 5)})
+
+
+def test_unknown_constructs_raise():
+    with pytest.raises(ValueError):
+        intervals.evaluate_interval("unknown()", {})
+    with pytest.raises(ValueError):
+        intervals.evaluate_interval("s1", {})
+    with pytest.raises(ValueError):
+        intervals.evaluate_interval("(" * 300 + "1" + ")" * 300, {})
+
+
+def test_substitute_and_simplify():
+    assert intervals.substitute("ks0", {"ks0": "s77"}) == "s77"
+    assert intervals.substitute("ks0*ks1", {"ks0": "s77", "ks1": "s27 + 1"}) == "s77 * (s27 + 1)"
+    assert intervals.simplify("((s27) - 1) + 1") == "s27"
+    assert intervals.substitute("floordiv(ks0, 2)", {"ks0": "s1"}) == "floordiv(s1, 2)"
+    assert intervals.names("floordiv(s1, 2) + max(s2, 3)") == {"s1", "s2"}
+
+
+def test_evaluate_point():
+    assert intervals.evaluate("s77 * 8", {"s77": 3}) == 24

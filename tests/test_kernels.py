@@ -1,0 +1,282 @@
+"""Kernel fact extraction on real snippets (quoted from the packages in ../shared/pt2 and
+fixtures/), plus the value-range engine."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from analyzer import intervals, kernels, ts
+
+# From gather_dyn.cuda.pt2 (torch 2.11), the kernel source embedded in call_triton_poi_fused_index_mul_0.
+GATHER_TRITON = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton_heuristics.pointwise(
+        size_hints={'y': 4, 'x': 8}, tile_hint=TileHint.DEFAULT,
+        filename=__file__,
+        triton_meta={'signature': {'in_ptr0': '*i64', 'in_ptr1': '*fp32', 'out_ptr0': '*fp32', 'ks0': 'i64', 'ynumel': 'i32', 'xnumel': 'i32', 'YBLOCK': 'constexpr', 'XBLOCK': 'constexpr'}, 'device': DeviceProperties(type='cuda', index=0, multi_processor_count=132, cc=90, major=9, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048, max_threads_per_block=1024, warp_size=32), 'constants': {}},
+        min_elem_per_thread=0
+    )
+    @triton.jit
+    def triton_poi_fused_index_mul_0(in_ptr0, in_ptr1, out_ptr0, ks0, ynumel, xnumel, YBLOCK : tl.constexpr, XBLOCK : tl.constexpr):
+        xnumel = 8
+        yoffset = (tl.program_id(1) + tl.program_id(2) * tl.num_programs(1)) * YBLOCK
+        yindex = yoffset + tl.arange(0, YBLOCK)[:, None]
+        ymask = yindex < ynumel
+        xoffset = tl.program_id(0) * XBLOCK
+        xindex = xoffset + tl.arange(0, XBLOCK)[None, :]
+        xmask = xindex < xnumel
+        y0 = yindex
+        x1 = xindex
+        tmp0 = tl.load(in_ptr0 + (y0), ymask, eviction_policy='evict_last')
+        tmp1 = ks0
+        tmp2 = tmp0 + tmp1
+        tmp3 = tmp0 < 0
+        tmp4 = tl.where(tmp3, tmp2, tmp0)
+        tl.device_assert(((0 <= tmp4) & (tmp4 < ks0)) | ~(ymask), "index out of bounds: 0 <= tmp4 < ks0")
+        tmp6 = tl.load(in_ptr1 + (x1 + 8*tmp4), xmask & ymask)
+        tmp7 = tl.full([1, 1], 2.0, tl.float32)
+        tmp8 = tmp6 * tmp7
+        tl.store(out_ptr0 + (x1 + 8*y0), tmp8, xmask & ymask)
+''')
+
+# A positional embedding indexed by arange(seq): the one-sided form named in ../shared/pt2/README.md.
+POS_TRITON = textwrap.dedent('''
+    @triton.jit
+    def triton_poi_fused_add_arange_embedding_0(in_ptr0, in_ptr1, out_ptr0, ks0, ynumel, xnumel, YBLOCK : tl.constexpr, XBLOCK : tl.constexpr):
+        xnumel = 16
+        yoffset = tl.program_id(1) * YBLOCK
+        yindex = yoffset + tl.arange(0, YBLOCK)[:, None]
+        ymask = yindex < ynumel
+        xoffset = tl.program_id(0) * XBLOCK
+        xindex = xoffset + tl.arange(0, XBLOCK)[None, :]
+        xmask = xindex < xnumel
+        y0 = (yindex % ks0)
+        x2 = xindex
+        tl.device_assert((y0 < 512) | ~(ymask), "index out of bounds: y0 < 512")
+        tmp1 = tl.load(in_ptr1 + (x2 + 16*y0), xmask & ymask)
+''')
+
+# From empty_reduce.cuda.stripped.pt2: a max reduction and a mean (division by ks0).
+REDUCE_TRITON = textwrap.dedent('''
+    @triton.jit
+    def triton_red_fused_add_amax_mean_0(in_out_ptr0, in_ptr0, ks0, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BLOCK : tl.constexpr):
+        xnumel = 5
+        rnumel = r0_numel
+        xoffset = tl.program_id(0) * XBLOCK
+        xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
+        xmask = xindex < xnumel
+        r0_base = tl.arange(0, R0_BLOCK)[None, :]
+        x0 = xindex
+        _tmp2 = tl.full([XBLOCK, R0_BLOCK], float("-inf"), tl.float32)
+        _tmp4 = tl.full([XBLOCK, R0_BLOCK], 0, tl.float32)
+        for r0_offset in tl.range(0, r0_numel, R0_BLOCK):
+            r0_index = r0_offset + r0_base
+            r0_mask = r0_index < r0_numel
+            r0_1 = r0_index
+            tmp0 = tl.load(in_ptr0 + (x0 + 5*r0_1), r0_mask & xmask, eviction_policy='evict_first', other=0.0)
+            tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])
+            tmp3 = triton_helpers.maximum(_tmp2, tmp1)
+            _tmp2 = tl.where(r0_mask & xmask, tmp3, _tmp2)
+            tmp5 = _tmp4 + tmp1
+            _tmp4 = tl.where(r0_mask & xmask, tmp5, _tmp4)
+        tmp2 = triton_helpers.max2(_tmp2, 1)[:, None]
+        tmp4 = tl.sum(_tmp4, 1)[:, None]
+        tmp6 = ks0
+        tmp7 = tmp6.to(tl.float32)
+        tmp8 = (tmp4 / tmp7)
+        tmp9 = tmp2 + tmp8
+        tl.store(in_out_ptr0 + (x0), tmp9, xmask)
+''')
+
+# From gather_dyn.cpu.stripped.pt2's kernel.cpp (torch 2.11).
+GATHER_CPP = b'''
+extern "C"  void  cpp_fused_index_mul_0(const int64_t* in_ptr0,
+                       const float* in_ptr1,
+                       float* out_ptr0,
+                       const int64_t ks0,
+                       const int64_t ks1)
+{
+    {
+        #pragma GCC ivdep
+        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(ks0); x0+=static_cast<int64_t>(1L))
+        {
+            for(int64_t x1=static_cast<int64_t>(0L); x1<static_cast<int64_t>(8L); x1+=static_cast<int64_t>(16L))
+            {
+                {
+                    if(C10_LIKELY(x1 >= static_cast<int64_t>(0L) && x1 < static_cast<int64_t>(8L)))
+                    {
+                        auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
+                        auto tmp1 = ks1;
+                        auto tmp2 = c10::convert<int64_t>(tmp1);
+                        auto tmp3 = int64_t(tmp0 + tmp2);
+                        auto tmp4 = tmp0 < 0;
+                        auto tmp5 = tmp4 ? tmp3 : tmp0;
+                        auto tmp6 = tmp5;
+                        auto tmp7 = c10::convert<int64_t>(tmp6);
+                        AOTI_TORCH_CHECK((0 <= tmp7) & (tmp7 < ks1), "index out of bounds: 0 <= tmp7 < ks1");
+                        auto tmp9 = at::vec::Vectorized<float>::loadu(in_ptr1 + static_cast<int64_t>(x1 + 8L*tmp5), static_cast<int64_t>(8L));
+                    }
+                }
+            }
+        }
+    }
+}
+'''
+
+# From a torch 2.13 CPU pos-embedding package: a one-sided check over the loop variable.
+POS_CPP = b'''
+extern "C"  void  cpp_fused_add_arange_embedding_0(const float* in_ptr0, const float* in_ptr1, float* out_ptr0, const int64_t ks0)
+{
+    for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(2L); x0+=static_cast<int64_t>(1L))
+    {
+        for(int64_t x1=static_cast<int64_t>(0L); x1<static_cast<int64_t>(ks0); x1+=static_cast<int64_t>(1L))
+        {
+            auto tmp1 = x1;
+            auto tmp2 = c10::convert<int64_t>(tmp1);
+            AOTI_TORCH_CHECK(tmp2 < 512L, "index out of bounds: tmp2 < 512L");
+        }
+    }
+}
+'''
+
+# From index_select_2d.cpu.stripped.pt2: the vectorized form with VecMask(...).all_masked().
+VEC_CPP = b'''
+extern "C"  void  cpp_fused_add_index_select_0(const int64_t* in_ptr0, const float* in_ptr1, float* out_ptr0, const int64_t ks0, const int64_t ks1, const int64_t ks2)
+{
+    for(int64_t x1=static_cast<int64_t>(0L); x1<static_cast<int64_t>(ks1); x1+=static_cast<int64_t>(16L))
+    {
+        auto tmp0 = at::vec::VectorizedN<int64_t,2>::loadu(in_ptr0 + static_cast<int64_t>(x1), static_cast<int64_t>(16));
+        auto tmp1 = ks2;
+        auto tmp2 = c10::convert<int64_t>(tmp1);
+        auto tmp3 = at::vec::VectorizedN<int64_t,2>(tmp2);
+        auto tmp4 = tmp0 + tmp3;
+        auto tmp5 = static_cast<int64_t>(0);
+        auto tmp6 = at::vec::VectorizedN<int64_t,2>(tmp5);
+        auto tmp7 = at::vec::VecMask<int64_t,2>(tmp0 < tmp6);
+        auto tmp8 = decltype(tmp4)::blendv(tmp0, tmp4, tmp7.template cast<int64_t,2>());
+        auto tmp9 =
+        [&]
+        {
+            __at_align__ std::array<int64_t, 16> tmpbuf;
+            tmp8.store(tmpbuf.data(), static_cast<int64_t>(16));
+            return tmpbuf;
+        }
+        ()
+        ;
+        auto tmp10 =
+        [&]
+        {
+            __at_align__ std::array<int64_t, 16> tmpbuf;
+            for (long x1_inner = 0; x1_inner < static_cast<int64_t>(16); x1_inner++)
+            {
+                tmpbuf[x1_inner] = static_cast<int64_t>(tmp9[x1_inner]);
+            }
+            return at::vec::VectorizedN<int64_t,2>::loadu(tmpbuf.data(), static_cast<int64_t>(16));
+        }
+        ()
+        ;
+        AOTI_TORCH_CHECK((at::vec::VecMask<int64_t,2>((at::vec::VectorizedN<int64_t,2>(0) <= tmp10) & (tmp10 < at::vec::VectorizedN<int64_t,2>(ks2)))).all_masked(), "index out of bounds: 0 <= tmp10 < ks2");
+    }
+}
+'''
+
+
+def _cpp(source: bytes):
+    tree, _ = ts.parse(source)
+    (facts,) = kernels.parse_cpp(tree, "k.kernel.cpp")
+    return facts
+
+
+@pytest.mark.parametrize("message,expected", [
+    ("index out of bounds: 0 <= tmp4 < ks0", (0, "tmp4", "ks0")),
+    ("index out of bounds: 0 <= tmp7 < 100L", (0, "tmp7", "100L")),
+    ("index out of bounds: y0 < 512", (None, "y0", "512")),
+    ("index out of bounds: tmp11 < 512L", (None, "tmp11", "512L")),
+    ("index out of bounds: 0 <= tmp3 < ks0*ks1", (0, "tmp3", "ks0*ks1")),
+    ("something else", (None, None, "")),
+])
+def test_parse_message(message, expected):
+    assert kernels.parse_message(message) == expected
+
+
+def test_bound_to_py_drops_long_suffix():
+    assert kernels.bound_to_py("100L") == "100"
+    assert kernels.bound_to_py("ks0*ks1") == "ks0*ks1"
+    assert kernels.bound_to_py("((") is None
+
+
+def test_triton_gather_assertion_and_sources():
+    facts = kernels.parse_triton("triton_poi_fused_index_mul_0", GATHER_TRITON, "w.wrapper.cpp", 100, 4)
+    assert facts.params[:6] == ("in_ptr0", "in_ptr1", "out_ptr0", "ks0", "ynumel", "xnumel")
+    assert facts.param_types["in_ptr0"] == "*i64" and facts.param_types["ks0"] == "i64"
+    (a,) = facts.assertions
+    assert (a.message, a.index_var, a.lower, a.bound, a.bound_py) == (
+        "index out of bounds: 0 <= tmp4 < ks0", "tmp4", 0, "ks0", "ks0")
+    # Position maps back into the wrapper: source line L is wrapper line first_line + L - 1.
+    assert a.location.line == 100 + GATHER_TRITON.splitlines().index(
+        next(l for l in GATHER_TRITON.splitlines() if "device_assert" in l))
+    assert a.location.column == 4 + 4 + 1
+    values = kernels.Values(facts)
+    ptrs, sizes = values.sources(ast.Name("tmp4"), a.line)
+    assert ptrs == {"in_ptr0"}          # the index is loaded data (input values), not a range
+    assert values.upper(ast.Name("tmp4"), a.line) is None
+
+
+def test_triton_one_sided_index_ranges_over_the_sequence():
+    facts = kernels.parse_triton("k", POS_TRITON, "w.wrapper.cpp", 1, 0)
+    (a,) = facts.assertions
+    assert (a.lower, a.index_var, a.bound_py) == (None, "y0", "512")
+    upper = kernels.Values(facts).upper(ast.Name("y0"), a.line)
+    # y0 = yindex % ks0 -> at most ks0 - 1.
+    assert intervals.evaluate_interval(upper, {"ks0": (2, 513)}) == (1, 512)
+
+
+def test_triton_reduction_and_division():
+    facts = kernels.parse_triton("k", REDUCE_TRITON, "w.wrapper.cpp", 1, 0)
+    assert [(r.op, r.extent_expr) for r in facts.reductions] == [("max", "r0_numel")]  # tl.sum is fine
+    assert [(d.divisor, d.divisor_expr) for d in facts.divisions] == [("tmp7", "ks0")]
+
+
+def test_triton_syntax_error_is_a_problem_not_a_crash():
+    facts = kernels.parse_triton("k", "def broken(:\n", "w.wrapper.cpp", 1, 0)
+    assert facts.problem and "SyntaxError" in facts.problem
+    deep = "x = " + "(" * 5000 + ")" * 5000
+    assert kernels.parse_triton("k", deep, "w", 1, 0).problem
+
+
+def test_cpp_gather_kernel():
+    facts = _cpp(GATHER_CPP)
+    assert facts.name == "cpp_fused_index_mul_0"
+    assert facts.params == ("in_ptr0", "in_ptr1", "out_ptr0", "ks0", "ks1")
+    (a,) = facts.assertions
+    assert (a.message, a.index_var, a.bound_py) == ("index out of bounds: 0 <= tmp7 < ks1", "tmp7", "ks1")
+    values = kernels.Values(facts)
+    assert values.sources(ast.Name("tmp7"), a.line)[0] == {"in_ptr0"}
+    assert facts.extents == {"x0": "ks0", "x1": "8"}
+
+
+def test_cpp_one_sided_loop_variable():
+    facts = _cpp(POS_CPP)
+    (a,) = facts.assertions
+    upper = kernels.Values(facts).upper(ast.Name(a.index_var), a.line)
+    assert intervals.simplify(f"({upper}) + 1") == "ks0"
+
+
+def test_cpp_vectorized_gather_follows_lambdas_and_blendv():
+    facts = _cpp(VEC_CPP)
+    (a,) = facts.assertions
+    assert a.message == "index out of bounds: 0 <= tmp10 < ks2"
+    ptrs, _ = kernels.Values(facts).sources(ast.Name("tmp10"), a.line)
+    assert ptrs == {"in_ptr0"}
+
+
+def test_cpp_to_py_rewrites():
+    tree, _ = ts.parse(b"void f() { auto a = c10::div_floor_integer(static_cast<int64_t>(ks1), static_cast<int64_t>(16L)); "
+                       b"auto b = tmp4 ? tmp3 : tmp0; auto c = in_ptr0[static_cast<int64_t>(x0)]; }")
+    got = {ts.text(m["name"]): ts.cpp_to_py(m["value"]) for m in ts.matches("declarations", tree.root_node)}
+    assert got == {"a": "floordiv(ks1, 16)", "b": "(tmp3 if tmp4 else tmp0)", "c": "load(in_ptr0, x0)"}
