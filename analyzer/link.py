@@ -186,6 +186,8 @@ class _Linker:
             elif fn in self.kfacts:
                 kernel = fn
                 params = self.kfacts[fn].params
+            elif fn.startswith(("cpp_fused_", "cpp_kernel_", "triton_")):
+                kernel = fn  # a generated kernel whose source is missing: still a launch
             if kernel is not None:
                 launch = Launch(kernel=kernel, args=call.args, location=call.location, comment=call.comment)
                 outputs, inputs = [], set()

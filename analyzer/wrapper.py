@@ -25,6 +25,7 @@ _NON_PRODUCING_SHIMS = re.compile(
     r"aoti_torch_(empty_strided|delete_tensor_object|get_|new_tensor_handle|assign_tensors|"
     r"check_|dtype_|device_type_|grad_mode|zero_)"
 )
+_TENSOR_NAME = re.compile(r"^(buf\d+|arg\d+_\d+)$")
 _DTYPE_FN = re.compile(r"aoti_torch_dtype_(\w+)\(\)")
 
 
@@ -323,7 +324,9 @@ def _call(facts: WrapperFacts, fn: str, args_node: ts.Node | None, stmt: ts.Node
         if arg.type == "identifier":
             names.append(raw)
         else:
-            names.append(None)
+            # Views passed inline (`reinterpret_tensor_wrapper(buf1, ...)`) still name their buffer.
+            inner = next((ts.text(i) for i in ts.identifiers(arg) if _TENSOR_NAME.match(ts.text(i))), None)
+            names.append(inner)
         try:
             args.append(ts.cpp_to_py(arg, max_depth))
         except ts.ExprTooDeep:

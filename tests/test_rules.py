@@ -1,0 +1,548 @@
+"""The rules on real packages (shared/pt2 and fixtures/), their goldens, and the interval and
+witness edge cases on small hand-built models that quote real values.
+
+Goldens: `tests/golden/check/<origin>/<package stem>.json` hold `aoti-lint check --format json
+--select ALL` of each package, run from the package's parent folder's parent so that `package` is
+a relative path (`pt2/gather_dyn.cuda.pt2`). Regenerate with `AOTI_LINT_UPDATE_GOLDEN=1` and review
+every change against the wrapper source before keeping it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from analyzer import api, intervals
+from analyzer import witness as W
+from analyzer.cli import cli
+from analyzer.findings import Location, Severity
+from analyzer.model import (Assertion, Dim, DimRef, Division, Input, Launch, Model, Package, Problem, Reduction,
+                            Symbol)
+from analyzer.rules import DOC_SECTIONS, Context, all_rules, run_rules
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+PT2 = Path(__file__).resolve().parents[2] / "shared" / "pt2"
+FIXTURES = REPO / "fixtures"
+GOLDEN = HERE / "golden" / "check"
+UPDATE = os.environ.get("AOTI_LINT_UPDATE_GOLDEN") == "1"
+
+
+def _packages(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.rglob("*.pt2") if not p.name.endswith(".ep.pt2") and p.is_file())
+
+
+SHARED = _packages(PT2)
+FIXTURE_PACKAGES = _packages(FIXTURES)
+ALL_PACKAGES = [("shared", p) for p in SHARED] + [("fixtures", p) for p in FIXTURE_PACKAGES]
+
+
+def _stem(path: Path) -> str:
+    return path.name[: -len(".pt2")]
+
+
+def _named(name: str) -> list[Path]:
+    """Packages of fixture `name` (any device, stripped or not) from both origins."""
+    return [p for _, p in ALL_PACKAGES if _stem(p).split(".")[0] == name]
+
+
+def _lint(path: Path, **ctx):
+    options = api.Options(**ctx)
+    return api.lint(str(path), options).findings
+
+
+def _need(paths: list[Path], what: str) -> list[Path]:
+    if not paths:
+        pytest.skip(f"no {what} package in {PT2} or {FIXTURES}")
+    return paths
+
+
+# -- rules on real packages ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_gather_dyn_empty_index_bound(device):
+    paths = _need([p for p in _named("gather_dyn") if f".{device}" in p.name], f"gather_dyn.{device}")
+    for path in paths:
+        found = [f for f in _lint(path) if f.rule == "empty-index-bound"]
+        assert len(found) == 1, (path, found)
+        f = found[0]
+        assert (f.code, f.severity, f.input, f.dim) == ("AOTI001", Severity.ERROR, 0, 0), path
+        assert f.symbol and f.kernel and f.location.line > 0
+        assert "index out of bounds: 0 <= tmp" in f.message
+        shapes = dict(W.parse_witness(f.witness))
+        x, idx = list(shapes.values())
+        assert x == (0, 8) and len(idx) == 1 and idx[0] >= 1, f.witness
+        assert f.key.startswith("bound:in0.d0;index:in1")
+        assert "AOTI_RUNTIME_CHECK_INPUTS=1" in f.fix and "== 0" in f.fix
+        assert f.chain and f.chain[-1].startswith("with ")
+
+
+def test_index_select_2d_empty_index_bound():
+    for path in _need(_named("index_select_2d"), "index_select_2d"):
+        found = [f for f in _lint(path) if f.rule == "empty-index-bound"]
+        # CPU kernels repeat the assertion in the vectorized loop and the tail: one finding.
+        assert len(found) == 1, (path, found)
+        f = found[0]
+        assert (f.input, f.dim) == (0, 1), path
+        shapes = [s for _, s in W.parse_witness(f.witness)]
+        assert shapes[0][1] == 0 and shapes[0][0] > 0 and shapes[1][0] > 0, f.witness
+
+
+def test_index_select_2d_cpu_keeps_first_location():
+    paths = [p for p in _named("index_select_2d") if ".cpu" in p.name]
+    for path in _need(paths, "index_select_2d.cpu"):
+        model = api.load(str(path)).models[0]
+        lines = sorted(a.location.line for a in model.assertions)
+        assert len(lines) == 2, "the CPU kernel should assert in the main loop and the tail"
+        (f,) = [f for f in _lint(path) if f.rule == "empty-index-bound"]
+        assert f.location.line == lines[0]
+
+
+def test_empty_reduce_warnings_and_no_error():
+    for path in _need(_named("empty_reduce"), "empty_reduce"):
+        found = _lint(path)
+        rules = {f.rule for f in found}
+        assert {"division-by-dynamic-size", "empty-reduction"} <= rules, (path, rules)
+        assert not [f for f in found if f.severity == Severity.ERROR], path
+        for f in found:
+            if f.rule in ("division-by-dynamic-size", "empty-reduction"):
+                assert (f.input, f.dim) == (0, 0) and f.witness == "arg0_1.shape = (0, 5)", f
+
+
+@pytest.mark.parametrize("name", ["gather_static", "embedding"])
+def test_no_error(name):
+    for path in _need(_named(name), name):
+        found = _lint(path)
+        assert not [f for f in found if f.severity == Severity.ERROR], (path, found)
+        assert not [f for f in found if f.rule in ("empty-index-bound", "index-exceeds-constant-bound")]
+
+
+def test_gather_static_is_clean():
+    for path in _need(_named("gather_static"), "gather_static"):
+        assert _lint(path) == [], path
+
+
+def test_pos_embedding_fixtures():
+    """Unbounded seq -> error; declared/compiled max 512 -> nothing; max 1000 -> warning."""
+    expected = {"pos_embedding": Severity.ERROR, "pos_embedding_capped": None,
+                "pos_embedding_max1000": Severity.WARNING}
+    seen = False
+    for name, severity in expected.items():
+        for path in _named(name):
+            seen = True
+            found = [f for f in _lint(path) if f.rule == "index-exceeds-constant-bound"]
+            if severity is None:
+                assert found == [], path
+                continue
+            assert len(found) == 1 and found[0].severity == severity, (path, found)
+            assert (found[0].input, found[0].dim) == (0, 1)
+            assert [s for _, s in W.parse_witness(found[0].witness)][0][1] == 513
+    if not seen:
+        pytest.skip("no pos_embedding fixture yet")
+
+
+def test_target_device_on_real_package():
+    for path in _need([p for p in SHARED if p.name == "gather_dyn.cuda.pt2"], "gather_dyn.cuda.pt2"):
+        assert not [f for f in _lint(path, target_device="cuda", target_sm="90") if f.rule == "target-device-mismatch"]
+        assert not [f for f in _lint(path, target_device="cuda", target_sm="90a") if f.rule == "target-device-mismatch"]
+        (f,) = [f for f in _lint(path, target_sm="80") if f.rule == "target-device-mismatch"]
+        assert f.severity == Severity.ERROR and "sm_90" in f.message and "sm_80" in f.message
+        (f,) = [f for f in _lint(path, target_device="cpu") if f.rule == "target-device-mismatch"]
+        assert "cuda" in f.message and "cpu" in f.message
+        assert not [f for f in _lint(path) if f.rule == "target-device-mismatch"]
+
+
+# -- goldens ------------------------------------------------------------------------------------
+
+def _check_json(origin: str, path: Path, monkeypatch) -> str:
+    # Run from the folder above the package's folder: `package` is then `pt2/NAME.pt2` (shared) or
+    # `fixtures/...` (the repository), never an absolute path.
+    base = path.parents[1] if origin == "shared" else REPO
+    monkeypatch.chdir(base)
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--select", "ALL",
+                                      str(path.relative_to(base))])
+    assert result.exit_code in (0, 1), result.output
+    return result.output
+
+
+def _golden_path(origin: str, path: Path) -> Path:
+    if origin == "shared":
+        return GOLDEN / "shared" / f"{_stem(path)}.json"
+    rel = path.relative_to(FIXTURES)
+    return GOLDEN / "fixtures" / rel.parent / f"{_stem(path)}.json"
+
+
+@pytest.mark.parametrize("origin,path", ALL_PACKAGES,
+                         ids=[f"{o}/{p.relative_to(PT2 if o == 'shared' else FIXTURES)}" for o, p in ALL_PACKAGES])
+def test_golden(origin, path, monkeypatch):
+    out = _check_json(origin, path, monkeypatch)
+    golden = _golden_path(origin, path)
+    if UPDATE:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(out, encoding="utf-8")
+    if not golden.exists():
+        pytest.skip(f"no golden {golden.relative_to(REPO)} yet (AOTI_LINT_UPDATE_GOLDEN=1 writes it)")
+    assert json.loads(out) == json.loads(golden.read_text(encoding="utf-8"))
+    assert out == golden.read_text(encoding="utf-8")
+
+
+def test_goldens_exist_for_shared():
+    if not SHARED:
+        pytest.skip(f"{PT2} missing")
+    missing = [p.name for p in SHARED if not _golden_path("shared", p).exists()]
+    assert not missing, f"no golden for {missing}"
+
+
+# -- rule identity and documentation ------------------------------------------------------------
+
+EXPECTED_RULES = [
+    ("AOTI001", "empty-index-bound", Severity.ERROR),
+    ("AOTI002", "unenforced-lower-bound", Severity.WARNING),
+    ("AOTI003", "index-exceeds-constant-bound", Severity.ERROR),
+    ("AOTI004", "division-by-dynamic-size", Severity.WARNING),
+    ("AOTI005", "empty-reduction", Severity.WARNING),
+    ("AOTI006", "target-device-mismatch", Severity.ERROR),
+    ("AOTI007", "no-kernel-source", Severity.INFO),
+    ("AOTI008", "unlinked-assertion", Severity.WARNING),
+    ("AOTI009", "unparsed-member", Severity.WARNING),
+]
+
+
+def test_rule_table():
+    assert [(r.code, r.name, r.severity) for r in all_rules()] == EXPECTED_RULES
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.name)
+def test_rule_docs(rule):
+    assert rule.summary() and not rule.summary().startswith("#")
+    sections = rule.sections()
+    assert list(sections) == list(DOC_SECTIONS)
+    assert all(sections.values())
+
+
+# -- hand-built models (values quoted from the real packages) ----------------------------------
+
+WRAPPER = "pos_embedding.cpu/data/aotinductor/model/cvt3.wrapper.cpp"
+KERNEL = "pos_embedding.cpu/data/aotinductor/model/cw5g.kernel.cpp"
+
+
+def _pos_model(seq_max=None, declared_max=None, enforced="env", extent="s27", bound=512) -> Model:
+    """pos_embedding on CPU: x [b, seq, 16]; `AOTI_TORCH_CHECK(tmp2 < 512L, "index out of bounds: tmp2 < 512L")`
+    with tmp2 = x1 ranging over [0, ks1), ks1 = s27 = arg1_1_size[1]."""
+    x = Input(0, "arg1_1", [Dim(0, "s77", None, 2, None, enforced),
+                            Dim(1, "s27", None, 2, seq_max, enforced, declared_max=declared_max),
+                            Dim(2, None, 16, enforced=enforced)], dtype="float32")
+    model = Model("model", device="cpu", wrapper_path=WRAPPER, inputs=[x])
+    model.symbols = {"s77": Symbol("s77", "s77", DimRef(0, 0), Location(WRAPPER, 834, 5)),
+                     "s27": Symbol("s27", "s27", DimRef(0, 1), Location(WRAPPER, 835, 5))}
+    model.launches = [Launch("cpp_fused_add_arange_embedding_0", ("arg1_1", "pe_weight", "buf0", "s77", "s27"),
+                             Location(WRAPPER, 844, 5))]
+    model.assertions = [Assertion("cpp_fused_add_arange_embedding_0", f"index out of bounds: tmp2 < {bound}L",
+                                  Location(KERNEL, 27, 29), index_var="tmp2", lower=None, bound=f"{bound}L",
+                                  bound_expr=str(bound), bound_value=bound, index_extent=extent,
+                                  index_extent_sources=(DimRef(0, 1),) if extent else ())]
+    return model
+
+
+def _run(model: Model, rule: str, **ctx) -> list:
+    rules = [r for r in all_rules() if r.name == rule]
+    return run_rules(Package("pkg.pt2", [model]), rules, Context(**ctx))
+
+
+def test_extent_max_equal_to_bound_is_clean():
+    assert _run(_pos_model(seq_max=512), "index-exceeds-constant-bound") == []
+
+
+def test_extent_declared_max_equal_to_bound_is_clean():
+    assert _run(_pos_model(seq_max=None, declared_max=512), "index-exceeds-constant-bound") == []
+    # the tighter of the two wins either way
+    assert _run(_pos_model(seq_max=400, declared_max=1000), "index-exceeds-constant-bound") == []
+
+
+def test_extent_max_above_bound_is_warning():
+    (f,) = _run(_pos_model(seq_max=1000), "index-exceeds-constant-bound")
+    assert f.severity == Severity.WARNING
+    assert f.witness == "arg1_1.shape = (3, 513, 16)"
+    assert "up to 1000" in f.message and "above 512" in f.message
+    assert f.key == "extent:in0.d1>512;kernel:cpp_fused_add_arange_embedding_0"
+    assert f.chain[-1] == "tmp2 reaches arg1_1.size(1) - 1; with arg1_1.size(1) = 513 that is 512 >= 512"
+
+
+def test_extent_declared_max_above_bound_is_warning():
+    (f,) = _run(_pos_model(seq_max=None, declared_max=1000), "index-exceeds-constant-bound")
+    assert f.severity == Severity.WARNING and "declared" in f.message
+
+
+def test_extent_unbounded_is_error():
+    (f,) = _run(_pos_model(seq_max=None), "index-exceeds-constant-bound")
+    assert f.severity == Severity.ERROR
+    assert (f.input, f.dim, f.symbol, f.kernel) == (0, 1, "s27", "cpp_fused_add_arange_embedding_0")
+    assert f.location == Location(KERNEL, 27, 29)
+    assert f.witness == "arg1_1.shape = (3, 513, 16)"
+
+
+def test_extent_int32_max_counts_as_unbounded():
+    # CUDA packages record 2147483647 as the max of some dims (32-bit indexing), not a user bound.
+    (f,) = _run(_pos_model(seq_max=2**31 - 1), "index-exceeds-constant-bound")
+    assert f.severity == Severity.ERROR and "2147483647" in f.message
+
+
+def test_extent_of_expression_solved_for_smallest_size():
+    # An index over [0, 2*seq - 1): 2*seq - 1 > 512 first at seq = 257.
+    (f,) = _run(_pos_model(extent="2*s27 - 1"), "index-exceeds-constant-bound")
+    assert [s for _, s in W.parse_witness(f.witness)][0][1] == 257
+
+
+def test_data_index_is_not_a_shape_error():
+    # embedding: `0 <= tmp7 < 100L` over loaded values: index_extent None.
+    assert _run(_pos_model(extent=None, bound=100), "index-exceeds-constant-bound") == []
+
+
+def test_extent_over_unknown_symbol_is_skipped():
+    assert _run(_pos_model(extent="u0"), "index-exceeds-constant-bound") == []
+
+
+def _gather_model(enforced="env", min_=2, bound_expr="s77", duplicate=False, bound_value=None) -> Model:
+    """gather_dyn on CPU: `AOTI_TORCH_CHECK((0 <= tmp7) & (tmp7 < ks1), "index out of bounds: 0 <= tmp7 < ks1")`,
+    ks1 = s77 = arg0_1_size[0]; x [n, 8], idx [m]."""
+    x = Input(0, "arg0_1", [Dim(0, "s77", None, min_, None, enforced), Dim(1, None, 8, enforced=enforced)],
+              dtype="float32")
+    idx = Input(1, "arg1_1", [Dim(0, "s95", None, min_, None, enforced)], dtype="int64")
+    model = Model("model", device="cpu", wrapper_path="g/w.wrapper.cpp", inputs=[x, idx])
+    model.symbols = {"s77": Symbol("s77", "s77", DimRef(0, 0), Location("g/w.wrapper.cpp", 692, 5)),
+                     "s95": Symbol("s95", "s95", DimRef(1, 0), Location("g/w.wrapper.cpp", 694, 5))}
+    model.launches = [Launch("cpp_fused_index_mul_0", ("arg1_1", "arg0_1", "buf0", "s95", "s77"),
+                             Location("g/w.wrapper.cpp", 702, 5))]
+    sources = () if bound_value is not None else (DimRef(0, 0),)
+    a = dict(kernel="cpp_fused_index_mul_0", message="index out of bounds: 0 <= tmp7 < ks1", index_var="tmp7",
+             lower=0, bound="ks1", bound_expr=bound_expr, bound_value=bound_value, bound_sources=sources,
+             index_sources=(1,), chain=("values of input 1 (arg1_1) -> tmp7 in cpp_fused_index_mul_0",))
+    model.assertions = [Assertion(location=Location("g/k.kernel.cpp", 27, 25), **a)]
+    if duplicate:
+        model.assertions.append(Assertion(location=Location("g/k.kernel.cpp", 61, 25), **a))
+    return model
+
+
+def test_empty_index_bound_env_gated():
+    (f,) = _run(_gather_model(), "empty-index-bound")
+    assert (f.input, f.dim, f.symbol) == (0, 0, "s77")
+    assert f.witness == "arg0_1.shape = (0, 8), arg1_1.shape = (3,)"
+    assert f.key == "bound:in0.d0;index:in1;kernel:cpp_fused_index_mul_0"
+    assert f.chain[0] == "values of input 1 (arg1_1) -> tmp7 in cpp_fused_index_mul_0"
+    assert f.chain[-1] == "with arg0_1.size(0) = 0 the bound is 0: no index satisfies `tmp7 < 0`"
+    assert "RuntimeError" in f.message
+
+
+def test_empty_index_bound_unchecked():
+    (f,) = _run(_gather_model(enforced="none"), "empty-index-bound")
+    assert "not checked at run time" in f.message
+
+
+def test_empty_index_bound_always_checked_is_clean():
+    assert _run(_gather_model(enforced="always"), "empty-index-bound") == []
+
+
+def test_empty_index_bound_always_checked_but_min_zero():
+    (f,) = _run(_gather_model(enforced="always", min_=0), "empty-index-bound")
+    assert "Dim(..., min=1)" in f.fix
+
+
+def test_bound_that_stays_positive_is_clean():
+    assert _run(_gather_model(bound_expr="s77 + 1"), "empty-index-bound") == []
+
+
+def test_product_bound_zero_by_either_dim():
+    model = _gather_model(bound_expr="8*s77")
+    (f,) = _run(model, "empty-index-bound")
+    assert f.witness == "arg0_1.shape = (0, 8), arg1_1.shape = (3,)"
+
+
+def test_constant_bound_is_not_empty_index_bound():
+    assert _run(_gather_model(bound_expr="10", bound_value=10), "empty-index-bound") == []
+
+
+def test_duplicate_assertions_reported_once_at_first_location():
+    (f,) = _run(_gather_model(duplicate=True), "empty-index-bound")
+    assert f.location.line == 27
+
+
+def test_index_input_dim_is_never_zeroed():
+    # A bound over the index input's own size (`idx[i] < len(idx)`): zeroing it empties the index.
+    model = _gather_model(bound_expr="s95")
+    model.assertions[0].bound_sources = (DimRef(1, 0),)
+    assert _run(model, "empty-index-bound") == []
+
+
+def test_user_names_in_witness_and_fix():
+    model = _gather_model()
+    model.inputs[0].user_name, model.inputs[1].user_name = "x", "idx"
+    (f,) = _run(model, "empty-index-bound")
+    assert f.witness == "x.shape = (0, 8), idx.shape = (3,)"
+    assert "`if x.shape[0] == 0: ...`" in f.fix
+    assert "x.shape[0] (input 0 dim 0)" in f.message
+
+
+def test_unenforced_lower_bound():
+    found = _run(_gather_model(), "unenforced-lower-bound")
+    assert [(f.input, f.dim, f.symbol) for f in found] == [(0, 0, "s77"), (1, 0, "s95")]
+    assert found[0].witness == "arg0_1.shape = (1, 8), arg1_1.shape = (3,)"
+    assert found[1].witness == "arg0_1.shape = (3, 8), arg1_1.shape = (1,)"
+    assert all("cpp_fused_index_mul_0" in f.message for f in found)
+    assert found[0].location == Location("g/w.wrapper.cpp", 692, 5)
+    assert found[0].key == "lower:in0.d0>=2"
+    assert _run(_gather_model(enforced="always"), "unenforced-lower-bound") == []
+    assert _run(_gather_model(min_=0), "unenforced-lower-bound") == []
+
+
+def test_unenforced_lower_bound_kernels_through_composite_symbols():
+    # index_select_2d on CUDA launches with `triton_poi_..._xnumel` = s77*s95.
+    model = _gather_model()
+    model.symbols["k_xnumel"] = Symbol("k_xnumel", "s77 * s95", None, Location("g/w.wrapper.cpp", 700, 5))
+    model.launches = [Launch("triton_k", ("arg1_1", "arg0_1", "buf0", "k_xnumel", "this", "stream"),
+                             Location("g/w.wrapper.cpp", 702, 5))]
+    model.assertions = []
+    found = _run(model, "unenforced-lower-bound")
+    assert all("triton_k" in f.message for f in found) and len(found) == 2
+
+
+def _reduce_model(enforced="env", op="max", integer=False, in_wrapper=False) -> Model:
+    """empty_reduce on CUDA: `tmp7 = ks0.to(tl.float32)`, mean = tmp5 / tmp7; max over r0 < ks0."""
+    x = Input(0, "arg0_1", [Dim(0, "s77", None, 2, None, enforced), Dim(1, None, 5, enforced=enforced)])
+    model = Model("model", device="cuda", wrapper_path="e/w.wrapper.cpp", inputs=[x])
+    model.symbols = {"s77": Symbol("s77", "s77", DimRef(0, 0), Location("e/w.wrapper.cpp", 799, 5))}
+    model.divisions = [Division("triton_red_fused_add_amax_mean_0", "tmp7", "s77", (DimRef(0, 0),),
+                                Location("e/w.wrapper.cpp", 667, 17), integer=integer, in_wrapper=in_wrapper)]
+    model.reductions = [Reduction("triton_red_fused_add_amax_mean_0", op, "s77", (DimRef(0, 0),),
+                                  Location("e/w.wrapper.cpp", 663, 16))]
+    return model
+
+
+def test_division_and_reduction():
+    (d,) = _run(_reduce_model(), "division-by-dynamic-size")
+    assert d.witness == "arg0_1.shape = (0, 5)" and "NaN" in d.message and d.severity == Severity.WARNING
+    (r,) = _run(_reduce_model(), "empty-reduction")
+    assert r.witness == "arg0_1.shape = (0, 5)" and "-inf" in r.message
+    assert r.key == "reduce:max:in0.d0;kernel:triton_red_fused_add_amax_mean_0"
+
+
+def test_integer_division_in_wrapper_variant():
+    (d,) = _run(_reduce_model(integer=True, in_wrapper=True), "division-by-dynamic-size")
+    assert "SIGFPE" in d.message and d.kernel is None
+
+
+def test_division_and_reduction_clean_when_always_checked():
+    assert _run(_reduce_model(enforced="always"), "division-by-dynamic-size") == []
+    assert _run(_reduce_model(enforced="always"), "empty-reduction") == []
+
+
+@pytest.mark.parametrize("op,reported", [("max", True), ("min", True), ("argmax", True), ("argmin", True),
+                                         ("prod", False), ("sum", False)])
+def test_reduction_ops(op, reported):
+    assert bool(_run(_reduce_model(op=op), "empty-reduction")) == reported
+
+
+def test_reduction_over_static_extent_is_clean():
+    model = _reduce_model()
+    model.reductions[0] = Reduction("k", "max", "5", (), Location("e/w.wrapper.cpp", 663, 16))
+    assert _run(model, "empty-reduction") == []
+
+
+@pytest.mark.parametrize("package,target,bad", [
+    ("90", "90", False), ("90", "90a", False), ("80", "86", False), ("86", "80", True),
+    ("90", "80", True), ("80", "90", True), ("90a", "90", False), ("90a", "91", True), ("100", "100a", False),
+    ("100", "90", True), ("8.6", "sm_86", False),
+])
+def test_target_sm(package, target, bad):
+    model = _reduce_model()
+    model.metadata = {"AOTI_DEVICE_KEY": "cuda", "AOTI_COMPUTE_CAPABILITY": package}
+    found = _run(model, "target-device-mismatch", target_device="cuda", target_sm=target)
+    assert bool(found) == bad, found
+
+
+def test_target_device_quiet_without_target():
+    model = _reduce_model()
+    model.metadata = {"AOTI_DEVICE_KEY": "cuda", "AOTI_COMPUTE_CAPABILITY": "90"}
+    assert _run(model, "target-device-mismatch") == []
+    (f,) = _run(model, "target-device-mismatch", target_device="cpu")
+    assert f.key == "device:cuda->cpu" and f.location == Location("e/w.wrapper.cpp")
+
+
+def test_problems_become_findings():
+    model = _reduce_model()
+    model.problems = [Problem("kernel triton_x has no embedded Triton source", Location("e/w.wrapper.cpp", 10, 1),
+                              kind="no-source"),
+                      Problem("3 syntax error(s) inside run_impl", Location("e/w.wrapper.cpp", 700, 1), kind="parse"),
+                      Problem("metadata is not valid JSON", Location("e/m.json"), kind="unreadable"),
+                      Problem("too deep", None, kind="limit")]
+    package = Package("pkg.pt2", [model], problems=[Problem("no wrapper source", Location("pkg/x"), kind="no-source")])
+    found = run_rules(package, all_rules(), Context())
+    by_rule = {}
+    for f in found:
+        by_rule.setdefault(f.rule, []).append(f)
+    assert len(by_rule["no-kernel-source"]) == 2
+    assert {f.severity for f in by_rule["no-kernel-source"]} == {Severity.INFO}
+    assert len(by_rule["unparsed-member"]) == 3
+    assert any(f.location == Location("e/w.wrapper.cpp") for f in by_rule["unparsed-member"])  # no location
+
+
+def test_unlinked_assertion():
+    model = _gather_model()
+    model.assertions[0].linked = False
+    model.assertions[0].unlinked_reason = "the bound could not be mapped to a launch argument"
+    (f,) = _run(model, "unlinked-assertion")
+    assert "could not be mapped" in f.message and f.kernel == "cpp_fused_index_mul_0"
+    assert _run(model, "empty-index-bound") == []
+
+
+# -- witness construction -----------------------------------------------------------------------
+
+def test_valid_size_clips_to_range():
+    assert W.valid_size(Dim(0, value=8)) == 8
+    assert W.valid_size(Dim(0, "s0", None, 2, None)) == 3
+    assert W.valid_size(Dim(0, "s0", None, 5, None)) == 5
+    assert W.valid_size(Dim(0, "s0", None, 0, 2)) == 2
+    assert W.valid_size(Dim(0, "s0", None, 2, None, declared_max=2)) == 2
+    assert W.valid_size(Dim(0)) == 3
+
+
+def test_witness_shapes_and_text_roundtrip():
+    model = _gather_model()
+    shapes = W.witness_shapes(model, {DimRef(0, 0): 0})
+    assert shapes == [(0, 8), (3,)]
+    text = W.format_witness(model, shapes)
+    assert text == "arg0_1.shape = (0, 8), arg1_1.shape = (3,)"
+    assert W.parse_witness(text) == [("arg0_1", (0, 8)), ("arg1_1", (3,))]
+    assert W.parse_witness("x.shape = (), y.shape = (2, 3)") == [("x", ()), ("y", (2, 3))]
+
+
+def test_smallest_exceeding():
+    model = _pos_model(seq_max=None)
+    ref = DimRef(0, 1)
+    assert W.smallest_exceeding(model, "s27", ref, 512) == 513
+    assert W.smallest_exceeding(model, "trunc(0.12*s27)", ref, 5) == 50   # trunc(0.12*50) = 6
+    assert W.smallest_exceeding(model, "s27*s77", ref, 512) == 171        # s77 = 3: 3*171 = 513
+    assert W.smallest_exceeding(_pos_model(seq_max=512), "s27", ref, 512) is None
+    assert W.smallest_exceeding(model, "s27", DimRef(0, 2), 512) is None  # static dim
+
+
+def test_interval_edges():
+    ranges = W.dim_ranges(_pos_model(seq_max=512))
+    assert intervals.evaluate_interval("s27", ranges)[1] == 512
+    assert intervals.evaluate_interval("s27", W.dim_ranges(_pos_model()))[1] == float("inf")
+    assert W.normalize_expr(_pos_model(), "s27*s77 - 1") == "in0.d1*in0.d0-1"
+    assert W.display_expr(_pos_model(), "s27 - 1") == "arg1_1.size(1) - 1"
+
+
+def test_can_be_zero():
+    assert W.can_be_zero(Dim(0, "s0", None, 2, None, "env"))
+    assert W.can_be_zero(Dim(0, "s0", None, 2, None, "none"))
+    assert not W.can_be_zero(Dim(0, "s0", None, 2, None, "always"))
+    assert W.can_be_zero(Dim(0, "s0", None, 0, None, "always"))
+    assert not W.can_be_zero(Dim(0, None, 8))
+    assert not W.can_be_zero(None)
