@@ -169,7 +169,7 @@ def _options(config: Config, reading: Reading | None = None, **extra: Any) -> An
     except ValueError as exc:  # Limits rejected the combination
         raise LintError(_one_line(exc)) from None
     return api.Options(
-        limits=Limits_unused if False else __import__("analyzer.archive").archive.Limits(),
+        limits=limits,
         select=config.select,
         ignore=config.ignore,
         fail_on=config.fail_on,

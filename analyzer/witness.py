@@ -71,6 +71,11 @@ def can_be_zero(dim: Dim | None) -> bool:
     return (dim.min or 0) <= 0
 
 
+def env_check_rejects_zero(dim: Dim | None) -> bool:
+    """True when setting AOTI_RUNTIME_CHECK_INPUTS=1 would make the package reject size 0 here."""
+    return dim is not None and dim.enforced == "env" and (dim.min or 0) >= 1
+
+
 def valid_size(dim: Dim, prefer: int = DEFAULT_SIZE) -> int:
     """A size the package was compiled for: the static value, else `prefer` clipped to the range."""
     if dim.value is not None:

@@ -342,6 +342,9 @@ def test_empty_index_bound_env_gated():
 def test_empty_index_bound_unchecked():
     (f,) = _run(_gather_model(enforced="none"), "empty-index-bound")
     assert "not checked at run time" in f.message
+    assert "AOTI_RUNTIME_CHECK_INPUTS" not in f.fix  # there is no check to turn on
+    (f,) = _run(_gather_model(), "empty-index-bound")
+    assert "AOTI_RUNTIME_CHECK_INPUTS=1" in f.fix
 
 
 def test_empty_index_bound_always_checked_is_clean():
@@ -350,7 +353,7 @@ def test_empty_index_bound_always_checked_is_clean():
 
 def test_empty_index_bound_always_checked_but_min_zero():
     (f,) = _run(_gather_model(enforced="always", min_=0), "empty-index-bound")
-    assert "Dim(..., min=1)" in f.fix
+    assert "AOTI_RUNTIME_CHECK_INPUTS" not in f.fix  # the always-on check admits 0
 
 
 def test_bound_that_stays_positive_is_clean():

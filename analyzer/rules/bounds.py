@@ -20,6 +20,11 @@ def effect(model: Model, message: str) -> str:
     return EFFECTS.get(device, EFFECTS["unknown"]).format(message=message)
 
 
+def env_clause(dim) -> str:
+    """`, or run with AOTI_RUNTIME_CHECK_INPUTS=1 ...` where that would reject size 0, else ""."""
+    return FIXES["env"] if W.env_check_rejects_zero(dim) else ""
+
+
 def where(ref: DimRef) -> str:
     return f"input {ref.input} dim {ref.dim}"
 
@@ -72,7 +77,8 @@ class EmptyIndexBound(Rule):
     ## Fix
     Reject empty inputs before calling the model (`if x.shape[0] == 0: ...`), or run with
     `AOTI_RUNTIME_CHECK_INPUTS=1` so that the package's own check rejects size 0 with a clear error,
-    or handle size 0 outside the model and export with `Dim("n", min=1)`.
+    or handle size 0 outside the model (and declare `Dim("n", min=1)` so that the exported contract
+    says so).
     """
 
     name = "empty-index-bound"
@@ -96,14 +102,13 @@ class EmptyIndexBound(Rule):
             shown = "" if len(choice) == 1 and shown == W.dim_display(model, ref) else f" {shown}"
             chain = (*a.chain, CHAIN["zero"].format(assignment=W.assignment_text(model, choice), bound_expr=shown,
                                                     value=_int_text(value), index_var=a.index_var or "index"))
-            fix_key = "empty-index-bound.always" if dim is not None and dim.enforced == "always" else "empty-index-bound"
             key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"
                    f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
             yield self.finding(
                 model, ctx, MESSAGES["empty-index-bound"].format(**fields), a.location,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice),
-                fix=FIXES[fix_key].format(check_expr=W.check_expr(model, ref)),
+                fix=FIXES["empty-index-bound"].format(check_expr=W.check_expr(model, ref), env=env_clause(dim)),
                 chain=chain, key=key)
 
     @staticmethod
@@ -148,9 +153,9 @@ class UnenforcedLowerBound(Rule):
     ```
 
     ## Fix
-    Run with `AOTI_RUNTIME_CHECK_INPUTS=1`, or check the size before calling the model. To support
-    sizes 0 or 1, declare them (`Dim("n", min=0)`) and export with an example input of size >= 2 so
-    that the package is compiled for them.
+    Run with `AOTI_RUNTIME_CHECK_INPUTS=1`, or check the size before calling the model and handle
+    smaller inputs outside it. Declaring `Dim("n", min=0)` does not help: the package is still
+    compiled (and checked) for `n >= 2`.
     """
 
     name = "unenforced-lower-bound"

@@ -8,7 +8,7 @@ from .. import witness as W
 from ..findings import Finding, Severity
 from ..model import DimRef, Model
 from . import Context, Rule, register
-from .bounds import where
+from .bounds import env_clause, where
 from .messages import FIXES, IDENTITIES, MESSAGES
 
 
@@ -55,8 +55,8 @@ class DivisionByDynamicSize(Rule):
 
     ## Fix
     Reject empty inputs before calling the model, or guard the division in the model
-    (`x.sum(0) / x.shape[0].clamp_min(1)`-style), or export with `Dim("n", min=1)` and run with
-    `AOTI_RUNTIME_CHECK_INPUTS=1`.
+    (`x.sum(0) / max(x.shape[0], 1)`), or run with `AOTI_RUNTIME_CHECK_INPUTS=1` so that the
+    package's own range check (compiled for sizes >= 2) rejects the empty input.
     """
 
     name = "division-by-dynamic-size"
@@ -78,7 +78,7 @@ class DivisionByDynamicSize(Rule):
             variant = "float" if not d.integer else "integer" if d.in_wrapper else "integer-kernel"
             fields = dict(kernel=d.kernel, divisor=d.divisor, divisor_expr=W.display_expr(model, d.divisor_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
-                          check_expr=W.check_expr(model, ref))
+                          check_expr=W.check_expr(model, ref), env=env_clause(dim))
             chain = (f"{d.kernel} divides by {d.divisor}",
                      f"{d.divisor} = {W.display_expr(model, d.divisor_expr)} (over {d.divisor_expr})",
                      f"{W.symbol_of(model, ref) or '?'} = {model.describe(ref)}, {W.range_text(dim)}",
@@ -123,8 +123,8 @@ class EmptyReduction(Rule):
     ```
 
     ## Fix
-    Reject empty inputs before calling the model, as eager PyTorch would, or export with
-    `Dim("n", min=1)` and run with `AOTI_RUNTIME_CHECK_INPUTS=1`.
+    Reject empty inputs before calling the model, as eager PyTorch would, or run with
+    `AOTI_RUNTIME_CHECK_INPUTS=1` so that the package's own range check rejects them.
     """
 
     name = "empty-reduction"
@@ -147,7 +147,7 @@ class EmptyReduction(Rule):
             dim = model.dim(ref)
             fields = dict(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
-                          identity=IDENTITIES[r.op], check_expr=W.check_expr(model, ref))
+                          identity=IDENTITIES[r.op], check_expr=W.check_expr(model, ref), env=env_clause(dim))
             chain = (f"{r.op} reduction in {r.kernel} over {W.display_expr(model, r.extent_expr)} elements "
                      f"(over {r.extent_expr})",
                      f"{W.symbol_of(model, ref) or '?'} = {model.describe(ref)}, {W.range_text(dim)}",

@@ -85,20 +85,14 @@ MESSAGES: dict[str, str] = {
 
 FIXES: dict[str, str] = {
     "empty-index-bound":
-        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), or run with "
-        "AOTI_RUNTIME_CHECK_INPUTS=1 so that the package's own check rejects size 0 with a clear error, "
-        "or handle size 0 outside the model and export with Dim(..., min=1)",
-    "empty-index-bound.always":
-        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), or export with "
-        "Dim(..., min=1) so that the package's always-on check rejects size 0",
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}, or handle size 0 "
+        "outside the model (and declare Dim(..., min=1) so that the exported contract says so)",
     "unenforced-lower-bound":
         "run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package rejects {dim_display} < {min}, or check "
-        "`{check_expr} >= {min}` before calling the model; to support smaller sizes, export with example "
-        "inputs where this dim is >= 2 and Dim(..., min={below}) (sizes 0 and 1 are specialized unless "
-        "declared)",
+        "`{check_expr} >= {min}` before calling the model and handle smaller inputs outside it (declaring "
+        "Dim(..., min=0) does not change this: the package is still compiled for >= {min})",
     "unenforced-lower-bound.none":
-        "check `{check_expr} >= {min}` before calling the model; to support smaller sizes, export with "
-        "Dim(..., min={below})",
+        "check `{check_expr} >= {min}` before calling the model and handle smaller inputs outside it",
     "index-exceeds-constant-bound":
         "declare the dimension's real limit when exporting (Dim(..., max={bound_value})) and run with "
         "AOTI_RUNTIME_CHECK_INPUTS=1, or reject `{check_expr} > {limit}` before calling the model, or size the "
@@ -107,14 +101,16 @@ FIXES: dict[str, str] = {
         "lower the dimension's max to {limit} when exporting (Dim(..., max={limit})), or size the indexed table "
         "for {max}",
     "division-by-dynamic-size.float":
-        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), or guard the division "
-        "in the model (e.g. divide by `clamp_min(n, 1)`)",
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}, or guard the "
+        "division in the model (e.g. divide by `max(n, 1)`)",
     "division-by-dynamic-size.integer":
-        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), or run with "
-        "AOTI_RUNTIME_CHECK_INPUTS=1 when the package's check excludes 0",
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}",
     "empty-reduction":
-        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), as eager PyTorch does, or "
-        "export with Dim(..., min=1) and run with AOTI_RUNTIME_CHECK_INPUTS=1",
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), as eager PyTorch does{env}",
+    # Appended as {env} where the package's own (gated) check would reject size 0.
+    "env":
+        ", or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package's own check rejects size 0 with a "
+        "clear error",
     "target-device-mismatch.device":
         "re-export and compile the package on (or for) a {target} machine",
     "target-device-mismatch.sm":
