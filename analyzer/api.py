@@ -67,6 +67,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             for key, value in data.items():
                 metadata.setdefault(str(key), value)
     kernel_facts: list[kernels.KernelFacts] = []
+    sources: dict[str, bytes] = {}
     wrapper_facts = None
     if not members.wrappers:
         problems.append(Problem(
@@ -74,7 +75,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             + (f" ({len(members.binaries)} file(s))" if members.binaries else "")
             + " are present, so nothing can be linked", Location(members.prefix), kind="no-source"))
     for member in members.wrappers[:1]:
-        tree = _parse(pkg, member)
+        tree = _parse(pkg, member, sources)
         wrapper_facts = wrapper.parse(tree, member, limits.max_nesting)
         # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
         kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
@@ -88,19 +89,51 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
         problems.append(Problem("more than one wrapper in one model folder; only the first was analysed",
                                 Location(member), kind="parse"))
     for member in members.kernels:
-        tree = _parse(pkg, member)
+        tree = _parse(pkg, member, sources)
         kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
     binaries = tuple(members.binaries)
     cpp_only = members.cmake is not None and not any(b.endswith(".so") for b in binaries)
-    return link_model(members.name, metadata, wrapper_facts, kernel_facts,
-                      kernel_paths=tuple(members.kernels), binaries=binaries, cpp_only=cpp_only,
-                      problems=problems)
+    model = link_model(members.name, metadata, wrapper_facts, kernel_facts,
+                       kernel_paths=tuple(members.kernels), binaries=binaries, cpp_only=cpp_only,
+                       problems=problems)
+    _keep_source_lines(model, sources)
+    return model
 
 
-def _parse(pkg: "archive.Package", member: str) -> "ts.Tree":
+def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
+    """Copy the lines that findings point at, so reporters can show snippets without the archive."""
+    wanted: dict[str, set[int]] = {}
+    located = [a.location for a in model.assertions] + [d.location for d in model.divisions] \
+        + [r.location for r in model.reductions] + [l.location for l in model.launches] \
+        + [p.location for p in model.problems] + [s.location for s in model.symbols.values()]
+    for loc in located:
+        if loc is not None and loc.line > 0 and loc.path in sources:
+            wanted.setdefault(loc.path, set()).add(loc.line)
+    for path, lines in wanted.items():
+        data = sources[path]
+        table = model.source_lines.setdefault(path, {})
+        # Walk line starts once per member (members can be tens of MB).
+        targets = sorted(lines)
+        line_no, start, ti = 1, 0, 0
+        while ti < len(targets):
+            target = targets[ti]
+            while line_no < target:
+                nl = data.find(b"\n", start)
+                if nl < 0:
+                    break
+                start, line_no = nl + 1, line_no + 1
+            if line_no != target:
+                break
+            end = data.find(b"\n", start)
+            table[target] = data[start:end if end >= 0 else len(data)].decode("utf-8", "replace")[:400]
+            ti += 1
+
+
+def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "ts.Tree":
     """One tree-sitter parse of a member, stopped early when the package's time budget runs out."""
     pkg.deadline.check(f"parsing {member}")
-    tree, stopped = ts.parse(pkg.read_bytes(member), should_stop=lambda: pkg.deadline.expired)
+    data = sources[member] = pkg.read_bytes(member)
+    tree, stopped = ts.parse(data, should_stop=lambda: pkg.deadline.expired)
     if stopped:
         pkg.deadline.check(f"parsing {member}")
     return tree

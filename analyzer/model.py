@@ -183,6 +183,13 @@ class Model:
     reductions: list[Reduction] = field(default_factory=list)
     checks_gated: bool | None = None   # True: check_input_N run only with AOTI_RUNTIME_CHECK_INPUTS
     problems: list[Problem] = field(default_factory=list)
+    # member path -> {line: text} for the lines that locations point at (report snippets).
+    source_lines: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    def line_text(self, location: Location | None) -> str | None:
+        if location is None:
+            return None
+        return self.source_lines.get(location.path, {}).get(location.line)
 
     def dim(self, ref: DimRef) -> Dim | None:
         if 0 <= ref.input < len(self.inputs):

@@ -1,16 +1,16 @@
 """The rules on real packages (shared/pt2 and fixtures/), their goldens, and the interval and
 witness edge cases on small hand-built models that quote real values.
 
-Goldens: `tests/golden/check/<origin>/<package stem>.json` hold `aoti-lint check --format json
---select ALL` of each package, run from the package's parent folder's parent so that `package` is
-a relative path (`pt2/gather_dyn.cuda.pt2`). Regenerate with `AOTI_LINT_UPDATE_GOLDEN=1` and review
+Goldens: `tests/golden/check/<origin>/<package stem>.json` (origin `shared` or `fixtures`) hold
+`aoti-lint check --format json --select ALL` of each package, run from the folder above the
+package's folder (shared) or the repository (fixtures) so that `package` is a relative path
+(`pt2/gather_dyn.cuda.pt2`, `fixtures/gather_dyn.cpu.stripped.pt2`). Regenerate with `AOTI_LINT_UPDATE_GOLDEN=1` and review
 every change against the wrapper source before keeping it.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -23,23 +23,16 @@ from analyzer.findings import Location, Severity
 from analyzer.model import (Assertion, Dim, DimRef, Division, Input, Launch, Model, Package, Problem, Reduction,
                             Symbol)
 from analyzer.rules import DOC_SECTIONS, Context, all_rules, run_rules
+from conftest import compare_golden, fixture_packages, package_id, shared_packages
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PT2 = Path(__file__).resolve().parents[2] / "shared" / "pt2"
 FIXTURES = REPO / "fixtures"
 GOLDEN = HERE / "golden" / "check"
-UPDATE = os.environ.get("AOTI_LINT_UPDATE_GOLDEN") == "1"
 
-
-def _packages(root: Path) -> list[Path]:
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.rglob("*.pt2") if not p.name.endswith(".ep.pt2") and p.is_file())
-
-
-SHARED = _packages(PT2)
-FIXTURE_PACKAGES = _packages(FIXTURES)
+SHARED = shared_packages()
+FIXTURE_PACKAGES = fixture_packages()
 ALL_PACKAGES = [("shared", p) for p in SHARED] + [("fixtures", p) for p in FIXTURE_PACKAGES]
 
 
@@ -164,6 +157,7 @@ def _check_json(origin: str, path: Path, monkeypatch) -> str:
     # Run from the folder above the package's folder: `package` is then `pt2/NAME.pt2` (shared) or
     # `fixtures/...` (the repository), never an absolute path.
     base = path.parents[1] if origin == "shared" else REPO
+    assert base in path.parents
     monkeypatch.chdir(base)
     result = CliRunner().invoke(cli, ["check", "--format", "json", "--select", "ALL",
                                       str(path.relative_to(base))])
@@ -172,24 +166,14 @@ def _check_json(origin: str, path: Path, monkeypatch) -> str:
 
 
 def _golden_path(origin: str, path: Path) -> Path:
-    if origin == "shared":
-        return GOLDEN / "shared" / f"{_stem(path)}.json"
-    rel = path.relative_to(FIXTURES)
-    return GOLDEN / "fixtures" / rel.parent / f"{_stem(path)}.json"
+    return GOLDEN / origin / f"{_stem(path)}.json"
 
 
-@pytest.mark.parametrize("origin,path", ALL_PACKAGES,
-                         ids=[f"{o}/{p.relative_to(PT2 if o == 'shared' else FIXTURES)}" for o, p in ALL_PACKAGES])
+@pytest.mark.parametrize("origin,path", ALL_PACKAGES, ids=[package_id(p) for _, p in ALL_PACKAGES])
 def test_golden(origin, path, monkeypatch):
     out = _check_json(origin, path, monkeypatch)
-    golden = _golden_path(origin, path)
-    if UPDATE:
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(out, encoding="utf-8")
-    if not golden.exists():
-        pytest.skip(f"no golden {golden.relative_to(REPO)} yet (AOTI_LINT_UPDATE_GOLDEN=1 writes it)")
-    assert json.loads(out) == json.loads(golden.read_text(encoding="utf-8"))
-    assert out == golden.read_text(encoding="utf-8")
+    json.loads(out)
+    compare_golden(out, _golden_path(origin, path))
 
 
 def test_goldens_exist_for_shared():

@@ -252,6 +252,16 @@ def run_rules(
         found.extend(instance.check_package(package, ctx))
         for model in package.models:
             found.extend(instance.check(model, ctx))
-    # A rule that built its Finding by hand may have left `package` empty.
-    found = [f if f.package else replace(f, package=ctx.package) for f in found]
-    return sorted(dict.fromkeys(found), key=sort_key)
+    # A rule that built its Finding by hand may have left `package` empty; the source line under
+    # the finding's location comes from the model (reporters never open the archive).
+    models = {m.name: m for m in package.models}
+    out = []
+    for f in found:
+        if not f.package:
+            f = replace(f, package=ctx.package)
+        if not f.snippet and f.model in models:
+            line = models[f.model].line_text(f.location)
+            if line is not None:
+                f = replace(f, snippet=(line,))
+        out.append(f)
+    return sorted(dict.fromkeys(out), key=sort_key)
