@@ -169,7 +169,10 @@ def _members(source: Any) -> tuple[str, dict[str, str]]:
     if members is not None and callable(read_text):
         out = {}
         for member in members:
-            text = read_text(member)
+            try:
+                text = read_text(member)
+            except Exception as exc:  # archive.ArchiveError (limits, bad member): one line, as ValueError
+                raise ValueError(str(exc) or f"{path}: cannot read {member}") from None
             if len(text) > MAX_JSON_BYTES:
                 raise ValueError(f"{path}: {member} is larger than {MAX_JSON_BYTES} bytes")
             out[member] = text

@@ -366,6 +366,18 @@ def test_index_input_dim_is_never_zeroed():
     assert _run(model, "empty-index-bound") == []
 
 
+def test_index_ranging_over_the_bound_itself_is_clean():
+    # `y0 < ks0` with y0 over [0, s77) and ks0 = s77: an empty dim means no index at all.
+    model = _gather_model()
+    model.assertions[0].index_sources = ()
+    model.assertions[0].index_extent = "s77"
+    assert _run(model, "empty-index-bound") == []
+    # ... but an index over another dim's range does fail when the bound is empty.
+    model.assertions[0].index_extent = "s95"
+    (f,) = _run(model, "empty-index-bound")
+    assert f.witness == "arg0_1.shape = (0, 8), arg1_1.shape = (3,)"
+
+
 def test_user_names_in_witness_and_fix():
     model = _gather_model()
     model.inputs[0].user_name, model.inputs[1].user_name = "x", "idx"

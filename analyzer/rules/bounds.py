@@ -113,19 +113,26 @@ class EmptyIndexBound(Rule):
 
     @staticmethod
     def _zero_assignment(model: Model, a: Assertion) -> dict[DimRef, int] | None:
-        """Dims set to 0 that make the bound <= 0, leaving the index inputs non-empty: one dim if one
-        suffices (the first in input order), else every zero-able bound dim; None if none does."""
+        """Dims set to 0 that make the bound <= 0 while an index still exists (the index inputs stay
+        non-empty; an index that ranges over sizes keeps a non-empty range): one dim if one suffices
+        (the first in input order), else every zero-able bound dim; None if none does."""
         zeroable = [r for r in a.bound_sources
                     if W.can_be_zero(model.dim(r)) and r.input not in a.index_sources]
-        for ref in zeroable:
-            value = W.evaluate_at(model, a.bound_expr, {ref: 0})
-            if value is not None and value <= 0:
-                return {ref: 0}
-        if len(zeroable) > 1:
-            choice = {r: 0 for r in zeroable}
+
+        def fails(choice: dict[DimRef, int]) -> bool:
             value = W.evaluate_at(model, a.bound_expr, choice)
-            if value is not None and value <= 0:
-                return choice
+            if value is None or value > 0:
+                return False
+            if a.index_extent:
+                extent = W.evaluate_at(model, a.index_extent, choice)
+                return extent is not None and extent > 0
+            return True
+
+        for ref in zeroable:
+            if fails({ref: 0}):
+                return {ref: 0}
+        if len(zeroable) > 1 and fails({r: 0 for r in zeroable}):
+            return {r: 0 for r in zeroable}
         return None
 
 
