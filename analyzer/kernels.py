@@ -78,13 +78,52 @@ def parse_message(message: str) -> tuple[int | None, str | None, str]:
 
 
 def bound_to_py(bound: str) -> str | None:
-    """`100L` -> `100`; `ks0*ks1` stays; anything unparseable gives None."""
+    """The bound of an assertion message in the size-expression language, or None.
+
+    `100L` -> `100`; `ks0*ks1` stays; Triton's
+    `libdevice.trunc(tl.full([], 0.12, tl.float64)*ks1.to(tl.float64)).to(tl.int32)` and C++'s
+    `static_cast<int64_t>(std::trunc(0.12*static_cast<double>(ks3)))` both become `trunc(0.12 * ks1)`.
+    """
     text = re.sub(r"(?<=\d)[lL]+\b", "", bound)
     try:
-        ast.parse(text, mode="eval")
-    except SyntaxError:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        tree = _cpp_bound(bound)
+        if tree is None:
+            return None
+    try:
+        return ast.unparse(_Normalize().visit(tree))
+    except (RecursionError, ValueError):
         return None
-    return text
+
+
+def _cpp_bound(bound: str) -> ast.expr | None:
+    tree, _ = ts.parse(f"auto __bound = {bound};".encode("utf-8", "replace"))
+    for m in ts.matches("declarations", tree.root_node):
+        try:
+            return ast.parse(ts.cpp_to_py(m["value"]), mode="eval").body
+        except (ts.ExprTooDeep, SyntaxError, RecursionError, MemoryError, ValueError):
+            return None
+    return None
+
+
+class _Normalize(ast.NodeTransformer):
+    """Drop dtype plumbing from Triton/C++ size expressions: `.to(...)`, `tl.full([], v, t)`,
+    `libdevice.trunc` -> `trunc`."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        name = _call_name(node)
+        short = name.split(".")[-1]
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+            return self.visit(node.func.value)
+        if short == "full" and len(node.args) >= 2:
+            return self.visit(node.args[1])
+        if short in ("trunc", "floor", "ceil", "floordiv", "max", "min", "maximum", "minimum") and node.args:
+            fn = {"maximum": "max", "minimum": "min"}.get(short, short)
+            return ast.Call(ast.Name(fn), [self.visit(a) for a in node.args], [])
+        if short in ("static_cast", "convert", "cast") and node.args:
+            return self.visit(node.args[0])
+        return self.generic_visit(node)
 
 
 # --- the value-range engine --------------------------------------------------------------------

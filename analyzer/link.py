@@ -319,6 +319,7 @@ class _Linker:
         bound_exprs, bound_sources, index_inputs = [], set(), set()
         extent_exprs, extent_sources = [], set()
         chain_launch = None
+        via: str | None = None
         ptrs, size_params = values.sources(ast.Name(raw.index_var), raw.line)
         upper = values.upper(ast.Name(raw.index_var), raw.line) if not ptrs else None
         for li in indices:
@@ -338,6 +339,8 @@ class _Linker:
                     pos = params.index(ptr)
                     if pos < len(launch.args):
                         index_inputs |= self._buffer_inputs(launch.args[pos], li)
+                        if via is None:
+                            via = self._via(launch.args[pos], li)
             if upper is not None:
                 try:
                     ext = intervals.simplify(f"({intervals.substitute(upper, mapping)}) + 1")
@@ -364,7 +367,22 @@ class _Linker:
                 a.linked = False
                 a.unlinked_reason = f"the bound {a.bound} resolves to {a.bound_expr}, which is not over input sizes"
         a.chain = self._chain(facts, raw, a, chain_launch)
+        if via:
+            a.chain = a.chain[:1] + (via,) + a.chain[1:]
         return a
+
+    def _via(self, buf: str, before: int) -> str | None:
+        """`loaded from buf1, written by aoti_torch_cpu_searchsorted_Tensor at w.cpp:930` for an
+        index that comes through an intermediate buffer."""
+        canonical = self._canonical(buf)
+        if canonical in self.input_by_name or canonical in self.constant_names:
+            return None
+        writers = [i for i in self.producers.get(canonical, []) if i < before]
+        if not writers:
+            return None
+        launch = self.model.launches[writers[-1]]
+        where = f"{launch.location.path.rsplit('/', 1)[-1]}:{launch.location.line}"
+        return f"loaded from {buf}, written by {launch.kernel} at {where}"
 
     def _chain(self, facts: KernelFacts, raw, a: Assertion, chain_launch) -> tuple[str, ...]:
         model = self.model
@@ -387,6 +405,8 @@ class _Linker:
                              f"at {launch.location.path.rsplit('/', 1)[-1]}:{launch.location.line}, passed {arg}")
             if not bound_params:
                 lines.append(f"must be < {a.bound} (a constant)")
+            elif a.bound_expr and a.bound_expr not in self.root and a.bound_expr != a.bound:
+                lines.append(f"so the bound is {a.bound_expr}")
         for ref in a.bound_sources + tuple(r for r in a.index_extent_sources if r not in a.bound_sources):
             dim = model.dim(ref)
             symbol = dim.symbol if dim else None

@@ -163,13 +163,33 @@ def dim_ranges(model: Model) -> dict[str, tuple[float, float | None]]:
 # -- assignments, shapes and their text ---------------------------------------------------------
 
 def sizes(model: Model, assignment: Assignment | None = None) -> dict[DimRef, int]:
-    """Every input dim's witness size: the assignment's, else a valid size."""
+    """Every input dim's witness size: the assignment's, else the size assigned to a dim that
+    shares its symbol (dims the package requires equal), else a valid size."""
     assignment = dict(assignment or {})
+    by_symbol: dict[str, int] = {}
+    for ref, size in assignment.items():
+        symbol = symbol_of(model, ref)
+        if symbol is not None:
+            by_symbol.setdefault(symbol, size)
     out: dict[DimRef, int] = {}
     for inp in model.inputs:
         for dim in inp.dims:
             ref = DimRef(inp.index, dim.dim)
-            out[ref] = assignment[ref] if ref in assignment else valid_size(dim)
+            if ref in assignment:
+                out[ref] = assignment[ref]
+            elif dim.symbol is not None and dim.symbol in by_symbol:
+                out[ref] = by_symbol[dim.symbol]
+            else:
+                out[ref] = valid_size(dim)
+    return out
+
+
+def input_symbols(model: Model, inputs) -> set[str]:
+    """The size symbols of every dim of the given inputs."""
+    out = set()
+    for i in inputs:
+        if 0 <= i < len(model.inputs):
+            out |= {d.symbol for d in model.inputs[i].dims if d.symbol}
     return out
 
 

@@ -16,7 +16,7 @@ from analyzer import api
 from analyzer.cli import cli
 from analyzer.report.inspect import render_json, render_text
 
-from conftest import GOLDEN, SHARED_PT2, all_packages, compare_golden, package_id, require
+from conftest import FIXTURES, GOLDEN, SHARED_PT2, all_packages, compare_golden, package_id, require
 
 
 def normalized_json(path) -> str:
@@ -149,3 +149,77 @@ def test_inspect_cli_json_contract():
         "index_sources": [{"input": 1}],
     }
     assert a["location"]["line"] == 656 and a["location"]["column"] == 9
+
+
+# fixtures/ (fixtures/README.md): (package, message, bound_expr, bound_sources, index_sources,
+# bound_value, index_extent). Reviewed against each wrapper's launch and its `sNN = argK_1_size[d]`.
+FIXTURE_FACTS = [
+    ("torch_gather.cpu.stripped.pt2", "index out of bounds: 0 <= tmp2 < ks2", "s27", [(0, 1)], [1], None, None),
+    ("torch_gather.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s27", [(0, 1)], [1], None, None),
+    ("index_add.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks0", "s77", [(0, 0)], [1], None, None),
+    ("index_add.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s77", [(0, 0)], [1], None, None),
+    ("col_gather.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks1", "s27", [(0, 1)], [1], None, None),
+    ("kwonly.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks1", "s77", [(0, 0)], [1], None, None),
+    ("mod_index.cuda.stripped.pt2", "index out of bounds: 0 <= tmp13 < ks0", "s77", [(0, 0)], [1], None, None),
+    # Parameters are lifted first (arg0_1..arg3_1): the user inputs are arg4_1, arg5_1, arg6_1.
+    ("lifted_params.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks1", "s77", [(0, 0)], [1], None, None),
+    ("lifted_params.cpu.stripped.pt2", "index out of bounds: 0 <= tmp49 < 20L", "20", [], [1], 20, None),
+    ("lifted_params.cuda.stripped.pt2", "index out of bounds: 0 <= tmp58 < 20", "20", [], [1], 20, None),
+    # The index is produced by an extern searchsorted (CPU) or its own Triton kernel (CUDA).
+    ("searchsorted_index.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks1", "s70", [(2, 0)], [0, 1], None, None),
+    ("searchsorted_index.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s70", [(2, 0)], [0, 1], None, None),
+    ("topk_index.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks1", "s70", [(1, 0)], [0], None, None),
+    ("topk_index.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s70", [(1, 0)], [0], None, None),
+    # One-sided: the index ranges over the sequence length (input 0 dim 1).
+    ("pos_embedding.cpu.stripped.pt2", "index out of bounds: tmp2 < 512L", "512", [], [], 512, "s27"),
+    ("pos_embedding.cuda.stripped.pt2", "index out of bounds: x1 < 512", "512", [], [], 512, "s27"),
+    ("small_transformer.cuda.stripped.pt2", "index out of bounds: x0 < 64", "64", [], [], 64, "s27"),
+    ("small_transformer.cpu.stripped.pt2", "index out of bounds: 0 <= tmp2 < 50L", "50", [], [0], 50, None),
+    # A computed bound: trunc(0.12 * t) from interpolate's scale factor.
+    ("interp_gather.cpu.stripped.pt2",
+     "index out of bounds: 0 <= tmp10 < static_cast<int64_t>(std::trunc(0.12000000000000000*static_cast<double>(ks3)))",
+     "trunc(0.12 * s53)", [(0, 2)], [1], None, None),
+    ("interp_gather.cuda.stripped.pt2",
+     "index out of bounds: 0 <= tmp4 < libdevice.trunc(tl.full([], 0.120000000000000, tl.float64)*ks1.to(tl.float64)).to(tl.int32)",
+     "trunc(0.12 * s53)", [(0, 2)], [1], None, None),
+]
+
+
+@pytest.mark.parametrize("name,message,bound_expr,bound_sources,index_sources,bound_value,extent", FIXTURE_FACTS,
+                         ids=[f"{r[0]}:{r[1][-12:]}" for r in FIXTURE_FACTS])
+def test_fixture_assertion_links(name, message, bound_expr, bound_sources, index_sources, bound_value, extent):
+    (model,) = api.load(require(FIXTURES / name)).models
+    found = [a for a in model.assertions if a.message == message]
+    assert found, [a.message for a in model.assertions]
+    for a in found:
+        assert a.linked, a.unlinked_reason
+        assert a.bound_expr == bound_expr
+        assert [(r.input, r.dim) for r in a.bound_sources] == bound_sources
+        assert list(a.index_sources) == index_sources
+        assert a.bound_value == bound_value
+        assert a.index_extent == extent
+        if extent:
+            assert [(r.input, r.dim) for r in a.index_extent_sources] == [(0, 1)]
+
+
+def test_every_assertion_in_every_package_is_linked():
+    for path in all_packages():
+        for model in api.load(path).models:
+            for a in model.assertions:
+                assert a.linked, (path.name, a.message, a.unlinked_reason)
+                assert a.bound_value is not None or a.bound_sources, (path.name, a.message)
+
+
+def test_lifted_parameters_do_not_shift_input_positions():
+    (model,) = api.load(require(FIXTURES / "lifted_params.cpu.stripped.pt2")).models
+    assert [i.name for i in model.inputs] == ["arg4_1", "arg5_1", "arg6_1"]
+    (model,) = api.load(require(FIXTURES / "small_transformer.cpu.stripped.pt2")).models
+    assert [i.name for i in model.inputs] == ["arg16_1"]
+
+
+def test_capped_sequence_dims_carry_their_compiled_max():
+    for name, cap in (("pos_embedding_capped", 512), ("pos_embedding_max1000", 1000)):
+        for device in ("cpu", "cuda"):
+            (model,) = api.load(require(FIXTURES / f"{name}.{device}.stripped.pt2")).models
+            seq = model.inputs[0].dims[1]
+            assert (seq.min, seq.max, seq.enforced) == (2, cap, "env")

@@ -378,6 +378,18 @@ def test_index_ranging_over_the_bound_itself_is_clean():
     assert f.witness == "arg0_1.shape = (0, 8), arg1_1.shape = (3,)"
 
 
+def test_tied_dims_follow_the_assignment():
+    # idx [m] and y [m, 8] share m: when the package says so (the same symbol), the witness keeps
+    # them equal; and a bound dim tied to the index input is never zeroed (it would empty the index).
+    model = _gather_model()
+    model.inputs.append(Input(2, "arg2_1", [Dim(0, "s95", None, 2, None, "env"), Dim(1, None, 8, enforced="env")]))
+    assert W.witness_shapes(model, {DimRef(1, 0): 5}) == [(3, 8), (5,), (5, 8)]
+    model.inputs[0].dims[0].symbol = "s95"  # x's rows tied to idx's length
+    model.symbols.pop("s77")
+    model.assertions[0].bound_expr = "s95"
+    assert _run(model, "empty-index-bound") == []
+
+
 def test_user_names_in_witness_and_fix():
     model = _gather_model()
     model.inputs[0].user_name, model.inputs[1].user_name = "x", "idx"
@@ -397,6 +409,15 @@ def test_unenforced_lower_bound():
     assert found[0].key == "lower:in0.d0>=2"
     assert _run(_gather_model(enforced="always"), "unenforced-lower-bound") == []
     assert _run(_gather_model(min_=0), "unenforced-lower-bound") == []
+
+
+def test_unenforced_lower_bound_skips_dims_without_their_own_symbol():
+    # lifted_params: y [m, 8] is read as `assert_size_stride(arg6_1, {s17, 8L}, ...)`; its dim 0 has
+    # no symbol of its own (it equals idx's s17), and is reported through idx's dim only.
+    model = _gather_model()
+    model.inputs.append(Input(2, "arg2_1", [Dim(0, None, None, 2, None, "env"), Dim(1, None, 8, enforced="env")]))
+    found = _run(model, "unenforced-lower-bound")
+    assert [(f.input, f.dim) for f in found] == [(0, 0), (1, 0)]
 
 
 def test_unenforced_lower_bound_kernels_through_composite_symbols():

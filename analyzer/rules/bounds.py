@@ -60,8 +60,10 @@ class EmptyIndexBound(Rule):
     `torch.export` records `Dim("n")` as `[0, inf)`, but Inductor compiles for `n >= 2` and does not
     check it by default. An empty tensor therefore reaches the kernel, and every index `i` fails
     `0 <= i < 0`: on CUDA a device-side assert that leaves the CUDA context unusable (every later CUDA
-    call in the process fails), on CPU `RuntimeError: index out of bounds` or an abort. Eager PyTorch
-    and `torch.compile` handle the same input (an empty gather is an error only when an index exists).
+    call in the process fails, so one empty request takes a server down), on CPU
+    `RuntimeError: index out of bounds` or an abort of the process. Eager PyTorch raises a catchable
+    `IndexError` for most such inputs, and for some (`index_add` into an empty tensor) none at all; the
+    exported signature does not say that empty inputs are invalid.
 
     ## Example
     ```python
@@ -96,16 +98,20 @@ class EmptyIndexBound(Rule):
             ref = min(choice)
             dim = model.dim(ref)
             value = W.evaluate_at(model, a.bound_expr, choice)
-            fields = dict(bound=a.bound, assertion=a.message, kernel=a.kernel, dim_display=W.dim_display(model, ref),
-                          where=where(ref), range_text=W.range_text(dim), effect=effect(model, a.message))
             shown = W.display_expr(model, a.bound_expr)
-            shown = "" if len(choice) == 1 and shown == W.dim_display(model, ref) else f" {shown}"
+            simple = len(choice) == 1 and shown == W.dim_display(model, ref)
+            fields = dict(bound=a.bound, assertion=a.message, kernel=a.kernel, dim_display=W.dim_display(model, ref),
+                          where=where(ref), range_text=W.range_text(dim), effect=effect(model, a.message),
+                          bound_display=shown, zero="empty" if len(choice) == 1 else
+                          "empty (with " + W.assignment_text(model, choice) + ")")
+            message = MESSAGES["empty-index-bound" if simple else "empty-index-bound.expr"]
+            shown = "" if simple else f" {shown}"
             chain = (*a.chain, CHAIN["zero"].format(assignment=W.assignment_text(model, choice), bound_expr=shown,
                                                     value=_int_text(value), index_var=a.index_var or "index"))
             key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"
                    f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
             yield self.finding(
-                model, ctx, MESSAGES["empty-index-bound"].format(**fields), a.location,
+                model, ctx, message.format(**fields), a.location,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice),
                 fix=FIXES["empty-index-bound"].format(check_expr=W.check_expr(model, ref), env=env_clause(dim)),
@@ -116,8 +122,10 @@ class EmptyIndexBound(Rule):
         """Dims set to 0 that make the bound <= 0 while an index still exists (the index inputs stay
         non-empty; an index that ranges over sizes keeps a non-empty range): one dim if one suffices
         (the first in input order), else every zero-able bound dim; None if none does."""
+        index_symbols = W.input_symbols(model, a.index_sources)
         zeroable = [r for r in a.bound_sources
-                    if W.can_be_zero(model.dim(r)) and r.input not in a.index_sources]
+                    if W.can_be_zero(model.dim(r)) and r.input not in a.index_sources
+                    and W.symbol_of(model, r) not in index_symbols]
 
         def fails(choice: dict[DimRef, int]) -> bool:
             value = W.evaluate_at(model, a.bound_expr, choice)
@@ -144,7 +152,9 @@ class UnenforcedLowerBound(Rule):
     Finds dynamic input dimensions compiled for a minimum size of 1 or more (usually 2: `torch.export`
     specializes sizes 0 and 1 unless told otherwise) whose `check_input_N` range check runs only with
     `AOTI_RUNTIME_CHECK_INPUTS=1`, or that nothing checks at all. The finding lists the kernels whose
-    launch arguments, assertions, reductions or divisions read the dimension.
+    launch arguments, assertions, reductions or divisions read the dimension. A dimension that must
+    equal another one (`idx` and `src` of `index_add` share `m`) is reported once, at the dimension
+    whose size the package reads.
 
     ## Why it matters
     Sizes below the minimum were never compiled for: the generated code may assume a size of at least
@@ -177,7 +187,11 @@ class UnenforcedLowerBound(Rule):
                     continue
                 ref = DimRef(inp.index, dim.dim)
                 symbol = dim.symbol or W.symbol_of(model, ref)
-                kernels = users.get(symbol, []) if symbol else []
+                if symbol is None:
+                    # No size symbol of its own: the package reads this dim through the dim it must
+                    # equal (`assert_size_stride(arg6_1, {s17, 8L}, ...)`), which is reported.
+                    continue
+                kernels = users.get(symbol, [])
                 below = dim.min - 1
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
                               enforcement=ENFORCEMENT[dim.enforced], below=below,

@@ -30,6 +30,9 @@ MESSAGES: dict[str, str] = {
     "empty-index-bound":
         "index bound `{bound}` of \"{assertion}\" in {kernel} is {dim_display} ({where}), which the package "
         "accepts as 0 ({range_text}): with it empty the bound is 0 and every index fails, {effect}",
+    "empty-index-bound.expr":
+        "index bound `{bound}` of \"{assertion}\" in {kernel} is {bound_display}, which is 0 when {dim_display} "
+        "({where}) is {zero}, and the package accepts that ({range_text}): every index fails, {effect}",
     # AOTI002 unenforced-lower-bound
     "unenforced-lower-bound":
         "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
