@@ -206,7 +206,9 @@ def test_parse_message(message, expected):
 
 def test_bound_to_py_drops_long_suffix():
     assert kernels.bound_to_py("100L") == "100"
-    assert kernels.bound_to_py("ks0*ks1") == "ks0*ks1"
+    assert kernels.bound_to_py("ks0*ks1") == "ks0 * ks1"
+    assert kernels.bound_to_py("libdevice.trunc(tl.full([], 0.12, tl.float64)*ks1.to(tl.float64)).to(tl.int32)") == "trunc(0.12 * ks1)"
+    assert kernels.bound_to_py("static_cast<int64_t>(std::trunc(0.12*static_cast<double>(ks3)))") == "trunc(0.12 * ks3)"
     assert kernels.bound_to_py("((") is None
 
 
