@@ -63,3 +63,16 @@ def test_fresh_pos_embedding_one_sided_assertion(fresh_cpu_package):
         assert a.index_extent is not None, a
         # The index ranges over the sequence length: input 0 dim 1.
         assert [(r.input, r.dim) for r in a.index_extent_sources] == [(0, 1)]
+
+
+def test_fresh_package_links_like_the_committed_fixture(fresh_cpu_package):
+    """The committed fixture (built by fixtures/generate.py with the same torch) and a fresh build
+    of the same model link identically, so the runtime results above speak for the fixture."""
+    from conftest import FIXTURES, require
+
+    def links(path):
+        (model,) = api.load(path).models
+        return sorted({(a.message, a.bound_sources, a.index_sources) for a in model.assertions})
+
+    fixture = require(FIXTURES / "gather_dyn.cpu.stripped.pt2")
+    assert links(fresh_cpu_package("gather_dyn")) == links(fixture)
