@@ -283,11 +283,7 @@ class _Linker:
         if key in self._param_maps:
             return self._param_maps[key]
         launch = self.model.launches[launch_index]
-        params = facts.params
-        if facts.kind == "triton":
-            helper = self.w.helpers.get(f"call_{facts.name}")
-            if helper is not None:
-                params = helper.params
+        params = self._params_of(facts)
         mapping = {}
         for i, param in enumerate(params):
             if i < len(launch.args) and not _POINTER_PARAM.match(param):
@@ -332,8 +328,7 @@ class _Linker:
             bound_sources |= set(self._sources(bexpr))
             launch = self.model.launches[li]
             chain_launch = chain_launch or (li, mapping)
-            params = self.w.helpers[f"call_{facts.name}"].params if facts.kind == "triton" and \
-                f"call_{facts.name}" in self.w.helpers else facts.params
+            params = self._params_of(facts)
             for ptr in ptrs:
                 if ptr in params:
                     pos = params.index(ptr)
@@ -414,8 +409,9 @@ class _Linker:
         return tuple(lines)
 
     def _params_of(self, facts: KernelFacts) -> tuple[str, ...]:
-        if facts.kind == "triton" and f"call_{facts.name}" in self.w.helpers:
-            return self.w.helpers[f"call_{facts.name}"].params
+        """The kernel's own parameter names, in launch order. `ksM` numbering is per kernel, so
+        launch arguments are matched to these by position, never by name (the call_triton_*
+        helper forwards its arguments to the kernel in the same order)."""
         return facts.params
 
 

@@ -293,7 +293,10 @@ def _index_candidates(package: Package, failure: Failure, mentioned: set[str]) -
                     a.bound_value is not None, not exact, not a.linked, order)
             scored.append((rank, _index_candidate(model, a, failure, zero)))
     scored.sort(key=lambda pair: pair[0])
-    return [cand for _, cand in scored]
+    exact_lines = {(c.model, c.kernel, c.message) for rank, c in scored if not rank[0]}
+    # The codegen repeats one check in a kernel (vectorized body and tail loop); when the log
+    # names the line, the other copies are the same cause and only add noise.
+    return [c for rank, c in scored if not rank[0] or (c.model, c.kernel, c.message) not in exact_lines]
 
 
 def _index_candidate(model: Model, a: Assertion, failure: Failure, zero: bool) -> Candidate:
@@ -361,34 +364,64 @@ def _dim_expr(model: Model, ref: DimRef) -> str:
     return f"input{ref.input}.size({ref.dim})"
 
 
+def _user_expr(model: Model, expr: str, refs: tuple[DimRef, ...]) -> str:
+    """A size expression over root symbols in user terms: `s27` -> `x.shape[1]`."""
+    text = expr.strip()
+    for ref in refs:
+        dim = model.dim(ref)
+        if dim is not None and dim.symbol:
+            if text == dim.symbol:
+                return _dim_expr(model, ref)
+            shown = _dim_expr(model, ref)
+            text = re.sub(rf"\b{re.escape(dim.symbol)}\b", lambda _m: shown, text)
+    return text
+
+
 def _bound_text(model: Model, a: Assertion) -> str:
     """The bound as the user sees it: `x.shape[0]` rather than `s77` where it is one dim."""
     if a.bound_value is not None:
         return str(a.bound_value)
-    if len(a.bound_sources) == 1 and a.bound_expr:
-        dim = model.dim(a.bound_sources[0])
-        if dim is not None and dim.symbol and a.bound_expr.strip() == dim.symbol:
-            return _dim_expr(model, a.bound_sources[0])
     if a.bound_expr:
-        text = a.bound_expr
-        for ref in a.bound_sources:
-            dim = model.dim(ref)
-            if dim is not None and dim.symbol:
-                text = re.sub(rf"\b{re.escape(dim.symbol)}\b", _dim_expr(model, ref), text)
-        return text
+        return _user_expr(model, a.bound_expr, a.bound_sources)
     return a.bound or "?"
+
+
+def _values_text(model: Model, a: Assertion, span: str) -> str | None:
+    if not a.index_sources:
+        return None
+    if len(a.index_sources) == 1:
+        return f"a value of {_inputs_text(model, a.index_sources)} was outside {span}"
+    who = " and ".join(_inputs_text(model, (i,)) for i in a.index_sources)
+    return f"an index computed from the values of {who} was outside {span}"
+
+
+def _extent_text(model: Model, a: Assertion, bound: str) -> str | None:
+    """For an index over an iteration range (`arange(seq)`): which size pushed it past the bound."""
+    if not a.index_extent or a.index_sources:
+        return None
+    extent = _user_expr(model, a.index_extent, a.index_extent_sources)
+    var = a.index_var or "the index"
+    refs = a.index_extent_sources
+    if len(refs) == 1 and extent == _dim_expr(model, refs[0]):
+        dim = model.dim(refs[0])
+        allowed = ""
+        if dim is not None and dim.declared_max is not None and a.bound_value is not None \
+                and dim.declared_max > a.bound_value:
+            allowed = f" (the exported program allows up to {dim.declared_max})"
+        return (f"{model.describe(refs[0])} was above {bound}{allowed}: {var} ranges over [0, {extent}) "
+                f"and must stay < {bound}")
+    who = " or ".join(model.describe(r) for r in refs) or "an input size"
+    return f"{who} made {extent} exceed {bound}: {var} ranges over [0, {extent}) and must stay < {bound}"
 
 
 def _index_cause(model: Model, a: Assertion, zero: bool) -> tuple[str, str]:
     lower = f"{a.lower} <= " if a.lower is not None else ""
     bound = _bound_text(model, a)
     span = f"[{a.lower if a.lower is not None else 0}, {bound})"
-    values = (f"a value of {_inputs_text(model, a.index_sources)} was outside {span}"
-              if a.index_sources else None)
-    extent = None
-    if a.index_extent and not a.index_sources:
-        refs = ", ".join(model.describe(r) for r in a.index_extent_sources) or a.index_extent
-        extent = f"{a.index_var or 'the index'} ranges over [0, {a.index_extent}) and {refs} made it reach {bound}"
+    values = _values_text(model, a, span)
+    extent = _extent_text(model, a, bound)
+    who = _inputs_text(model, a.index_sources) if len(a.index_sources) == 1 else \
+        " and ".join(_inputs_text(model, (i,)) for i in a.index_sources)
     if a.bound_value is None and a.bound_sources:
         dims = [r for r in a.bound_sources if _accepts_zero(model.dim(r))] or list(a.bound_sources)
         empty = " or ".join(f"{model.describe(r)} was empty (size 0)" for r in dims)
@@ -398,28 +431,30 @@ def _index_cause(model: Model, a: Assertion, zero: bool) -> tuple[str, str]:
         env = (", or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package's own check rejects it with a "
                "clear error" if gated else "")
         other = values or extent
+        keep = f"keep the values of {who} in {span}" if a.index_sources else None
         if zero:
             cause = f"{empty}: {every}" + (f"; otherwise {other}" if other else "")
-            fix = (f"reject empty inputs before calling the model (`if {checks}: ...`){env}"
-                   + (f"; and keep the values of {_inputs_text(model, a.index_sources)} in {span}"
-                      if a.index_sources else ""))
+            fix = f"reject empty inputs before calling the model (`if {checks}: ...`){env}" + \
+                (f"; and {keep}" if keep else "")
         else:
             cause = other or f"the index {a.index_var or ''} left {span}".replace("  ", " ")
-            fix = (f"keep the values of {_inputs_text(model, a.index_sources)} in {span} "
-                   f"(check them before calling the model)" if a.index_sources
-                   else f"keep {bound} large enough for the index")
+            fix = f"{keep} (check them before calling the model)" if keep else \
+                f"keep {bound} large enough for the index"
         return cause, fix
     if a.bound_value is not None:
         if extent:
-            limit = ", ".join(_dim_expr(model, r) for r in a.index_extent_sources) or "the size"
-            return (extent, f"keep {limit} small enough that the index stays below {a.bound_value} "
-                            f"(reject longer inputs, or export with Dim(..., max=...) and run with "
-                            f"AOTI_RUNTIME_CHECK_INPUTS=1), or size the indexed table for the longest input")
+            limit = " and ".join(_dim_expr(model, r) for r in a.index_extent_sources) or "the size"
+            return (extent, f"reject inputs with {limit} above {a.bound_value} before calling the model, or "
+                            f"declare it when exporting (Dim(..., max={a.bound_value})) and run with "
+                            f"AOTI_RUNTIME_CHECK_INPUTS=1, or size the indexed table for the longest input")
         if values:
-            who = _inputs_text(model, a.index_sources)
-            return (values, f"check that every value of {who} lies in {span} before calling the model "
-                            f"(e.g. `0 <= idx.min()` and `idx.max() < {a.bound_value}`), or map invalid ids "
-                            f"to a valid one")
+            name = model.inputs[a.index_sources[0]].display \
+                if len(a.index_sources) == 1 and a.index_sources[0] < len(model.inputs) else None
+            example = (f" (e.g. `0 <= {name}.min()` and `{name}.max() < {a.bound_value}`)"
+                       if name and a.lower is not None else
+                       f" (e.g. `{name}.max() < {a.bound_value}`)" if name else "")
+            return (values, f"check that every value of {who} lies in {span} before calling the "
+                            f"model{example}, or map invalid ids to a valid one")
         return (f"the index {a.index_var} left {span} (its source is not linked to an input)",
                 "check the index values fed to this kernel")
     reason = a.unlinked_reason or "its bound is not linked to an input"

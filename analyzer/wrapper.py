@@ -123,9 +123,8 @@ def parse(tree: ts.Tree, path: str, max_depth: int = 200) -> WrapperFacts:
             _check_input(facts, int(cm.group(1)), body, m["function"])
         elif short == "__check_inputs_outputs":
             _check_gate(facts, body)
-        elif short.startswith("call_triton_") or short.startswith("call_"):
-            if short.startswith("call_triton_"):
-                _helper(facts, short, m, m["function"])
+        elif short.startswith("call_triton_"):
+            _helper(facts, short, m, m["function"])
     return facts
 
 
