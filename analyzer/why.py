@@ -108,8 +108,9 @@ class WhyResult:
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # ``<file>:<line>: <func>: block: [x,y,z], thread: [x,y,z] Assertion `<message>` failed.``
 _DEVICE_ASSERT = re.compile(
-    r"(?P<file>[^\s:]+):(?P<line>\d+): (?P<func>\S+): block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] "
-    r"Assertion `(?P<msg>[^`]*)` failed")
+    # The file starts a line or follows a space: scanning from every position would be quadratic.
+    r"(?:^|(?<=\s))(?P<file>[^\s:]+):(?P<line>\d+): (?P<func>\S+): "
+    r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(?P<msg>[^`]*)` failed")
 # `index out of bounds: [L <=] var < bound`; the bound runs to the end of the message.
 _INDEX_MSG = re.compile(
     r"index out of bounds: (?:(?P<lower>-?\d+)L? <= )?(?P<var>[A-Za-z_]\w*) < (?P<bound>[^`\"'\n]*?)"
@@ -150,11 +151,14 @@ def parse_failure(text: str) -> list[Failure]:
     found: dict[tuple, Failure] = {}
     last_key: tuple | None = None
     generic_line: str | None = None
+    after_index_line = False  # the previous non-empty line was an index-assert message
     for raw_line in text.splitlines():
         line = _ANSI.sub("", raw_line).rstrip()
         if not line:
             continue
-        match = _DEVICE_ASSERT.search(line)
+        follows_index, after_index_line = after_index_line, False
+        # Cheap literal tests first: the regexes only run on lines that can match.
+        match = _DEVICE_ASSERT.search(line) if "Assertion `" in line else None
         if match:
             msg = match.group("msg")
             key = ("index-assert", _normalize(msg))
@@ -167,9 +171,10 @@ def parse_failure(text: str) -> list[Failure]:
                                             kernel=None if func == "unknown" else func)
             last_key = key
             continue
-        match = _RAISED_FROM.search(line)
+        match = _RAISED_FROM.search(line) if follows_index else None
         if match and last_key is not None and found[last_key].kernel is None:
-            # `Exception raised from <kernel> at <file>:<line>` follows the message it belongs to.
+            # `Exception raised from <kernel> at <file>:<line>` comes right after the message it
+            # belongs to (CPU `AOTI_TORCH_CHECK` in a kernel); elsewhere it names something else.
             found[last_key] = replace(found[last_key], kernel=match.group("func"),
                                       file=match.group("file"), line=int(match.group("line")))
             continue
@@ -180,6 +185,7 @@ def parse_failure(text: str) -> list[Failure]:
             if key not in found:  # the CPU logs repeat it (`Error:`, then `RuntimeError:`)
                 found[key] = _index_failure(msg, line.strip())
             last_key = key
+            after_index_line = True
             continue
         failure = _check_failure(line) or _device_failure(line)
         if failure is not None:
@@ -218,7 +224,11 @@ def _check_failure(line: str) -> Failure | None:
             expected = SCALAR_TYPES.get(int(expected), groups.get("ename") or expected)
             got = SCALAR_TYPES.get(int(got), got)
         elif check == "device":
-            expected = groups.get("ename") or DEVICE_TYPES.get(int(expected.split()[0]), expected)
+            number = expected.split()[0]
+            half = len(number) // 2
+            if " " not in expected and len(number) % 2 == 0 and number[:half] == number[half:]:
+                number = number[:half]  # `11(cuda)`: the codegen prints the number twice
+            expected = groups.get("ename") or DEVICE_TYPES.get(int(number), expected)
             got = DEVICE_TYPES.get(int(got), got)
         return Failure(kind="input-check", message=match.group(0), raw=line.strip(), check=check,
                        input=int(groups["input"]), dim=int(groups["dim"]) if groups.get("dim") else None,
@@ -562,7 +572,7 @@ def _device_candidates(package: Package, failure: Failure) -> list[Candidate]:
         compiled = model.device or "unknown"
         key = model.metadata.get("AOTI_DEVICE_KEY")
         others = [d for d in failure.devices if d.split(":")[0] != compiled.split(":")[0]]
-        on = others[0] if others else ("another device" if failure.devices else "another device")
+        on = others[0] if others else "another device"
         per_input = ", ".join(f"input {i.index} ({i.display}) on {i.device}" for i in model.inputs if i.device)
         cause = (f"model '{model.name}' was compiled for {compiled}"
                  + (f" (AOTI_DEVICE_KEY={key})" if key else "")

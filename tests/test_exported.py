@@ -168,7 +168,8 @@ def test_errors_are_one_line_value_errors(tmp_path):
         tmp_path / "text.pt2": "not a readable zip",
         _ep_zip(tmp_path / "none.pt2", {}): "no exported program",
         _ep_zip(tmp_path / "bad.pt2", {"model": "{not json"}): "not valid JSON",
-        _ep_zip(tmp_path / "layout.pt2", {"model": json.dumps({"graph_module": {}})}): "unknown exported-program layout",
+        _ep_zip(tmp_path / "layout.pt2", {"model": json.dumps({"graph_module": {}})}):
+            "unknown exported-program layout",
         _ep_zip(tmp_path / "list.pt2", {"model": "[1, 2]"}): "unknown exported-program layout",
     }
     for path, needle in cases.items():

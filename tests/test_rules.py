@@ -456,6 +456,23 @@ def test_integer_division_in_wrapper_variant():
     assert "SIGFPE" in d.message and d.kernel is None
 
 
+def test_division_behind_a_tripped_index_assertion_is_not_reported():
+    # interp_gather: `0 <= tmp10 < trunc(0.12*ks3)` fires for t = 0 before `ks3 / (0.12*ks3)` is used.
+    model = _reduce_model()
+    idx = Input(1, "arg1_1", [Dim(0, "s95", None, 2, None, "env")], dtype="int64")
+    model.inputs.append(idx)
+    model.symbols["s95"] = Symbol("s95", "s95", DimRef(1, 0))
+    model.assertions = [Assertion("k", "index out of bounds: 0 <= tmp10 < ks0", Location("e/k.cpp", 54, 25),
+                                  index_var="tmp10", lower=0, bound="ks0", bound_expr="trunc(0.12*s77)",
+                                  bound_sources=(DimRef(0, 0),), index_sources=(1,))]
+    assert _run(model, "division-by-dynamic-size") == []
+    assert _run(model, "empty-reduction") == []
+    assert len(_run(model, "empty-index-bound")) == 1
+    # ... but when the index input is the empty one, the assertion has nothing to check.
+    model.assertions[0].index_sources = (0,)
+    assert len(_run(model, "division-by-dynamic-size")) == 1
+
+
 def test_division_and_reduction_clean_when_always_checked():
     assert _run(_reduce_model(enforced="always"), "division-by-dynamic-size") == []
     assert _run(_reduce_model(enforced="always"), "empty-reduction") == []
@@ -566,3 +583,40 @@ def test_can_be_zero():
     assert W.can_be_zero(Dim(0, "s0", None, 0, None, "always"))
     assert not W.can_be_zero(Dim(0, None, 8))
     assert not W.can_be_zero(None)
+
+
+# -- robustness: any model the linker could produce, no exception ------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_EXPRS = st.sampled_from(["s0", "s1", "s0*s1", "s0 - 1", "s0 + 1", "trunc(0.12*s1)", "floordiv(s0, 2)", "s0 % s1",
+                          "s0 / s1", "2*s0 - 1", "u0", "512", "0", "max(s0, s1)", "s0 - s1", "inf", "((", ""])
+_DIMS = st.builds(lambda value, lo, span, enforced, dlo, dhi: (value, lo, None if span is None else lo + span,
+                                                               enforced, dlo, dhi),
+                  st.one_of(st.none(), st.integers(0, 8)), st.integers(0, 20),
+                  st.one_of(st.none(), st.integers(-3, 2**31)), st.sampled_from(["env", "none", "always", "odd"]),
+                  st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(), st.integers(0, 600)))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dims=st.lists(_DIMS, min_size=0, max_size=3), bound=_EXPRS, extent=st.one_of(st.none(), _EXPRS),
+       divisor=_EXPRS, bound_value=st.one_of(st.none(), st.integers(-1, 1000)),
+       index_sources=st.lists(st.integers(-1, 3), max_size=2), device=st.sampled_from(["cpu", "cuda", None, "x:1"]),
+       sm=st.sampled_from([None, "80", "90a", "garbage", 90]), target_sm=st.sampled_from([None, "80", "90"]))
+def test_rules_never_raise(dims, bound, extent, divisor, bound_value, index_sources, device, sm, target_sm):
+    model = Model("m", device=device, metadata={"AOTI_COMPUTE_CAPABILITY": sm}, wrapper_path="w.cpp")
+    model.inputs = [Input(0, "arg0_1", [Dim(i, f"s{i}", v, lo, hi, enf, dlo, dhi)
+                                         for i, (v, lo, hi, enf, dlo, dhi) in enumerate(dims)]),
+                    Input(1, "arg1_1", [Dim(0, None, 4)], dtype="int64")]
+    model.symbols = {f"s{i}": Symbol(f"s{i}", f"s{i}", DimRef(0, i)) for i in range(len(dims))}
+    refs = tuple(DimRef(0, i) for i in range(len(dims)))
+    model.assertions = [Assertion("k", f"index out of bounds: tmp0 < {bound}", Location("k.cpp", 1, 1), "tmp0", None,
+                                  bound, bound or None, bound_value, refs, tuple(index_sources), extent, refs)]
+    model.divisions = [Division("k", "tmp1", divisor or None, refs, Location("k.cpp", 2, 1))]
+    model.reductions = [Reduction("k", "max", divisor or None, refs, Location("k.cpp", 3, 1))]
+    model.launches = [Launch("k", ("arg0_1", bound or "x", "this"), Location("w.cpp", 9, 1))]
+    for f in run_rules(Package("p.pt2", [model]), all_rules(), Context(target_device=None, target_sm=target_sm)):
+        assert f.message and f.code
+        if f.witness:
+            assert len(W.parse_witness(f.witness)) == len(model.inputs)

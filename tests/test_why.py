@@ -90,6 +90,19 @@ def test_abort_form_one_sided_with_noise():
     assert (f.kernel, f.file, f.line) == ("cpp_fused_add_embedding_0", "/tmp/xx/abc.kernel.cpp", 31)
 
 
+def test_raised_from_only_right_after_the_message():
+    text = ("RuntimeError: index out of bounds: 0 <= tmp7 < ks1\n"
+            "some other line\n"
+            "Exception raised from unrelated_function at /x/y.cpp:10 (most recent call first):\n")
+    (f,) = parse_failure(text)
+    assert f.kernel is None and f.line is None
+
+
+def test_device_check_without_name():
+    (f,) = parse_failure("input_handles[2]: unmatched device type, expected: 11, but got: 0")
+    assert (f.input, f.expected, f.got) == (2, "cuda", "cpu")
+
+
 def test_bare_message():
     (f,) = parse_failure("index out of bounds: 0 <= tmp4 < ks0")
     assert (f.kind, f.message, f.bound, f.count) == ("index-assert", "index out of bounds: 0 <= tmp4 < ks0", "ks0", 1)
@@ -270,6 +283,42 @@ def test_generic_device_assert_lists_cuda_assertions():
     assert not explain_failure(_package(_gather_model("cpu")), "CUDA error: device-side assert triggered").matched
 
 
+def test_one_sided_extent_bound_cause():
+    """Positional embedding: `tmp2 < 512L` over arange(seq); the exported program allows seq <= 1000."""
+    x = Input(0, "arg1_1", [Dim(0, "s77", min=2, enforced="env"), Dim(1, "s27", min=2, max=1000, enforced="env",
+                                                                     declared_min=0, declared_max=1000),
+                            Dim(2, value=16)], user_name="x")
+    a = Assertion(kernel="cpp_fused_add_arange_embedding_0", message="index out of bounds: tmp2 < 512L",
+                  location=Location("k.kernel.cpp", 27, 29), index_var="tmp2", lower=None, bound="512L",
+                  bound_expr="512", bound_value=512, index_extent="s27", index_extent_sources=(DimRef(0, 1),))
+    model = Model(name="model", device="cpu", inputs=[x], assertions=[a])
+    (c,) = explain_failure(_package(model), "RuntimeError: index out of bounds: tmp2 < 512L").candidates
+    assert c.cause == ("input 0 dim 1 (x.shape[1]) was above 512 (the exported program allows up to 1000): "
+                       "tmp2 ranges over [0, x.shape[1]) and must stay < 512")
+    assert "Dim(..., max=512)" in c.fix
+
+
+def test_duplicate_copies_dropped_when_the_line_is_known():
+    """One check emitted twice in a kernel (vectorized body and tail): the log's line picks one."""
+    model = _gather_model(device="cpu")
+    a = model.assertions[0]
+    model.assertions = [Assertion(**{**a.__dict__, "kernel": "cpp_fused_index_0", "location": Location(p, line, 1)})
+                        for p, line in (("m/c1.kernel.cpp", 53), ("m/c1.kernel.cpp", 105))]
+    text = (f"Error: {a.message}\n"
+            "Exception raised from cpp_fused_index_0 at /tmp/t/c1.kernel.cpp:105 (most recent call first):\n")
+    (c,) = explain_failure(_package(model), text).candidates
+    assert c.location.line == 105
+    # Without a line both copies stay candidates.
+    assert len(explain_failure(_package(model), a.message).candidates) == 2
+
+
+def test_index_from_several_inputs():
+    model = _gather_model()
+    model.assertions[0].index_sources = (0, 1)
+    (c,) = explain_failure(_package(model), model.assertions[0].message).candidates
+    assert "an index computed from the values of input 0 (x) and input 1 (idx) was outside [0, x.shape[0])" in c.cause
+
+
 def test_explain_input_check_too_small():
     (c,) = explain_failure(_package(_gather_model("cpu")), _log("cpu-check-too-small.log")).candidates
     assert c.kind == "input-check" and c.bound_sources == (DimRef(0, 0),)
@@ -294,7 +343,8 @@ def test_explain_input_check_out_of_range_input_is_no_match():
 
 
 def test_explain_device_mismatch():
-    text = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+    text = ("RuntimeError: Expected all tensors to be on the same device, "
+            "but found at least two devices, cuda:0 and cpu!")
     (c,) = explain_failure(_package(_gather_model()), text).candidates
     assert c.kind == "device-mismatch"
     assert c.cause.startswith("model 'model' was compiled for cuda (AOTI_DEVICE_KEY=cuda) but a tensor it received "
@@ -354,3 +404,28 @@ def test_integration_cli_exit_codes(tmp_path):
 def _cuda_log_path() -> Path:
     _cuda_log()
     return CUDA_LOG
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.mark.parametrize("log", sorted((FIXTURES / "logs").glob("*.cpu.*.log")) if (FIXTURES / "logs").is_dir()
+                         else [], ids=lambda p: p.name)
+def test_integration_fixture_logs(log):
+    """Every CPU probe log of the fixtures is matched to its own package, the logged kernel first."""
+    api = pytest.importorskip("analyzer.api")
+    name = log.name.split(".")[0]
+    package = FIXTURES / f"{name}.cpu.stripped.pt2"
+    ep = FIXTURES / f"{name}.ep.pt2"
+    if not package.exists():
+        pytest.skip(f"{package} is not present")
+    options = api.Options(exported_program=str(ep)) if ep.exists() else api.Options()
+    result = explain_failure(api.load(package, options), log.read_text())
+    assert result.matched, render_text(result)
+    (failure,) = result.failures
+    top = result.candidates[0]
+    assert top.kind == failure.kind
+    if failure.kind == "index-assert":
+        assert top.kernel == failure.kernel
+        assert top.location.line == failure.line  # the package's kernel.cpp is the file that failed
+    assert "arg" not in top.cause.replace("argument", "")  # user names from the exported program

@@ -16,7 +16,7 @@ from .messages import CHAIN, EFFECTS, ENFORCEMENT, FIXES, MESSAGES, NO_BOUND
 
 def effect(model: Model, message: str) -> str:
     """What a failing index assertion does on the model's device."""
-    device = (model.device or "").split(":")[0]
+    device = str(model.device or "").split(":")[0].lower()
     return EFFECTS.get(device, EFFECTS["unknown"]).format(message=message)
 
 
@@ -42,6 +42,27 @@ def unique_assertions(model: Model, keep) -> Iterable[Assertion]:
             continue
         seen.add((a.kernel, a.message))
         yield a
+
+
+def tripped_assertion(model: Model, choice: dict[DimRef, int]) -> Assertion | None:
+    """An index assertion whose dynamic bound is <= 0 under `choice` while an index still exists:
+    with these sizes the call fails there (see `empty-index-bound`), whatever else it computes."""
+    for a in model.assertions:
+        if not a.linked or a.bound_value is not None or not a.bound_expr:
+            continue
+        index_symbols = W.input_symbols(model, a.index_sources)
+        if any(r.input in a.index_sources or W.symbol_of(model, r) in index_symbols
+               for r, size in choice.items() if size == 0):
+            continue
+        value = W.evaluate_at(model, a.bound_expr, choice)
+        if value is None or value > 0:
+            continue
+        if a.index_extent:
+            extent = W.evaluate_at(model, a.index_extent, choice)
+            if extent is None or extent <= 0:
+                continue
+        return a
+    return None
 
 
 @register

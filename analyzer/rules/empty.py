@@ -8,7 +8,7 @@ from .. import witness as W
 from ..findings import Finding, Severity
 from ..model import DimRef, Model
 from . import Context, Rule, register
-from .bounds import env_clause, where
+from .bounds import env_clause, tripped_assertion, where
 from .messages import FIXES, IDENTITIES, MESSAGES
 
 
@@ -36,7 +36,9 @@ class DivisionByDynamicSize(Rule):
     Finds kernels that divide by a dynamic input size (a `mean` divides the sum by the number of
     elements) and integer `/` or `%` by a size in the wrapper's size arithmetic, where that size is 0
     for an empty input and nothing at run time rejects the empty input (the range checks run only
-    with `AOTI_RUNTIME_CHECK_INPUTS=1`, or the checked range includes 0).
+    with `AOTI_RUNTIME_CHECK_INPUTS=1`, or the checked range includes 0). When the same empty input
+    also trips an index assertion (`empty-index-bound`), the call fails there and the division is
+    not reported.
 
     ## Why it matters
     A float division by 0 gives NaN (0/0) or inf, silently: no error, just poisoned outputs that
@@ -70,7 +72,7 @@ class DivisionByDynamicSize(Rule):
             if ident in seen:
                 continue
             choice = zero_assignment(model, d.divisor_expr, d.sources)
-            if choice is None:
+            if choice is None or tripped_assertion(model, choice) is not None:
                 continue
             seen.add(ident)
             ref = min(choice)
@@ -108,6 +110,8 @@ class EmptyReduction(Rule):
     reduced extent is a dynamic input size that becomes 0 for an empty input while nothing at run
     time rejects it (range checks run only with `AOTI_RUNTIME_CHECK_INPUTS=1`, or include 0).
     `sum` and `prod` are not reported: their empty results (0 and 1) are what eager PyTorch returns.
+    When the same empty input also trips an index assertion (`empty-index-bound`), the call fails
+    there and the reduction is not reported.
 
     ## Why it matters
     Eager PyTorch raises `amax(): Expected reduction dim 0 to have non-zero size`. The compiled kernel
@@ -140,7 +144,7 @@ class EmptyReduction(Rule):
             if ident in seen:
                 continue
             choice = zero_assignment(model, r.extent_expr, r.sources)
-            if choice is None:
+            if choice is None or tripped_assertion(model, choice) is not None:
                 continue
             seen.add(ident)
             ref = min(choice)

@@ -92,8 +92,8 @@ class TargetDeviceMismatch(Rule):
     severity = Severity.ERROR
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
-        target = (ctx.target_device or ("cuda" if ctx.target_sm else "")).split(":")[0].lower()
-        device = (model.device or "").split(":")[0].lower()
+        target = str(ctx.target_device or ("cuda" if ctx.target_sm else "")).split(":")[0].lower()
+        device = str(model.device or "").split(":")[0].lower()
         if not target or not device:
             return
         location = model_location(model)
