@@ -43,15 +43,15 @@ def load(path: str | os.PathLike[str], options: Options | None = None) -> Packag
     options = options or Options()
     with archive.open_package(path, options.limits) as pkg:
         result = Package(path=str(path))
+        annotate = _exported_annotation(result, pkg, options)
         for members in pkg.models:
             pkg.deadline.check(f"reading model {members.name}")
-            result.models.append(_load_model(pkg, members, options.limits))
-        if options.exported_program or options.input_names or pkg.exported_programs:
-            _apply_exported(result, pkg, options)
+            result.models.append(_load_model(pkg, members, options.limits, annotate))
         return result
 
 
-def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits: "archive.Limits") -> Model:
+def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits: "archive.Limits",
+                annotate=None) -> Model:
     problems: list[Problem] = []
     metadata: dict = {}
     for member in members.metadata:
@@ -95,7 +95,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
     cpp_only = members.cmake is not None and not any(b.endswith(".so") for b in binaries)
     model = link_model(members.name, metadata, wrapper_facts, kernel_facts,
                        kernel_paths=tuple(members.kernels), binaries=binaries, cpp_only=cpp_only,
-                       problems=problems)
+                       problems=problems, annotate=annotate)
     _keep_source_lines(model, sources)
     return model
 
@@ -139,22 +139,28 @@ def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "t
     return tree
 
 
-def _apply_exported(result: Package, pkg: "archive.Package", options: Options) -> None:
-    try:
-        from . import exported
-    except ImportError:  # the exported-program reader is optional at this layer
-        return
+def _exported_annotation(result: Package, pkg: "archive.Package", options: Options):
+    """A callback that names inputs and sets declared ranges from the exported program (given,
+    or inside the package) and `--input-names`. It runs inside linking, once the inputs exist and
+    before the chains are written, so every report uses the user's names."""
+    if not (options.exported_program or options.input_names or pkg.exported_programs):
+        return None
+    from . import exported
+
     ep = None
     if options.exported_program:
         ep = exported.read_exported_program(options.exported_program)
-    elif pkg.exported_programs:
+    else:
         try:
             ep = exported.read_exported_program(pkg)
         except ValueError as exc:
             result.problems.append(Problem(f"exported program in the package cannot be read: {exc}",
                                            kind="unreadable"))
-    for model in result.models:
+
+    def annotate(model: Model) -> None:
         exported.apply(model, ep, options.input_names)
+
+    return annotate
 
 
 def lint(paths, options: Options | None = None) -> Result:

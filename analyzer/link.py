@@ -25,7 +25,9 @@ _UNBACKED = re.compile(r"^u\d+$")
 
 def link_model(name: str, metadata: dict, wrapper: WrapperFacts | None, kernels: list[KernelFacts], *,
                kernel_paths: tuple[str, ...] = (), binaries: tuple[str, ...] = (), cpp_only: bool = False,
-               problems: list[Problem]) -> Model:
+               problems: list[Problem], annotate=None) -> Model:
+    """`annotate(model)` runs once the inputs exist and before anything refers to them by name
+    (user input names and declared ranges from an exported program)."""
     model = Model(name=name, metadata=dict(metadata), kernel_paths=kernel_paths, binaries=binaries,
                   cpp_only=cpp_only, problems=list(problems))
     model.device = (metadata.get("AOTI_DEVICE_KEY") or None) if isinstance(metadata, dict) else None
@@ -42,14 +44,15 @@ def link_model(name: str, metadata: dict, wrapper: WrapperFacts | None, kernels:
     if wrapper.errors_in_model_code:
         model.problems.append(Problem(f"{wrapper.errors_in_model_code} syntax error(s) inside run_impl; "
                                       "facts after them may be missing", wrapper.error_location, kind="parse"))
-    linker = _Linker(model, wrapper, kernels)
+    linker = _Linker(model, wrapper, kernels, annotate)
     linker.run()
     return model
 
 
 class _Linker:
-    def __init__(self, model: Model, wrapper: WrapperFacts, kernels: list[KernelFacts]) -> None:
+    def __init__(self, model: Model, wrapper: WrapperFacts, kernels: list[KernelFacts], annotate=None) -> None:
         self.model = model
+        self.annotate = annotate
         self.w = wrapper
         self.kfacts: dict[str, KernelFacts] = {}
         for k in kernels:
@@ -66,6 +69,8 @@ class _Linker:
     # -- inputs, constants, symbols -----------------------------------------------------------
     def run(self) -> None:
         self._inputs()
+        if self.annotate is not None:
+            self.annotate(self.model)
         self._symbols()
         self._launches()
         self._kernels()

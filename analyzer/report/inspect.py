@@ -135,9 +135,10 @@ def render_text(package: Package, color: bool = False) -> str:
             for dim in inp.dims:
                 first = dim.dim == 0
                 declared = ""
-                if dim.declared_min is not None or dim.declared_max is not None:
-                    dmax = "inf" if dim.declared_max is None else dim.declared_max
-                    declared = f" declared [{dim.declared_min if dim.declared_min is not None else 0}, {dmax}]"
+                if dim.value is None and (dim.declared_min is not None or dim.declared_max is not None):
+                    dmin = dim.declared_min if dim.declared_min is not None else 0
+                    declared = (f", declared [{dmin}, inf)" if dim.declared_max is None
+                                else f", declared [{dmin}, {dim.declared_max}]")
                 rows.append([str(inp.index) if first else "", name if first else "", (inp.dtype or "?") if first else "",
                              str(dim.dim), dim.symbol or "-", _range(dim) + declared,
                              _ENFORCED_TEXT.get(dim.enforced, dim.enforced)])
