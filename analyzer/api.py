@@ -96,6 +96,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
     model = link_model(members.name, metadata, wrapper_facts, kernel_facts,
                        kernel_paths=tuple(members.kernels), binaries=binaries, cpp_only=cpp_only,
                        problems=problems, annotate=annotate)
+    model.metadata_path = members.metadata[0] if members.metadata else None
     _keep_source_lines(model, sources)
     return model
 
@@ -105,7 +106,8 @@ def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
     wanted: dict[str, set[int]] = {}
     located = [a.location for a in model.assertions] + [d.location for d in model.divisions] \
         + [r.location for r in model.reductions] + [l.location for l in model.launches] \
-        + [p.location for p in model.problems] + [s.location for s in model.symbols.values()]
+        + [p.location for p in model.problems] + [s.location for s in model.symbols.values()] \
+        + [d.check_location for i in model.inputs for d in i.dims]
     for loc in located:
         if loc is not None and loc.line > 0 and loc.path in sources:
             wanted.setdefault(loc.path, set()).add(loc.line)

@@ -329,6 +329,28 @@ def _expr_text(node: ast.AST) -> str:
         return "?"
 
 
+def _division(values: Values, node: ast.AST, line: int) -> tuple[str, str | None, bool] | None:
+    """(divisor text, divisor over params, integer?) when `node` divides by a kernel size.
+
+    Float `/` by a size is a mean-like NaN source. Integer `%` / `//` (`mod(a, b)` in C++) count
+    only when the dividend is loaded data: index arithmetic like `xindex % ks0` runs only for
+    lanes that exist, so a zero size never reaches it.
+    """
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Mod, ast.FloorDiv)):
+        dividend, divisor, integer = node.left, node.right, not isinstance(node.op, ast.Div)
+    elif isinstance(node, ast.Call) and _call_name(node).split(".")[-1] in ("mod", "floordiv", "fmod") \
+            and len(node.args) == 2:
+        dividend, divisor, integer = node.args[0], node.args[1], True
+    else:
+        return None
+    ptrs, sizes = values.sources(divisor, line)
+    if not sizes or ptrs:
+        return None
+    if integer and not values.sources(dividend, line)[0]:
+        return None
+    return _expr_text(divisor), values.upper(divisor, line), integer
+
+
 # --- Triton ------------------------------------------------------------------------------------
 
 def parse_triton(name: str, source: str, path: str, first_line: int, indent: int,
@@ -371,12 +393,9 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
     for var, defs in facts.defs.items():
         for line, expr in defs:
             for sub in ast.walk(expr):
-                if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div):
-                    _, sizes = values.sources(sub.right, line)
-                    ptrs, _ = values.sources(sub.right, line)
-                    if sizes and not ptrs:
-                        facts.divisions.append(RawDivision(_expr_text(sub.right), values.upper(sub.right, line),
-                                                           where(sub)))
+                division = _division(values, sub, line)
+                if division is not None:
+                    facts.divisions.append(RawDivision(division[0], division[1], where(sub), division[2]))
                 if isinstance(sub, ast.Call):
                     short = _call_name(sub).split(".")[-1]
                     fname = _call_name(sub)
@@ -482,11 +501,9 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
     for var, defs in facts.defs.items():
         for pos, expr in defs:
             for sub in ast.walk(expr):
-                if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div):
-                    ptrs, sizes = values.sources(sub.right, pos)
-                    if sizes and not ptrs:
-                        facts.divisions.append(RawDivision(_expr_text(sub.right), values.upper(sub.right, pos),
-                                                           _cpp_location(path, body, pos)))
+                division = _division(values, sub, pos)
+                if division is not None:
+                    facts.divisions.append(RawDivision(*division[:2], _cpp_location(path, body, pos), division[2]))
     _cpp_reductions(facts, body, path, max_depth)
     if problems:
         facts.problem = f"{problems} expression(s) in {name} could not be analysed"

@@ -85,12 +85,21 @@ class _Linker:
             dims: dict[int, Dim] = {}
             if check:
                 for d, dc in check.dims.items():
-                    dims[d] = Dim(dim=d, value=dc.value, min=dc.min, max=dc.max)
+                    dims[d] = Dim(dim=d, value=dc.value, min=dc.min, max=dc.max, check_location=dc.location)
             for decl in w.symbols:
                 if decl.buffer == name and decl.kind == "size" and decl.dim is not None:
                     dim = dims.setdefault(decl.dim, Dim(dim=decl.dim))
                     if dim.symbol is None:
                         dim.symbol = decl.name
+            # A dim equal to another input's dim gets no `int64_t` of its own; the gated
+            # assert_size_stride(argN_1, {s17, 8L}, ...) names the symbol it shares.
+            for sa in w.size_asserts:
+                if sa.tensor != name:
+                    continue
+                for d, size in enumerate(sa.sizes):
+                    dim = dims.get(d)
+                    if dim is not None and dim.symbol is None and dim.value is None and re.match(r"^[a-z]+\d+$", size):
+                        dim.symbol = size
             ndims = max(dims) + 1 if dims else 0
             dim_list = [dims.get(i, Dim(dim=i)) for i in range(ndims)]
             enforced = "none"
@@ -267,7 +276,8 @@ class _Linker:
             for div in facts.divisions:
                 for expr, sources in self._over_launches(facts, div.divisor_expr, indices):
                     if sources:
-                        model.divisions.append(Division(kname, div.divisor, expr, sources, div.location))
+                        model.divisions.append(Division(kname, div.divisor, expr, sources, div.location,
+                                                        integer=div.integer))
                         break
             for red in facts.reductions:
                 for expr, sources in self._over_launches(facts, red.extent_expr, indices):

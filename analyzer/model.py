@@ -39,6 +39,7 @@ class Dim:
     enforced: str = "none"
     declared_min: int | None = None
     declared_max: int | None = None
+    check_location: Location | None = None   # where check_input_N tests this dim
 
     @property
     def dynamic(self) -> bool:
@@ -168,6 +169,7 @@ class Model:
     name: str
     device: str | None = None
     metadata: dict = field(default_factory=dict)
+    metadata_path: str | None = None
     wrapper_path: str | None = None
     kernel_paths: tuple[str, ...] = ()
     binaries: tuple[str, ...] = ()

@@ -34,6 +34,17 @@ class DimCheck:
     min: int | None = None
     max: int | None = None
     value: int | None = None
+    location: Location | None = None   # the first `if (argN_size[d] ...)` checking this dim
+
+
+@dataclass
+class SizeAssert:
+    """`assert_size_stride(arg6_1, {s17, 8L}, {8L, 1L}, "input");` in run_impl (torch >= 2.13,
+    gated by AOTI_RUNTIME_CHECK_INPUTS): it ties a dim that has no symbol of its own to one."""
+
+    tensor: str
+    sizes: tuple[str, ...]
+    location: Location
 
 
 @dataclass
@@ -92,6 +103,7 @@ class WrapperFacts:
     aliases: dict[str, str] = field(default_factory=dict)   # buffer -> buffer it shares storage with
     calls: list[Call] = field(default_factory=list)
     helpers: dict[str, Helper] = field(default_factory=dict)
+    size_asserts: list[SizeAssert] = field(default_factory=list)
     run_impl_found: bool = False
     errors_in_model_code: int = 0
     error_location: Location | None = None
@@ -185,18 +197,25 @@ def _check_input(facts: WrapperFacts, index: int, body: ts.Node, function: ts.No
     for m in ts.matches("checks", body):
         cond = " ".join(ts.text(m["condition"]).split())
         cond = cond.strip("()").strip()
+        loc = _loc(facts.path, m["if"])
+
+        def dim(index: str) -> DimCheck:
+            entry = check.dims.setdefault(int(index), DimCheck())
+            entry.location = entry.location or loc
+            return entry
+
         if (r := _MIN_RE.match(cond)) is not None:
             check.name = r.group(1)
-            check.dims.setdefault(int(r.group(2)), DimCheck()).min = int(r.group(3))
+            dim(r.group(2)).min = int(r.group(3))
         elif (r := _MAX_RE.match(cond)) is not None:
             check.name = r.group(1)
-            check.dims.setdefault(int(r.group(2)), DimCheck()).max = int(r.group(3))
+            dim(r.group(2)).max = int(r.group(3))
         elif (r := _EQ_RE.match(cond)) is not None:
             check.name = r.group(2)
-            check.dims.setdefault(int(r.group(3)), DimCheck()).value = int(r.group(1))
+            dim(r.group(3)).value = int(r.group(1))
         elif (r := _EQ_RE2.match(cond)) is not None:
             check.name = r.group(1)
-            check.dims.setdefault(int(r.group(2)), DimCheck()).value = int(r.group(3))
+            dim(r.group(2)).value = int(r.group(3))
     for m in ts.matches("declarations", body):
         name = ts.text(m["name"])
         value = ts.text(m["value"])
@@ -257,6 +276,13 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
                     target = target[: -len("_handle")]
                 if target != name:
                     facts.aliases[name] = target
+    for m in ts.matches("calls", body):
+        if ts.text(m["function"]).strip() != "assert_size_stride":
+            continue
+        args = [a for a in m["args"].named_children if a.type != "comment"]
+        if len(args) >= 2 and args[0].type == "identifier" and args[1].type == "initializer_list":
+            sizes = tuple(ts.text(v).strip() for v in args[1].named_children if v.type != "comment")
+            facts.size_asserts.append(SizeAssert(ts.text(args[0]), sizes, _loc(facts.path, m["statement"])))
     pending_comment: str | None = None
     for node in _statements(body):
         if node.type == "comment":

@@ -220,7 +220,9 @@ class UnenforcedLowerBound(Rule):
                 message = MESSAGES["unenforced-lower-bound" if kernels else "unenforced-lower-bound.no-kernels"]
                 fix = FIXES["unenforced-lower-bound" if dim.enforced == "env" else "unenforced-lower-bound.none"]
                 sym = model.symbols.get(symbol) if symbol else None
-                location = sym.location if sym is not None and sym.location is not None else model_location(model)
+                # Point at the check that is skipped (check_input_N), else at the symbol's binding.
+                location = dim.check_location or (sym.location if sym is not None and sym.location is not None
+                                                  else model_location(model))
                 chain = [CHAIN["range"].format(symbol=symbol or "?", describe=model.describe(ref),
                                                range_text=W.range_text(dim))]
                 chain += [f"read by {k}" for k in kernels]

@@ -96,7 +96,7 @@ class TargetDeviceMismatch(Rule):
         device = str(model.device or "").split(":")[0].lower()
         if not target or not device:
             return
-        location = model_location(model)
+        location = Location(model.metadata_path) if model.metadata_path else model_location(model)
         device_key = model.metadata.get("AOTI_DEVICE_KEY")
         if device != target:
             fields = dict(model=model.name, device=device, target=target, key="AOTI_DEVICE_KEY",
