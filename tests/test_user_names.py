@@ -1,0 +1,64 @@
+"""An exported program saved beside a fixture gives the user's input names in every output."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from analyzer.cli import cli
+
+from conftest import FIXTURES, require
+
+FORMATS = ["text", "concise", "json", "sarif", "github", "markdown"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_check_uses_user_names(fmt, device):
+    pkg = require(FIXTURES / f"gather_dyn.{device}.stripped.pt2")
+    ep = require(FIXTURES / "gather_dyn.ep.pt2")
+    result = CliRunner().invoke(cli, ["check", str(pkg), "--exported-program", str(ep), "--format", fmt,
+                                      "--no-color"])
+    assert result.exit_code == 1, result.output
+    out = result.output
+    assert "x.shape[0]" in out
+    # AOTI's own names survive only inside quoted source lines (`if (arg0_1_size[0] < 2)`).
+    for line in out.splitlines():
+        if re.search(r"\barg\d+_1\b", line):
+            pytest.fail(f"AOTI input name in {fmt} output: {line}")
+
+
+def test_check_json_witness_in_user_terms():
+    pkg = require(FIXTURES / "gather_dyn.cpu.stripped.pt2")
+    result = CliRunner().invoke(cli, ["check", str(pkg), "--exported-program", str(FIXTURES / "gather_dyn.ep.pt2"),
+                                      "--format", "json", "--select", "empty-index-bound"])
+    (finding,) = json.loads(result.output)["findings"]
+    assert finding["witness"] == "x.shape = (0, 8), idx.shape = (3,)"
+
+
+def test_keyword_only_input_names():
+    pkg = require(FIXTURES / "kwonly.cpu.stripped.pt2")
+    result = CliRunner().invoke(cli, ["inspect", str(pkg), "--exported-program", str(FIXTURES / "kwonly.ep.pt2"),
+                                      "--format", "json"])
+    inputs = json.loads(result.output)["models"][0]["inputs"]
+    assert [i.get("user_name") for i in inputs] == ["x", "idx"]
+
+
+def test_why_uses_user_names():
+    pkg = require(FIXTURES / "gather_dyn.cpu.stripped.pt2")
+    log = require(FIXTURES / "logs" / "gather_dyn.cpu.empty.log")
+    result = CliRunner().invoke(cli, ["why", str(pkg), "--log", str(log), "--exported-program",
+                                      str(FIXTURES / "gather_dyn.ep.pt2"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    best = json.loads(result.output)["candidates"][0]
+    assert "x.shape[0]" in best["cause"]
+
+
+def test_input_names_option_without_exported_program():
+    pkg = require(FIXTURES / "gather_dyn.cpu.stripped.pt2")
+    result = CliRunner().invoke(cli, ["check", str(pkg), "--input-names", "table,ids", "--format", "concise",
+                                      "--select", "empty-index-bound"])
+    assert "table.shape[0]" in result.output
