@@ -195,6 +195,7 @@ EXPECTED_RULES = [
     ("AOTI007", "no-kernel-source", Severity.INFO),
     ("AOTI008", "unlinked-assertion", Severity.WARNING),
     ("AOTI009", "unparsed-member", Severity.WARNING),
+    ("AOTI010", "compiled-range-narrower-than-declared", Severity.WARNING),
 ]
 
 
@@ -620,3 +621,39 @@ def test_rules_never_raise(dims, bound, extent, divisor, bound_value, index_sour
         assert f.message and f.code
         if f.witness:
             assert len(W.parse_witness(f.witness)) == len(model.inputs)
+
+
+# --- compiled-range-narrower-than-declared (AOTI010) on real fixtures and their exported programs ---
+
+def _declared_findings(name, device="cpu"):
+    from analyzer import api as _api
+
+    pkg = FIXTURES / f"{name}.{device}.stripped.pt2"
+    ep = FIXTURES / f"{name}.ep.pt2"
+    if not pkg.exists() or not ep.exists():
+        pytest.skip(f"{pkg.name} or {ep.name} missing")
+    result = _api.lint([pkg], _api.Options(exported_program=str(ep), select=("compiled-range-narrower-than-declared",)))
+    return result.findings
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_declared_zero_min_but_compiled_for_two(device):
+    findings = _declared_findings("gather_dyn", device)
+    assert [(f.input, f.dim, f.code) for f in findings] == [(0, 0, "AOTI010"), (1, 0, "AOTI010")]
+    first = findings[0]
+    assert "x.shape[0]" in first.message and "0, 1" in first.message
+    assert first.witness == "x.shape = (0, 8), idx.shape = (3,)"
+
+
+def test_no_declared_range_finding_without_an_exported_program():
+    from analyzer import api as _api
+
+    result = _api.lint([FIXTURES / "gather_dyn.cpu.stripped.pt2"],
+                       _api.Options(select=("compiled-range-narrower-than-declared",)))
+    assert result.findings == []
+
+
+def test_declared_min_at_compiled_min_is_quiet():
+    # topk_index declares Dim("s", min=3) for a dim compiled for >= 3: only the other dims report.
+    findings = _declared_findings("topk_index")
+    assert all((f.input, f.dim) != (0, 1) for f in findings)

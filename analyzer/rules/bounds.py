@@ -208,7 +208,7 @@ class UnenforcedLowerBound(Rule):
                     continue
                 ref = DimRef(inp.index, dim.dim)
                 symbol = dim.symbol or W.symbol_of(model, ref)
-                if symbol is None:
+                if symbol is None or _tied_to_another_dim(model, symbol, ref):
                     # No size symbol of its own: the package reads this dim through the dim it must
                     # equal (`assert_size_stride(arg6_1, {s17, 8L}, ...)`), which is reported.
                     continue
@@ -231,6 +231,81 @@ class UnenforcedLowerBound(Rule):
                     input=ref.input, dim=ref.dim, symbol=symbol,
                     witness=W.witness(model, {ref: below}), fix=fix.format(**fields), chain=tuple(chain),
                     key=f"lower:in{ref.input}.d{ref.dim}>={dim.min}")
+
+
+def _tied_to_another_dim(model: Model, symbol: str, ref: DimRef) -> bool:
+    sym = model.symbols.get(symbol)
+    return sym is not None and sym.source is not None and sym.source != ref
+
+
+@register
+class CompiledRangeNarrowerThanDeclared(Rule):
+    """The package was compiled for fewer sizes than the exported program declares.
+
+    ## What it does
+    With an exported program (`--exported-program EP.pt2`, or one inside the package), compares each
+    dynamic dimension's declared range (`Dim("n")` declares [0, inf) unless told otherwise) with the
+    range the package was compiled for (`check_input_N`: usually `>= 2`, because `torch.export`
+    specializes sizes 0 and 1). Reports the sizes the user allowed but the package never compiled for,
+    and the kernels that read that dimension.
+
+    ## Why it matters
+    Callers read the exported contract, not the generated C++: they will send sizes 0 and 1 because the
+    export said they may. The package was never compiled for them, and its check that would say so runs
+    only with `AOTI_RUNTIME_CHECK_INPUTS=1`; without it, an empty batch reaches kernels whose index
+    bounds become 0 (see `empty-index-bound`).
+
+    ## Example
+    ```python
+    ep = torch.export.export(m, (x, idx), dynamic_shapes=({0: Dim("n")}, {0: Dim("m")}))  # n in [0, inf)
+    torch._inductor.aoti_compile_and_package(ep)   # check_input_0: n >= 2
+    ```
+
+    ## Fix
+    Make the contract and the package agree: reject (or pad) sizes below the compiled minimum before
+    calling the model and document it, or run with `AOTI_RUNTIME_CHECK_INPUTS=1` so the package rejects
+    them with a clear error. Declaring `Dim("n", min=2)` states the real contract.
+    """
+
+    name = "compiled-range-narrower-than-declared"
+    code = "AOTI010"
+    severity = Severity.WARNING
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        users = _kernels_by_symbol(model)
+        for inp in model.inputs:
+            for dim in inp.dims:
+                if dim.value is not None or dim.declared_min is None or dim.min is None:
+                    continue
+                if dim.declared_min >= dim.min:
+                    continue
+                ref = DimRef(inp.index, dim.dim)
+                symbol = dim.symbol or W.symbol_of(model, ref)
+                if symbol is not None and _tied_to_another_dim(model, symbol, ref):
+                    continue
+                missing = list(range(dim.declared_min, dim.min))
+                sizes_text = ", ".join(str(v) for v in missing)
+                kernels = users.get(symbol, []) if symbol else []
+                fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
+                              declared=_span(dim.declared_min, dim.declared_max), compiled=_span(dim.min, dim.max),
+                              sizes=sizes_text, kernels=", ".join(kernels) or "the compiled code",
+                              enforcement=ENFORCEMENT.get(dim.enforced, dim.enforced), min=dim.min,
+                              check_expr=W.check_expr(model, ref))
+                location = dim.check_location or model_location(model)
+                chain = (CHAIN["range"].format(symbol=symbol or "?", describe=model.describe(ref),
+                                               range_text=W.range_text(dim)),
+                         *(f"read by {k}" for k in kernels))
+                yield self.finding(
+                    model, ctx, MESSAGES["compiled-range-narrower-than-declared"].format(**fields), location,
+                    input=ref.input, dim=ref.dim, symbol=symbol,
+                    witness=W.witness(model, {ref: missing[0]}),
+                    fix=FIXES["compiled-range-narrower-than-declared"].format(**fields), chain=chain,
+                    key=f"declared:in{ref.input}.d{ref.dim}:{dim.declared_min}<{dim.min}")
+
+
+def _span(low: int | None, high: int | None) -> str:
+    low = 0 if low is None else low
+    return f"[{low}, inf)" if high is None else f"[{low}, {high}]"
 
 
 def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:

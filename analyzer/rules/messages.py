@@ -82,6 +82,11 @@ MESSAGES: dict[str, str] = {
     "unlinked-assertion":
         "assertion \"{assertion}\" in {kernel} could not be linked to the model inputs: {reason}; "
         "nothing is known about when it fails",
+    # AOTI010 compiled-range-narrower-than-declared
+    "compiled-range-narrower-than-declared":
+        "{dim_display} ({where}) is declared {declared} by the exported program but the package was compiled "
+        "for {compiled}: size(s) {sizes} are allowed by the contract but were never compiled for ({enforcement}); "
+        "they reach {kernels}",
     # AOTI009 unparsed-member
     "unparsed-member": "skipped ({what}): {problem}",
 }
@@ -124,6 +129,9 @@ FIXES: dict[str, str] = {
         "checked",
     "unlinked-assertion":
         "check this assertion by hand; please report the package so that the analyzer can learn its form",
+    "compiled-range-narrower-than-declared":
+        "reject {dim_display} < {min} before calling the model (`if {check_expr} < {min}: ...`) or run with "
+        "AOTI_RUNTIME_CHECK_INPUTS=1, and declare the real contract when exporting (Dim(..., min={min}))",
     "unparsed-member":
         "check that the package was not truncated or edited; if it is intact, please report it",
 }
