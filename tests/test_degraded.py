@@ -72,3 +72,50 @@ def test_bad_metadata_json_is_a_problem(tmp_path):
     (model,) = api.load(pkg).models
     assert any(p.kind == "unreadable" and "metadata" in p.message for p in model.problems)
     assert model.device == "cuda"  # still known from the Triton helpers
+
+
+# --- the rules on these packages: a broken part becomes a finding, the rest is still checked ---
+
+def _rules(path):
+    return sorted({(f.rule, f.severity.name) for f in api.lint([path]).findings})
+
+
+def test_rules_on_binary_only_kernel(tmp_path):
+    def strip_comment(name, data):
+        if name.endswith(".wrapper.cpp"):
+            return re.sub(rb"/\*\s*async_compile\.triton.*?\*/", b"", data, flags=re.S)
+        return data
+
+    pkg = rewrite(require(SHARED_PT2 / "gather_dyn.cuda.pt2"), tmp_path / "no_src.pt2", strip_comment)
+    rules = _rules(pkg)
+    assert ("no-kernel-source", "INFO") in rules
+    assert ("unenforced-lower-bound", "WARNING") in rules     # the inputs are still checked
+    assert not any(r == "empty-index-bound" for r, _ in rules)  # nothing to link it to
+
+
+def test_rules_on_kernel_never_launched(tmp_path):
+    def drop_launch(name, data):
+        if name.endswith(".wrapper.cpp"):
+            return re.sub(rb"\n\s*call_triton_poi_fused_index_mul_0\(arg1_1[^\n]*", b"\n", data)
+        return data
+
+    pkg = rewrite(require(SHARED_PT2 / "gather_dyn.cuda.pt2"), tmp_path / "unlaunched.pt2", drop_launch)
+    findings = [f for f in api.lint([pkg]).findings if f.rule == "unlinked-assertion"]
+    (f,) = findings
+    assert "never launched" in f.message and f.location.line == 656
+
+
+def test_rules_on_broken_parts(tmp_path):
+    pkg = rewrite(require(SHARED_PT2 / "gather_dyn.cuda.pt2"), tmp_path / "meta.pt2",
+                  lambda n, d: b"{not json" if n.endswith("_metadata.json") else d)
+    rules = _rules(pkg)
+    assert ("unparsed-member", "WARNING") in rules
+    assert ("empty-index-bound", "ERROR") in rules  # the rest is still analyzed
+
+
+def test_real_packages_have_no_degraded_findings():
+    from conftest import all_packages
+
+    for path in all_packages():
+        rules = {f.rule for f in api.lint([path]).findings}
+        assert not rules & {"no-kernel-source", "unlinked-assertion", "unparsed-member"}, (path.name, rules)
