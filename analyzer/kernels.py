@@ -373,39 +373,72 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
     params = tuple(a.arg for a in fn.args.args)
     facts = KernelFacts(fn.name or name, "triton", params, where(fn))
     facts.param_types = _triton_signature(fn)
-    body_nodes = [n for stmt in fn.body for n in ast.walk(stmt)]
-    for node in body_nodes:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    facts.defs.setdefault(target.id, []).append((node.lineno, node.value))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            facts.defs.setdefault(node.target.id, []).append((node.lineno, node.value))
-    for node in body_nodes:
-        if isinstance(node, ast.Call) and _call_name(node).endswith("device_assert") and len(node.args) >= 2:
-            msg_node = node.args[1]
-            if isinstance(msg_node, ast.Constant) and isinstance(msg_node.value, str):
-                message = msg_node.value
-                lower, var, bound = parse_message(message)
-                facts.assertions.append(RawAssertion(message, var, lower, bound, bound_to_py(bound) if bound else None,
-                                                     where(node), node.lineno))
+    # One pass over the body: definitions, assertions, and the division/reduction candidates
+    # (checked once all definitions are known, since they read definitions by line).
+    candidates: list[tuple[ast.AST, int]] = []
+    for stmt in fn.body:
+        for node, line in _walk_statements(stmt):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        facts.defs.setdefault(target.id, []).append((node.lineno, node.value))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                facts.defs.setdefault(node.target.id, []).append((node.lineno, node.value))
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, _DIVISION_OPS):
+                candidates.append((node, line))
+            elif isinstance(node, ast.Call):
+                name = _call_name(node)
+                if name.endswith("device_assert") and len(node.args) >= 2:
+                    msg_node = node.args[1]
+                    if isinstance(msg_node, ast.Constant) and isinstance(msg_node.value, str):
+                        message = msg_node.value
+                        lower, var, bound = parse_message(message)
+                        facts.assertions.append(RawAssertion(message, var, lower, bound,
+                                                             bound_to_py(bound) if bound else None,
+                                                             where(node), node.lineno))
+                else:
+                    candidates.append((node, line))
     values = Values(facts)
-    for var, defs in facts.defs.items():
-        for line, expr in defs:
-            for sub in ast.walk(expr):
-                division = _division(values, sub, line)
-                if division is not None:
-                    facts.divisions.append(RawDivision(division[0], division[1], where(sub), division[2]))
-                if isinstance(sub, ast.Call):
-                    short = _call_name(sub).split(".")[-1]
-                    fname = _call_name(sub)
-                    if short in _REDUCTIONS and (fname.startswith("triton_helpers") or fname.startswith("tl.")) \
-                            and len(sub.args) >= 2:
-                        extent = values.upper(ast.Name("r0_numel"), line) if "r0_numel" in facts.defs or "r0_numel" in params else None
-                        if extent is None and ("rnumel" in params or "rnumel" in facts.defs):
-                            extent = values.upper(ast.Name("rnumel"), line)
-                        facts.reductions.append(RawReduction(_REDUCTIONS[short], extent, where(sub)))
+    reduction_extent: str | None | bool = False  # computed on first use
+    for node, line in candidates:
+        division = _division(values, node, line)
+        if division is not None:
+            facts.divisions.append(RawDivision(division[0], division[1], where(node), division[2]))
+            continue
+        if not isinstance(node, ast.Call):
+            continue
+        fname = _call_name(node)
+        short = fname.rsplit(".", 1)[-1]
+        if short in _REDUCTIONS and fname.startswith(("triton_helpers", "tl.")) and len(node.args) >= 2:
+            if reduction_extent is False:
+                reduction_extent = None
+                for numel in ("r0_numel", "rnumel"):
+                    if numel in facts.defs or numel in params:
+                        reduction_extent = values.upper(ast.Name(numel), line)
+                        if reduction_extent is not None:
+                            break
+            facts.reductions.append(RawReduction(_REDUCTIONS[short], reduction_extent, where(node)))
     return facts
+
+
+_DIVISION_OPS = (ast.Div, ast.Mod, ast.FloorDiv)
+
+
+def _walk_statements(stmt: ast.stmt):
+    """(node, line of its statement) for every node under `stmt`; faster than ast.walk for the
+    shapes Inductor emits, and iterative (no recursion on hostile nesting)."""
+    stack: list[tuple[ast.AST, int]] = [(stmt, getattr(stmt, "lineno", 0))]
+    while stack:
+        node, line = stack.pop()
+        yield node, line
+        if isinstance(node, ast.stmt):
+            line = node.lineno
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                stack.append((value, line))
+            elif isinstance(value, list):
+                stack.extend((v, line) for v in value if isinstance(v, ast.AST))
 
 
 def _triton_signature(fn: ast.FunctionDef) -> dict[str, str]:

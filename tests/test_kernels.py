@@ -282,3 +282,17 @@ def test_cpp_to_py_rewrites():
                        b"auto b = tmp4 ? tmp3 : tmp0; auto c = in_ptr0[static_cast<int64_t>(x0)]; }")
     got = {ts.text(m["name"]): ts.cpp_to_py(m["value"]) for m in ts.matches("declarations", tree.root_node)}
     assert got == {"a": "floordiv(ks1, 16)", "b": "(tmp3 if tmp4 else tmp0)", "c": "load(in_ptr0, x0)"}
+
+
+def test_parse_can_be_stopped_between_chunks():
+    source = b"int f() { return 1; }\n" * 20_000  # ~440 KB: several 64 KiB chunks
+    calls = []
+
+    def should_stop():
+        calls.append(1)
+        return len(calls) > 1
+
+    tree, stopped = ts.parse(source, should_stop=should_stop)
+    assert stopped and tree.root_node.end_byte < len(source)
+    tree, stopped = ts.parse(source)
+    assert not stopped and tree.root_node.end_byte == len(source)

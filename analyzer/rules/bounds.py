@@ -329,9 +329,7 @@ def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
                 except ValueError:
                     roots = set()
             for root in roots:
-                kernels = out.setdefault(root, [])
-                if kernel not in kernels:
-                    kernels.append(kernel)
+                out.setdefault(root, {})[kernel] = None
 
     for launch in model.launches:
         if launch.extern:
@@ -347,7 +345,7 @@ def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
     for r in model.reductions:
         add(r.kernel, r.extent_expr)
     roots = W.symbol_dims(model)
-    return {k: v for k, v in out.items() if k in roots}
+    return {k: list(v) for k, v in out.items() if k in roots}
 
 
 @register
