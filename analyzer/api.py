@@ -169,17 +169,20 @@ def _exported_annotation(result: Package, pkg: "archive.Package", options: Optio
         return None
     from . import exported
 
-    ep = None
+    given = None
+    inside: dict = {}
     if options.exported_program:
-        ep = exported.read_exported_program(options.exported_program)
-    else:
+        given = exported.read_exported_program(options.exported_program)
+    elif pkg.exported_programs:
         try:
-            ep = exported.read_exported_program(pkg)
+            inside = exported.read_exported_programs(pkg)
         except ValueError as exc:
             result.problems.append(Problem(f"exported program in the package cannot be read: {exc}",
                                            kind="unreadable"))
 
     def annotate(model: Model) -> None:
+        # models/<name>.json belongs to data/aotinductor/<name>/; a lone one to every model.
+        ep = given or inside.get(model.name) or (next(iter(inside.values())) if len(inside) == 1 else None)
         exported.apply(model, ep, options.input_names)
 
     return annotate

@@ -62,3 +62,48 @@ def test_input_names_option_without_exported_program():
     result = CliRunner().invoke(cli, ["check", str(pkg), "--input-names", "table,ids", "--format", "concise",
                                       "--select", "empty-index-bound"])
     assert "table.shape[0]" in result.output
+
+
+def _merge(dst, parts):
+    """Write one zip from (source zip, member filter, rename) parts."""
+    import zipfile
+
+    with zipfile.ZipFile(dst, "w") as out:
+        for src, keep, rename in parts:
+            with zipfile.ZipFile(src) as z:
+                for name in z.namelist():
+                    if keep(name):
+                        out.writestr(rename(name), z.read(name))
+    return dst
+
+
+def test_exported_program_inside_the_package_is_used(tmp_path):
+    pkg = require(FIXTURES / "gather_dyn.cpu.stripped.pt2")
+    ep = require(FIXTURES / "gather_dyn.ep.pt2")
+    both = _merge(tmp_path / "both.pt2", [
+        (pkg, lambda n: True, lambda n: n),
+        # torch.export.save's archive root differs; models/*.json moves under the package's root.
+        (ep, lambda n: "/models/" in n and n.endswith(".json"),
+         lambda n: "gather_dyn.cpu/models/" + n.rsplit("/models/", 1)[1]),
+    ])
+    result = CliRunner().invoke(cli, ["check", str(both), "--format", "concise", "--select", "empty-index-bound"])
+    assert "x.shape[0]" in result.output, result.output
+
+
+def test_package_with_two_models(tmp_path):
+    from analyzer import api
+
+    a = require(FIXTURES / "gather_dyn.cpu.stripped.pt2")
+    b = require(FIXTURES / "pos_embedding.cpu.stripped.pt2")
+    both = _merge(tmp_path / "two.pt2", [
+        (a, lambda n: True, lambda n: n.replace("gather_dyn.cpu/", "pkg/").replace("/aotinductor/model/", "/aotinductor/gather/")),
+        (b, lambda n: "/data/aotinductor/" in n,
+         lambda n: n.replace("pos_embedding.cpu/", "pkg/").replace("/aotinductor/model/", "/aotinductor/posemb/")),
+    ])
+    package = api.load(both)
+    models = {m.name: m for m in package.models}
+    assert sorted(models) == ["gather", "posemb"]
+    assert [(r.input, r.dim) for r in models["gather"].assertions[0].bound_sources] == [(0, 0)]
+    assert models["posemb"].assertions[0].bound_value == 512
+    rules = {(f.model, f.rule) for f in api.lint([both]).findings}
+    assert ("gather", "empty-index-bound") in rules and ("posemb", "index-exceeds-constant-bound") in rules
