@@ -16,7 +16,7 @@ from . import intervals
 from .findings import Location
 from .kernels import KernelFacts, Values
 from .model import (Assertion, Constant, Dim, DimRef, Division, Input, Kernel, Launch, Model, Problem,
-                    Reduction, Symbol)
+                    Reduction, Symbol, range_text)
 from .wrapper import WrapperFacts
 
 _POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
@@ -420,7 +420,7 @@ class _Linker:
         for ref in a.bound_sources + tuple(r for r in a.index_extent_sources if r not in a.bound_sources):
             dim = model.dim(ref)
             symbol = dim.symbol if dim else None
-            lines.append(f"{symbol or '?'} = {model.describe(ref)}, {_range_text(dim)}")
+            lines.append(f"{symbol or '?'} = {model.describe(ref)}, {range_text(dim)}")
         return tuple(lines)
 
     def _params_of(self, facts: KernelFacts) -> tuple[str, ...]:
@@ -432,16 +432,3 @@ class _Linker:
 
 def intervals_names(expr: str) -> set[str]:
     return intervals.names(expr) if expr else set()
-
-
-def _range_text(dim: Dim | None) -> str:
-    if dim is None:
-        return "compiled range unknown"
-    if dim.value is not None:
-        return f"static size {dim.value}"
-    lo = dim.min if dim.min is not None else 0
-    span = f"[{lo}, inf)" if dim.max is None else f"[{lo}, {dim.max}]"
-    check = {"env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
-             "always": "checked at every call",
-             "none": "not checked at run time"}[dim.enforced]
-    return f"compiled range {span}, {check}"

@@ -46,6 +46,24 @@ class Dim:
         return self.value is None
 
 
+def range_text(dim: Dim | None) -> str:
+    """`compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1; declared [0, inf)`."""
+    if dim is None:
+        return "compiled range unknown"
+    if dim.value is not None:
+        return f"static size {dim.value}"
+    lo = dim.min if dim.min is not None else 0
+    span = f"[{lo}, inf)" if dim.max is None else f"[{lo}, {dim.max}]"
+    check = {"env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
+             "always": "checked at every call"}.get(dim.enforced, "not checked at run time")
+    text = f"compiled for {span}, {check}"
+    if dim.declared_min is not None or dim.declared_max is not None:
+        dlo = dim.declared_min if dim.declared_min is not None else 0
+        dhi = "inf)" if dim.declared_max is None else f"{dim.declared_max}]"
+        text += f"; declared [{dlo}, {dhi}"
+    return text
+
+
 @dataclass
 class Input:
     index: int

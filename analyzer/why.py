@@ -22,6 +22,7 @@ from pathlib import PurePosixPath
 from . import intervals
 from .findings import Location
 from .model import Assertion, Dim, DimRef, Input, Model, Package
+from .report._common import location_json
 
 SCHEMA = "aoti-lint.why/1"
 
@@ -596,10 +597,6 @@ def _basename(path: str) -> str:
 # Rendering
 
 
-def _location_json(loc: Location | None) -> dict | None:
-    if loc is None:
-        return None
-    return {"path": loc.path, "line": loc.line, "column": loc.column}
 
 
 def _candidate_json(c: Candidate) -> dict:
@@ -612,7 +609,7 @@ def _candidate_json(c: Candidate) -> dict:
         "index_sources": [{"input": i} for i in c.index_sources],
         "cause": c.cause,
         "fix": c.fix,
-        "location": _location_json(c.location),
+        "location": location_json(c.location),
         "chain": list(c.chain),
     }
 

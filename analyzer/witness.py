@@ -19,7 +19,7 @@ import re
 from typing import Iterable, Mapping
 
 from . import intervals
-from .model import Dim, DimRef, Model
+from .model import Dim, DimRef, Model, range_text  # noqa: F401 - re-exported for the rules
 
 DEFAULT_SIZE = 3
 # Inductor's CUDA codegen records 2**31 - 1 as the max of some dims (32-bit indexing), not a user bound.
@@ -85,25 +85,6 @@ def valid_size(dim: Dim, prefer: int = DEFAULT_SIZE) -> int:
     if high is not None:
         size = min(size, high)
     return size
-
-
-def range_text(dim: Dim | None) -> str:
-    """`compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1`."""
-    if dim is None:
-        return "compiled range unknown"
-    if dim.value is not None:
-        return f"static size {dim.value}"
-    lo = dim.min if dim.min is not None else 0
-    span = f"[{lo}, inf)" if dim.max is None else f"[{lo}, {dim.max}]"
-    check = {"env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
-             "always": "checked at every call",
-             "none": "not checked at run time"}.get(dim.enforced, "not checked at run time")
-    text = f"compiled for {span}, {check}"
-    if dim.declared_min is not None or dim.declared_max is not None:
-        dlo = dim.declared_min if dim.declared_min is not None else 0
-        dhi = "inf)" if dim.declared_max is None else f"{dim.declared_max}]"
-        text += f"; declared [{dlo}, {dhi}"
-    return text
 
 
 # -- symbols <-> dims ---------------------------------------------------------------------------

@@ -124,7 +124,7 @@ def test_empty_reduce_has_reduction_and_division_but_no_assertion():
 
 def test_inspect_text_shows_the_chain():
     text = render_text(api.load(require(SHARED_PT2 / "gather_dyn.cuda.pt2")))
-    assert "s77 = input 0 dim 0 (arg0_1.size(0)), compiled range [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1" in text
+    assert "s77 = input 0 dim 0 (arg0_1.size(0)), compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1" in text
     assert "values of input 1 (arg1_1) -> tmp4 in triton_poi_fused_index_mul_0" in text
     assert ".wrapper.cpp:656:9" in text
 

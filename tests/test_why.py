@@ -169,7 +169,7 @@ def _gather_model(device: str = "cuda", *, named: bool = True) -> Model:
                   bound_sources=(DimRef(0, 0),), index_sources=(1,),
                   chain=("values of input 1 (arg1_1) -> tmp4 in triton_poi_fused_index_mul_0",
                          "must be < ks0: ks0 is argument 3 of the launch at w.cpp:868, passed s77",
-                         "s77 = input 0 dim 0 (arg0_1.size(0)), compiled range [2, inf), checked only with "
+                         "s77 = input 0 dim 0 (arg0_1.size(0)), compiled for [2, inf), checked only with "
                          "AOTI_RUNTIME_CHECK_INPUTS=1"))
     return Model(name="model", device=device, metadata={"AOTI_DEVICE_KEY": device}, wrapper_path=WRAPPER,
                  inputs=[x, idx], assertions=[a], checks_gated=True)

@@ -93,3 +93,10 @@ def rules_or_all(rules: Sequence[type] | None) -> list:
     from ..rules import all_rules  # lazy: rendering findings needs no rule modules
 
     return all_rules()
+
+
+def location_json(loc) -> dict | None:
+    """`{"path", "line", "column"}` of a Location (None stays None): one shape in every JSON output."""
+    if loc is None:
+        return None
+    return {"path": loc.path, "line": loc.line, "column": loc.column}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..model import Assertion, Dim, Input, Model, Package
+from ._common import location_json
 
 SCHEMA = "aoti-lint.inspect/1"
 
@@ -13,12 +14,6 @@ _ENFORCED_TEXT = {
     "always": "at every call",
     "none": "never",
 }
-
-
-def _location(loc) -> dict | None:
-    if loc is None:
-        return None
-    return {"path": loc.path, "line": loc.line, "column": loc.column}
 
 
 def _dim_json(dim: Dim) -> dict:
@@ -56,7 +51,7 @@ def _assertion_json(a: Assertion) -> dict:
         "linked": a.linked,
         "unlinked_reason": a.unlinked_reason,
         "chain": list(a.chain),
-        "location": _location(a.location),
+        "location": location_json(a.location),
     }
 
 
@@ -71,12 +66,12 @@ def model_json(model: Model) -> dict:
         "inputs": [_input_json(i) for i in model.inputs],
         "constants": [{"index": c.index, "name": c.name, "shape": list(c.shape) if c.shape else None,
                        "original_fqn": c.original_fqn} for c in model.constants],
-        "kernels": [{"name": k.name, "kind": k.kind, "has_source": k.has_source, "location": _location(k.location)}
+        "kernels": [{"name": k.name, "kind": k.kind, "has_source": k.has_source, "location": location_json(k.location)}
                     for k in model.kernels.values()],
         "launches": [{"kernel": l.kernel, "args": list(l.args), "extern": l.extern, "comment": l.comment,
-                      "location": _location(l.location)} for l in model.launches],
+                      "location": location_json(l.location)} for l in model.launches],
         "assertions": [_assertion_json(a) for a in model.assertions],
-        "problems": [{"kind": p.kind, "message": p.message, "location": _location(p.location)}
+        "problems": [{"kind": p.kind, "message": p.message, "location": location_json(p.location)}
                      for p in model.problems],
     }
 
@@ -86,7 +81,7 @@ def render_json(package: Package) -> str:
         "schema": SCHEMA,
         "package": package.path,
         "models": [model_json(m) for m in package.models],
-        "problems": [{"kind": p.kind, "message": p.message, "location": _location(p.location)}
+        "problems": [{"kind": p.kind, "message": p.message, "location": location_json(p.location)}
                      for p in package.problems],
     }
     return json.dumps(doc, indent=2) + "\n"

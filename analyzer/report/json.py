@@ -6,6 +6,7 @@ import json
 from typing import Any, Sequence
 
 from ..findings import Finding
+from ._common import location_json
 
 SCHEMA = "aoti-lint.check/1"
 
@@ -23,7 +24,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "input": f.input,
         "dim": f.dim,
         "symbol": f.symbol,
-        "location": {"path": f.location.path, "line": f.location.line, "column": f.location.column},
+        "location": location_json(f.location),
         "witness": f.witness,
         "fix": f.fix,
         "chain": list(f.chain),
