@@ -46,21 +46,23 @@ class Dim:
         return self.value is None
 
 
+def span(low: int | None, high: int | None) -> str:
+    """`[2, inf)` / `[2, 512]`: a size range, with a missing low end read as 0."""
+    low = 0 if low is None else low
+    return f"[{low}, inf)" if high is None else f"[{low}, {high}]"
+
+
 def range_text(dim: Dim | None) -> str:
     """`compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1; declared [0, inf)`."""
     if dim is None:
         return "compiled range unknown"
     if dim.value is not None:
         return f"static size {dim.value}"
-    lo = dim.min if dim.min is not None else 0
-    span = f"[{lo}, inf)" if dim.max is None else f"[{lo}, {dim.max}]"
     check = {"env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
              "always": "checked at every call"}.get(dim.enforced, "not checked at run time")
-    text = f"compiled for {span}, {check}"
+    text = f"compiled for {span(dim.min, dim.max)}, {check}"
     if dim.declared_min is not None or dim.declared_max is not None:
-        dlo = dim.declared_min if dim.declared_min is not None else 0
-        dhi = "inf)" if dim.declared_max is None else f"{dim.declared_max}]"
-        text += f"; declared [{dlo}, {dhi}"
+        text += f"; declared {span(dim.declared_min, dim.declared_max)}"
     return text
 
 

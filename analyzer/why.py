@@ -21,7 +21,7 @@ from pathlib import PurePosixPath
 
 from . import intervals
 from .findings import Location
-from .model import Assertion, Dim, DimRef, Input, Model, Package
+from .model import Assertion, Dim, DimRef, Input, Model, Package, span
 from .report._common import location_json
 
 SCHEMA = "aoti-lint.why/1"
@@ -518,16 +518,13 @@ def _range(dim: Dim | None) -> str:
         return "unknown"
     if dim.value is not None:
         return f"static {dim.value}"
-    lo = dim.min if dim.min is not None else 0
-    return f"[{lo}, inf)" if dim.max is None else f"[{lo}, {dim.max}]"
+    return span(dim.min, dim.max)
 
 
 def _declared(dim: Dim | None) -> str:
     if dim is None or (dim.declared_min is None and dim.declared_max is None):
         return ""
-    lo = dim.declared_min if dim.declared_min is not None else 0
-    hi = "inf)" if dim.declared_max is None else f"{dim.declared_max}]"
-    return f"; the exported program declared [{lo}, {hi}"
+    return f"; the exported program declared {span(dim.declared_min, dim.declared_max)}"
 
 
 def _check_cause(model: Model, f: Failure, inp: Input | None, dim: Dim | None) -> tuple[str, str]:

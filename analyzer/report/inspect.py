@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..model import Assertion, Dim, Input, Model, Package
+from ..model import Assertion, Dim, Input, Model, Package, span
 from ._common import location_json
 
 SCHEMA = "aoti-lint.inspect/1"
@@ -90,8 +90,7 @@ def render_json(package: Package) -> str:
 def _range(dim: Dim) -> str:
     if dim.value is not None:
         return str(dim.value)
-    lo = 0 if dim.min is None else dim.min
-    return f"[{lo}, inf)" if dim.max is None else f"[{lo}, {dim.max}]"
+    return span(dim.min, dim.max)
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -131,9 +130,7 @@ def render_text(package: Package, color: bool = False) -> str:
                 first = dim.dim == 0
                 declared = ""
                 if dim.value is None and (dim.declared_min is not None or dim.declared_max is not None):
-                    dmin = dim.declared_min if dim.declared_min is not None else 0
-                    declared = (f", declared [{dmin}, inf)" if dim.declared_max is None
-                                else f", declared [{dmin}, {dim.declared_max}]")
+                    declared = f", declared {span(dim.declared_min, dim.declared_max)}"
                 rows.append([str(inp.index) if first else "", name if first else "", (inp.dtype or "?") if first else "",
                              str(dim.dim), dim.symbol or "-", _range(dim) + declared,
                              _ENFORCED_TEXT.get(dim.enforced, dim.enforced)])

@@ -9,7 +9,7 @@ from typing import Iterable
 from .. import intervals
 from .. import witness as W
 from ..findings import Finding, Location, Severity
-from ..model import Assertion, DimRef, Model
+from ..model import Assertion, DimRef, Model, span
 from . import Context, Rule, register
 from .messages import CHAIN, EFFECTS, ENFORCEMENT, FIXES, MESSAGES, NO_BOUND
 
@@ -287,7 +287,7 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                 sizes_text = ", ".join(str(v) for v in missing)
                 kernels = users.get(symbol, []) if symbol else []
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
-                              declared=_span(dim.declared_min, dim.declared_max), compiled=_span(dim.min, dim.max),
+                              declared=span(dim.declared_min, dim.declared_max), compiled=span(dim.min, dim.max),
                               sizes=sizes_text, kernels=", ".join(kernels) or "the compiled code",
                               enforcement=ENFORCEMENT.get(dim.enforced, dim.enforced), min=dim.min,
                               check_expr=W.check_expr(model, ref))
@@ -301,11 +301,6 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                     witness=W.witness(model, {ref: missing[0]}),
                     fix=FIXES["compiled-range-narrower-than-declared"].format(**fields), chain=chain,
                     key=f"declared:in{ref.input}.d{ref.dim}:{dim.declared_min}<{dim.min}")
-
-
-def _span(low: int | None, high: int | None) -> str:
-    low = 0 if low is None else low
-    return f"[{low}, inf)" if high is None else f"[{low}, {high}]"
 
 
 def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
