@@ -485,7 +485,9 @@ def _check_candidates(package: Package, failure: Failure) -> list[Candidate]:
         cause, fix = _check_cause(model, failure, inp, dim)
         refs = (DimRef(failure.input, failure.dim),) if failure.input is not None and failure.dim is not None \
             and failure.check in ("too-small", "too-large", "dim", "stride") else ()
-        location = Location(model.wrapper_path) if model.wrapper_path else None
+        # The failing check itself (`if (arg1_1_size[0] < 2)` in check_input_N) when it was located.
+        location = (dim.check_location if dim is not None and dim.check_location is not None
+                    else Location(model.wrapper_path) if model.wrapper_path else None)
         out.append(((not consistent,), Candidate(kind="input-check", model=model.name, message=failure.message,
                                                  cause=cause, fix=fix, location=location,
                                                  bound_sources=refs, failure=failure)))
