@@ -8,6 +8,7 @@ Positions: tree-sitter points are 0-based rows and byte columns; `position()` co
 from __future__ import annotations
 
 import functools
+import keyword
 import re
 from collections.abc import Iterator
 from importlib import resources
@@ -226,6 +227,8 @@ def cpp_to_py(node: Node, max_depth: int = 200) -> str:
             if name in _PASS_THROUGH_CALLS or short in _PASS_THROUGH_CALLS or short.startswith("int") and args:
                 return conv(args[0], d) if args else "unknown()"
             safe = re.sub(r"\W", "_", short) or "call"
+            if keyword.iskeyword(safe):  # `VecMask<...>::from(0)` must not become `from(0)`
+                safe += "_"
             return f"{safe}({', '.join(conv(a, d) for a in args)})"
         if t == "argument_list":
             inner = [c for c in n.named_children if c.type != "comment"]

@@ -296,3 +296,12 @@ def test_parse_can_be_stopped_between_chunks():
     assert stopped and tree.root_node.end_byte < len(source)
     tree, stopped = ts.parse(source)
     assert not stopped and tree.root_node.end_byte == len(source)
+
+
+def test_cpp_calls_named_like_python_keywords():
+    # From a one_hot CPU kernel: `at::vec::VecMask<float,1>::from(0)`.
+    tree, _ = ts.parse(b"void f() { auto acc = at::vec::VecMask<float,1>::from(0); }")
+    (m,) = list(ts.matches("declarations", tree.root_node))
+    text = ts.cpp_to_py(m["value"])
+    assert text == "from_(0)"
+    ast.parse(text, mode="eval")
