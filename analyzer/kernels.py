@@ -61,7 +61,17 @@ class KernelFacts:
     location: Location
     param_types: dict[str, str] = field(default_factory=dict)
     defs: dict[str, list[tuple[int, ast.expr]]] = field(default_factory=dict)
-    extents: dict[str, str] = field(default_factory=dict)   # iteration var -> exclusive extent
+    # iteration var -> [(start, end, exclusive extent)] per loop over it: C++ kernels reuse `x1`
+    # for successive loops with different extents, so a use is matched to its enclosing loop
+    # (start/end are byte offsets, the same keys as `defs` positions).
+    extents: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+
+    def extent_at(self, var: str, pos: int) -> str | None:
+        best = None
+        for start, end, extent in self.extents.get(var, ()):
+            if start <= pos < end and (best is None or start > best[0]):
+                best = (start, extent)
+        return best[1] if best else None
     assertions: list[RawAssertion] = field(default_factory=list)
     divisions: list[RawDivision] = field(default_factory=list)
     reductions: list[RawReduction] = field(default_factory=list)
@@ -204,8 +214,9 @@ class Values:
             found = self.definition(name, line)
             if found is not None:
                 return rng(found[1], found[0], depth + 1, upper)
-            if name in self.facts.extents:
-                return f"({self.facts.extents[name]}) - 1" if upper else "0"
+            extent = self.facts.extent_at(name, line)
+            if extent is not None:
+                return f"({extent}) - 1" if upper else "0"
             m = _ITER_INDEX.match(name)
             if m:
                 numel = self._numel(m.group("p"), line, depth)
@@ -363,7 +374,10 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
         return KernelFacts(name, "triton", helper_params, loc, problem=f"cannot parse Triton source: {type(exc).__name__}")
     # The kernel is a top-level def; walking the whole module would also walk the decorator's
     # large triton_meta/inductor_meta dicts.
-    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+    # Scans define helper functions first (`def _triton_helper_fn_add0(...)` for
+    # tl.associative_scan): take the def named in async_compile.triton('<name>', ...), else the last.
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    fn = next((n for n in defs if n.name == name), defs[-1] if defs else None)
     if fn is None:
         return KernelFacts(name, "triton", helper_params, loc, problem="no kernel function in the Triton source")
 
@@ -514,8 +528,10 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
         facts.defs.setdefault(var, []).append((d["declaration"].start_byte, to_ast(value)))
     for lp in ts.matches("loops", body):
         var = ts.text(lp["var"])
+        loop = lp["loop"]
         try:
-            facts.extents[var] = ts.cpp_to_py(lp["extent"], max_depth)
+            facts.extents.setdefault(var, []).append((loop.start_byte, loop.end_byte,
+                                                      ts.cpp_to_py(lp["extent"], max_depth)))
         except ts.ExprTooDeep:
             problems += 1
     for c in ts.matches("calls", body):
@@ -585,9 +601,10 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
                 decl = init.child_by_field_name("declarator") if init is not None else None
                 var_node = decl.child_by_field_name("declarator") if decl is not None else None
                 var = ts.text(var_node)
+                extent = facts.extent_at(var, node.start_byte)
                 # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.
-                if var in facts.extents and not var.endswith("_inner"):
-                    loops.append(facts.extents[var])
+                if extent is not None and not var.endswith("_inner"):
+                    loops.append(extent)
             node = node.parent
         extent = " * ".join(f"({e})" for e in loops) if loops else None
         line, col = ts.position(stmt)

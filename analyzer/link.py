@@ -73,6 +73,7 @@ class _Linker:
             self.annotate(self.model)
         self._symbols()
         self._launches()
+        self._unbacked_sources()
         self._kernels()
 
     def _inputs(self) -> None:
@@ -134,7 +135,9 @@ class _Linker:
             except ValueError:
                 expr = decl.expr
             unbacked = bool(_UNBACKED.match(decl.name)) and not (intervals_names(expr) & set(self.root))
-            self.model.symbols[decl.name] = Symbol(decl.name, expr, None, decl.location, unbacked=unbacked)
+            low, high = self.w.symbol_bounds.get(decl.name, (None, None))
+            self.model.symbols[decl.name] = Symbol(decl.name, expr, None, decl.location, unbacked=unbacked,
+                                                   min=low, max=high)
             self.sym_expr[decl.name] = decl.name if unbacked else expr
             self._wrapper_division(decl.name, decl.expr, decl.location)
 
@@ -180,6 +183,36 @@ class _Linker:
             return ()
         return tuple(sorted({self.root[n] for n in found if n in self.root}))
 
+    def _unbacked_sources(self) -> None:
+        """Unbacked symbols read from tensors: follow `u0 = u0_raw` to the shim that wrote `u0_raw`
+        (`aoti_torch_item_int64(arg2_1, &u0_raw)`) and on to the inputs whose values it read."""
+        end = len(self.model.launches)
+        for sym in self.model.symbols.values():
+            if not sym.unbacked:
+                continue
+            try:
+                names = intervals_names(sym.expr) | {sym.name}
+            except ValueError:
+                continue
+            found: set[int] = set()
+            for name in names:
+                found |= self._buffer_inputs(name, end)
+            sym.value_inputs = tuple(sorted(found))
+
+    def _value_inputs(self, expr: str | None) -> tuple[int, ...]:
+        if not expr:
+            return ()
+        try:
+            names = intervals_names(expr)
+        except ValueError:
+            return ()
+        found: set[int] = set()
+        for name in names:
+            sym = self.model.symbols.get(name)
+            if sym is not None and sym.unbacked:
+                found |= set(sym.value_inputs)
+        return tuple(sorted(found))
+
     # -- launches and buffers -----------------------------------------------------------------
     def _canonical(self, buf: str) -> str:
         seen = set()
@@ -219,10 +252,10 @@ class _Linker:
                     continue
                 outputs = [self._canonical(o) for o in call.outputs]
                 inputs = {self._canonical(n) for n in call.arg_names if n and n not in call.outputs}
-                if not outputs:
+                if not outputs and call.checked:
                     continue
                 launch = Launch(kernel=fn, args=call.args, location=call.location, comment=call.comment,
-                                extern=True, outputs=tuple(outputs))
+                                extern=True, outputs=tuple(outputs), error_checked=call.checked)
             index = len(self.model.launches)
             self.model.launches.append(launch)
             self.launch_inputs.append(inputs)
@@ -368,6 +401,7 @@ class _Linker:
         if extent_exprs:
             a.index_extent = extent_exprs[0]
             a.index_extent_sources = tuple(sorted(extent_sources))
+            a.index_extent_value_inputs = self._value_inputs(a.index_extent)
         try:
             lo, hi = intervals.evaluate_interval(a.bound_expr, {})
             if lo == hi:
@@ -408,15 +442,25 @@ class _Linker:
         if chain_launch is not None:
             li, mapping = chain_launch
             launch = model.launches[li]
-            bound_params = [p for p in intervals_names(raw.bound_py or "") if p in mapping]
+            params = self._params_of(facts)
+            used = intervals_names(raw.bound_py or "")
+            # In parameter order (a set's order would change from run to run).
+            bound_params = [p for p in params if p in used and p in mapping]
             for p in bound_params:
-                arg = launch.args[list(self._params_of(facts)).index(p)] if p in self._params_of(facts) else "?"
-                lines.append(f"must be < {a.bound}: {p} is argument {self._params_of(facts).index(p)} of the launch "
+                pos = params.index(p)
+                arg = launch.args[pos] if pos < len(launch.args) else "?"
+                lines.append(f"must be < {a.bound}: {p} is argument {pos} of the launch "
                              f"at {launch.location.path.rsplit('/', 1)[-1]}:{launch.location.line}, passed {arg}")
             if not bound_params:
                 lines.append(f"must be < {a.bound} (a constant)")
             elif a.bound_expr and a.bound_expr not in self.root and a.bound_expr != a.bound:
                 lines.append(f"so the bound is {a.bound_expr}")
+        for i in a.index_extent_value_inputs:
+            if i < len(model.inputs):
+                unbacked = sorted(n for n in intervals_names(a.index_extent or "")
+                                  if n in model.symbols and model.symbols[n].unbacked)
+                lines.append(f"{', '.join(unbacked) or 'the extent'} is read from the values of input {i} "
+                             f"({model.inputs[i].display}), e.g. `.item()`: no shape check bounds it")
         for ref in a.bound_sources + tuple(r for r in a.index_extent_sources if r not in a.bound_sources):
             dim = model.dim(ref)
             symbol = dim.symbol if dim else None

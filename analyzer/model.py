@@ -105,6 +105,12 @@ class Symbol:
     location: Location | None = None
     is_stride: bool = False
     unbacked: bool = False
+    # For an unbacked symbol: the inputs whose *values* define it (`aoti_torch_item_int64(arg2_1,
+    # &u0_raw); auto u0 = u0_raw;` -> input of arg2_1).
+    value_inputs: tuple[int, ...] = ()
+    # Bounds that run at every call (deferred runtime asserts such as `torch._check(n <= 64)`).
+    min: int | None = None
+    max: int | None = None
 
 
 @dataclass
@@ -115,6 +121,7 @@ class Launch:
     comment: str | None = None  # "Topologically Sorted Source Nodes: [...], Original ATen: [...]"
     extern: bool = False        # an ATen/shim call rather than a generated kernel
     outputs: tuple[str, ...] = ()
+    error_checked: bool = True  # False: a shim called without AOTI_TORCH_ERROR_CODE_CHECK
 
 
 @dataclass
@@ -136,6 +143,8 @@ class Assertion:
     # over root symbols, or None when the index is data (loaded values) or unknown.
     index_extent: str | None = None
     index_extent_sources: tuple[DimRef, ...] = ()
+    # Inputs whose values (through unbacked symbols such as `u0 = x.item()`) set the extent.
+    index_extent_value_inputs: tuple[int, ...] = ()
     linked: bool = True
     unlinked_reason: str | None = None
     chain: tuple[str, ...] = ()

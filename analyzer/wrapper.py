@@ -25,6 +25,7 @@ _NON_PRODUCING_SHIMS = re.compile(
     r"aoti_torch_(empty_strided|delete_tensor_object|get_|new_tensor_handle|assign_tensors|"
     r"check_|dtype_|device_type_|grad_mode|zero_)"
 )
+_RUNTIME_ASSERT = re.compile(r"^\(?\s*!\s*\(\s*(\w+)\s*(<=|<|>=|>)\s*(-?\d+)L?\s*\)\s*\)?$")
 _TENSOR_NAME = re.compile(r"^(buf\d+|arg\d+_\d+)$")
 _DTYPE_FN = re.compile(r"aoti_torch_dtype_(\w+)\(\)")
 
@@ -75,6 +76,7 @@ class Call:
     location: Location
     comment: str | None = None
     outputs: tuple[str, ...] = ()  # `&buf1_handle` out-arguments of shim calls -> "buf1"
+    checked: bool = True           # False: a shim whose AOTITorchError is discarded
 
 
 @dataclass
@@ -104,6 +106,9 @@ class WrapperFacts:
     calls: list[Call] = field(default_factory=list)
     helpers: dict[str, Helper] = field(default_factory=dict)
     size_asserts: list[SizeAssert] = field(default_factory=list)
+    # Deferred runtime asserts on symbols, always run: `if (!(u0 <= 64L)) { throw ... }` ->
+    # {"u0": (None, 64)} (inclusive bounds).
+    symbol_bounds: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
     run_impl_found: bool = False
     errors_in_model_code: int = 0
     error_location: Location | None = None
@@ -259,7 +264,8 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
                 facts.symbols.append(SymbolDecl(name, name, loc, buffer=sm.group(1), kind=sm.group(2), dim=int(sm.group(3))))
             else:
                 try:
-                    expr = ts.cpp_to_py(value, max_depth)
+                    expr = _integral(ts.cpp_to_py(value, max_depth)) if type_text != "auto" else \
+                        ts.cpp_to_py(value, max_depth)
                 except ts.ExprTooDeep:
                     expr = "unknown()"
                 facts.symbols.append(SymbolDecl(name, expr, loc))
@@ -283,6 +289,18 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
         if len(args) >= 2 and args[0].type == "identifier" and args[1].type == "initializer_list":
             sizes = tuple(ts.text(v).strip() for v in args[1].named_children if v.type != "comment")
             facts.size_asserts.append(SizeAssert(ts.text(args[0]), sizes, _loc(facts.path, m["statement"])))
+    for m in ts.matches("checks", body):
+        rm = _RUNTIME_ASSERT.match(" ".join(ts.text(m["condition"]).split()))
+        if rm and "throw" in ts.text(m["consequence"]):
+            name, op, value = rm.group(1), rm.group(2), int(rm.group(3))
+            low, high = facts.symbol_bounds.get(name, (None, None))
+            if op in ("<=", "<"):
+                cap = value if op == "<=" else value - 1
+                high = cap if high is None else min(high, cap)
+            else:
+                floor = value if op == ">=" else value + 1
+                low = floor if low is None else max(low, floor)
+            facts.symbol_bounds[name] = (low, high)
     pending_comment: str | None = None
     for node in _statements(body):
         if node.type == "comment":
@@ -299,18 +317,39 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
             continue
         fn = ts.text(call.child_by_field_name("function")).strip()
         args_node = call.child_by_field_name("arguments")
+        wrapped = False
         if fn == "AOTI_TORCH_ERROR_CODE_CHECK" and args_node is not None and args_node.named_children:
             inner = args_node.named_children[0]
             if inner.type == "call_expression":
                 call = inner
                 fn = ts.text(call.child_by_field_name("function")).strip()
                 args_node = call.child_by_field_name("arguments")
+                wrapped = True
         if not re.match(r"^[A-Za-z_]\w*$", fn):
             continue
+        # Every aoti_torch_* shim returns an AOTITorchError; called bare, the error is dropped.
+        checked = wrapped or not fn.startswith("aoti_torch_") or fn.startswith("aoti_torch_grad_mode")
         if _NON_PRODUCING_SHIMS.match(fn) and "empty_strided" not in fn:
             continue
-        facts.calls.append(_call(facts, fn, args_node, node, pending_comment, max_depth))
+        entry = _call(facts, fn, args_node, node, pending_comment, max_depth)
+        entry.checked = checked
+        facts.calls.append(entry)
         pending_comment = None
+
+
+def _integral(expr: str) -> str:
+    """`int64_t s69 = (1.0/2.0)*arg0_1_size_0;` truncates: keep that in the expression
+    (`trunc((1.0 / 2.0) * arg0_1_size_0)`), or a size of 1 would read as a bound of 0.5."""
+    import ast
+
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return expr
+    if any(isinstance(n, ast.Constant) and isinstance(n.value, float) or isinstance(n, ast.BinOp)
+           and isinstance(n.op, ast.Div) for n in ast.walk(tree)):
+        return f"trunc({expr})"
+    return expr
 
 
 def _statements(body: ts.Node):

@@ -24,8 +24,10 @@ def shared_packages() -> list[Path]:
 
 
 def fixture_packages() -> list[Path]:
-    """AOTI packages in fixtures/ (exported-program archives `*.ep.pt2` are not packages)."""
-    return sorted(p for p in FIXTURES.glob("*.pt2") if not p.name.endswith(".ep.pt2"))
+    """AOTI packages in fixtures/ and fixtures/stress/pkgs/ (exported-program archives `*.ep.pt2`
+    are not packages)."""
+    found = list(FIXTURES.glob("*.pt2")) + list((FIXTURES / "stress" / "pkgs").glob("*.pt2"))
+    return sorted(p for p in found if not p.name.endswith(".ep.pt2"))
 
 
 def all_packages() -> list[Path]:
@@ -33,8 +35,9 @@ def all_packages() -> list[Path]:
 
 
 def package_id(path: Path) -> str:
-    origin = "shared" if path.parent == SHARED_PT2 else "fixtures"
-    return f"{origin}/{path.name}"
+    if path.parent == SHARED_PT2:
+        return f"shared/{path.name}"
+    return "fixtures/" + path.relative_to(FIXTURES).as_posix()
 
 
 def require(path: Path) -> Path:

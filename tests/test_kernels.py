@@ -259,7 +259,7 @@ def test_cpp_gather_kernel():
     assert (a.message, a.index_var, a.bound_py) == ("index out of bounds: 0 <= tmp7 < ks1", "tmp7", "ks1")
     values = kernels.Values(facts)
     assert values.sources(ast.Name("tmp7"), a.line)[0] == {"in_ptr0"}
-    assert facts.extents == {"x0": "ks0", "x1": "8"}
+    assert {var: [e for _, _, e in loops] for var, loops in facts.extents.items()} == {"x0": ["ks0"], "x1": ["8"]}
 
 
 def test_cpp_one_sided_loop_variable():
@@ -305,3 +305,29 @@ def test_cpp_calls_named_like_python_keywords():
     text = ts.cpp_to_py(m["value"])
     assert text == "from_(0)"
     ast.parse(text, mode="eval")
+
+
+# From a torch 2.13 CPU package (`torch.arange(cnt.item())` into a 64-row table): two successive
+# loops over `x1` with different extents; the check belongs to the first one.
+REUSED_LOOP_VAR_CPP = b'''
+extern "C"  void  cpp_fused_add_arange_embedding_sum_0(const float* in_ptr0, float* out_ptr0, const int64_t ks0, const int64_t ks1)
+{
+    for(int64_t x1=static_cast<int64_t>(0L); x1<static_cast<int64_t>(ks0); x1+=static_cast<int64_t>(1L))
+    {
+        auto tmp0 = x1;
+        auto tmp1 = c10::convert<int64_t>(tmp0);
+        AOTI_TORCH_CHECK(tmp1 < 64L, "index out of bounds: tmp1 < 64L");
+    }
+    for(int64_t x1=static_cast<int64_t>(0L); x1<static_cast<int64_t>(ks1); x1+=static_cast<int64_t>(1L))
+    {
+        auto tmp3 = x1;
+    }
+}
+'''
+
+
+def test_reused_loop_variable_takes_its_enclosing_loop():
+    facts = _cpp(REUSED_LOOP_VAR_CPP)
+    (a,) = facts.assertions
+    upper = kernels.Values(facts).upper(ast.Name(a.index_var), a.line)
+    assert intervals.simplify(f"({upper}) + 1") == "ks0"

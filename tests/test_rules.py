@@ -196,6 +196,7 @@ EXPECTED_RULES = [
     ("AOTI008", "unlinked-assertion", Severity.WARNING),
     ("AOTI009", "unparsed-member", Severity.WARNING),
     ("AOTI010", "compiled-range-narrower-than-declared", Severity.WARNING),
+    ("AOTI011", "unchecked-extern-call", Severity.WARNING),
 ]
 
 

@@ -391,6 +391,11 @@ class IndexExceedsConstantBound(Rule):
 
         for a in unique_assertions(model, keep):
             refs = W.expr_dims(model, a.index_extent)
+            if refs is None and a.index_extent_value_inputs:
+                finding = self._value_driven(model, ctx, a)
+                if finding is not None:
+                    yield finding
+                continue
             if not refs:
                 continue
             try:
@@ -428,6 +433,34 @@ class IndexExceedsConstantBound(Rule):
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, assignment), fix=fix.format(**fields), chain=chain,
                 key=f"extent:{W.normalize_expr(model, a.index_extent)}>{a.bound_value};kernel:{a.kernel}")
+
+    def _value_driven(self, model: Model, ctx: Context, a: Assertion) -> Finding | None:
+        """An extent set by an input's *values* (`torch.arange(n.item())`): only a runtime assert on
+        the unbacked symbol (`torch._check(n <= 64)`, always run) can bound it."""
+        unbacked = {n: model.symbols[n] for n in intervals.names(a.index_extent)
+                    if n in model.symbols and model.symbols[n].unbacked}
+        ranges = dict(W.dim_ranges(model))
+        for name, sym in unbacked.items():
+            ranges[name] = (sym.min if sym.min is not None else 0, sym.max)
+        try:
+            _, high = intervals.evaluate_interval(a.index_extent, ranges)
+        except ValueError:
+            return None
+        if high <= a.bound_value:
+            return None
+        names = ", ".join(sorted(unbacked))
+        inputs = ", ".join(f"input {i} ({model.inputs[i].display})" for i in a.index_extent_value_inputs
+                           if i < len(model.inputs))
+        value = a.bound_value + 1
+        fields = dict(assertion=a.message, kernel=a.kernel, extent=a.index_extent, symbols=names, inputs=inputs,
+                      bound_value=a.bound_value, value=value, effect=effect(model, a.message))
+        first = a.index_extent_value_inputs[0]
+        witness = f"{W.witness(model, {})}; with {names} = {value} (read from the values of {inputs})"
+        return self.finding(
+            model, ctx, MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location,
+            severity=Severity.ERROR, kernel=a.kernel, input=first, symbol=names,
+            witness=witness, fix=FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
+            key=f"extent:values:in{first}>{a.bound_value};kernel:{a.kernel}")
 
     @staticmethod
     def _witness(model: Model, a: Assertion, refs: list[DimRef]) -> tuple[DimRef, int] | None:

@@ -47,6 +47,10 @@ MESSAGES: dict[str, str] = {
     "index-exceeds-constant-bound.bounded":
         "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) may be "
         "up to {max} ({max_origin}), but sizes above {limit} trip the constant bound {bound_value}, {effect}",
+    "index-exceeds-constant-bound.values":
+        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) where {symbols} is read from the "
+        "values of {inputs} (e.g. `.item()`), and nothing bounds it: a value of {value} or more trips the "
+        "constant bound {bound_value}, {effect}",
     # AOTI004 division-by-dynamic-size
     "division-by-dynamic-size.float":
         "{kernel} divides by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} ({where}) is empty "
@@ -87,6 +91,10 @@ MESSAGES: dict[str, str] = {
         "{dim_display} ({where}) is declared {declared} by the exported program but the package was compiled "
         "for {compiled}: size(s) {sizes} are allowed by the contract but were never compiled for ({enforcement}); "
         "they reach {kernels}",
+    # AOTI011 unchecked-extern-call
+    "unchecked-extern-call":
+        "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK: the error it returns (e.g. an out-of-range "
+        "index in {inputs}) is discarded, and the model returns a partial result without any message",
     # AOTI009 unparsed-member
     "unparsed-member": "skipped ({what}): {problem}",
 }
@@ -108,6 +116,9 @@ FIXES: dict[str, str] = {
     "index-exceeds-constant-bound.enforced":
         "lower the dimension's max to {limit} when exporting (Dim(..., max={limit})), or size the indexed table "
         "for {max}",
+    "index-exceeds-constant-bound.values":
+        "bound the value in the model with `torch._check({symbols} <= {bound_value})` (the package then checks "
+        "it at every call), or reject larger values before calling the model",
     "division-by-dynamic-size.float":
         "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}, or guard the "
         "division in the model (e.g. divide by `max(n, 1)`)",
@@ -132,6 +143,9 @@ FIXES: dict[str, str] = {
     "compiled-range-narrower-than-declared":
         "reject {dim_display} < {min} before calling the model (`if {check_expr} < {min}: ...`) or run with "
         "AOTI_RUNTIME_CHECK_INPUTS=1, and declare the real contract when exporting (Dim(..., min={min}))",
+    "unchecked-extern-call":
+        "validate {inputs} before calling the model (the values the op indexes with must be in range), or "
+        "build for a device whose lowering checks them; report the unchecked call upstream",
     "unparsed-member":
         "check that the package was not truncated or edited; if it is intact, please report it",
 }

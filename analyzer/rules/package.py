@@ -213,3 +213,53 @@ class UnparsedMember(Rule):
                                                                            problem=problem.message),
                             location, fix=FIXES["unparsed-member"],
                             key=f"{problem.kind}:{stable(location.path.rsplit('/', 1)[-1])}:{stable(problem.message)}")
+
+
+@register
+class UncheckedExternCall(Rule):
+    """An ATen shim is called without checking its error code.
+
+    ## What it does
+    Finds `aoti_torch_*` shim calls in the wrapper's `run_impl` that are not wrapped in
+    `AOTI_TORCH_ERROR_CODE_CHECK(...)`. Every shim returns an `AOTITorchError`; every other call in
+    generated wrappers checks it, but some code paths (seen with `scatter_add` lowered to
+    `aoti_torch_cpu_scatter_reduce_two_out` on CPU) discard it.
+
+    ## Why it matters
+    The shim catches the C++ exception (an out-of-range index, an empty input) and returns an error
+    code that nobody reads: the model returns normally with a partially computed output and nothing
+    in the logs. Eager PyTorch raises `index 10 is out of bounds` for the same input.
+
+    ## Example
+    ```python
+    def forward(self, x, idx, src):
+        return x.scatter_add(0, idx, src)
+    # CPU wrapper: `aoti_torch_cpu_scatter_reduce_two_out(buf0, buf0, 0, ...);` with its result ignored;
+    # idx = 10 into 10 rows returns normally with part of the output missing.
+    ```
+
+    ## Fix
+    Validate the op's index inputs before calling the model (for scatter: `0 <= idx < x.shape[dim]`),
+    or compile the package for a device whose lowering checks the index (the CUDA build emits a
+    device-side bound check), and report the codegen gap upstream.
+    """
+
+    name = "unchecked-extern-call"
+    code = "AOTI011"
+    severity = Severity.WARNING
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        for launch in model.launches:
+            if not launch.extern or launch.error_checked:
+                continue
+            inputs = sorted({i for name in launch.args for i in _input_positions(model, name)})
+            who = ", ".join(f"input {i} ({model.inputs[i].display})" for i in inputs) or "its inputs"
+            fields = dict(call=launch.kernel, inputs=who)
+            chain = tuple(c for c in (launch.comment,) if c)
+            yield self.finding(model, ctx, MESSAGES["unchecked-extern-call"].format(**fields), launch.location,
+                               fix=FIXES["unchecked-extern-call"].format(**fields), chain=chain,
+                               key=f"unchecked:{launch.kernel}:" + ",".join(f"in{i}" for i in inputs))
+
+
+def _input_positions(model: Model, arg: str) -> list[int]:
+    return [inp.index for inp in model.inputs if inp.name == arg]
