@@ -72,6 +72,7 @@ class _Linker:
         if self.annotate is not None:
             self.annotate(self.model)
         self._symbols()
+        self._ties()
         self._launches()
         self._unbacked_sources()
         self._kernels()
@@ -182,6 +183,30 @@ class _Linker:
         except ValueError:
             return ()
         return tuple(sorted({self.root[n] for n in found if n in self.root}))
+
+    def _ties(self) -> None:
+        """Dims that must equal another dim (or an expression of one) and that the package never
+        reads itself: `assert_size_stride(arg6_1, {s17, 8L}, ...)` where s17 is read from arg5_1."""
+        for sa in self.w.size_asserts:
+            index = self.input_by_name.get(sa.tensor)
+            if index is None:
+                continue
+            inp = self.model.inputs[index]
+            for d, size in enumerate(sa.sizes):
+                if d >= len(inp.dims) or inp.dims[d].value is not None or re.fullmatch(r"-?\d+", size):
+                    continue
+                resolved = self._resolve(size)
+                try:
+                    names = intervals_names(resolved)
+                except ValueError:
+                    continue
+                own = DimRef(index, d)
+                if names and all(self.root.get(n) == own for n in names):
+                    continue  # the dim's own size symbol: nothing tied
+                dim = inp.dims[d]
+                dim.tied_expr = resolved
+                dim.tie_enforced = "env" if sa.gated else "always"
+                dim.tie_location = sa.location
 
     def _unbacked_sources(self) -> None:
         """Unbacked symbols read from tensors: follow `u0 = u0_raw` to the shim that wrote `u0_raw`

@@ -40,6 +40,11 @@ class Dim:
     declared_min: int | None = None
     declared_max: int | None = None
     check_location: Location | None = None   # where check_input_N tests this dim
+    # A dim the package never reads itself: it must equal this expression over root symbols
+    # (`assert_size_stride(arg1_1, {1L + s69, 8L}, ...)`), checked only where `tie_enforced` says.
+    tied_expr: str | None = None
+    tie_enforced: str = "none"
+    tie_location: Location | None = None
 
     @property
     def dynamic(self) -> bool:

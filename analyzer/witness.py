@@ -162,7 +162,24 @@ def sizes(model: Model, assignment: Assignment | None = None) -> dict[DimRef, in
                 out[ref] = by_symbol[dim.symbol]
             else:
                 out[ref] = valid_size(dim)
+    # Dims the package ties to others (`y.shape[0] == x.shape[0] // 2 + 1`) follow them, so that a
+    # witness breaks only what it means to break.
+    values = {name: out[ref] for name, ref in symbol_dims(model).items() if ref in out}
+    for inp in model.inputs:
+        for dim in inp.dims:
+            ref = DimRef(inp.index, dim.dim)
+            if dim.tied_expr and ref not in assignment:
+                tied = evaluate_symbols(dim.tied_expr, values)
+                if tied is not None and tied >= 0:
+                    out[ref] = int(tied)
     return out
+
+
+def evaluate_symbols(expr: str, values: Mapping[str, int]) -> float | None:
+    try:
+        return intervals.evaluate(expr, values)
+    except ValueError:
+        return None
 
 
 def input_symbols(model: Model, inputs) -> set[str]:

@@ -46,6 +46,7 @@ class SizeAssert:
     tensor: str
     sizes: tuple[str, ...]
     location: Location
+    gated: bool = False            # inside `if (_check_aoti_runtime_check_inputs_env()) { ... }`
 
 
 @dataclass
@@ -287,8 +288,17 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
             continue
         args = [a for a in m["args"].named_children if a.type != "comment"]
         if len(args) >= 2 and args[0].type == "identifier" and args[1].type == "initializer_list":
-            sizes = tuple(ts.text(v).strip() for v in args[1].named_children if v.type != "comment")
-            facts.size_asserts.append(SizeAssert(ts.text(args[0]), sizes, _loc(facts.path, m["statement"])))
+            sizes = tuple(re.sub(r"(?<=\d)L\b", "", ts.text(v).strip())
+                          for v in args[1].named_children if v.type != "comment")
+            gated = False
+            parent = m["statement"].parent
+            while parent is not None and parent != body:
+                if parent.type == "if_statement" and "_check_aoti_runtime_check_inputs_env" in \
+                        ts.text(parent.child_by_field_name("condition")):
+                    gated = True
+                    break
+                parent = parent.parent
+            facts.size_asserts.append(SizeAssert(ts.text(args[0]), sizes, _loc(facts.path, m["statement"]), gated))
     for m in ts.matches("checks", body):
         rm = _RUNTIME_ASSERT.match(" ".join(ts.text(m["condition"]).split()))
         if rm and "throw" in ts.text(m["consequence"]):

@@ -197,6 +197,7 @@ EXPECTED_RULES = [
     ("AOTI009", "unparsed-member", Severity.WARNING),
     ("AOTI010", "compiled-range-narrower-than-declared", Severity.WARNING),
     ("AOTI011", "unchecked-extern-call", Severity.WARNING),
+    ("AOTI012", "unenforced-dim-equality", Severity.WARNING),
 ]
 
 

@@ -109,3 +109,26 @@ def test_empty_reduce_witness_gives_nan(fresh_cpu_package, rule):
     assert result["nan"], result
     control = _ok(_run(path, model, _control_shapes(model, finding))[0])
     assert not control["nan"] and not control["inf"], control
+
+
+def test_unenforced_dim_equality_is_only_caught_with_the_env_check(fresh_cpu_package):
+    """AOTI012's witness (values shorter than the indices) passes unchecked by default; the package's
+    own gated assert_size_stride rejects exactly that input when AOTI_RUNTIME_CHECK_INPUTS=1."""
+    import torch_models
+    from analyzer import api
+    from analyzer.witness import parse_witness
+
+    path = fresh_cpu_package("index_put")
+    findings = [f for f in api.lint([path]).findings if f.rule == "unenforced-dim-equality"]
+    (finding,) = findings
+    assert (finding.input, finding.dim) == (2, 0)
+    shapes = [shape for _, shape in parse_witness(finding.witness)]
+    assert shapes[2][0] == shapes[1][0] - 1
+    inputs = [[list(shapes[0]), "float32", 0], [list(shapes[1]), "int64", "arange"], [list(shapes[2]), "float32", 0]]
+    checked = torch_models.run_package(path, inputs, env={"AOTI_RUNTIME_CHECK_INPUTS": "1"})
+    assert checked.returncode != 0
+    assert f"expected size {shapes[2][0]}=={shapes[1][0]}" in checked.stdout + checked.stderr
+    unchecked = torch_models.run_package(path, inputs)
+    # Without the check nothing reports the mismatch: the call returns normally (having read past
+    # the end of v).
+    assert unchecked.returncode == 0 and unchecked.stdout.startswith("OK"), unchecked.stdout + unchecked.stderr

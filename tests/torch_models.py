@@ -30,12 +30,19 @@ class EmptyReduce(torch.nn.Module):
         return x.amax(dim=0) + x.mean(dim=0)
 
 
+class IndexPut(torch.nn.Module):
+    def forward(self, x, idx, v):
+        return x.index_put((idx,), v)
+
+
 def specs():
     n, m, seq = Dim("n"), Dim("m"), Dim("seq")
     return {
         "gather_dyn": (Gather, (torch.randn(6, 8), torch.tensor([0, 2, 5])), ({0: n}, {0: m})),
         "pos_embedding": (PosEmbedding, (torch.randn(2, 10, 16),), ({1: seq},)),
         "empty_reduce": (EmptyReduce, (torch.randn(6, 5),), ({0: n},)),
+        "index_put": (IndexPut, (torch.randn(6, 8), torch.tensor([0, 2, 5]), torch.randn(3, 8)),
+                      ({0: n}, {0: m}, {0: m})),
     }
 
 
@@ -56,7 +63,9 @@ path, spec = sys.argv[1], json.loads(sys.argv[2])
 runner = torch._inductor.aoti_load_package(path)
 args = []
 for shape, dtype, fill in spec:
-    if dtype == "int64":
+    if dtype == "int64" and fill == "arange":
+        args.append(torch.arange(shape[0], dtype=torch.int64))
+    elif dtype == "int64":
         args.append(torch.full(shape, fill, dtype=torch.int64))
     else:
         args.append(torch.randn(shape))

@@ -233,6 +233,61 @@ class UnenforcedLowerBound(Rule):
                     key=f"lower:in{ref.input}.d{ref.dim}>={dim.min}")
 
 
+@register
+class UnenforcedDimEquality(Rule):
+    """An input dimension must equal another one, and that is checked only on request.
+
+    ## What it does
+    Finds input dimensions the package never reads itself because it was compiled to assume they
+    equal another dimension (or an expression of one: `index_put`'s values and indices share `m`,
+    `y` of shape `[n + 1, 8]` next to `x` of shape `[2 * n, 8]`). The only check is the wrapper's
+    `assert_size_stride(...)`, which runs only with `AOTI_RUNTIME_CHECK_INPUTS=1`.
+
+    ## Why it matters
+    A caller that breaks the relation gets no error: kernels index the tensor with the other
+    dimension's size, reading past its end (garbage values or a segmentation fault, with no message)
+    or silently ignoring part of it. No index assertion guards this.
+
+    ## Example
+    ```python
+    def forward(self, x, idx, v):        # x: [n, 8], idx: [m], v: [m, 8]
+        return x.index_put((idx,), v)
+    # v.shape = (2, 8) with idx.shape = (3,): the kernel reads v[2], past its end
+    ```
+
+    ## Fix
+    Check the relation before calling the model (`assert v.shape[0] == idx.shape[0]`), or run with
+    `AOTI_RUNTIME_CHECK_INPUTS=1` so that the package's own `assert_size_stride` rejects it.
+    """
+
+    name = "unenforced-dim-equality"
+    code = "AOTI012"
+    severity = Severity.WARNING
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        for inp in model.inputs:
+            for dim in inp.dims:
+                if not dim.tied_expr or dim.tie_enforced == "always":
+                    continue
+                ref = DimRef(inp.index, dim.dim)
+                shapes = [list(shape) for shape in W.witness_shapes(model, {})]
+                expected = shapes[ref.input][ref.dim]
+                if expected < 1:
+                    continue
+                shapes[ref.input][ref.dim] = expected - 1
+                fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
+                              expr=W.display_expr(model, dim.tied_expr), enforcement=ENFORCEMENT[dim.tie_enforced],
+                              check_expr=W.check_expr(model, ref))
+                location = dim.tie_location or dim.check_location or model_location(model)
+                yield self.finding(
+                    model, ctx, MESSAGES["unenforced-dim-equality"].format(**fields), location,
+                    input=ref.input, dim=ref.dim, symbol=dim.symbol,
+                    witness=W.format_witness(model, [tuple(s) for s in shapes]),
+                    fix=FIXES["unenforced-dim-equality"].format(**fields),
+                    chain=(f"{model.describe(ref)} must equal {fields['expr']} ({dim.tied_expr})",),
+                    key=f"tie:in{ref.input}.d{ref.dim}=={W.normalize_expr(model, dim.tied_expr)}")
+
+
 def _tied_to_another_dim(model: Model, symbol: str, ref: DimRef) -> bool:
     sym = model.symbols.get(symbol)
     return sym is not None and sym.source is not None and sym.source != ref

@@ -95,6 +95,11 @@ MESSAGES: dict[str, str] = {
     "unchecked-extern-call":
         "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK: the error it returns (e.g. an out-of-range "
         "index in {inputs}) is discarded, and the model returns a partial result without any message",
+    # AOTI012 unenforced-dim-equality
+    "unenforced-dim-equality":
+        "{dim_display} ({where}) must equal {expr}: the package never reads it and uses that size instead, "
+        "but {enforcement}: a smaller tensor is read past its end (garbage or a crash, no error message), "
+        "a larger one is partly ignored",
     # AOTI009 unparsed-member
     "unparsed-member": "skipped ({what}): {problem}",
 }
@@ -146,6 +151,9 @@ FIXES: dict[str, str] = {
     "unchecked-extern-call":
         "validate {inputs} before calling the model (the values the op indexes with must be in range), or "
         "build for a device whose lowering checks them; report the unchecked call upstream",
+    "unenforced-dim-equality":
+        "check `{check_expr} == {expr}` before calling the model, or run with AOTI_RUNTIME_CHECK_INPUTS=1 so "
+        "that the package's own assert_size_stride rejects a mismatch",
     "unparsed-member":
         "check that the package was not truncated or edited; if it is intact, please report it",
 }
