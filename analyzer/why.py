@@ -143,6 +143,11 @@ _DEVICE_MSGS = [
     re.compile(r"Expected all tensors to be on the same device[^\n]*"),
     re.compile(r"Pointer argument \(at \d+\) cannot be accessed from Triton \(cpu tensor\?\)"),
 ]
+# A shim call in the wrapper that failed: `Error: aoti_torch_cpu__embedding_bag(w, arg1_1, ...) API call
+# failed at /tmp/.../x.wrapper.cpp, line 865` (the line is the wrapper's, as packaged).
+_API_FAILED = re.compile(r"(?P<call>aoti_torch_\w+)\(.*?\) API call failed at (?P<file>\S+?),? line (?P<line>\d+)")
+# Two OpenMP threads threw at once: the message is lost, only this survives.
+_TERMINATE_RECURSIVELY = re.compile(r"terminate called recursively")
 _DEVICE_NAME = re.compile(r"\b(cuda:\d+|cuda|cpu|meta|mps|xpu:\d+|xpu)\b")
 _KERNEL_NAME = re.compile(r"\b((?:triton|cpp)_\w+)")
 
@@ -194,12 +199,21 @@ def parse_failure(text: str) -> list[Failure]:
             found.setdefault(key, failure)
             last_key = key
             continue
-        if generic_line is None and _DEVICE_ASSERT_GENERIC.search(line):
+        match = _API_FAILED.search(line) if "API call failed" in line else None
+        if match:
+            key = ("extern-call", match.group("call"), match.group("line"))
+            found.setdefault(key, Failure(kind="extern-call", message=match.group(0), raw=line.strip(),
+                                          kernel=match.group("call"), file=match.group("file"),
+                                          line=int(match.group("line"))))
+            last_key = key
+            continue
+        if generic_line is None and (_DEVICE_ASSERT_GENERIC.search(line) or _TERMINATE_RECURSIVELY.search(line)):
             generic_line = line.strip()
     failures = list(found.values())
-    if generic_line is not None and not any(f.kind == "index-assert" for f in failures):
-        # The per-thread assertion lines were lost (another stream, a truncated log): any index
-        # assertion of a CUDA model could be the one.
+    if generic_line is not None and not any(f.kind in ("index-assert", "extern-call") for f in failures):
+        # The assertion text was lost (CUDA: the per-thread lines went to another stream; CPU: two
+        # OpenMP threads threw at once, `terminate called recursively`): any index assertion of a
+        # model on that device could be the one.
         failures.append(Failure(kind="index-assert", message="", raw=generic_line))
     return failures
 
@@ -274,6 +288,8 @@ def explain_failure(package: Package, text: str) -> WhyResult:
             found = _index_candidates(package, failure, mentioned)
         elif failure.kind == "input-check":
             found = _check_candidates(package, failure)
+        elif failure.kind == "extern-call":
+            found = _extern_candidates(package, failure)
         else:
             found = _device_candidates(package, failure)
         for cand in found:
@@ -288,7 +304,8 @@ def _index_candidates(package: Package, failure: Failure, mentioned: set[str]) -
     scored: list[tuple[tuple, Candidate]] = []
     generic = failure.message == ""
     for model in package.models:
-        if generic and (model.device or "").split(":")[0] != "cuda":
+        lost_on = "cpu" if _TERMINATE_RECURSIVELY.search(failure.raw) else "cuda"
+        if generic and (model.device or "").split(":")[0] != lost_on:
             continue
         pool = [a for a in model.assertions
                 if generic or _normalize(a.message) == _normalize(failure.message)]
@@ -472,6 +489,31 @@ def _index_cause(model: Model, a: Assertion, zero: bool) -> tuple[str, str]:
     return (f"the assertion failed, but {reason}", "check the inputs that reach this kernel by hand")
 
 
+def _extern_candidates(package: Package, failure: Failure) -> list[Candidate]:
+    """An ATen shim that failed inside the wrapper: the launch at the logged wrapper line (the
+    packaged wrapper is the file that was compiled, so its lines match), else every call of it."""
+    out: list[tuple[tuple, Candidate]] = []
+    for model in package.models:
+        for launch in model.launches:
+            if launch.kernel != failure.kernel:
+                continue
+            exact = launch.location.line == failure.line
+            inputs = sorted({inp.index for inp in model.inputs if inp.name in launch.args})
+            who = ", ".join(f"input {i} ({model.inputs[i].display})" for i in inputs) or "its inputs"
+            cause = (f"the ATen op {launch.kernel} (called from the wrapper, not a generated kernel) rejected "
+                     f"its arguments, which come from {who}: an index out of range, an empty or mismatched "
+                     "tensor; the op's own message, if any, precedes this line in the log")
+            fix = (f"check {who} against what {launch.kernel.replace('aoti_torch_', '')} accepts (run the same "
+                   "inputs through the eager model: it raises the op's full error) before calling the package")
+            chain = tuple(c for c in (launch.comment,) if c)
+            out.append(((not exact,), Candidate(kind="extern-call", model=model.name, message=failure.message,
+                                                cause=cause, fix=fix, kernel=launch.kernel,
+                                                location=launch.location, index_sources=tuple(inputs),
+                                                chain=chain, failure=failure)))
+    out.sort(key=lambda pair: pair[0])
+    return [cand for _, cand in out]
+
+
 def _check_candidates(package: Package, failure: Failure) -> list[Candidate]:
     out: list[tuple[tuple, Candidate]] = []
     for model in package.models:
@@ -631,6 +673,8 @@ def render_json(result: WhyResult) -> str:
 
 def _failure_line(f: Failure) -> str:
     if f.kind == "index-assert" and not f.message:
+        if _TERMINATE_RECURSIVELY.search(f.raw):
+            return f"CPU kernel error whose message was lost (two threads threw at once): {f.raw}"
         return f"CUDA device-side assert (the assertion text is not in the log): {f.raw}"
     extra = []
     if f.count > 1:

@@ -429,3 +429,32 @@ def test_integration_fixture_logs(log):
         assert top.kernel == failure.kernel
         assert top.location.line == failure.line  # the package's kernel.cpp is the file that failed
     assert "arg" not in top.cause.replace("argument", "")  # user names from the exported program
+
+
+# --- logs from the stress corpus (fixtures/stress/logs, real CPU runs with torch 2.13) ---
+
+STRESS = FIXTURES / "stress"
+
+
+def _stress_why(name, log):
+    from analyzer import api
+
+    pkg = STRESS / "pkgs" / f"{name}.cpu.stripped.pt2"
+    path = STRESS / "logs" / log
+    if not pkg.exists() or not path.exists():
+        pytest.skip("stress corpus missing")
+    return explain_failure(api.load(pkg), path.read_text())
+
+
+def test_extern_call_failure_maps_to_the_launch_at_the_logged_line():
+    result = _stress_why("embedding_bag", "embedding_bag.oob.log")
+    best = result.candidates[0]
+    assert best.kind == "extern-call" and best.kernel == "aoti_torch_cpu__embedding_bag"
+    assert best.location.line == 865 and best.index_sources == (0, 1)
+
+
+def test_lost_cpu_message_falls_back_to_cpu_assertions():
+    result = _stress_why("nonzero_index", "nonzero_index.empty_table.log")
+    assert result.matched
+    assert result.candidates[0].kernel.startswith("cpp_fused_")
+    assert "lost" in render_text(result)
