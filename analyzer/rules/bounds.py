@@ -34,13 +34,16 @@ def model_location(model: Model) -> Location:
 
 
 def unique_assertions(model: Model, keep) -> Iterable[Assertion]:
-    """Assertions passing `keep`, one per (kernel, message): CPU kernels repeat an assertion in the
-    vectorized main loop and the scalar tail; the first location is kept."""
-    seen: set[tuple[str, str]] = set()
+    """Assertions passing `keep`, one per check: CPU kernels repeat an assertion in the vectorized
+    main loop and the scalar tail, sometimes under another temporary (`tmp10` / `tmp8`), so a check
+    is identified by its kernel, bound and index (values or extent); the first location is kept."""
+    seen: set[tuple] = set()
     for a in model.assertions:
-        if not keep(a) or (a.kernel, a.message) in seen:
+        ident = (a.kernel, a.message) if not a.linked else \
+            (a.kernel, a.lower, a.bound_expr, a.index_sources, a.index_extent)
+        if not keep(a) or ident in seen:
             continue
-        seen.add((a.kernel, a.message))
+        seen.add(ident)
         yield a
 
 
