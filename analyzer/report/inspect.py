@@ -66,6 +66,9 @@ def model_json(model: Model) -> dict:
         "inputs": [_input_json(i) for i in model.inputs],
         "constants": [{"index": c.index, "name": c.name, "shape": list(c.shape) if c.shape else None,
                        "original_fqn": c.original_fqn} for c in model.constants],
+        "symbols": [{"name": sym.name, "expr": sym.expr, "unbacked": sym.unbacked,
+                     "value_inputs": list(sym.value_inputs), "min": sym.min, "max": sym.max}
+                    for sym in model.symbols.values() if sym.source is None and not sym.is_stride],
         "kernels": [{"name": k.name, "kind": k.kind, "has_source": k.has_source, "location": location_json(k.location)}
                     for k in model.kernels.values()],
         "launches": [{"kernel": l.kernel, "args": list(l.args), "extern": l.extern, "comment": l.comment,
@@ -138,9 +141,17 @@ def render_text(package: Package, color: bool = False) -> str:
         if model.constants:
             out.append(f"  constants ({len(model.constants)}): "
                        + ", ".join(f"{c.name}{list(c.shape) if c.shape else ''}" for c in model.constants))
-        derived = [s for s in model.symbols.values() if s.source is None and not s.is_stride]
+        derived = [s for s in model.symbols.values() if s.source is None and not s.is_stride and not s.unbacked]
         if derived:
             out.append("  derived sizes: " + ", ".join(f"{s.name} = {s.expr}" for s in derived))
+        unbacked = [s for s in model.symbols.values() if s.unbacked]
+        if unbacked:
+            out.append("  data-dependent sizes: " + ", ".join(
+                f"{s.name} (from the values of "
+                + (", ".join(f"input {i} ({model.inputs[i].display})" for i in s.value_inputs
+                             if i < len(model.inputs)) or "an intermediate tensor")
+                + (f"; checked {span(s.min, s.max)}" if s.min is not None or s.max is not None else "") + ")"
+                for s in unbacked))
         out.append(f"  kernels: {len(model.kernels)}, launches: {len(model.launches)}")
         out.append(f"  assertions ({len(model.assertions)}):")
         for a in model.assertions:
