@@ -533,7 +533,11 @@ def _discover_models(members: list[str], label: str) -> tuple[str, list[ModelMem
                 by_prefix.setdefault(prefix, []).append(member)
                 break
     if not by_prefix:
-        raise ArchiveError(f"{label}: no AOTInductor model found (no data/aotinductor/<model>/ folder)")
+        hint = ""
+        if any(re.search(r"(^|/)models/[^/]+\.json$", m) for m in members):
+            # A torch.export.save archive: the user probably meant the package built from it.
+            hint = "; this looks like an exported program (torch.export.save): pass it with --exported-program"
+        raise ArchiveError(f"{label}: no AOTInductor model found (no data/aotinductor/<model>/ folder){hint}")
     if len(roots) > 1:
         shown = ", ".join(_q(r or "/") for r in sorted(roots))
         raise ArchiveError(f"{label}: models under more than one archive root ({shown}); refusing an ambiguous package")

@@ -107,3 +107,10 @@ def test_package_with_two_models(tmp_path):
     assert models["posemb"].assertions[0].bound_value == 512
     rules = {(f.model, f.rule) for f in api.lint([both]).findings}
     assert ("gather", "empty-index-bound") in rules and ("posemb", "index-exceeds-constant-bound") in rules
+
+
+def test_exported_program_given_as_the_package_gets_a_hint():
+    result = CliRunner().invoke(cli, ["check", str(require(FIXTURES / "gather_dyn.ep.pt2"))])
+    assert result.exit_code == 2
+    assert "--exported-program" in result.output
+    assert "Traceback" not in result.output
