@@ -12,6 +12,19 @@ from .bounds import env_clause, tripped_assertion, where
 from .messages import FIXES, IDENTITIES, MESSAGES
 
 
+def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, sources: tuple[DimRef, ...]):
+    """(choice, first dim, its Dim) when `expr` can be 0 at run time and no index assertion fails
+    first under that choice (the call would stop there); once per `ident`."""
+    if ident in seen:
+        return None
+    choice = zero_assignment(model, expr, sources)
+    if choice is None or tripped_assertion(model, choice) is not None:
+        return None
+    seen.add(ident)
+    ref = min(choice)
+    return choice, ref, model.dim(ref)
+
+
 def zero_assignment(model: Model, expr: str | None, sources: tuple[DimRef, ...]) -> dict[DimRef, int] | None:
     """One zero-able dim (the first in input order) that makes `expr` exactly 0, else all of them
     together; None when no dim the package accepts as 0 makes it 0."""
@@ -68,15 +81,11 @@ class DivisionByDynamicSize(Rule):
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         seen: set[tuple] = set()
         for d in model.divisions:
-            ident = (d.kernel, d.divisor_expr, d.integer, d.in_wrapper)
-            if ident in seen:
+            found = _first_empty(model, seen, (d.kernel, d.divisor_expr, d.integer, d.in_wrapper),
+                                 d.divisor_expr, d.sources)
+            if found is None:
                 continue
-            choice = zero_assignment(model, d.divisor_expr, d.sources)
-            if choice is None or tripped_assertion(model, choice) is not None:
-                continue
-            seen.add(ident)
-            ref = min(choice)
-            dim = model.dim(ref)
+            choice, ref, dim = found
             variant = "float" if not d.integer else "integer" if d.in_wrapper else "integer-kernel"
             fields = dict(kernel=d.kernel, divisor=d.divisor, divisor_expr=W.display_expr(model, d.divisor_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
@@ -140,15 +149,10 @@ class EmptyReduction(Rule):
         for r in model.reductions:
             if r.op not in REPORTED_OPS or not r.sources:
                 continue
-            ident = (r.kernel, r.op, r.extent_expr)
-            if ident in seen:
+            found = _first_empty(model, seen, (r.kernel, r.op, r.extent_expr), r.extent_expr, r.sources)
+            if found is None:
                 continue
-            choice = zero_assignment(model, r.extent_expr, r.sources)
-            if choice is None or tripped_assertion(model, choice) is not None:
-                continue
-            seen.add(ident)
-            ref = min(choice)
-            dim = model.dim(ref)
+            choice, ref, dim = found
             fields = dict(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
                           identity=IDENTITIES[r.op], check_expr=W.check_expr(model, ref), env=env_clause(dim))
