@@ -223,3 +223,20 @@ def test_capped_sequence_dims_carry_their_compiled_max():
             (model,) = api.load(require(FIXTURES / f"{name}.{device}.stripped.pt2")).models
             seq = model.inputs[0].dims[1]
             assert (seq.min, seq.max, seq.enforced) == (2, cap, "env")
+
+
+def test_precomputed_size_symbol():
+    # `int64_t ps0 = 16L*s27;` in run_impl, passed to the Triton kernel as an argument.
+    (model,) = api.load(require(FIXTURES / "pos_embedding.cuda.stripped.pt2")).models
+    ps0 = model.symbols["ps0"]
+    assert ps0.expr == "16 * s27" and ps0.source is None and not ps0.unbacked
+    assert "ps0" in model.launches[0].args
+
+
+def test_unbacked_symbol_from_item():
+    # `aoti_torch_item_int64(arg2_1, &u0_raw); auto u0 = u0_raw;`, bounded below by a runtime assert.
+    (model,) = api.load(require(FIXTURES / "stress" / "pkgs" / "item_arange.cpu.stripped.pt2")).models
+    u0 = model.symbols["u0"]
+    assert u0.unbacked and u0.value_inputs == (1,) and (u0.min, u0.max) == (0, None)
+    (a,) = model.assertions
+    assert a.index_extent == "u0" and a.index_extent_value_inputs == (1,) and a.bound_value == 64
