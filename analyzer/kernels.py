@@ -75,6 +75,9 @@ class KernelFacts:
     assertions: list[RawAssertion] = field(default_factory=list)
     divisions: list[RawDivision] = field(default_factory=list)
     reductions: list[RawReduction] = field(default_factory=list)
+    # Other checks with a literal message (`throw std::runtime_error("one_hot: Class values ...")`):
+    # not index bounds, but `why` can still route their failures.
+    messages: list[tuple[str, Location]] = field(default_factory=list)
     problem: str | None = None
 
 
@@ -475,6 +478,7 @@ def _triton_signature(fn: ast.FunctionDef) -> dict[str, str]:
 
 # --- C++ kernels -------------------------------------------------------------------------------
 
+_THROW = re.compile(r'throw std::runtime_error\("((?:[^"\\]|\\.){1,500})"\)')
 _CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
 _CPU_REDUCE = re.compile(r"\b(max|min|argmax|argmin|prod)_(?:masked_reduce|propagate_nan|combine)\b|\b(argmax|argmin)_combine")
 
@@ -554,6 +558,12 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
                 if division is not None:
                     facts.divisions.append(RawDivision(*division[:2], _cpp_location(path, body, pos), division[2]))
     _cpp_reductions(facts, body, path, max_depth)
+    text = ts.text(body)
+    body_line, _ = ts.position(body)
+    for tm in _THROW.finditer(text):
+        line = body_line + text.count("\n", 0, tm.start())
+        column = tm.start() - (text.rfind("\n", 0, tm.start()) + 1) + 1
+        facts.messages.append((tm.group(1), Location(path, line, column)))
     if problems:
         facts.problem = f"{problems} expression(s) in {name} could not be analysed"
     return facts

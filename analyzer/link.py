@@ -327,6 +327,7 @@ class _Linker:
                                           facts.location, has_source=True)
             if facts.problem:
                 model.problems.append(Problem(f"{kname}: {facts.problem}", facts.location, kind="parse"))
+            model.kernel_messages.extend((kname, message, loc) for message, loc in facts.messages)
             indices = launches_by_kernel.get(kname, [])
             values = Values(facts)
             for raw in facts.assertions:

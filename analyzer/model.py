@@ -217,6 +217,8 @@ class Model:
     assertions: list[Assertion] = field(default_factory=list)
     divisions: list[Division] = field(default_factory=list)
     reductions: list[Reduction] = field(default_factory=list)
+    # (kernel, message, location) of kernels' other literal checks (not index bounds).
+    kernel_messages: list[tuple[str, str, Location]] = field(default_factory=list)
     checks_gated: bool | None = None   # True: check_input_N run only with AOTI_RUNTIME_CHECK_INPUTS
     problems: list[Problem] = field(default_factory=list)
     # member path -> {line: text} for the lines that locations point at (report snippets).

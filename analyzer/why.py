@@ -297,7 +297,27 @@ def explain_failure(package: Package, text: str) -> WhyResult:
             if key not in seen:
                 seen.add(key)
                 candidates.append(cand)
+    for cand in _kernel_message_candidates(package, text):
+        key = (cand.kind, cand.model, cand.kernel, cand.message, cand.location)
+        if key not in seen:
+            seen.add(key)
+            candidates.append(cand)
     return WhyResult(package=package.path, failures=tuple(failures), candidates=tuple(candidates))
+
+
+def _kernel_message_candidates(package: Package, text: str) -> list[Candidate]:
+    """Kernels' own literal checks (`throw std::runtime_error("one_hot: Class values must be smaller
+    than num_classes.")`) whose message appears in the log."""
+    out = []
+    for model in package.models:
+        for kernel, message, location in model.kernel_messages:
+            if message and message in text:
+                out.append(Candidate(
+                    kind="kernel-check", model=model.name, message=message, kernel=kernel, location=location,
+                    cause=f"{kernel} checks its input values itself and rejected them: \"{message}\"",
+                    fix="keep the input values within what the operation accepts (the message says which); "
+                        "eager PyTorch raises the same error for the same input"))
+    return out
 
 
 def _index_candidates(package: Package, failure: Failure, mentioned: set[str]) -> list[Candidate]:
@@ -688,7 +708,7 @@ def _failure_line(f: Failure) -> str:
 
 def render_text(result: WhyResult) -> str:
     lines: list[str] = []
-    if not result.failures:
+    if not result.failures and not result.candidates:
         lines.append("no recognised failure in the text (expected an `index out of bounds: ...` assertion, an "
                      "input check such as `input_handles[0]: dim value is too small ...`, or a device mismatch)")
         return "\n".join(lines) + "\n"

@@ -458,3 +458,11 @@ def test_lost_cpu_message_falls_back_to_cpu_assertions():
     assert result.matched
     assert result.candidates[0].kernel.startswith("cpp_fused_")
     assert "lost" in render_text(result)
+
+
+def test_kernel_literal_check_message_is_routed():
+    result = _stress_why("one_hot", "one_hot.oob.log")
+    assert result.matched
+    (best,) = [c for c in result.candidates if c.kind == "kernel-check"]
+    assert best.message == "one_hot: Class values must be smaller than num_classes."
+    assert best.location.line == 77 and best.kernel.startswith("cpp_fused_")
