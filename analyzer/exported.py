@@ -510,6 +510,7 @@ def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] =
                         "its input names and declared ranges were not used",
                 kind="parse"))
         else:
+            shared: dict[str, list] = {}
             for inp, declared in zip(model.inputs, ep.inputs):
                 inp.user_name = declared.name
                 by_dim = {d.dim: d for d in declared.dims}
@@ -517,6 +518,17 @@ def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] =
                     decl = by_dim.get(dim.dim)
                     if decl is not None:
                         dim.declared_min, dim.declared_max = decl.min, decl.max
+                        if decl.symbol and decl.value is None:
+                            shared.setdefault(decl.symbol, []).append(dim)
+            # Dims the export declared with one Dim are equal by contract. Where the package kept no
+            # symbol for one of them (torch 2.11 CUDA wrappers emit no assert_size_stride), give it
+            # the symbol of its twin, so witnesses keep them equal.
+            for dims in shared.values():
+                symbols = [d.symbol for d in dims if d.symbol]
+                if symbols:
+                    for dim in dims:
+                        if dim.symbol is None:
+                            dim.symbol = symbols[0]
     for inp, name in zip(model.inputs, names):
         if name:
             inp.user_name = name

@@ -114,3 +114,19 @@ def test_exported_program_given_as_the_package_gets_a_hint():
     assert result.exit_code == 2
     assert "--exported-program" in result.output
     assert "Traceback" not in result.output
+
+
+def test_exported_program_ties_dims_the_package_forgot():
+    """repeat_interleave on CUDA (torch 2.11): x and repeats share Dim("n"), but the wrapper keeps no
+    symbol for repeats' dim. Without the exported program the empty-x witness looks like a failure;
+    with it, both dims are empty together and no index is ever computed."""
+    from analyzer import api
+
+    pkg = require(FIXTURES / "stress" / "pkgs" / "repeat_interleave.cuda.stripped.pt2")
+    ep = require(FIXTURES / "stress" / "pkgs" / "repeat_interleave.ep.pt2")
+    without = {f.rule for f in api.lint([pkg]).findings}
+    with_ep = {f.rule for f in api.lint([pkg], api.Options(exported_program=str(ep))).findings}
+    assert "empty-index-bound" in without
+    assert "empty-index-bound" not in with_ep
+    (model,) = api.load(pkg, api.Options(exported_program=str(ep))).models
+    assert model.inputs[1].dims[0].symbol == model.inputs[0].dims[0].symbol == "s25"
