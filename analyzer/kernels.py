@@ -602,11 +602,13 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
             continue
         seen.add((acc, op))
         stmt = m["statement"]
-        decl_row = _declaration_row(body, acc)
+        # The accumulator's declaration (already among the kernel's definitions, by byte offset).
+        declared = [pos for pos, _ in facts.defs.get(acc, ()) if pos < stmt.start_byte]
+        decl_byte = max(declared) if declared else None
         loops = []
         node = stmt.parent
         while node is not None and node != body.parent:
-            if node.type == "for_statement" and (decl_row is None or node.start_point[0] > decl_row):
+            if node.type == "for_statement" and (decl_byte is None or node.start_byte > decl_byte):
                 init = node.child_by_field_name("initializer")
                 decl = init.child_by_field_name("declarator") if init is not None else None
                 var_node = decl.child_by_field_name("declarator") if decl is not None else None
@@ -620,9 +622,3 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
         line, col = ts.position(stmt)
         facts.reductions.append(RawReduction(op, extent, Location(path, line, col)))
 
-
-def _declaration_row(body: ts.Node, name: str) -> int | None:
-    for d in ts.matches("declarations", body):
-        if ts.text(d["name"]) == name:
-            return d["declaration"].start_point[0]
-    return None

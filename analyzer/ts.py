@@ -102,10 +102,6 @@ def count_errors(node: Node, limit: int = 100_000) -> int:
     return count
 
 
-def has_error_in(node: Node) -> bool:
-    return node.has_error
-
-
 # --- C++ expressions to a small Python-syntax expression language ---------------------------
 # Kernels and the wrapper are analysed with one value-range engine (analyzer.kernels) that reads
 # Python `ast` expressions; C++ expressions are rewritten into that syntax here, so only this
