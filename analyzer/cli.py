@@ -320,6 +320,35 @@ def why(package: str, message: str | None, log: str | None, fmt: str, output: st
     click.get_current_context().exit(0 if getattr(explanation, "matched", bool(explanation)) else 1)
 
 
+@cli.command()
+@click.argument("package", metavar="PKG")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              help="Output format of the contract.")
+@click.option("--emit", type=click.Choice(["python"]), default=None,
+              help="Write a dependency-free input guard instead: `check_inputs(*args, **kwargs)`.")
+@output_option
+@package_options
+def contract(package: str, fmt: str, emit: str | None, output: str | None, reading: Reading) -> None:
+    """Print each input's contract as the package enforces it, or emit a guard to paste.
+
+    Per input: dtype, device, each dim's compiled range and whether anything checks it (always,
+    only with AOTI_RUNTIME_CHECK_INPUTS=1, never); then the calls that fail unchecked.
+    """
+    from . import api, contract as contract_module
+
+    config = _config(reading)
+    result = api.lint([package], _options(config, reading))
+    contracts = [contract_module.build(package, model, result.findings)
+                 for pkg in result.packages for model in pkg.models]
+    if emit == "python":
+        text = contract_module.render_python(contracts)
+    elif fmt == "json":
+        text = contract_module.render_json(contracts)
+    else:
+        text = contract_module.render_text(contracts)
+    _emit(text, output)
+
+
 def _read_log(path: str) -> str:
     if path == "-":
         stdin = sys.stdin

@@ -175,3 +175,10 @@ ENFORCEMENT: dict[str, str] = {
     "none": "nothing checks it at run time",
     "always": "the check runs at every call",
 }
+
+# Every fix of a failure a shape guard can reject points at `aoti-lint contract` (issue 11 part 6).
+CONTRACT_HINT = "; `aoti-lint contract PKG --emit python` writes a check_inputs() guard that rejects such inputs"
+for _key in ("empty-index-bound", "unenforced-lower-bound", "unenforced-lower-bound.none",
+             "index-exceeds-constant-bound", "index-exceeds-constant-bound.enforced",
+             "division-by-dynamic-size.float", "division-by-dynamic-size.integer", "empty-reduction"):
+    FIXES[_key] += CONTRACT_HINT

@@ -1,0 +1,438 @@
+"""The input contract a package really enforces, and a guard the user can paste.
+
+`build(model, findings)` reads only the linked model (its inputs, compiled ranges and the records
+behind the findings) and the findings, and returns a `Contract`: per input its dtype, device and
+each dim's compiled range with who checks it, and the `Condition`s under which a call fails in a
+way the package does not reject by default (an unenforced range, an empty index bound, a constant
+table exceeded, a division or a reduction over an empty size).
+
+`render_python(contracts)` writes a dependency-free module with `check_inputs(*args, **kwargs)`
+that raises `ValueError` naming the input and dim. Every expression in it is rebuilt from a
+validated syntax tree (`_emit`): names, numbers and strings taken from a (possibly hostile)
+package reach the generated code only through `repr()`.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from . import intervals
+from . import witness as W
+from .findings import Finding
+from .model import Dim, DimRef, Model, span
+
+
+class Enforced(enum.Enum):
+    """Who rejects a violation of a check at run time."""
+
+    ALWAYS = "always"
+    ENV = "env"      # only with AOTI_RUNTIME_CHECK_INPUTS=1
+    NEVER = "none"
+
+    @property
+    def words(self) -> str:
+        return {"always": "always", "env": "only with AOTI_RUNTIME_CHECK_INPUTS=1", "none": "never"}[self.value]
+
+    @classmethod
+    def of(cls, text: str | None) -> "Enforced":
+        return {"always": cls.ALWAYS, "env": cls.ENV}.get(text or "none", cls.NEVER)
+
+
+class Kind(enum.Enum):
+    """Why a call fails: what the guard's message says."""
+
+    RANGE = "compiled-range"
+    STATIC = "static-size"
+    TIE = "dim-equality"
+    EMPTY_INDEX = "empty-index-bound"
+    TABLE = "constant-table"
+    DIVISION = "division-by-empty-size"
+    REDUCTION = "empty-reduction"
+
+
+@dataclass(frozen=True)
+class DimContract:
+    dim: int
+    display: str                      # x.shape[0]
+    value: int | None = None          # a static size
+    min: int | None = None
+    max: int | None = None
+    declared_min: int | None = None
+    declared_max: int | None = None
+    enforced: Enforced = Enforced.NEVER
+    tied_expr: str | None = None      # must equal this (in user names)
+
+    @property
+    def compiled(self) -> str:
+        return str(self.value) if self.value is not None else span(self.min, self.max)
+
+
+@dataclass(frozen=True)
+class InputContract:
+    index: int
+    name: str                         # the package's name (arg0_1)
+    user_name: str | None
+    dtype: str | None
+    device: str | None
+    dtype_enforced: Enforced
+    dims: tuple[DimContract, ...]
+
+    @property
+    def display(self) -> str:
+        return self.user_name or self.name
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A call fails when `expr` (over root size symbols) holds; `ref` is the dim the message names."""
+
+    kind: Kind
+    expr: str
+    ref: DimRef
+    reason: str                       # what happens, in words
+    code: str | None = None           # the finding's code, when a finding says it
+
+
+@dataclass
+class Contract:
+    package: str
+    model: str
+    device: str | None
+    checks_gated: bool | None
+    inputs: list[InputContract] = field(default_factory=list)
+    conditions: list[Condition] = field(default_factory=list)
+    # symbol -> (input, dim) for the expressions in `conditions`
+    symbols: dict[str, DimRef] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)   # findings a shape guard cannot check
+
+
+UNCHECKED = {Enforced.ENV: "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
+             Enforced.NEVER: "never checked", Enforced.ALWAYS: "checked"}
+
+# Findings whose condition the guard checks (the fixes of these codes point at `contract`).
+GUARDED_CODES = ("AOTI001", "AOTI002", "AOTI003", "AOTI004", "AOTI005")
+
+
+def build(package: str, model: Model, findings: Iterable[Finding] = ()) -> Contract:
+    """The contract of one model: inputs as compiled, and the failing conditions behind `findings`."""
+    contract = Contract(package=package, model=model.name, device=model.device, checks_gated=model.checks_gated,
+                        symbols=W.symbol_dims(model))
+    gate = Enforced.ENV if model.checks_gated else Enforced.ALWAYS if model.checks_gated is False else Enforced.NEVER
+    for inp in model.inputs:
+        dims = tuple(_dim_contract(model, inp.index, d) for d in inp.dims)
+        contract.inputs.append(InputContract(inp.index, inp.name, inp.user_name, inp.dtype, inp.device,
+                                             gate if (inp.dtype or inp.device) else Enforced.NEVER, dims))
+    for f in findings:
+        if f.model != model.name or f.code not in GUARDED_CODES or f.code == "AOTI002":
+            continue  # AOTI002 is the compiled range, checked per dim below
+        condition = _finding_condition(model, f)
+        if condition is None:
+            contract.skipped.append(f"{f.code} at {f.location}: {f.witness or 'no witness'}")
+        elif condition not in contract.conditions:
+            contract.conditions.append(condition)
+    for inp in model.inputs:
+        for d in inp.dims:
+            contract.conditions.extend(_range_conditions(model, DimRef(inp.index, d.dim), d))
+    return contract
+
+
+def _dim_contract(model: Model, index: int, d: Dim) -> DimContract:
+    return DimContract(d.dim, model.inputs[index].dim_display(d.dim), d.value, d.min, d.max, d.declared_min,
+                       d.declared_max, Enforced.of(d.enforced),
+                       W.display_expr(model, d.tied_expr) if d.tied_expr else None)
+
+
+def _range_conditions(model: Model, ref: DimRef, d: Dim) -> list[Condition]:
+    """The compiled range of a dim the package does not always check: sizes outside it were never
+    compiled for (AOTI002), a static size that differs, a dim that must equal another (AOTI012)."""
+    if d.enforced == "always" and (not d.tied_expr or d.tie_enforced == "always"):
+        return []
+    shown = model.inputs[ref.input].dim_display(ref.dim)
+    out = []
+    symbol = f"__in{ref.input}_d{ref.dim}"
+    if d.value is not None:
+        if d.enforced != "always":
+            out.append(Condition(Kind.STATIC, f"{symbol} != {d.value}", ref,
+                                 f"the package was compiled for {shown} == {d.value} only "
+                                 f"({UNCHECKED[Enforced.of(d.enforced)]})"))
+        return out
+    if d.tied_expr and d.tie_enforced != "always":
+        out.append(Condition(Kind.TIE, f"{symbol} != {d.tied_expr}", ref,
+                             f"the package assumes {shown} == {W.display_expr(model, d.tied_expr)} and reads "
+                             f"past the end of a smaller tensor"))
+    if d.enforced != "always":
+        unchecked = UNCHECKED[Enforced.of(d.enforced)]
+        if d.min is not None and d.min > 0:
+            out.append(Condition(Kind.RANGE, f"{symbol} < {d.min}", ref,
+                                 f"the package was compiled for {shown} >= {d.min} ({unchecked})", "AOTI002"))
+        if d.max is not None and d.max < W.INT32_MAX:
+            out.append(Condition(Kind.RANGE, f"{symbol} > {d.max}", ref,
+                                 f"the package was compiled for {shown} <= {d.max} ({unchecked})"))
+    return out
+
+
+def _finding_condition(model: Model, f: Finding) -> Condition | None:
+    """The record behind a finding (same kernel and location) and the expression that makes it fail."""
+    ref = DimRef(f.input, f.dim) if f.input is not None and f.dim is not None else None
+    if ref is None:
+        return None
+    shown = model.inputs[ref.input].dim_display(ref.dim) if ref.input < len(model.inputs) else f"input {ref.input}"
+    if f.code in ("AOTI001", "AOTI003"):
+        for a in model.assertions:
+            if a.location != f.location or a.kernel != f.kernel:
+                continue
+            if f.code == "AOTI001" and a.bound_expr:
+                expr = f"({a.bound_expr}) <= 0"
+                if a.index_extent:
+                    expr += f" and ({a.index_extent}) > 0"
+                return Condition(Kind.EMPTY_INDEX, expr, ref,
+                                 f"the index bound of {a.kernel} (\"{a.message}\") is then "
+                                 f"{W.display_expr(model, a.bound_expr)} = 0 and every index fails", f.code)
+            if f.code == "AOTI003" and a.index_extent and a.bound_value is not None \
+                    and W.expr_dims(model, a.index_extent) is not None:
+                return Condition(Kind.TABLE, f"({a.index_extent}) > {a.bound_value}", ref,
+                                 f"positions up to {W.display_expr(model, a.index_extent)} - 1 exceed the constant "
+                                 f"table of {a.bound_value} rows in {a.kernel} (\"{a.message}\")", f.code)
+        return None
+    if f.code == "AOTI004":
+        for d in model.divisions:
+            if d.location == f.location and d.divisor_expr:
+                return Condition(Kind.DIVISION, f"({d.divisor_expr}) == 0", ref,
+                                 f"{d.kernel} divides by {W.display_expr(model, d.divisor_expr)} = 0", f.code)
+        return None
+    if f.code == "AOTI005":
+        for r in model.reductions:
+            if r.location == f.location and r.kernel == f.kernel and r.extent_expr:
+                return Condition(Kind.REDUCTION, f"({r.extent_expr}) == 0", ref,
+                                 f"the {r.op} reduction in {r.kernel} runs over "
+                                 f"{W.display_expr(model, r.extent_expr)} = 0 elements and returns its identity",
+                                 f.code)
+        return None
+    return None
+
+
+# -- text and JSON --------------------------------------------------------------------------------
+
+def render_text(contracts: Sequence[Contract]) -> str:
+    lines: list[str] = []
+    for c in contracts:
+        gate = {True: "input checks run only with AOTI_RUNTIME_CHECK_INPUTS=1",
+                False: "input checks run at every call", None: "no input checks found"}[c.checks_gated]
+        lines.append(f"{c.package}, model '{c.model}' ({c.device or 'unknown device'}): {gate}")
+        for inp in c.inputs:
+            alias = f" ({inp.name})" if inp.user_name and inp.user_name != inp.name else ""
+            lines.append(f"  input {inp.index} {inp.display}{alias}: dtype {inp.dtype or '?'}, device "
+                         f"{inp.device or c.device or '?'} (checked: {inp.dtype_enforced.words})")
+            width = max((len(d.display) for d in inp.dims), default=0)
+            for d in inp.dims:
+                declared = ""
+                if d.value is None and (d.declared_min is not None or d.declared_max is not None):
+                    declared = f", declared {span(d.declared_min, d.declared_max)}"
+                tied = f", must equal {d.tied_expr}" if d.tied_expr else ""
+                lines.append(f"    {d.display:<{width}}  {d.compiled}{declared}{tied}  "
+                             f"(checked: {d.enforced.words})")
+        if c.conditions:
+            lines.append("  calls the package does not reject by default, and what happens:")
+            for cond in c.conditions:
+                code = f" [{cond.code}]" if cond.code else ""
+                lines.append(f"    {_condition_text(c, cond.expr)}: {cond.reason}{code}")
+        for text in c.skipped:
+            lines.append(f"  not checkable from shapes: {text}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _condition_text(c: Contract, expr: str) -> str:
+    mapping = {}
+    for inp in c.inputs:
+        for d in inp.dims:
+            mapping[f"__in{inp.index}_d{d.dim}"] = f"{inp.display}.shape[{d.dim}]"
+    for name, ref in c.symbols.items():
+        if ref.input < len(c.inputs):
+            mapping[name] = f"{c.inputs[ref.input].display}.shape[{ref.dim}]"
+    try:
+        return _emit(_parse(expr), mapping)
+    except ValueError:
+        return expr
+
+
+def render_json(contracts: Sequence[Contract]) -> str:
+    out = {"schema": "aoti-lint.contract/1", "models": []}
+    for c in contracts:
+        out["models"].append({
+            "package": c.package, "model": c.model, "device": c.device,
+            "inputs": [{"index": i.index, "name": i.name, "user_name": i.user_name, "dtype": i.dtype,
+                        "device": i.device, "dtype_enforced": i.dtype_enforced.value,
+                        "dims": [{"dim": d.dim, "value": d.value, "min": d.min, "max": d.max,
+                                  "declared_min": d.declared_min, "declared_max": d.declared_max,
+                                  "enforced": d.enforced.value, "tied": d.tied_expr} for d in i.dims]}
+                       for i in c.inputs],
+            "conditions": [{"kind": k.kind.value, "code": k.code, "input": k.ref.input, "dim": k.ref.dim,
+                            "when": _condition_text(c, k.expr), "reason": k.reason} for k in c.conditions],
+        })
+    return json.dumps(out, indent=2) + "\n"
+
+
+# -- the generated guard --------------------------------------------------------------------------
+
+_FUNCTIONS = {"max", "min", "floordiv", "trunc", "floor", "ceil"}
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
+_COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def _parse(expr: str) -> ast.expr:
+    try:
+        return ast.parse(expr, mode="eval").body
+    except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+        raise ValueError(f"cannot parse {expr[:60]!r}") from exc
+
+
+def _emit(node: ast.AST, names: dict[str, str], depth: int = 0) -> str:
+    """Python source for a validated condition: only numbers, mapped names, arithmetic, comparisons,
+    `and` and a few functions; anything else is a ValueError (the condition is then left out)."""
+    if depth > 200:
+        raise ValueError("expression nested too deeply")
+    d = depth + 1
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return repr(node.value)
+    if isinstance(node, ast.Name):
+        if node.id not in names:
+            raise ValueError(f"unknown name {node.id!r}")
+        return names[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return ("-" if isinstance(node.op, ast.USub) else "+") + f"({_emit(node.operand, names, d)})"
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return f"({_emit(node.left, names, d)} {_BINOPS[type(node.op)]} {_emit(node.right, names, d)})"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        return f"{_emit(node.left, names, d)} {_COMPARE[type(node.ops[0])]} {_emit(node.comparators[0], names, d)}"
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return " and ".join(f"({_emit(v, names, d)})" for v in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS \
+            and not node.keywords:
+        return f"{node.func.id}({', '.join(_emit(a, names, d) for a in node.args)})"
+    raise ValueError(f"unsupported construct {type(node).__name__}")
+
+
+_IDENT = re.compile(r"[^0-9A-Za-z_]")
+
+_PRELUDE = '''\
+"""Input guard for {source}, generated by `aoti-lint contract --emit python`.
+
+`check_inputs(*args, **kwargs)` takes the model's inputs in order (or by name) and raises ValueError
+when the package would fail on them without rejecting them itself (it checks its compiled ranges only
+with AOTI_RUNTIME_CHECK_INPUTS=1). Inputs are anything with `.shape`; `.dtype` and `.device` are
+checked when present. No dependencies.
+"""
+
+from math import ceil, floor, trunc
+
+
+def floordiv(a, b):
+    return a // b
+
+
+def _dtype_name(dtype):
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def _device_type(device):
+    return str(getattr(device, "type", device)).split(":", 1)[0]
+
+
+def _shapes(specs, args, kwargs):
+    """One tuple of ints per input, after the count, rank, dtype and device checks."""
+    if len(args) > len(specs):
+        raise ValueError("expected %d inputs, got %d" % (len(specs), len(args)))
+    values = list(args) + [None] * (len(specs) - len(args))
+    for key, value in kwargs.items():
+        for i, (names, _, _, _) in enumerate(specs):
+            if key in names:
+                if values[i] is not None:
+                    raise ValueError("input %r given twice" % key)
+                values[i] = value
+                break
+        else:
+            raise ValueError("unexpected input %r" % key)
+    shapes = []
+    for value, (names, rank, dtype, device) in zip(values, specs):
+        if value is None:
+            raise ValueError("missing input %r" % names[0])
+        shape = getattr(value, "shape", None)
+        if shape is None:
+            raise ValueError("input %r has no .shape" % names[0])
+        shape = tuple(int(s) for s in shape)
+        if len(shape) != rank:
+            raise ValueError("input %r must have %d dims, got shape %r" % (names[0], rank, shape))
+        if dtype is not None and hasattr(value, "dtype") and _dtype_name(value.dtype) != dtype:
+            raise ValueError("input %r must be %s, got %s" % (names[0], dtype, _dtype_name(value.dtype)))
+        if device is not None and hasattr(value, "device") and _device_type(value.device) != device:
+            raise ValueError("input %r must be on %s, got %s" % (names[0], device, _device_type(value.device)))
+        shapes.append(shape)
+    return shapes
+
+
+def _fails(condition):
+    try:
+        return bool(condition())
+    except ZeroDivisionError:
+        return True
+'''
+
+
+def render_python(contracts: Sequence[Contract]) -> str:
+    """A module with `check_inputs` (the first model) and `check_inputs_<model>` for every model."""
+    source = ", ".join(sorted({c.package for c in contracts})) or "a package"
+    parts = [_PRELUDE.replace("{source}", _docstring_safe(source))]
+    functions = []
+    for c in contracts:
+        name = "check_inputs_" + _IDENT.sub("_", c.model)
+        functions.append((c.model, name))
+        parts.append(_python_function(c, name))
+    if functions:
+        parts.append(f"\ncheck_inputs = {functions[0][1]}\n")
+        table = ", ".join(f"{m!r}: {n}" for m, n in functions)
+        parts.append(f"CHECKS = {{{table}}}\n")
+    return "".join(parts)
+
+
+def _docstring_safe(text: str) -> str:
+    return "".join(ch for ch in text if ch.isprintable() and ch not in "\\\"")
+
+
+def _python_function(c: Contract, name: str) -> str:
+    specs = []
+    for inp in c.inputs:
+        names = tuple(dict.fromkeys(n for n in (inp.user_name, inp.name) if n))
+        device = inp.device or (str(c.device).split(":")[0] if c.device else None)
+        specs.append((names, len(inp.dims), inp.dtype, device))
+    mapping: dict[str, str] = {}
+    for inp in c.inputs:
+        for d in inp.dims:
+            mapping[f"__in{inp.index}_d{d.dim}"] = f"s[{inp.index}][{d.dim}]"
+    for symbol, ref in c.symbols.items():
+        if ref.input < len(c.inputs) and ref.dim < len(c.inputs[ref.input].dims):
+            mapping[symbol] = f"s[{ref.input}][{ref.dim}]"
+    lines = [f"\n\n_SPECS_{name[len('check_inputs_'):]} = {specs!r}\n\n",
+             f"def {name}(*args, **kwargs):\n",
+             f"    {('model ' + repr(c.model) + ' of ' + c.package)!r}\n",
+             f"    s = _shapes(_SPECS_{name[len('check_inputs_'):]}, args, kwargs)\n"]
+    for cond in c.conditions:
+        try:
+            test = _emit(_parse(cond.expr), mapping)
+        except ValueError as exc:
+            lines.append(f"    # not checked ({str(exc)!r})\n")
+            continue
+        inp = c.inputs[cond.ref.input] if cond.ref.input < len(c.inputs) else None
+        dim_name = f"{inp.display}.shape[{cond.ref.dim}]" if inp else f"input {cond.ref.input} dim {cond.ref.dim}"
+        code = f" ({cond.code})" if cond.code else ""
+        prefix = f"{dim_name} = "
+        suffix = f": {cond.reason}{code}"
+        lines.append(f"    if _fails(lambda: {test}):\n")
+        lines.append(f"        raise ValueError({prefix!r} + str(s[{cond.ref.input}][{cond.ref.dim}]) + {suffix!r})\n")
+    lines.append("    return None\n")
+    return "".join(lines)
