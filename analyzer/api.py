@@ -173,7 +173,8 @@ def _exported_annotation(result: Package, pkg: "archive.Package", options: Optio
     given = None
     inside: dict = {}
     if options.exported_program:
-        given = exported.read_exported_program(options.exported_program)
+        given = exported.read_exported_program(options.exported_program, limits=options.limits,
+                                               deadline=pkg.deadline)
     elif pkg.exported_programs:
         try:
             inside = exported.read_exported_programs(pkg)

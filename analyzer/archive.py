@@ -21,11 +21,14 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
 __all__ = [
+    "Archive",
     "ArchiveError",
     "Deadline",
+    "TimeLimitError",
     "Limits",
     "ModelMembers",
     "Package",
+    "open_archive",
     "open_package",
     "BINARY_SUFFIXES",
 ]
@@ -66,6 +69,10 @@ class ArchiveError(Exception):
         super().__init__(_one_line(message))
 
 
+class TimeLimitError(ArchiveError):
+    """The package's time budget is spent: never turned into a finding, always ends the package."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Bounds applied to one package. Every one turns into an ArchiveError when exceeded."""
@@ -103,7 +110,7 @@ class Deadline:
 
     def check(self, what: str) -> None:
         if self.expired:
-            raise ArchiveError(
+            raise TimeLimitError(
                 f"{self.label}: analysis exceeded the {self.timeout_s:g} s time limit (while {what})"
             )
 
@@ -122,8 +129,12 @@ class ModelMembers:
     other: list[str] = field(default_factory=list)
 
 
-class Package:
-    """An opened package. Build it with `open_package`; close it (or use `with`) when done."""
+class Archive:
+    """An opened archive (zip or folder) with bounded reads and no layout requirement.
+
+    `open_archive` builds one (for `torch.export.save` archives); `open_package` builds a `Package`,
+    which also finds the AOTInductor models. Close it (or use `with`) when done.
+    """
 
     def __init__(self, path: str, kind: str, source: "_ZipSource | _DirSource", limits: Limits,
                  deadline: Deadline, label: str) -> None:
@@ -137,18 +148,13 @@ class Package:
         self._label = label
         self._symlinks = frozenset(self.symlinks)
         self._total_read = 0
-        self.root, self.models = _discover_models(self.members, label)
-        self.exported_programs = [
-            m for m in self.members
-            if m.startswith(self.root + "models/") and m.endswith(".json")
-            and "/" not in m[len(self.root) + len("models/"):]
-        ]
-        self._binaries = frozenset(b for model in self.models for b in model.binaries)
+        self._binaries: frozenset[str] = frozenset()
+        self.root = ""
 
     def __repr__(self) -> str:
-        return f"Package({self.path!r}, kind={self.kind!r}, models={[m.name for m in self.models]})"
+        return f"{type(self).__name__}({self.path!r}, kind={self.kind!r}, members={len(self.members)})"
 
-    def __enter__(self) -> "Package":
+    def __enter__(self) -> "Archive":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -156,6 +162,11 @@ class Package:
 
     def close(self) -> None:
         self._source.close()
+
+    @property
+    def label(self) -> str:
+        """The path as shown in messages."""
+        return self._label
 
     @property
     def bytes_read(self) -> int:
@@ -216,12 +227,44 @@ class Package:
         )
 
 
+class Package(Archive):
+    """An opened AOTInductor package: an Archive plus its models. Build it with `open_package`."""
+
+    def __init__(self, path: str, kind: str, source: "_ZipSource | _DirSource", limits: Limits,
+                 deadline: Deadline, label: str) -> None:
+        super().__init__(path, kind, source, limits, deadline, label)
+        self.root, self.models = _discover_models(self.members, label)
+        self.exported_programs = [
+            m for m in self.members
+            if m.startswith(self.root + "models/") and m.endswith(".json")
+            and "/" not in m[len(self.root) + len("models/"):]
+        ]
+        self._binaries = frozenset(b for model in self.models for b in model.binaries)
+
+    def __repr__(self) -> str:
+        return f"Package({self.path!r}, kind={self.kind!r}, models={[m.name for m in self.models]})"
+
+    def __enter__(self) -> "Package":
+        return self
+
+
 def open_package(path: str | os.PathLike[str], limits: Limits | None = None) -> Package:
     """Open a `.pt2` zip or an extracted package folder; raises ArchiveError with one line."""
-    limits = limits or Limits()
+    return _open(path, limits or Limits(), None, Package, AOTI_DIR)
+
+
+def open_archive(path: str | os.PathLike[str], limits: Limits | None = None,
+                 deadline: Deadline | None = None, marker: tuple[str, ...] = ("models",)) -> Archive:
+    """Open any zip (or a folder holding `marker`, directly or in one child) with the same bounds as
+    a package but no AOTInductor layout: the reader of `torch.export.save` archives."""
+    return _open(path, limits or Limits(), deadline, Archive, marker)
+
+
+def _open(path: str | os.PathLike[str], limits: Limits, deadline: Deadline | None,
+          cls: type[Archive], marker: tuple[str, ...]) -> Archive:
     shown = os.fspath(path)
     label = shown if shown.isprintable() else repr(shown)
-    deadline = Deadline(limits.timeout_s, label)
+    deadline = deadline or Deadline(limits.timeout_s, label)
     try:
         st = os.stat(shown)  # the user's own path: following a link there is their choice
     except FileNotFoundError:
@@ -229,7 +272,7 @@ def open_package(path: str | os.PathLike[str], limits: Limits | None = None) -> 
     except OSError as exc:
         raise ArchiveError(f"{label}: cannot open: {_reason(exc)}") from None
     if stat.S_ISDIR(st.st_mode):
-        source: _ZipSource | _DirSource = _DirSource(shown, label, limits, deadline)
+        source: _ZipSource | _DirSource = _DirSource(shown, label, limits, deadline, marker)
         kind = "dir"
     elif stat.S_ISREG(st.st_mode):
         if st.st_size == 0:
@@ -239,7 +282,7 @@ def open_package(path: str | os.PathLike[str], limits: Limits | None = None) -> 
     else:
         raise ArchiveError(f"{label}: not a regular file or directory")
     try:
-        return Package(shown, kind, source, limits, deadline, label)
+        return cls(shown, kind, source, limits, deadline, label)
     except BaseException:
         source.close()
         raise
@@ -324,6 +367,37 @@ class _ZipSource:
             self.members.append(name)
             if stat.S_ISLNK(info.external_attr >> 16):
                 self.symlinks.append(name)
+        self._refuse_overlap(infos)
+
+    def _refuse_overlap(self, infos: list[zipfile.ZipInfo]) -> None:
+        """Refuse members whose bytes overlap another member's or the central directory.
+
+        The non-recursive zip bomb points many central-directory entries at one compressed body
+        (or lets each body hold the next entry's header), so 157 KB inflate to GBs although every
+        member is within its own limit; zipfile does not notice. A member spans its local header
+        (30 bytes and its name; a local extra field only adds to it) and its compressed data.
+        """
+        spans = []
+        for info in infos:
+            name_len = len(info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437",
+                                                    "surrogateescape"))
+            start = info.header_offset
+            spans.append((start, start + 30 + name_len + info.compress_size, info.orig_filename))
+        spans.sort()
+        end_of_data = getattr(self._zf, "start_dir", None)
+        previous_end, previous = 0, None
+        for start, end, name in spans:
+            if start < previous_end:
+                raise ArchiveError(
+                    f"{self.label}: members {_q(previous)} and {_q(name)} overlap in the archive "
+                    "(a zip bomb's shared data; refusing the package)"
+                )
+            previous_end, previous = end, name
+        if spans and end_of_data is not None and previous_end > end_of_data:
+            raise ArchiveError(
+                f"{self.label}: member {_q(previous)} overlaps the central directory "
+                "(a zip bomb or a damaged archive; refusing the package)"
+            )
 
     def declared_size(self, member: str) -> int | None:
         return self.entries[member].file_size
@@ -396,8 +470,10 @@ def _count_central_records(fp: BinaryIO, size: int, cap: int) -> int:
 class _DirSource:
     """Regular files under an extracted package folder, walked without following any link."""
 
-    def __init__(self, path: str, label: str, limits: Limits, deadline: Deadline) -> None:
+    def __init__(self, path: str, label: str, limits: Limits, deadline: Deadline,
+                 marker: tuple[str, ...] = AOTI_DIR) -> None:
         self.label = label
+        self._marker = marker
         self.entries: dict[str, str] = {}  # member -> absolute path found by the walk (never built from a name)
         self.members: list[str] = []
         self.symlinks: list[str] = []
@@ -412,18 +488,20 @@ class _DirSource:
 
     def _find_root(self, base: str) -> str:
         """The package folder: `base` itself when it holds data/aotinductor/, else its one child that does."""
-        if _is_real_dir(base, *AOTI_DIR):
+        if _is_real_dir(base, *self._marker):
             return base
         candidates = []
         try:
             with os.scandir(base) as it:
                 for entry in it:
                     self._count_entry()
-                    if entry.is_dir(follow_symlinks=False) and _is_real_dir(entry.path, *AOTI_DIR):
+                    if entry.is_dir(follow_symlinks=False) and _is_real_dir(entry.path, *self._marker):
                         candidates.append(entry.path)
         except OSError as exc:
             raise ArchiveError(f"{self.label}: cannot list the directory: {_reason(exc)}") from None
         if not candidates:
+            if self._marker != AOTI_DIR:
+                raise ArchiveError(f"{self.label}: no {'/'.join(self._marker)}/ folder in the directory")
             if self._walked == 0:
                 raise ArchiveError(f"{self.label}: empty directory (no AOTInductor model found)")
             raise ArchiveError(f"{self.label}: no AOTInductor model found (no data/aotinductor/<model>/ folder)")

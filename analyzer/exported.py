@@ -21,10 +21,10 @@ What we take from the JSON (schema 8.x, torch 2.11-2.13):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -33,7 +33,6 @@ from typing import Any
 from .model import Model, Problem
 
 MAX_JSON_BYTES = 64 * 1024 * 1024   # one exported program's JSON; real ones are kilobytes to a few MB
-MAX_MEMBERS = 100_000               # a zip directory larger than this is not a package
 HUGE = 2**62                        # maxima at or above this mean "unbounded" (int_oo, sys.maxsize - 1)
 
 # c10::ScalarType as the export schema numbers it (torch/_export/serde/schema.py ScalarType).
@@ -102,76 +101,44 @@ def _model_name(member: str) -> str | None:
     return None
 
 
-def _read_zip(path: str) -> dict[str, str]:
-    """Exported-program JSON members of a zip: {member: text}, each read with a size cap."""
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ValueError(f"{path}: not a readable zip archive ({exc})") from None
-    with zf:
-        infos = zf.infolist()
-        if len(infos) > MAX_MEMBERS:
-            raise ValueError(f"{path}: {len(infos)} members, more than {MAX_MEMBERS}")
-        out: dict[str, str] = {}
-        for info in infos:
-            if info.is_dir() or _model_name(info.filename) is None:
-                continue
-            if info.file_size > MAX_JSON_BYTES:
-                raise ValueError(f"{path}: {info.filename} is {info.file_size} bytes, "
-                                 f"more than the {MAX_JSON_BYTES} allowed")
-            try:
-                with zf.open(info) as fh:
-                    # Read one byte past the cap: the header's size can lie.
-                    data = fh.read(MAX_JSON_BYTES + 1)
-            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError) as exc:
-                raise ValueError(f"{path}: cannot read {info.filename} ({exc})") from None
-            if len(data) > MAX_JSON_BYTES:
-                raise ValueError(f"{path}: {info.filename} is larger than {MAX_JSON_BYTES} bytes")
-            out[info.filename] = data.decode("utf-8", errors="replace")
-        return out
+def _read_archive(path: str, limits: "archive.Limits | None",
+                  deadline: "archive.Deadline | None") -> dict[str, str]:
+    """Exported-program JSON members of a zip or folder: {member: text}.
 
+    Read through archive.py, the one bounded reader: the same member count, size, compression,
+    overlap, link and time limits as a package, and each JSON at most MAX_JSON_BYTES."""
+    from . import archive
 
-def _read_dir(path: str) -> dict[str, str]:
-    """An extracted archive: `<dir>/models/*.json` or `<dir>/<root>/models/*.json`."""
+    limits = limits or archive.Limits()
+    if limits.max_member_bytes > MAX_JSON_BYTES:
+        limits = dataclasses.replace(limits, max_member_bytes=MAX_JSON_BYTES)
     out: dict[str, str] = {}
-    candidates = [os.path.join(path, "models")]
-    try:
-        candidates += [os.path.join(path, entry, "models") for entry in sorted(os.listdir(path))]
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot list ({exc})") from None
-    for models in candidates:
-        if not os.path.isdir(models):
-            continue
-        for entry in sorted(os.listdir(models)):
-            full = os.path.join(models, entry)
-            if not entry.endswith(".json") or not os.path.isfile(full):
-                continue
-            if os.path.getsize(full) > MAX_JSON_BYTES:
-                raise ValueError(f"{full}: larger than {MAX_JSON_BYTES} bytes")
-            with open(full, encoding="utf-8", errors="replace") as fh:
-                out[os.path.relpath(full, path).replace(os.sep, "/")] = fh.read(MAX_JSON_BYTES + 1)
+    with archive.open_archive(path, limits, deadline) as reader:
+        for member in reader.members:
+            if _model_name(member) is not None:
+                out[member] = reader.read_text(member)
     return out
 
 
-def _members(source: Any) -> tuple[str, dict[str, str]]:
+def _members(source: Any, limits: Any = None, deadline: Any = None) -> tuple[str, dict[str, str]]:
     """(display path, {member: json text}) from a path, an archive.Package-like or a model.Package."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        if os.path.isdir(path):
-            return path, _read_dir(path)
-        if not os.path.isfile(path):
-            raise ValueError(f"{path}: no such file")
-        return path, _read_zip(path)
+        return path, _read_archive(path, limits, deadline)
     # archive.Package (another module): `.exported_programs` member names and bounded `.read_text`.
     members = getattr(source, "exported_programs", None)
     read_text = getattr(source, "read_text", None)
     path = str(getattr(source, "path", "<package>"))
     if members is not None and callable(read_text):
+        from .archive import ArchiveError, TimeLimitError
+
         out = {}
         for member in members:
             try:
                 text = read_text(member)
-            except Exception as exc:  # archive.ArchiveError (limits, bad member): one line, as ValueError
+            except TimeLimitError:
+                raise
+            except ArchiveError as exc:  # a bad member (limits, damage): one line, as ValueError
                 raise ValueError(str(exc) or f"{path}: cannot read {member}") from None
             if len(text) > MAX_JSON_BYTES:
                 raise ValueError(f"{path}: {member} is larger than {MAX_JSON_BYTES} bytes")
@@ -179,13 +146,16 @@ def _members(source: Any) -> tuple[str, dict[str, str]]:
         return path, out
     if getattr(source, "path", None):
         # The linked model.Package only knows its path: read the archive ourselves.
-        return _members(source.path)
+        return _members(source.path, limits, deadline)
     raise ValueError(f"cannot read an exported program from {type(source).__name__}")
 
 
-def read_exported_programs(path_or_package: Any) -> dict[str, ExportedProgram]:
-    """Every exported program in the archive, by model name (`models/<name>.json`). May be empty."""
-    path, members = _members(path_or_package)
+def read_exported_programs(path_or_package: Any, limits: Any = None,
+                           deadline: Any = None) -> dict[str, ExportedProgram]:
+    """Every exported program in the archive, by model name (`models/<name>.json`). May be empty.
+
+    `limits` (archive.Limits) and `deadline` (archive.Deadline) bound the read of a path."""
+    path, members = _members(path_or_package, limits, deadline)
     out: dict[str, ExportedProgram] = {}
     for member, text in sorted(members.items()):
         name = _model_name(member) or PurePosixPath(member).stem
@@ -193,12 +163,13 @@ def read_exported_programs(path_or_package: Any) -> dict[str, ExportedProgram]:
     return out
 
 
-def read_exported_program(path_or_package: Any, name: str | None = None) -> ExportedProgram:
+def read_exported_program(path_or_package: Any, name: str | None = None, limits: Any = None,
+                          deadline: Any = None) -> ExportedProgram:
     """The exported program named `name`, else "model", else the only one.
 
     Raises ValueError (one line) when there is none, when it is ambiguous, or on a bad layout.
     """
-    programs = read_exported_programs(path_or_package)
+    programs = read_exported_programs(path_or_package, limits, deadline)
     path = os.fspath(path_or_package) if isinstance(path_or_package, (str, os.PathLike)) \
         else str(getattr(path_or_package, "path", "<package>"))
     if not programs:

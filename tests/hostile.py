@@ -278,6 +278,69 @@ def _too_many_members(dest: Path) -> Path:
     return write_raw_zip(dest / "many.pt2", [*_model_files(), *filler])
 
 
+def write_overlap_bomb(path: Path, names: list[str], inflated: bytes, tail: list[RawMember] = ()) -> Path:
+    """The non-recursive zip bomb (Fifield's "quoted overlap"): every member's deflate stream starts
+    with a stored block quoting the next member's local header, and all of them end in one shared
+    compressed body. Each member is valid and within its own limit; together they inflate to
+    len(names) * len(inflated) from one copy. `tail` members follow, written normally."""
+    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
+    kernel = comp.compress(inflated) + comp.flush()
+    encoded = [n.encode() for n in names]
+    headers: list[bytes] = [b""] * len(names)
+    content_crc, content_len, packed_len = zlib.crc32(inflated), len(inflated), len(kernel)
+    for i in reversed(range(len(names))):  # a header holds the crc of everything after it
+        headers[i] = _LOCAL.pack(b"PK\x03\x04", 20, 0, 0, zipfile.ZIP_DEFLATED, 0, _DOS_DATE, content_crc,
+                                 packed_len, content_len, len(encoded[i]), 0) + encoded[i]
+        content_crc = zlib.crc32(inflated, zlib.crc32(b"".join(headers[i:])))
+        content_len += len(headers[i])
+        packed_len += len(headers[i]) + 5
+    out = io.BytesIO()
+    offsets = []
+    for i, header in enumerate(headers):
+        offsets.append(out.tell())
+        out.write(header)
+        if i + 1 < len(headers):  # a non-final stored block whose bytes are the next local header
+            n = len(headers[i + 1])
+            out.write(struct.pack("<BHH", 0, n, n ^ 0xFFFF))
+    out.write(kernel)
+    central = io.BytesIO()
+    for i, header in enumerate(headers):
+        crc, csize, usize = struct.unpack_from("<3L", header, 14)
+        central.write(_CENTRAL.pack(b"PK\x01\x02", 20, 3, 20, 0, 0, zipfile.ZIP_DEFLATED, 0, _DOS_DATE, crc,
+                                    csize, usize, len(encoded[i]), 0, 0, 0, 0,
+                                    (stat.S_IFREG | 0o644) << 16, offsets[i]))
+        central.write(encoded[i])
+    for m in tail:
+        name = m.name.encode() if isinstance(m.name, str) else m.name
+        offset = out.tell()
+        out.write(_LOCAL.pack(b"PK\x03\x04", 20, 0, 0, 0, 0, _DOS_DATE, zlib.crc32(m.payload),
+                              len(m.payload), len(m.payload), len(name), 0) + name + m.payload)
+        central.write(_CENTRAL.pack(b"PK\x01\x02", 20, 3, 20, 0, 0, 0, 0, _DOS_DATE, zlib.crc32(m.payload),
+                                    len(m.payload), len(m.payload), len(name), 0, 0, 0, 0, m.external_attr, offset))
+        central.write(name)
+    cd_offset, cd = out.tell(), central.getvalue()
+    out.write(cd)
+    count = len(names) + len(tail)
+    out.write(_EOCD.pack(b"PK\x05\x06", 0, 0, count, count, len(cd), cd_offset, 0))
+    path.write_bytes(out.getvalue())
+    return path
+
+
+def _overlap_bomb(dest: Path, members: int = 10, mib: int = 64) -> Path:
+    names = [f"{MODEL}k{i}.kernel.cpp" for i in range(members)]
+    return write_overlap_bomb(dest / "overlap.pt2", names, b"(" * 16 + b"a<b," * (mib << 18), _model_files())
+
+
+def _shared_header(dest: Path) -> Path:
+    """Two central entries pointing at one local header (the simplest overlap)."""
+    path = write_raw_zip(dest / "shared.pt2", _model_files())
+    data = bytearray(path.read_bytes())
+    at = data.find(b"PK\x01\x02", data.find(b"PK\x01\x02") + 4)
+    struct.pack_into("<L", data, at + 42, 0)  # the second entry's header offset -> the first's
+    path.write_bytes(bytes(data))
+    return path
+
+
 def extract_real(dest: Path, package: Path = BASE_PACKAGE) -> Path:
     """Extract a trusted real package under `dest`; returns its root folder."""
     out = dest / "extracted"
