@@ -45,11 +45,65 @@ def load(path: str | os.PathLike[str], options: Options | None = None) -> Packag
     options = options or Options()
     with _no_gc(), archive.open_package(path, options.limits) as pkg:
         result = Package(path=str(path))
-        annotate = _exported_annotation(result, pkg, options)
+        with _unexpected(pkg.label):
+            annotate = _exported_annotation(result, pkg, options)
         for members in pkg.models:
             pkg.deadline.check(f"reading model {members.name}")
             result.models.append(_load_model(pkg, members, options.limits, annotate))
         return result
+
+
+class InternalError(Exception):
+    """An exception the analyzer did not expect (a bug): `where` names the package and member, and
+    `__cause__` keeps the original for `--debug`. The command line prints one line and exits 2."""
+
+    def __init__(self, where: str, exc: BaseException) -> None:
+        self.where = where
+        text = " ".join(str(exc).split())[:300]
+        super().__init__(f"internal error in {where}: {type(exc).__name__}" + (f": {text}" if text else ""))
+
+
+# Hostile content one member's parsers cannot represent (a number past Python's 4300-digit
+# conversion limit, nesting past its recursion limit): the member is skipped with an
+# `unparsed-member` finding and the rest of the package is analysed.
+_MEMBER_ERRORS = (ValueError, OverflowError, RecursionError)
+
+
+@contextlib.contextmanager
+def _unexpected(where: str):
+    """Turn any exception that is not an ArchiveError into an InternalError naming `where`."""
+    try:
+        yield
+    except (archive.ArchiveError, InternalError):
+        raise
+    except Exception as exc:
+        raise InternalError(where, exc) from exc
+
+
+def _member_guard(pkg: "archive.Package", member: str, problems: list[Problem]):
+    """Run one member's parsing: content errors become a Problem on that member (returns None);
+    a time or archive limit ends the package; anything else is an InternalError naming the member."""
+    @contextlib.contextmanager
+    def guard():
+        try:
+            yield
+        except (archive.ArchiveError, InternalError):
+            raise
+        except _MEMBER_ERRORS as exc:
+            problems.append(Problem(f"cannot be analysed: {_content_reason(exc)}", Location(member),
+                                    kind="limit"))
+        except Exception as exc:
+            raise InternalError(f"{pkg.label}: {member}", exc) from exc
+    return guard()
+
+
+def _content_reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if "integer string conversion" in text:
+        return "a number with more than 4300 digits"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply for the analyzer"
+    return (text or type(exc).__name__)[:200]
 
 
 @contextlib.contextmanager
@@ -91,27 +145,34 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             + (f" ({len(members.binaries)} file(s))" if members.binaries else "")
             + " are present, so nothing can be linked", Location(members.prefix), kind="no-source"))
     for member in members.wrappers[:1]:
-        tree = _parse(pkg, member, sources)
-        wrapper_facts = wrapper.parse(tree, member, limits.max_nesting)
-        # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
-        kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
-        for helper in wrapper_facts.helpers.values():
-            pkg.deadline.check(f"parsing Triton kernel {helper.name}")
-            if helper.triton_source is not None:
-                kernel_facts.append(kernels.parse_triton(helper.name[len("call_"):], helper.triton_source, member,
-                                                         helper.source_first_line, helper.source_indent,
-                                                         helper.params))
+        with _member_guard(pkg, member, problems):
+            tree = _parse(pkg, member, sources)
+            facts = wrapper.parse(tree, member, limits.max_nesting)
+            # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
+            found = kernels.parse_cpp(tree, member, limits.max_nesting)
+            del tree
+            for helper in facts.helpers.values():
+                pkg.deadline.check(f"parsing Triton kernel {helper.name}")
+                if helper.triton_source is not None:
+                    found.append(kernels.parse_triton(helper.name[len("call_"):], helper.triton_source, member,
+                                                      helper.source_first_line, helper.source_indent,
+                                                      helper.params))
+            wrapper_facts = facts
+            kernel_facts.extend(found)
     for member in members.wrappers[1:]:
         problems.append(Problem("more than one wrapper in one model folder; only the first was analysed",
                                 Location(member), kind="parse"))
     for member in members.kernels:
-        tree = _parse(pkg, member, sources)
-        kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
+        with _member_guard(pkg, member, problems):
+            tree = _parse(pkg, member, sources)
+            kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
+            del tree
     binaries = tuple(members.binaries)
     cpp_only = members.cmake is not None and not any(b.endswith(".so") for b in binaries)
-    model = link_model(members.name, metadata, wrapper_facts, kernel_facts,
-                       kernel_paths=tuple(members.kernels), binaries=binaries, cpp_only=cpp_only,
-                       problems=problems, annotate=annotate)
+    with _unexpected(f"{pkg.label}: {members.prefix.rstrip('/')}"):
+        model = link_model(members.name, metadata, wrapper_facts, kernel_facts,
+                           kernel_paths=tuple(members.kernels), binaries=binaries, cpp_only=cpp_only,
+                           problems=problems, annotate=annotate)
     model.metadata_path = members.metadata[0] if members.metadata else None
     _keep_source_lines(model, sources)
     return model
@@ -204,5 +265,6 @@ def lint(paths, options: Options | None = None) -> Result:
         packages.append(package)
         ctx = rules.Context(target_device=options.target_device, target_sm=options.target_sm,
                             package=str(path))
-        findings.extend(rules.run_rules(package, selected, ctx))
+        with _unexpected(f"{path} (rules)"):
+            findings.extend(rules.run_rules(package, selected, ctx))
     return Result(packages, findings)

@@ -73,6 +73,12 @@ class TimeLimitError(ArchiveError):
     """The package's time budget is spent: never turned into a finding, always ends the package."""
 
 
+# The deepest bracket nesting the parsers may walk: they recurse about twice per level inside a call
+# stack that is already deep, so more would run out of Python's recursion limit (1000) instead of
+# reporting a limit. `max_nesting` may be lowered, never raised past this.
+MAX_NESTING_CAP = 500
+
+
 @dataclass(frozen=True)
 class Limits:
     """Bounds applied to one package. Every one turns into an ArchiveError when exceeded."""
@@ -88,6 +94,9 @@ class Limits:
         for name in ("max_members", "max_member_bytes", "max_total_bytes", "max_nesting", "max_depth"):
             if getattr(self, name) < 1:
                 raise ValueError(f"limit {name} must be at least 1 (got {getattr(self, name)})")
+        if self.max_nesting > MAX_NESTING_CAP:
+            raise ValueError(f"limit max_nesting must be at most {MAX_NESTING_CAP} (got {self.max_nesting}): "
+                             "deeper nesting would exhaust Python's recursion limit")
         if self.timeout_s < 0:
             raise ValueError(f"limit timeout_s must not be negative (got {self.timeout_s})")
 

@@ -33,7 +33,8 @@ class LintError(click.ClickException):
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    """Errors that mean "bad input", reported as one line: ValueError, OSError, ArchiveError."""
+    """Errors that mean "bad input", reported as one line: ValueError, OSError, ArchiveError.
+    Anything else is an internal error: one line, exit 2, a traceback only with `--debug`."""
     from .archive import ArchiveError  # lazy: `--help` and `rules` need no archive reader
 
     return (ArchiveError, ValueError, OSError)
@@ -56,8 +57,13 @@ class DefaultGroup(click.Group):
     default_command = "check"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in self._own_options(ctx):
-            args = [self.default_command, *args]
+        # `--debug` is the group's, wherever it is written (`aoti-lint check --debug PKG` too).
+        end = args.index("--") if "--" in args else len(args)
+        if "--debug" in args[:end]:
+            args = ["--debug", *(a for i, a in enumerate(args) if not (a == "--debug" and i < end))]
+        rest = args[1:] if args[:1] == ["--debug"] else args
+        if rest and rest[0] not in self.commands and rest[0] not in self._own_options(ctx):
+            args = args[: len(args) - len(rest)] + [self.default_command, *rest]
         return super().parse_args(ctx, args)
 
     def _own_options(self, ctx: click.Context) -> set[str]:
@@ -70,8 +76,38 @@ class DefaultGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
         except _expected_errors() as exc:
+            if isinstance(exc, RecursionError):  # a RuntimeError, not an input error
+                raise InternalFailure(ctx, exc) from None
             raise LintError(_one_line(exc)) from None
+        except Exception as exc:
+            raise InternalFailure(ctx, exc) from None
+
+
+class InternalFailure(click.ClickException):
+    """A bug, not a finding: exit 2 with one line asking for a report (a traceback with --debug)."""
+
+    exit_code = 2
+
+    def __init__(self, ctx: click.Context, exc: BaseException) -> None:
+        from .api import InternalError
+
+        self.debug = bool(ctx.params.get("debug"))
+        self.original = exc.__cause__ if isinstance(exc, InternalError) and exc.__cause__ else exc
+        text = str(exc) if isinstance(exc, InternalError) else \
+            f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        super().__init__(text)
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        out = file or sys.stderr
+        if self.debug:
+            import traceback
+
+            traceback.print_exception(self.original, file=out)
+        click.echo(f"{PROG}: {self.format_message()}; please report it "
+                   "(run with --debug for a traceback)", file=out, err=True)
 
 
 def _use_color(flag: bool | None, output: str | None) -> bool:
@@ -195,7 +231,8 @@ output_option = click.option(
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name=PROG, message="%(prog)s %(version)s")
-def cli() -> None:
+@click.option("--debug", is_flag=True, help="On an internal error, print its traceback too.")
+def cli(debug: bool) -> None:
     """Static analyzer for PyTorch AOTInductor (.pt2) packages.
 
     `aoti-lint PKG...` is short for `aoti-lint check PKG...`.

@@ -38,6 +38,7 @@ else:  # pragma: no cover - 3.10 only
         _toml = None
 
 SECTION = "aoti-lint"
+MAX_CONFIG_BYTES = 16 * 2**20  # a pyproject.toml is kilobytes; past this it is not one
 FORMAT_NAMES = ("text", "concise", "json", "sarif", "github", "markdown")
 DEVICES = ("cpu", "cuda")
 LIMIT_KEYS = ("max-members", "max-member-size", "max-total-size", "max-nesting", "timeout")
@@ -105,9 +106,22 @@ def _read(path: Path) -> dict[str, Any] | None:
         return None
     try:
         with path.open("rb") as fh:
-            return _toml.load(fh)
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 2**20} MiB; not a configuration file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}); TOML files must be UTF-8") from None
+    try:
+        return _toml.loads(text)
     except _toml.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        raise ConfigError(f"{path}: invalid TOML: {' '.join(str(exc).split())}") from None
+    except (RecursionError, ValueError) as exc:  # arrays nested thousands deep, 4300+ digit numbers
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else " ".join(str(exc).split())[:200]
+        raise ConfigError(f"{path}: invalid TOML: {reason}") from None
 
 
 def _section(path: Path) -> dict[str, Any] | None:
@@ -235,6 +249,17 @@ def parse_count(value: Any, key: str = "max-members") -> int:
     return value
 
 
+def parse_nesting(value: Any, key: str = "max-nesting") -> int:
+    """A nesting depth: a whole number from 1 to archive.MAX_NESTING_CAP (500)."""
+    from .archive import MAX_NESTING_CAP
+
+    depth = parse_count(value, key)
+    if depth > MAX_NESTING_CAP:
+        raise ConfigError(f"{key} must be at most {MAX_NESTING_CAP}, got {value!r} (deeper nesting would "
+                          "exhaust Python's recursion limit; deeper source is reported as unparsed)")
+    return depth
+
+
 def parse_size(value: Any, key: str = "max-member-size") -> int:
     """Bytes: an integer, or a string with a binary suffix: "1048576", "512K", "64M", "1.5G", "64MiB"."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
@@ -270,7 +295,7 @@ LIMIT_PARSERS = {
     "max-members": parse_count,
     "max-member-size": parse_size,
     "max-total-size": parse_size,
-    "max-nesting": parse_count,
+    "max-nesting": parse_nesting,
     "timeout": parse_timeout,
 }
 

@@ -242,8 +242,19 @@ def parse_exported_json(text: str, *, path: str = "<json>", member: str = "model
     where = f"{path}: {member}"
     try:
         doc = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise ValueError(f"{where}: not valid JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # also 4300+ digit numbers and deep nesting
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else " ".join(str(exc).split())[:200]
+        raise ValueError(f"{where}: not valid JSON ({reason})") from None
+    try:
+        return _parse_doc(doc, path, member, name, where)
+    except ValueError as exc:
+        text = " ".join(str(exc).split())
+        raise ValueError(text if text.startswith(where) else f"{where}: {text[:200]}") from None
+    except (OverflowError, RecursionError) as exc:
+        raise ValueError(f"{where}: cannot be analysed ({type(exc).__name__})") from None
+
+
+def _parse_doc(doc: Any, path: str, member: str, name: str, where: str) -> ExportedProgram:
     if not isinstance(doc, dict):
         raise ValueError(f"{where}: unknown exported-program layout (top level is not an object)")
     graph_module = doc.get("graph_module")

@@ -1,7 +1,9 @@
 """Integer interval arithmetic over size expressions (Python syntax, parsed with `ast`, never eval'd).
 
 `evaluate_interval("s77*s95 - 1", {"s77": (2, inf), "s95": (2, 10)})` -> (3, inf).
-Unknown constructs raise ValueError: callers treat that as "cannot say" rather than guessing.
+Unknown constructs raise ValueError: callers treat that as "cannot say" rather than guessing. So do
+numbers and depths that cannot be represented (a 400-digit lower bound, an expression nested past
+Python's recursion limit): hostile text never escapes as OverflowError or RecursionError.
 """
 
 from __future__ import annotations
@@ -59,8 +61,11 @@ def substitute(expr: str, mapping: Mapping[str, str]) -> str:
         return expr
     if len(free) == 1 and expr.strip() in mapping:
         return simplify(mapping[expr.strip()])
-    tree = _Substitute(mapping).visit(copy.deepcopy(_parse(expr)))
-    return simplify(ast.unparse(tree))
+    try:
+        tree = _Substitute(mapping).visit(copy.deepcopy(_parse(expr)))
+        return simplify(ast.unparse(tree))
+    except RecursionError:  # a sum of hundreds of terms nests as deep: copy and unparse recurse
+        raise ValueError(f"expression nested too deeply {expr[:60]!r}") from None
 
 
 class _Fold(ast.NodeTransformer):
@@ -136,7 +141,23 @@ def evaluate_interval(expr: str, ranges: Mapping[str, tuple[float, float | None]
                       default: tuple[float, float | None] | None = None) -> Interval:
     """Sound interval of `expr` when each name ranges over `ranges[name]` (None = +inf)."""
     tree = _parse(expr)
-    return _eval(tree, ranges, default, 0)
+    try:
+        return _eval(tree, ranges, default, 0)
+    except (OverflowError, RecursionError) as exc:
+        raise ValueError(f"cannot evaluate {expr[:60]!r}: {type(exc).__name__}") from None
+
+
+def _float(value: float, upper: bool) -> float:
+    """A number as a float; past float's range an upper bound is +inf (sound), anything else
+    "cannot say"."""
+    try:
+        return float(value)
+    except OverflowError:
+        if upper and value > 0:
+            return INF
+        if not upper and value < 0:
+            return -INF
+        raise ValueError("number too large to analyse") from None
 
 
 def _mul(a: Interval, b: Interval) -> Interval:
@@ -155,7 +176,8 @@ def _eval(node: ast.AST, ranges, default, depth: int) -> Interval:
         raise ValueError("expression nested too deeply")
     d = depth + 1
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return float(node.value), float(node.value)
+        value = _float(node.value, upper=False)
+        return value, value
     if isinstance(node, ast.Name):
         if node.id == "inf":
             return INF, INF
@@ -163,7 +185,7 @@ def _eval(node: ast.AST, ranges, default, depth: int) -> Interval:
         if rng is None:
             raise ValueError(f"unknown name {node.id}")
         lo, hi = rng
-        return float(lo), (INF if hi is None else float(hi))
+        return _float(lo, upper=False), (INF if hi is None else _float(hi, upper=True))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         lo, hi = _eval(node.operand, ranges, default, d)
         return -hi, -lo

@@ -496,6 +496,8 @@ CASES: list[Case] = [
     Case("two_roots", _zip_of([("a/data/aotinductor/m/x.wrapper.cpp", b""), ("b/data/aotinductor/m/x.wrapper.cpp", b"")]),
          open_error="more than one archive root"),
     Case("too_many_members", _too_many_members, open_error="more than 100000 members"),
+    Case("overlap_bomb", lambda dest: _overlap_bomb(dest, 10, 4), open_error="overlap in the archive"),
+    Case("shared_local_header", _shared_header, open_error="overlap in the archive"),
     Case("nonexistent", lambda dest: dest / "missing.pt2", open_error="no such file or directory"),
     Case("fifo_path", _fifo_path, open_error="not a regular file or directory"),
     Case("empty_dir", _empty_dir, open_error="empty directory"),
@@ -511,3 +513,101 @@ CASES: list[Case] = [
 ]
 
 CASES_BY_NAME = {case.name: case for case in CASES}
+
+
+# --- round two: content that is valid zip but hostile to the parsers and the arithmetic -----------
+
+FIXTURE_PKGS = Path(__file__).resolve().parents[1] / "fixtures" / "stress" / "pkgs"
+BIG = "9" * 400            # an integer no float can hold
+HUGE_DIGITS = "7" * 4400   # past Python's 4300-digit int-conversion limit
+
+
+def edited(package: Path, suffix: str, old: str, new: str, name: str, count: int = 1) -> Callable[[Path], Path]:
+    """The real `package` with `old` replaced by `new` (the first `count` times) in its member ending
+    with `suffix`; every other member unchanged."""
+    def build(dest: Path) -> Path:
+        def change(member: str, data: bytes) -> list[RawMember]:
+            if member.endswith(suffix):
+                text = data.decode()
+                assert old in text, (member, old)
+                data = text.replace(old, new, count).encode()
+            return [RawMember(member, data)]
+        members: list[RawMember] = []
+        for member, data in real_members(package):
+            members += change(member, data)
+        return write_raw_zip(dest / f"{name}.pt2", members)
+    return build
+
+
+def appended(package: Path, suffix: str, text: bytes, name: str) -> Callable[[Path], Path]:
+    """The real `package` with `text` appended to its member ending with `suffix`."""
+    def build(dest: Path) -> Path:
+        members = [RawMember(m, d + text if m.endswith(suffix) else d) for m, d in real_members(package)]
+        return write_raw_zip(dest / f"{name}.pt2", members)
+    return build
+
+
+CPU = BASE_PACKAGE                                       # gather_dyn, CPU: C++ kernel + check_input_N
+CPU_ASSERT = "(tmp7 < ks1), \"index out of bounds: 0 <= tmp7 < ks1\""
+UNBACKED = FIXTURE_PKGS / "item_arange.cpu.stripped.pt2"  # deferred runtime asserts on u0
+
+
+UNLINKED = ("unlinked-assertion", ".kernel.cpp")
+UNPARSED_WRAPPER = ("unparsed-member", ".wrapper.cpp")
+
+
+def _bound(value: str) -> str:
+    return f"(tmp7 < {value}), \"index out of bounds: 0 <= tmp7 < {value}\""
+
+
+@dataclass(frozen=True)
+class ContentCase:
+    """A package whose content (not container) is hostile. `finding` is (rule, member suffix) that
+    must be reported: "unknown" is said with a finding, e.g. an unparsed-member one while the rest
+    is still analysed; `refused` a substring of the one-line exit-2 error; neither: a clean report."""
+
+    name: str
+    build: Callable[[Path], Path]
+    finding: tuple[str, str] | None = None
+    refused: str | None = None
+    args: tuple[str, ...] = ()
+
+
+CONTENT_CASES: list[ContentCase] = [
+    ContentCase("bound_inf", edited(CPU, ".kernel.cpp", CPU_ASSERT, _bound("inf"), "bound_inf"), finding=UNLINKED),
+    ContentCase("bound_1e999", edited(CPU, ".kernel.cpp", CPU_ASSERT, _bound("1e999"), "bound_1e999"), finding=UNLINKED),
+    ContentCase("bound_400_digits", edited(CPU, ".kernel.cpp", CPU_ASSERT, _bound(BIG + "L"), "bound_400"), finding=UNLINKED),
+    ContentCase("bound_4400_digits", edited(CPU, ".kernel.cpp", CPU_ASSERT, _bound(HUGE_DIGITS + "L"), "bound_4400"),
+                finding=UNLINKED),
+    ContentCase("bound_sum_260_terms", edited(CPU, ".kernel.cpp", CPU_ASSERT, _bound(" + ".join(["ks1"] * 260)),
+                                              "bound_sum")),
+    ContentCase("bound_sum_3000_terms", edited(CPU, ".kernel.cpp", CPU_ASSERT, _bound(" + ".join(["ks1"] * 3000)),
+                                               "bound_sum_big"), finding=UNLINKED),
+    ContentCase("bound_nested_parens_499", edited(CPU, ".kernel.cpp", CPU_ASSERT, _bound("(" * 499 + "ks1" + ")" * 499),
+                                                  "bound_parens")),
+    ContentCase("bound_nested_parens_2000", edited(CPU, ".kernel.cpp", CPU_ASSERT,
+                                                   _bound("(" * 2000 + "ks1" + ")" * 2000), "bound_parens_deep"),
+                finding=UNLINKED),
+    ContentCase("max_nesting_too_high", edited(CPU, ".wrapper.cpp", "int64_t s77 = arg0_1_size[0];",
+                                               "int64_t s77 = " + "(" * 980 + "arg0_1_size[0]" + ")" * 980 + ";",
+                                               "size_parens_990"), args=("--max-nesting", "990"),
+                refused="--max-nesting"),
+    ContentCase("size_nested_parens", edited(CPU, ".wrapper.cpp", "int64_t s77 = arg0_1_size[0];",
+                                             "int64_t s77 = " + "(" * 499 + "arg0_1_size[0]" + ")" * 499 + ";",
+                                             "size_parens")),
+    ContentCase("check_min_inf", edited(CPU, ".wrapper.cpp", "arg0_1_size[0] < 2)", "arg0_1_size[0] < 1e999)",
+                                        "check_min_inf")),
+    ContentCase("check_min_400_digits", edited(CPU, ".wrapper.cpp", "arg0_1_size[0] < 2)", f"arg0_1_size[0] < {BIG})",
+                                               "check_min_400")),
+    ContentCase("check_min_4400_digits", edited(CPU, ".wrapper.cpp", "arg0_1_size[0] < 2)",
+                                                f"arg0_1_size[0] < {HUGE_DIGITS})", "check_min_4400"),
+                finding=UNPARSED_WRAPPER),
+    ContentCase("runtime_assert_400_digits", edited(UNBACKED, ".wrapper.cpp", "if (!(u0 >= 0L))", f"if (!(u0 <= {BIG}L))",
+                                                    "runtime_400")),
+    ContentCase("runtime_assert_4400_digits", edited(UNBACKED, ".wrapper.cpp", "if (!(u0 >= 0L))",
+                                                     f"if (!(u0 <= {HUGE_DIGITS}L))", "runtime_4400"),
+                finding=UNPARSED_WRAPPER),
+    ContentCase("million_checks_kernel", appended(CPU, ".kernel.cpp",
+                                                  b"void f() {\n" + b"AOTI_TORCH_CHECK(x < 3, \"m\");\n" * 60_000 + b"}\n",
+                                                  "many_checks")),
+]

@@ -215,3 +215,151 @@ def test_mutated_container_lints_or_fails_cleanly(package: Path, flips: list[tup
         path = Path(tmp) / "damaged.pt2"
         path.write_bytes(data)
         _lint_within_bounds(path)
+
+
+# --- round two: hostile content, exported programs, configuration, internal errors ---------------
+# Every case runs the click command in-process: exit 0/1 for a report (1 only with findings at or
+# above --fail-on), 2 with one `aoti-lint: ...` line naming the file otherwise; never a traceback,
+# never a file written.
+
+from hostile import (CONTENT_CASES, CPU, HUGE_DIGITS, ContentCase, _overlap_bomb,  # noqa: E402
+                     write_overlap_bomb)
+
+
+def _invoke(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(cwd)
+    before = _snapshot(cwd)
+    result = CliRunner().invoke(cli, args)
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert _snapshot(cwd) == before
+    return result
+
+
+def _one_error_line(result, *needles: str) -> str:
+    assert result.exit_code == 2, (result.output, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("aoti-lint: "), result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("case", CONTENT_CASES, ids=[c.name for c in CONTENT_CASES])
+def test_hostile_content(case: ContentCase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not CPU.is_file():
+        pytest.skip(f"real packages not found at {SHARED_PT2}")
+    path = case.build(tmp_path)
+    result = _invoke(["check", "--format", "json", "--fail-on", "warning", *case.args, str(path)], tmp_path,
+                     monkeypatch)
+    if case.refused is not None:
+        _one_error_line(result, case.refused)
+        return
+    assert result.exit_code in (0, 1) and result.stderr == "", (result.exit_code, result.stderr)
+    import json
+
+    findings = json.loads(result.stdout)["findings"]
+    assert result.exit_code == (1 if findings else 0)
+    if case.finding is not None:
+        rule, member = case.finding
+        assert any(f["rule"] == rule and f["location"]["path"].endswith(member) for f in findings), findings
+        if member != ".wrapper.cpp":  # without the wrapper nothing links; with it, the rest reports
+            assert any(f["rule"] != rule for f in findings), findings
+
+
+def test_infinite_bound_is_unknown_with_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = next(c for c in CONTENT_CASES if c.name == "bound_1e999")
+    if not CPU.is_file():
+        pytest.skip(f"real packages not found at {SHARED_PT2}")
+    result = _invoke(["check", "--format", "json", "--select", "ALL", str(case.build(tmp_path))], tmp_path,
+                     monkeypatch)
+    import json
+
+    rules = {f["rule"] for f in json.loads(result.stdout)["findings"]}
+    assert "unlinked-assertion" in rules
+
+
+def _ep_archive(dest: Path, method: int, payload: bytes, name: str = "ep.pt2") -> Path:
+    text = b'{"graph_module": {}}'
+    return write_raw_zip(dest / name, [RawMember("ep/models/model.json", payload, method, file_size=len(text)
+                                                 if method != zipfile.ZIP_STORED else None)])
+
+
+@pytest.mark.parametrize("kind", ["bzip2", "lzma", "overlap", "not_zip", "many_members", "json_digits"])
+def test_hostile_exported_program(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--exported-program goes through the package's reader: same refusals, one line naming it."""
+    import bz2
+    import lzma
+
+    if not CPU.is_file():
+        pytest.skip(f"real packages not found at {SHARED_PT2}")
+    if kind == "bzip2":
+        ep, needle = _ep_archive(tmp_path, zipfile.ZIP_BZIP2, bz2.compress(b"x" * 10_000)), "compression method 12"
+    elif kind == "lzma":
+        ep, needle = _ep_archive(tmp_path, zipfile.ZIP_LZMA, lzma.compress(b"x")), "compression method 14"
+    elif kind == "overlap":
+        names = [f"ep/models/m{i}.json" for i in range(5)]
+        ep, needle = write_overlap_bomb(tmp_path / "ep.pt2", names, b" " * (1 << 20)), "overlap"
+    elif kind == "not_zip":
+        ep, needle = tmp_path / "ep.pt2", "not a zip file"
+        ep.write_bytes(b"PK" + bytes(100))
+    elif kind == "many_members":
+        ep = write_raw_zip(tmp_path / "ep.pt2", [RawMember(f"ep/x{i}") for i in range(60)])
+        needle = "more than 50 members"
+    else:
+        ep = write_raw_zip(tmp_path / "ep.pt2", [RawMember("ep/models/model.json", b'{"a": ' + HUGE_DIGITS.encode() + b"}")])
+        needle = "not valid JSON"
+    args = ["check", "--exported-program", str(ep), str(CPU)]
+    if kind == "many_members":
+        args[1:1] = ["--max-members", "50"]
+    result = _invoke(args, tmp_path, monkeypatch)
+    line = _one_error_line(result, needle)
+    assert str(ep) in line
+
+
+CONFIGS = {
+    "nested_lists": ("[tool.aoti-lint]\nselect = " + "[" * 5000 + "]" * 5000 + "\n").encode(),
+    "not_utf8": b'[tool.aoti-lint]\nselect = ["caf\xe9"]\n',
+    "huge_number": ("[tool.aoti-lint]\ntimeout = " + HUGE_DIGITS + "\n").encode(),
+    "max_nesting_past_cap": b"[tool.aoti-lint]\nmax-nesting = 100000\n",
+    "inf_timeout": b"[tool.aoti-lint]\ntimeout = inf\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_hostile_pyproject(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not CPU.is_file():
+        pytest.skip(f"real packages not found at {SHARED_PT2}")
+    (tmp_path / "pyproject.toml").write_bytes(CONFIGS[name])
+    result = _invoke(["check", str(CPU)], tmp_path, monkeypatch)
+    _one_error_line(result, "pyproject.toml")
+
+
+def test_internal_error_is_one_line_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug (any unexpected exception) is exit 2 with one line naming the package and member, never
+    exit 1 (which a gate reads as findings); --debug adds the traceback."""
+    from analyzer import kernels
+
+    if not CPU.is_file():
+        pytest.skip(f"real packages not found at {SHARED_PT2}")
+
+    def broken(*args, **kwargs):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(kernels, "parse_cpp", broken)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["check", str(CPU)])
+    line = _one_error_line(result, "internal error in", str(CPU), ".wrapper.cpp", "KeyError", "please report")
+    assert "Traceback" not in result.stderr, line
+    debug = CliRunner().invoke(cli, ["check", "--debug", str(CPU)])
+    assert debug.exit_code == 2 and "Traceback" in debug.stderr and "KeyError" in debug.stderr
+    assert debug.stderr.splitlines()[-1] == line
+
+
+def test_overlap_bomb_refused_before_inflating(tmp_path: Path) -> None:
+    """The 10 x 64 MiB non-recursive bomb (67 KB on disk) costs no inflation: refused when opened."""
+    path = _overlap_bomb(tmp_path, 10, 64)
+    start = time.monotonic()
+    with pytest.raises(ArchiveError, match="overlap in the archive"):
+        lint(path)
+    assert time.monotonic() - start < 5
