@@ -2,9 +2,9 @@
 (`extern "C" void cpp_fused_<k>(...)`, parsed with tree-sitter).
 
 Both kinds are reduced to one form, `KernelFacts`: parameter names in order, `tmpN`-style
-definitions as Python `ast` expressions, assertions, divisions and reductions. One value-range
-engine (`Values`) then answers: which pointer parameters flow into a variable, and what symbolic
-range (over the kernel's size parameters) it takes.
+definitions as Python `ast` expressions, assertions, divisions and reductions. The value-range
+engine that reads them (which pointer parameters flow into a variable, and what symbolic range
+over the kernel's size parameters it takes) is `analyzer.values`.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ import re
 from dataclasses import dataclass, field
 
 from . import ts
+from .values import DIVISION_OPS, Values, call_name, division
 from .findings import Location
 
 MESSAGE_RE = re.compile(
     r"index out of bounds:\s*(?:(?P<lower>-?\d+)L?\s*<=\s*)?(?P<var>\w+)\s*<\s*(?P<bound>.+?)\s*$"
 )
-_POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
-_ITER_INDEX = re.compile(r"^(?P<p>[xyz]|r\d*_?)index$")
 _REDUCTIONS = {
     "max2": "max", "max": "max", "min2": "min", "min": "min", "argmax": "argmax", "argmin": "argmin",
     "prod": "prod", "max_with_index": "argmax", "min_with_index": "argmin",
@@ -125,7 +124,7 @@ class _Normalize(ast.NodeTransformer):
     `libdevice.trunc` -> `trunc`."""
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
-        name = _call_name(node)
+        name = call_name(node)
         short = name.split(".")[-1]
         if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
             return self.visit(node.func.value)
@@ -137,232 +136,6 @@ class _Normalize(ast.NodeTransformer):
         if short in ("static_cast", "convert", "cast") and node.args:
             return self.visit(node.args[0])
         return self.generic_visit(node)
-
-
-# --- the value-range engine --------------------------------------------------------------------
-
-class Values:
-    """Reaching definitions and symbolic ranges for one kernel.
-
-    Ranges are Python-syntax expressions over the kernel's parameters (and `inf`); `None` means
-    unknown (data-dependent, e.g. a loaded index value).
-    """
-
-    def __init__(self, facts: KernelFacts, max_steps: int = 20_000) -> None:
-        self.facts = facts
-        self.params = set(facts.params)
-        self.steps = 0
-        self.max_steps = max_steps
-
-    def definition(self, name: str, line: int) -> tuple[int, ast.expr] | None:
-        defs = self.facts.defs.get(name)
-        if not defs:
-            return None
-        best = None
-        for def_line, expr in defs:
-            if def_line < line and (best is None or def_line >= best[0]):
-                best = (def_line, expr)
-        if best is None:
-            return None
-        return best
-
-    def _budget(self) -> bool:
-        self.steps += 1
-        return self.steps <= self.max_steps
-
-    # Which pointer parameters (loads) and size parameters flow into an expression.
-    def sources(self, expr: ast.expr, line: int, depth: int = 0, seen: set | None = None) -> tuple[set[str], set[str]]:
-        seen = set() if seen is None else seen
-        ptrs: set[str] = set()
-        sizes: set[str] = set()
-        stack: list[tuple[ast.AST, int, int]] = [(expr, line, depth)]
-        while stack:
-            node, at, d = stack.pop()
-            if not self._budget() or d > 200:
-                break
-            if isinstance(node, ast.Call) and _call_name(node) in ("load", "tl.load") and node.args:
-                ptr_names = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name) and _POINTER_PARAM.match(n.id)}
-                ptrs |= ptr_names
-                # Offsets are index arithmetic, not the loaded value: do not follow them.
-                continue
-            if isinstance(node, ast.Name):
-                key = (node.id, at)
-                if key in seen:
-                    continue
-                seen.add(key)
-                found = self.definition(node.id, at)
-                if found is not None:
-                    stack.append((found[1], found[0], d + 1))
-                elif node.id in self.params and not _POINTER_PARAM.match(node.id):
-                    sizes.add(node.id)
-                continue
-            stack.extend((child, at, d + 1) for child in ast.iter_child_nodes(node))
-        return ptrs, sizes
-
-    def upper(self, expr: ast.expr, line: int, depth: int = 0) -> str | None:
-        """Inclusive symbolic maximum of `expr`, or None when unbounded/unknown."""
-        return self._range(expr, line, depth, upper=True)
-
-    def lower(self, expr: ast.expr, line: int, depth: int = 0) -> str | None:
-        return self._range(expr, line, depth, upper=False)
-
-    def _range(self, node: ast.expr, line: int, depth: int, upper: bool) -> str | None:
-        if depth > 60 or not self._budget():
-            return None
-        rng = self._range
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return repr(node.value)
-        if isinstance(node, ast.Name):
-            name = node.id
-            found = self.definition(name, line)
-            if found is not None:
-                return rng(found[1], found[0], depth + 1, upper)
-            extent = self.facts.extent_at(name, line)
-            if extent is not None:
-                return f"({extent}) - 1" if upper else "0"
-            m = _ITER_INDEX.match(name)
-            if m:
-                numel = self._numel(m.group("p"), line, depth)
-                if numel is None:
-                    return None if upper else "0"
-                return f"({numel}) - 1" if upper else "0"
-            if name in self.params and not _POINTER_PARAM.match(name):
-                return name
-            return None
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            inner = rng(node.operand, line, depth + 1, not upper)
-            return None if inner is None else f"-({inner})"
-        if isinstance(node, ast.BinOp):
-            op = node.op
-            if isinstance(op, ast.Add):
-                a, b = rng(node.left, line, depth + 1, upper), rng(node.right, line, depth + 1, upper)
-                return None if a is None or b is None else f"({a}) + ({b})"
-            if isinstance(op, ast.Sub):
-                a, b = rng(node.left, line, depth + 1, upper), rng(node.right, line, depth + 1, not upper)
-                return None if a is None or b is None else f"({a}) - ({b})"
-            if isinstance(op, ast.Mult):
-                # Index arithmetic multiplies non-negative quantities (strides, sizes).
-                if not (self._nonneg(node.left, line, depth) and self._nonneg(node.right, line, depth)):
-                    return None
-                a, b = rng(node.left, line, depth + 1, upper), rng(node.right, line, depth + 1, upper)
-                return None if a is None or b is None else f"({a}) * ({b})"
-            if isinstance(op, ast.Mod):
-                if not upper:
-                    return "0" if self._nonneg(node.left, line, depth) else None
-                b = rng(node.right, line, depth + 1, True)
-                return None if b is None else f"({b}) - 1"
-            if isinstance(op, (ast.FloorDiv, ast.Div)):
-                a = rng(node.left, line, depth + 1, upper)
-                b = rng(node.right, line, depth + 1, not upper)
-                if a is None or b is None:
-                    return None
-                return f"floordiv({a}, {b})" if isinstance(op, ast.FloorDiv) else f"({a}) / ({b})"
-            return None
-        if isinstance(node, ast.IfExp):
-            a, b = rng(node.body, line, depth + 1, upper), rng(node.orelse, line, depth + 1, upper)
-            if a is None or b is None:
-                return None
-            return f"{'max' if upper else 'min'}({a}, {b})"
-        if isinstance(node, ast.Subscript):
-            # `tl.arange(0, XBLOCK)[:, None]` style broadcasting keeps the value.
-            return rng(node.value, line, depth + 1, upper)
-        if isinstance(node, ast.Call):
-            fname = _call_name(node)
-            short = fname.split(".")[-1]
-            args = node.args
-            if short in ("where",) and len(args) == 3:
-                a, b = rng(args[1], line, depth + 1, upper), rng(args[2], line, depth + 1, upper)
-                if a is None or b is None:
-                    # Negative-index wrapping `where(i < 0, i + ks, i)` of loaded data stays unknown.
-                    return None
-                return f"{'max' if upper else 'min'}({a}, {b})"
-            if short in ("to", "broadcast_to", "copy", "cast", "reshape", "expand_dims", "convert") and args:
-                if isinstance(node.func, ast.Attribute) and short == "to":
-                    return rng(node.func.value, line, depth + 1, upper)
-                return rng(args[0], line, depth + 1, upper)
-            if short == "to" and isinstance(node.func, ast.Attribute):
-                return rng(node.func.value, line, depth + 1, upper)
-            if short in ("trunc", "floor", "ceil") and args:
-                a = rng(args[0], line, depth + 1, upper)
-                return None if a is None else f"{short}({a})"
-            if short in ("floordiv",) and len(args) == 2:
-                return self._range(ast.BinOp(args[0], ast.FloorDiv(), args[1]), line, depth + 1, upper)
-            if short in ("minimum", "maximum", "min", "max") and len(args) == 2:
-                a, b = rng(args[0], line, depth + 1, upper), rng(args[1], line, depth + 1, upper)
-                if a is None or b is None:
-                    if short in ("minimum", "min") and upper:
-                        return a or b
-                    if short in ("maximum", "max") and not upper:
-                        return a or b
-                    return None
-                fn = "min" if short in ("minimum", "min") else "max"
-                return f"{fn}({a}, {b})"
-            if short == "full" and len(args) >= 2:
-                return rng(args[1], line, depth + 1, upper)
-            if short == "arange" and len(args) >= 2:
-                return None if upper else rng(args[0], line, depth + 1, False)
-            return None
-        return None
-
-    def _nonneg(self, node: ast.expr, line: int, depth: int) -> bool:
-        low = self._range(node, line, depth + 1, upper=False)
-        if low is None:
-            return False
-        try:
-            from .intervals import evaluate_interval
-            lo, _ = evaluate_interval(low, {}, default=(0, None))
-        except ValueError:
-            return False
-        return lo >= 0
-
-    def _numel(self, prefix: str, line: int, depth: int) -> str | None:
-        for candidate in (f"{prefix}numel", f"{prefix.rstrip('_')}_numel", f"{prefix}_numel"):
-            found = self.definition(candidate, line)
-            if found is not None:
-                return self._range(found[1], found[0], depth + 1, True)
-            if candidate in self.params:
-                return candidate
-        return None
-
-
-def _call_name(node: ast.Call) -> str:
-    func = node.func
-    parts = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if isinstance(func, ast.Name):
-        parts.append(func.id)
-    return ".".join(reversed(parts))
-
-
-def _expr_text(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # noqa: BLE001 - ast.unparse of odd trees must not abort analysis
-        return "?"
-
-
-def _division(values: Values, node: ast.AST, line: int) -> tuple[str, str | None, bool] | None:
-    """(divisor text, divisor over params, integer?) when `node` divides by a kernel size.
-
-    Float `/` by a size is a mean-like NaN source. Integer `%` / `//` (`mod(a, b)` in C++) count
-    only when the dividend is loaded data: index arithmetic like `xindex % ks0` runs only for
-    lanes that exist, so a zero size never reaches it.
-    """
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Mod, ast.FloorDiv)):
-        dividend, divisor, integer = node.left, node.right, not isinstance(node.op, ast.Div)
-    elif isinstance(node, ast.Call) and _call_name(node).split(".")[-1] in ("mod", "floordiv", "fmod") \
-            and len(node.args) == 2:
-        dividend, divisor, integer = node.args[0], node.args[1], True
-    else:
-        return None
-    ptrs, sizes = values.sources(divisor, line)
-    if not sizes or ptrs:
-        return None
-    if integer and not values.sources(dividend, line)[0]:
-        return None
-    return _expr_text(divisor), values.upper(divisor, line), integer
 
 
 # --- Triton ------------------------------------------------------------------------------------
@@ -401,10 +174,10 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
                         facts.defs.setdefault(target.id, []).append((node.lineno, node.value))
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
                 facts.defs.setdefault(node.target.id, []).append((node.lineno, node.value))
-            elif isinstance(node, ast.BinOp) and isinstance(node.op, _DIVISION_OPS):
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, DIVISION_OPS):
                 candidates.append((node, line))
             elif isinstance(node, ast.Call):
-                name = _call_name(node)
+                name = call_name(node)
                 if name.endswith("device_assert") and len(node.args) >= 2:
                     msg_node = node.args[1]
                     if isinstance(msg_node, ast.Constant) and isinstance(msg_node.value, str):
@@ -418,13 +191,13 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
     values = Values(facts)
     reduction_extent: str | None | bool = False  # computed on first use
     for node, line in candidates:
-        division = _division(values, node, line)
-        if division is not None:
-            facts.divisions.append(RawDivision(division[0], division[1], where(node), division[2]))
+        found = division(values, node, line)
+        if found is not None:
+            facts.divisions.append(RawDivision(found[0], found[1], where(node), found[2]))
             continue
         if not isinstance(node, ast.Call):
             continue
-        fname = _call_name(node)
+        fname = call_name(node)
         short = fname.rsplit(".", 1)[-1]
         if short in _REDUCTIONS and fname.startswith(("triton_helpers", "tl.")) and len(node.args) >= 2:
             if reduction_extent is False:
@@ -437,8 +210,6 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
             facts.reductions.append(RawReduction(_REDUCTIONS[short], reduction_extent, where(node)))
     return facts
 
-
-_DIVISION_OPS = (ast.Div, ast.Mod, ast.FloorDiv)
 
 
 def _walk_statements(stmt: ast.stmt):
@@ -478,7 +249,6 @@ def _triton_signature(fn: ast.FunctionDef) -> dict[str, str]:
 
 # --- C++ kernels -------------------------------------------------------------------------------
 
-_THROW = re.compile(r'throw std::runtime_error\("((?:[^"\\]|\\.){1,500})"\)')
 _CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
 _CPU_REDUCE = re.compile(r"\b(max|min|argmax|argmin|prod)_(?:masked_reduce|propagate_nan|combine)\b|\b(argmax|argmin)_combine")
 
@@ -497,18 +267,9 @@ def parse_cpp(tree: ts.Tree, path: str, max_depth: int = 200) -> list[KernelFact
 def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
     params = []
     types: dict[str, str] = {}
-    for p in m["params"].named_children:
-        idents = [ts.text(i) for i in ts.identifiers(p)]
-        decl = p.child_by_field_name("declarator")
-        pname = None
-        if decl is not None:
-            ids = [ts.text(i) for i in ts.identifiers(decl)]
-            pname = ids[0] if ids else None
-        if pname is None and idents:
-            pname = idents[-1]
-        if pname:
-            params.append(pname)
-            types[pname] = " ".join(ts.text(p).replace(pname, "").split())
+    for pname, declaration in ts.parameters(m["params"]):
+        params.append(pname)
+        types[pname] = " ".join(declaration.replace(pname, "").split())
     line, col = ts.position(m["function"])
     facts = KernelFacts(name, "cpp", tuple(params), Location(path, line, col), param_types=types)
     body = m["body"]
@@ -525,56 +286,49 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
     for d in ts.matches("declarations", body):
         var = ts.text(d["name"])
         value = d["value"]
-        if value.type == "argument_list":
-            continue
-        if d["declaration"].parent is not None and d["declaration"].parent.type == "for_statement":
+        if ts.is_direct_init(value):
+            continue  # `T x(args)` constructs an object: no value to track
+        if ts.is_loop_initializer(d["declaration"]):
             continue  # loop variables get their range from the loop (facts.extents), not the init
-        facts.defs.setdefault(var, []).append((d["declaration"].start_byte, to_ast(value)))
+        facts.defs.setdefault(var, []).append((ts.span(d["declaration"])[0], to_ast(value)))
     for lp in ts.matches("loops", body):
         var = ts.text(lp["var"])
-        loop = lp["loop"]
+        start, end = ts.span(lp["loop"])
         try:
-            facts.extents.setdefault(var, []).append((loop.start_byte, loop.end_byte,
-                                                      ts.cpp_to_py(lp["extent"], max_depth)))
+            facts.extents.setdefault(var, []).append((start, end, ts.cpp_to_py(lp["extent"], max_depth)))
         except ts.ExprTooDeep:
             problems += 1
     for c in ts.matches("calls", body):
-        fn = ts.text(c["function"]).strip()
-        if fn != "AOTI_TORCH_CHECK":
+        if ts.text(c["function"]).strip() != "AOTI_TORCH_CHECK":
             continue
-        args = [a for a in c["args"].named_children if a.type != "comment"]
-        if len(args) < 2 or args[1].type not in ("string_literal", "concatenated_string"):
+        args = ts.children(c["args"])
+        message = ts.string_value(args[1]) if len(args) >= 2 else None
+        if message is None:
             continue
-        message = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', ts.text(args[1])))
         lower, var, bound = parse_message(message)
         line, col = ts.position(c["statement"])
         facts.assertions.append(RawAssertion(message, var, lower, bound, bound_to_py(bound) if bound else None,
-                                             Location(path, line, col), c["statement"].start_byte))
+                                             Location(path, line, col), ts.span(c["statement"])[0]))
     values = Values(facts)
     for var, defs in facts.defs.items():
         for pos, expr in defs:
             for sub in ast.walk(expr):
-                division = _division(values, sub, pos)
-                if division is not None:
-                    facts.divisions.append(RawDivision(*division[:2], _cpp_location(path, body, pos), division[2]))
+                found = division(values, sub, pos)
+                if found is not None:
+                    facts.divisions.append(RawDivision(*found[:2], _cpp_location(path, body, pos), found[2]))
     _cpp_reductions(facts, body, path, max_depth)
-    text = ts.text(body)
-    body_line, _ = ts.position(body)
-    for tm in _THROW.finditer(text):
-        line = body_line + text.count("\n", 0, tm.start())
-        column = tm.start() - (text.rfind("\n", 0, tm.start()) + 1) + 1
-        facts.messages.append((tm.group(1), Location(path, line, column)))
+    for t in ts.matches("throws", body):
+        message = ts.string_value(t["message"])
+        if message and len(message) <= 500:
+            facts.messages.append((message, Location(path, *ts.position(t["throw"]))))
     if problems:
         facts.problem = f"{problems} expression(s) in {name} could not be analysed"
     return facts
 
 
 def _cpp_location(path: str, body: ts.Node, byte: int) -> Location:
-    node = body.descendant_for_byte_range(byte, byte)
-    if node is None:
-        return Location(path)
-    line, col = ts.position(node)
-    return Location(path, line, col)
+    found = ts.position_at(body, byte)
+    return Location(path, *found) if found is not None else Location(path)
 
 
 def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int) -> None:
@@ -602,22 +356,18 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
             continue
         seen.add((acc, op))
         stmt = m["statement"]
+        stmt_byte, _ = ts.span(stmt)
         # The accumulator's declaration (already among the kernel's definitions, by byte offset).
-        declared = [pos for pos, _ in facts.defs.get(acc, ()) if pos < stmt.start_byte]
+        declared = [pos for pos, _ in facts.defs.get(acc, ()) if pos < stmt_byte]
         decl_byte = max(declared) if declared else None
         loops = []
-        node = stmt.parent
-        while node is not None and node != body.parent:
-            if node.type == "for_statement" and (decl_byte is None or node.start_byte > decl_byte):
-                init = node.child_by_field_name("initializer")
-                decl = init.child_by_field_name("declarator") if init is not None else None
-                var_node = decl.child_by_field_name("declarator") if decl is not None else None
-                var = ts.text(var_node)
-                extent = facts.extent_at(var, node.start_byte)
-                # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.
-                if extent is not None and not var.endswith("_inner"):
-                    loops.append(extent)
-            node = node.parent
+        for var, loop_byte in ts.enclosing_loops(stmt, body):
+            if decl_byte is not None and loop_byte <= decl_byte:
+                continue
+            extent = facts.extent_at(var, loop_byte)
+            # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.
+            if extent is not None and not var.endswith("_inner"):
+                loops.append(extent)
         extent = " * ".join(f"({e})" for e in loops) if loops else None
         line, col = ts.position(stmt)
         facts.reductions.append(RawReduction(op, extent, Location(path, line, col)))

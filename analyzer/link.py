@@ -15,12 +15,12 @@ from collections import defaultdict
 
 from . import intervals
 from .findings import Location
-from .kernels import KernelFacts, Values
+from .kernels import KernelFacts
 from .model import (Assertion, Constant, Dim, DimRef, Division, Input, Kernel, Launch, Model, Problem,
                     Reduction, Symbol, range_text)
+from .values import POINTER_PARAM, Values, divisor_of
 from .wrapper import WrapperFacts
 
-_POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
 _UNBACKED = re.compile(r"^u\d+$")
 
 
@@ -150,15 +150,10 @@ class _Linker:
         except SyntaxError:
             return
         for node in ast.walk(tree):
-            divisor = None
-            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
-                divisor = node.right
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "floordiv" \
-                    and len(node.args) == 2:
-                divisor = node.args[1]
-            if divisor is None:
+            found = divisor_of(node)
+            if found is None:
                 continue
-            text = ast.unparse(divisor)
+            text = ast.unparse(found[1])
             resolved = self._resolve(text)
             sources = self._sources(resolved)
             if sources:
@@ -358,10 +353,12 @@ class _Linker:
         if key in self._param_maps:
             return self._param_maps[key]
         launch = self.model.launches[launch_index]
-        params = self._params_of(facts)
+        # `ksM` numbering is per kernel, so launch arguments are matched to the kernel's own
+        # parameters by position, never by name (call_triton_* forwards them in the same order).
+        params = facts.params
         mapping = {}
         for i, param in enumerate(params):
-            if i < len(launch.args) and not _POINTER_PARAM.match(param):
+            if i < len(launch.args) and not POINTER_PARAM.match(param):
                 mapping[param] = self._resolve(launch.args[i])
         self._param_maps[key] = mapping
         return mapping
@@ -403,7 +400,7 @@ class _Linker:
             bound_sources |= set(self._sources(bexpr))
             launch = self.model.launches[li]
             chain_launch = chain_launch or (li, mapping)
-            params = self._params_of(facts)
+            params = facts.params
             for ptr in ptrs:
                 if ptr in params:
                     pos = params.index(ptr)
@@ -471,7 +468,7 @@ class _Linker:
         if chain_launch is not None:
             li, mapping = chain_launch
             launch = model.launches[li]
-            params = self._params_of(facts)
+            params = facts.params
             used = intervals_names(raw.bound_py or "")
             # In parameter order (a set's order would change from run to run).
             bound_params = [p for p in params if p in used and p in mapping]
@@ -495,12 +492,6 @@ class _Linker:
             symbol = dim.symbol if dim else None
             lines.append(f"{symbol or '?'} = {model.describe(ref)}, {range_text(dim)}")
         return tuple(lines)
-
-    def _params_of(self, facts: KernelFacts) -> tuple[str, ...]:
-        """The kernel's own parameter names, in launch order. `ksM` numbering is per kernel, so
-        launch arguments are matched to these by position, never by name (the call_triton_*
-        helper forwards its arguments to the kernel in the same order)."""
-        return facts.params
 
 
 def intervals_names(expr: str) -> set[str]:

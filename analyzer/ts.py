@@ -1,4 +1,9 @@
-"""The one module that imports tree_sitter: language, parser, compiled `.scm` queries, positions.
+"""The one module that imports tree_sitter or touches its nodes (tests/test_architecture.py).
+
+It holds the language, the parser, the compiled `grammars/*.scm` queries, positions, a few typed
+helpers that answer questions about a node (`string_value`, `parameters`, `statements`, ...) and
+`cpp_to_py`, which rewrites C++ expressions into the Python-syntax language of analyzer.values.
+wrapper.py and kernels.py hold nodes only as opaque handles to pass back here.
 
 Supports py-tree-sitter 0.25 and 0.26 (`Query(lang, src)` + `QueryCursor(query).matches(node)`).
 Positions: tree-sitter points are 0-based rows and byte columns; `position()` converts them once to
@@ -7,6 +12,7 @@ Positions: tree-sitter points are 0-based rows and byte columns; `position()` co
 
 from __future__ import annotations
 
+import enum
 import functools
 import keyword
 import re
@@ -16,6 +22,8 @@ from pathlib import Path
 
 import tree_sitter
 import tree_sitter_cpp
+
+from . import strict
 
 Node = tree_sitter.Node
 Tree = tree_sitter.Tree
@@ -102,8 +110,155 @@ def count_errors(node: Node, limit: int = 100_000) -> int:
     return count
 
 
+# --- typed facts about nodes ------------------------------------------------------------------
+# The parsers (wrapper.py, kernels.py) hold nodes only as opaque handles to pass back here: every
+# question about a node's shape is one of these helpers or a query in grammars/*.scm.
+
+def span(node: Node) -> tuple[int, int]:
+    """(start byte, end byte) of a node: positions inside one member, comparable across nodes."""
+    return node.start_byte, node.end_byte
+
+
+def position_at(root: Node, byte: int) -> tuple[int, int] | None:
+    """1-based (line, column) of the smallest node under `root` at byte offset `byte`."""
+    node = root.descendant_for_byte_range(byte, byte)
+    return position(node) if node is not None else None
+
+
+def children(node: Node) -> list[Node]:
+    """Named children without comments: the arguments of an argument list, the elements of an
+    initializer list, the parameters of a parameter list."""
+    return [c for c in node.named_children if c.type != "comment"]
+
+
+def is_identifier(node: Node) -> bool:
+    return node.type == "identifier"
+
+
+def string_value(node: Node) -> str | None:
+    """The value of a C++ string literal (`"a" "b"` concatenated, `R"(...)"` raw) as written, escapes
+    kept; None when the node is not a string literal."""
+    raw = text(node)
+    if node.type == "raw_string_literal":
+        m = re.match(r'^R"([^(]*)\((.*)\)\1"$', raw, re.S)
+        return m.group(2) if m else raw
+    if node.type in ("string_literal", "concatenated_string"):
+        return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', raw))
+    return None
+
+
+def integer(node: Node) -> int | None:
+    """An integer literal (`64`, `64L`, `-1L`), else None."""
+    m = re.fullmatch(r"(-?)\s*(\d+)[uUlL]*", text(node).strip())
+    return int(m.group(1) + m.group(2)) if m else None
+
+
+def address_of(node: Node) -> str | None:
+    """`&buf1_handle` -> "buf1_handle"; None for anything else."""
+    if node.type == "pointer_expression":
+        raw = text(node)
+        if raw.startswith("&"):
+            return raw[1:].strip()
+    return None
+
+
+def call(node: Node) -> tuple[str, list[Node]] | None:
+    """(callee text, arguments) of a call expression, or of a statement that is one call; None
+    otherwise."""
+    if node.type == "expression_statement":
+        inner = node.named_children
+        node = inner[0] if inner else node
+    if node.type != "call_expression":
+        return None
+    args = node.child_by_field_name("arguments")
+    return text(node.child_by_field_name("function")).strip(), children(args) if args is not None else []
+
+
+def is_direct_init(value: Node) -> bool:
+    """The value of a declaration written `T x(args)`: a constructor call, not an expression."""
+    return value.type == "argument_list"
+
+
+def is_loop_initializer(declaration: Node) -> bool:
+    """The `int64_t x0 = 0` of `for (int64_t x0 = 0; ...)`."""
+    return declaration.parent is not None and declaration.parent.type == "for_statement"
+
+
+def enclosing_loops(node: Node, within: Node) -> Iterator[tuple[str, int]]:
+    """(loop variable, loop start byte) of each `for` around `node` up to and including `within`,
+    innermost first; the variable is "" when the loop declares none."""
+    stop = within.parent
+    current = node.parent
+    while current is not None and current != stop:
+        if current.type == "for_statement":
+            init = current.child_by_field_name("initializer")
+            decl = init.child_by_field_name("declarator") if init is not None else None
+            var = decl.child_by_field_name("declarator") if decl is not None else None
+            yield text(var), current.start_byte
+        current = current.parent
+
+
+def parameters(params: Node) -> list[tuple[str, str]]:
+    """(name, declaration text) of each named parameter in a parameter list: the declarator's
+    first identifier (`const T& in_ptr0` -> in_ptr0, `const int64_t* __restrict__ in_ptr0` ->
+    in_ptr0), else the parameter's last identifier."""
+    out = []
+    for p in params.named_children:
+        decl = p.child_by_field_name("declarator")
+        name = None
+        if decl is not None:
+            name = next((text(i) for i in _identifiers(decl, 0)), None)
+        if name is None:
+            idents = [text(i) for i in _identifiers(p, 0)]
+            name = idents[-1] if idents else None
+        if name:
+            out.append((name, text(p)))
+    return out
+
+
+class Statement(enum.Enum):
+    """What a statement of a function body is, for the parsers that walk bodies in order."""
+
+    COMMENT = "comment"
+    CALL = "call"                  # `f(...);`
+    DECLARATION = "declaration"
+    EXPRESSION = "expression"      # any other expression statement (`x = y;`, `buf.reset();` is a CALL)
+    OTHER = "other"                # control flow and anything else
+
+
+_STATEMENT_KINDS = {
+    "comment": Statement.COMMENT,
+    "declaration": Statement.DECLARATION,
+    **{kind: Statement.OTHER for kind in (
+        "if_statement", "for_statement", "for_range_loop", "while_statement", "do_statement",
+        "return_statement", "throw_statement", "try_statement", "switch_statement", "break_statement",
+        "continue_statement", "goto_statement", "labeled_statement", "alias_declaration",
+        "type_definition", "using_declaration", "static_assert_declaration", "ERROR")},
+}
+
+
+def statements(body: Node) -> Iterator[tuple[Statement, Node]]:
+    """The statements of a function body in order, descending into plain `{ ... }` blocks (not
+    into the branches of control flow)."""
+    stack = list(reversed(body.named_children))
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind == "compound_statement":
+            stack.extend(reversed(node.named_children))
+        elif kind == "expression_statement":
+            inner = node.named_children
+            yield (Statement.CALL if inner and inner[0].type == "call_expression" else Statement.EXPRESSION), node
+        else:
+            found = _STATEMENT_KINDS.get(kind)
+            if found is None:
+                strict.unknown("ts.statements", kind)
+                found = Statement.OTHER
+            yield found, node
+
+
 # --- C++ expressions to a small Python-syntax expression language ---------------------------
-# Kernels and the wrapper are analysed with one value-range engine (analyzer.kernels) that reads
+# Kernels and the wrapper are analysed with one value-range engine (analyzer.values) that reads
 # Python `ast` expressions; C++ expressions are rewritten into that syntax here, so only this
 # module knows tree-sitter node types.
 
@@ -135,107 +290,160 @@ def _last_name(function: Node) -> str:
 def cpp_to_py(node: Node, max_depth: int = 200) -> str:
     """Rewrite a C++ expression node as Python-syntax text for `ast.parse(..., mode="eval")`.
 
-    Loads become `load(ptr, offset)`; unknown constructs become `unknown()`; immediately invoked
-    lambdas (vectorized gathers) become `copy(<identifiers they read>)`.
+    Loads become `load(ptr, offset)`; unknown constructs become `unknown()` (or raise
+    `strict.UnknownNodeKind` in strict mode); immediately invoked lambdas (vectorized gathers)
+    become `copy(<identifiers they read>)`. One handler per node kind (`_CPP_HANDLERS`).
     """
+    return _CppToPy(max_depth).conv(node, 0)
 
-    def conv(n: Node, depth: int) -> str:
-        if depth > max_depth:
+
+class _CppToPy:
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+
+    def conv(self, n: Node, depth: int) -> str:
+        if depth > self.max_depth:
             raise ExprTooDeep("expression nested too deeply")
-        t = n.type
-        d = depth + 1
-        if t == "number_literal":
-            raw = text(n).replace("'", "")
-            raw = _NUMBER_SUFFIX.sub("", raw)
-            if raw.lower().startswith("0x"):
-                raw = re.sub(r"[uUlL]+$", "", raw)
-            return raw if re.fullmatch(r"[0-9a-fA-FxX.eE+-]+", raw) else "unknown()"
-        if t in ("identifier", "field_identifier"):
-            return text(n)
-        if t in ("true", "false"):
-            return "True" if t == "true" else "False"
-        if t == "parenthesized_expression":
-            inner = [c for c in n.named_children if c.type != "comment"]
-            return f"({conv(inner[0], d)})" if inner else "unknown()"
-        if t == "binary_expression":
-            op = text(n.child_by_field_name("operator"))
-            op = {"&&": "and", "||": "or"}.get(op, op)
-            left = conv(n.child_by_field_name("left"), d)
-            right = conv(n.child_by_field_name("right"), d)
-            return f"({left} {op} {right})"
-        if t == "unary_expression":
-            op = text(n.child_by_field_name("operator"))
-            arg = conv(n.child_by_field_name("argument"), d)
-            op = {"!": "not "}.get(op, op)
-            return f"({op}{arg})"
-        if t == "conditional_expression":
-            c = conv(n.child_by_field_name("condition"), d)
-            a = conv(n.child_by_field_name("consequence"), d)
-            b = conv(n.child_by_field_name("alternative"), d)
-            return f"({a} if {c} else {b})"
-        if t == "cast_expression":
-            return conv(n.child_by_field_name("value"), d)
-        if t == "subscript_expression":
-            base = n.child_by_field_name("argument")
-            idx = n.child_by_field_name("indices")
-            inner = [c for c in (idx.named_children if idx else [])]
-            base_py = conv(base, d)
-            if base.type == "identifier" and re.match(r"(in_out|in|out)_ptr\d+$", text(base)):
-                return f"load({base_py}, {conv(inner[0], d) if inner else '0'})"
-            return base_py
-        if t == "field_expression":
-            # `tmp7.template cast<int64_t,2>()` and friends are handled at the call; a bare
-            # field access is only ever a value of the object.
-            arg = n.child_by_field_name("argument")
-            return conv(arg, d) if arg is not None else "unknown()"
-        if t == "call_expression":
-            function = n.child_by_field_name("function")
-            args_node = n.child_by_field_name("arguments")
-            args = [c for c in (args_node.named_children if args_node else []) if c.type != "comment"]
-            if function.type == "lambda_expression":
-                names = sorted({text(i) for i in _identifiers(function, max_depth)
-                                if re.match(r"(tmp\d+|in_out_ptr\d+|in_ptr\d+)$", text(i))})
-                loads = [nm for nm in names if "ptr" in nm]
-                values = [nm for nm in names if "ptr" not in nm]
-                parts = [f"load({p}, unknown())" for p in loads] + values
-                return f"copy({', '.join(parts)})"
-            if function.type == "field_expression":
-                field = text(function.child_by_field_name("field"))
-                obj = function.child_by_field_name("argument")
-                if field in ("store",):
-                    return "unknown()"
-                # x.to(...), mask.all_masked(), vec.template cast<...>() keep the object's value.
-                return conv(obj, d) if obj is not None else "unknown()"
-            name = _last_name(function)
-            short = name.split("::")[-1]
-            if name in _RENAMED_CALLS or short in _RENAMED_CALLS:
-                fn = _RENAMED_CALLS.get(name, _RENAMED_CALLS.get(short))
-                return f"{fn}({', '.join(conv(a, d) for a in args)})"
-            if short in ("loadu", "load") and args:
-                first = args[0]
-                if first.type == "binary_expression" and text(first.child_by_field_name("operator")) == "+":
-                    ptr = conv(first.child_by_field_name("left"), d)
-                    off = conv(first.child_by_field_name("right"), d)
-                    return f"load({ptr}, {off})"
-                return f"load({conv(first, d)}, 0)"
-            if short == "blendv" and len(args) == 3:
-                return f"({conv(args[1], d)} if {conv(args[2], d)} else {conv(args[0], d)})"
-            if name in _PASS_THROUGH_CALLS or short in _PASS_THROUGH_CALLS or short.startswith("int") and args:
-                return conv(args[0], d) if args else "unknown()"
-            safe = re.sub(r"\W", "_", short) or "call"
-            if keyword.iskeyword(safe):  # `VecMask<...>::from(0)` must not become `from(0)`
-                safe += "_"
-            return f"{safe}({', '.join(conv(a, d) for a in args)})"
-        if t == "argument_list":
-            inner = [c for c in n.named_children if c.type != "comment"]
-            return conv(inner[0], d) if len(inner) == 1 else "unknown()"
-        if t == "pointer_expression":
-            return conv(n.child_by_field_name("argument"), d)
-        if t == "this":
-            return "this"
+        handler = _CPP_HANDLERS.get(n.type)
+        if handler is None:
+            strict.unknown("ts.cpp_to_py", n.type)
+            return "unknown()"
+        return handler(self, n, depth + 1)
+
+    def number(self, n: Node, d: int) -> str:
+        raw = text(n).replace("'", "")
+        raw = _NUMBER_SUFFIX.sub("", raw)
+        if raw.lower().startswith("0x"):
+            raw = re.sub(r"[uUlL]+$", "", raw)
+        return raw if re.fullmatch(r"[0-9a-fA-FxX.eE+-]+", raw) else "unknown()"
+
+    def name(self, n: Node, d: int) -> str:
+        return text(n)
+
+    def boolean(self, n: Node, d: int) -> str:
+        return "True" if n.type == "true" else "False"
+
+    def this(self, n: Node, d: int) -> str:
+        return "this"
+
+    def unknown(self, n: Node, d: int) -> str:
+        """Kinds that carry no integer value: strings, lambdas that are not called, literals of
+        other types."""
         return "unknown()"
 
-    return conv(node, 0)
+    def parenthesized(self, n: Node, d: int) -> str:
+        inner = _named(n)
+        return f"({self.conv(inner[0], d)})" if inner else "unknown()"
+
+    def binary(self, n: Node, d: int) -> str:
+        op = text(n.child_by_field_name("operator"))
+        op = {"&&": "and", "||": "or"}.get(op, op)
+        left = self.conv(n.child_by_field_name("left"), d)
+        right = self.conv(n.child_by_field_name("right"), d)
+        return f"({left} {op} {right})"
+
+    def unary(self, n: Node, d: int) -> str:
+        op = text(n.child_by_field_name("operator"))
+        arg = self.conv(n.child_by_field_name("argument"), d)
+        op = {"!": "not "}.get(op, op)
+        return f"({op}{arg})"
+
+    def conditional(self, n: Node, d: int) -> str:
+        c = self.conv(n.child_by_field_name("condition"), d)
+        a = self.conv(n.child_by_field_name("consequence"), d)
+        b = self.conv(n.child_by_field_name("alternative"), d)
+        return f"({a} if {c} else {b})"
+
+    def cast(self, n: Node, d: int) -> str:
+        return self.conv(n.child_by_field_name("value"), d)
+
+    def subscript(self, n: Node, d: int) -> str:
+        base = n.child_by_field_name("argument")
+        idx = n.child_by_field_name("indices")
+        inner = idx.named_children if idx else []
+        base_py = self.conv(base, d)
+        if base.type == "identifier" and re.match(r"(in_out|in|out)_ptr\d+$", text(base)):
+            return f"load({base_py}, {self.conv(inner[0], d) if inner else '0'})"
+        return base_py
+
+    def field(self, n: Node, d: int) -> str:
+        # `tmp7.template cast<int64_t,2>()` and friends are handled at the call; a bare field
+        # access is only ever a value of the object.
+        arg = n.child_by_field_name("argument")
+        return self.conv(arg, d) if arg is not None else "unknown()"
+
+    def argument_list(self, n: Node, d: int) -> str:
+        inner = _named(n)
+        return self.conv(inner[0], d) if len(inner) == 1 else "unknown()"
+
+    def pointer(self, n: Node, d: int) -> str:
+        return self.conv(n.child_by_field_name("argument"), d)
+
+    def call(self, n: Node, d: int) -> str:
+        function = n.child_by_field_name("function")
+        args_node = n.child_by_field_name("arguments")
+        args = _named(args_node) if args_node else []
+        if function.type == "lambda_expression":
+            names = sorted({text(i) for i in _identifiers(function, self.max_depth)
+                            if re.match(r"(tmp\d+|in_out_ptr\d+|in_ptr\d+)$", text(i))})
+            loads = [nm for nm in names if "ptr" in nm]
+            values = [nm for nm in names if "ptr" not in nm]
+            parts = [f"load({p}, unknown())" for p in loads] + values
+            return f"copy({', '.join(parts)})"
+        if function.type == "field_expression":
+            field = text(function.child_by_field_name("field"))
+            obj = function.child_by_field_name("argument")
+            if field in ("store",):
+                return "unknown()"
+            # x.to(...), mask.all_masked(), vec.template cast<...>() keep the object's value.
+            return self.conv(obj, d) if obj is not None else "unknown()"
+        name = _last_name(function)
+        short = name.split("::")[-1]
+        if name in _RENAMED_CALLS or short in _RENAMED_CALLS:
+            fn = _RENAMED_CALLS.get(name, _RENAMED_CALLS.get(short))
+            return f"{fn}({', '.join(self.conv(a, d) for a in args)})"
+        if short in ("loadu", "load") and args:
+            first = args[0]
+            if first.type == "binary_expression" and text(first.child_by_field_name("operator")) == "+":
+                ptr = self.conv(first.child_by_field_name("left"), d)
+                off = self.conv(first.child_by_field_name("right"), d)
+                return f"load({ptr}, {off})"
+            return f"load({self.conv(first, d)}, 0)"
+        if short == "blendv" and len(args) == 3:
+            return f"({self.conv(args[1], d)} if {self.conv(args[2], d)} else {self.conv(args[0], d)})"
+        if name in _PASS_THROUGH_CALLS or short in _PASS_THROUGH_CALLS or short.startswith("int") and args:
+            return self.conv(args[0], d) if args else "unknown()"
+        safe = re.sub(r"\W", "_", short) or "call"
+        if keyword.iskeyword(safe):  # `VecMask<...>::from(0)` must not become `from(0)`
+            safe += "_"
+        return f"{safe}({', '.join(self.conv(a, d) for a in args)})"
+
+
+_CPP_HANDLERS = {
+    "number_literal": _CppToPy.number,
+    "identifier": _CppToPy.name,
+    "field_identifier": _CppToPy.name,
+    "true": _CppToPy.boolean,
+    "false": _CppToPy.boolean,
+    "this": _CppToPy.this,
+    "parenthesized_expression": _CppToPy.parenthesized,
+    "binary_expression": _CppToPy.binary,
+    "unary_expression": _CppToPy.unary,
+    "conditional_expression": _CppToPy.conditional,
+    "cast_expression": _CppToPy.cast,
+    "subscript_expression": _CppToPy.subscript,
+    "field_expression": _CppToPy.field,
+    "call_expression": _CppToPy.call,
+    "argument_list": _CppToPy.argument_list,
+    "pointer_expression": _CppToPy.pointer,
+    **{kind: _CppToPy.unknown for kind in ("string_literal", "concatenated_string", "raw_string_literal",
+                                           "char_literal", "null", "nullptr", "initializer_list")},
+}
+
+
+def _named(node: Node) -> list[Node]:
+    """Named children without comments."""
+    return [c for c in node.named_children if c.type != "comment"]
 
 
 def _identifiers(node: Node, limit: int) -> Iterator[Node]:

@@ -25,7 +25,6 @@ _NON_PRODUCING_SHIMS = re.compile(
     r"aoti_torch_(empty_strided|delete_tensor_object|get_|new_tensor_handle|assign_tensors|"
     r"check_|dtype_|device_type_|grad_mode|zero_)"
 )
-_RUNTIME_ASSERT = re.compile(r"^\(?\s*!\s*\(\s*(\w+)\s*(<=|<|>=|>)\s*(-?\d+)L?\s*\)\s*\)?$")
 _TENSOR_NAME = re.compile(r"^(buf\d+|arg\d+_\d+)$")
 _DTYPE_FN = re.compile(r"aoti_torch_dtype_(\w+)\(\)")
 
@@ -120,15 +119,11 @@ def _loc(path: str, node: ts.Node) -> Location:
     return Location(path, line, col)
 
 
-def _function_name(name_node: ts.Node) -> str:
-    return ts.text(name_node).strip()
-
-
 def parse(tree: ts.Tree, path: str, max_depth: int = 200) -> WrapperFacts:
     """Extract wrapper facts from a parsed `*.wrapper.cpp` tree."""
     facts = WrapperFacts(path=path)
     for m in ts.matches("functions", tree.root_node):
-        name = _function_name(m["name"])
+        name = ts.text(m["name"]).strip()
         body = m["body"]
         short = name.split("::")[-1]
         if name.endswith("AOTInductorModel::AOTInductorModel") or name == "AOTInductorModel::AOTInductorModel":
@@ -147,8 +142,9 @@ def parse(tree: ts.Tree, path: str, max_depth: int = 200) -> WrapperFacts:
 
 
 def _note_errors(facts: WrapperFacts, node: ts.Node) -> None:
-    if node.has_error:
-        facts.errors_in_model_code += ts.count_errors(node)
+    errors = ts.count_errors(node)
+    if errors:
+        facts.errors_in_model_code += errors
         if facts.error_location is None:
             facts.error_location = _loc(facts.path, node)
 
@@ -160,68 +156,37 @@ def _constructor(facts: WrapperFacts, body: ts.Node) -> None:
         left = ts.text(m["left"]).replace(" ", "")
         right = m["right"]
         if left == "in_spec_":
-            facts.in_spec = _string_value(right)
+            facts.in_spec = ts.string_value(right)
             continue
         fm = _INFO_FIELD.match(left)
         if not fm:
             continue
         table, index, fld = fm.group(1), int(fm.group(2)), fm.group(3)
         if table == "inputs_info_" and fld == "name":
-            value = _string_value(right)
+            value = ts.string_value(right)
             if value is not None:
                 facts.inputs[index] = value
         elif table == "constants_info_":
             entry = facts.constants.setdefault(index, {})
             if fld in ("name", "original_fqn"):
-                entry[fld] = _string_value(right)
+                entry[fld] = ts.string_value(right)
             elif fld == "shape":
                 nums = re.findall(r"-?\d+", ts.text(right))
                 entry["shape"] = tuple(int(n) for n in nums)
 
 
-def _string_value(node: ts.Node) -> str | None:
-    raw = ts.text(node)
-    if node.type == "raw_string_literal":
-        m = re.match(r'^R"([^(]*)\((.*)\)\1"$', raw, re.S)
-        return m.group(2) if m else raw
-    if node.type in ("string_literal", "concatenated_string"):
-        parts = re.findall(r'"((?:[^"\\]|\\.)*)"', raw)
-        return "".join(parts)
-    return None
-
-
 # --- check_input_N -----------------------------------------------------------------------------
-
-_MIN_RE = re.compile(r"^(\w+?)_size\[(\d+)\]\s*<\s*(-?\d+)$")
-_MAX_RE = re.compile(r"^(\w+?)_size\[(\d+)\]\s*>\s*(-?\d+)$")
-_EQ_RE = re.compile(r"^(-?\d+)\s*!=\s*(\w+?)_size\[(\d+)\]$")
-_EQ_RE2 = re.compile(r"^(\w+?)_size\[(\d+)\]\s*!=\s*(-?\d+)$")
-
 
 def _check_input(facts: WrapperFacts, index: int, body: ts.Node, function: ts.Node) -> None:
     check = facts.checks.setdefault(index, InputCheck(index=index, name="", location=_loc(facts.path, function)))
-    for m in ts.matches("checks", body):
-        cond = " ".join(ts.text(m["condition"]).split())
-        cond = cond.strip("()").strip()
-        loc = _loc(facts.path, m["if"])
-
-        def dim(index: str) -> DimCheck:
-            entry = check.dims.setdefault(int(index), DimCheck())
-            entry.location = entry.location or loc
-            return entry
-
-        if (r := _MIN_RE.match(cond)) is not None:
-            check.name = r.group(1)
-            dim(r.group(2)).min = int(r.group(3))
-        elif (r := _MAX_RE.match(cond)) is not None:
-            check.name = r.group(1)
-            dim(r.group(2)).max = int(r.group(3))
-        elif (r := _EQ_RE.match(cond)) is not None:
-            check.name = r.group(2)
-            dim(r.group(3)).value = int(r.group(1))
-        elif (r := _EQ_RE2.match(cond)) is not None:
-            check.name = r.group(1)
-            dim(r.group(2)).value = int(r.group(3))
+    for m in ts.matches("size_checks", body):
+        sizes, limit, dim_index = ts.text(m["sizes"]), ts.integer(m["limit"]), ts.integer(m["dim"])
+        if limit is None or dim_index is None:
+            continue
+        check.name = sizes.removesuffix("_size")
+        dim = check.dims.setdefault(dim_index, DimCheck())
+        dim.location = dim.location or _loc(facts.path, m["check"])
+        setattr(dim, _CHECK_FIELD[ts.text(m["operator"])], limit)
     for m in ts.matches("declarations", body):
         name = ts.text(m["name"])
         value = ts.text(m["value"])
@@ -234,32 +199,41 @@ def _check_input(facts: WrapperFacts, index: int, body: ts.Node, function: ts.No
             check.device = {"0": "cpu", "1": "cuda"}.get(v, f"device_type {v}")
 
 
+# `if (size < L)` rejects sizes below L (the compiled minimum), `>` above, `!=` all but one value.
+_CHECK_FIELD = {"<": "min", ">": "max", "!=": "value"}
+
+
 def _check_gate(facts: WrapperFacts, body: ts.Node) -> None:
-    gated = False
-    for m in ts.matches("checks", body):
-        cond = ts.text(m["condition"])
-        if "_check_aoti_runtime_check_inputs_env" in cond and "return" in ts.text(m["consequence"]):
-            gated = True
+    facts.checks_gated = any("skip_unless_set" in m for m in ts.matches("gates", body))
     for m in ts.matches("calls", body):
         cm = _CHECK_INPUT.match(ts.text(m["function"]).strip())
         if cm:
             facts.checks_called.add(int(cm.group(1)))
-    facts.checks_gated = gated
 
 
 # --- run_impl ----------------------------------------------------------------------------------
 
 def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
+    _declarations(facts, body, max_depth)
+    _size_asserts(facts, body)
+    _symbol_asserts(facts, body)
+    _Launches(facts, max_depth).walk(body)
+
+
+_SIZE_TYPES = ("int64_t", "const int64_t", "int32_t", "long", "int64_t const")
+
+
+def _declarations(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
+    """Size symbols and buffer aliases."""
     for m in ts.matches("declarations", body):
         type_text = ts.text(m["type"])
         name = ts.text(m["name"])
         value = m["value"]
         value_text = ts.text(value)
-        loc = _loc(facts.path, m["declaration"])
         # Size symbols: `int64_t s77 = ...`, and unbacked symbols read from a tensor
         # (`auto u0 = u0_raw;` after `aoti_torch_item_int64(buf, &u0_raw)`).
-        if type_text in ("int64_t", "const int64_t", "int32_t", "long", "int64_t const") or (
-                type_text == "auto" and re.match(r"^(u|s|ps)\d+$", name)):
+        if type_text in _SIZE_TYPES or (type_text == "auto" and re.match(r"^(u|s|ps)\d+$", name)):
+            loc = _loc(facts.path, m["declaration"])
             sm = _SIZE_REF.match(value_text)
             if sm:
                 facts.symbols.append(SymbolDecl(name, name, loc, buffer=sm.group(1), kind=sm.group(2), dim=int(sm.group(3))))
@@ -270,7 +244,7 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
                 except ts.ExprTooDeep:
                     expr = "unknown()"
                 facts.symbols.append(SymbolDecl(name, expr, loc))
-        elif type_text == "auto" or type_text.endswith("RAIIAtenTensorHandle") or "Handle" in type_text:
+        elif type_text == "auto" or "Handle" in type_text:
             # Buffer aliases: `auto buf2 = std::move(buf0);  // reuse`,
             # `RAIIAtenTensorHandle buf0(buf0_handle);`, reinterpret_tensor views of a buffer.
             if value_text.endswith(".sizes()") or value_text.endswith(".strides()"):
@@ -278,73 +252,85 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
             names = [ts.text(i) for i in ts.identifiers(value)]
             tensors = [n for n in names if re.match(r"(buf\d+|arg\d+_\d+|\w+_handle)$", n) or n in facts.inputs.values()]
             if tensors:
-                target = tensors[0]
-                if target.endswith("_handle"):
-                    target = target[: -len("_handle")]
+                target = tensors[0].removesuffix("_handle")
                 if target != name:
                     facts.aliases[name] = target
-    for m in ts.matches("calls", body):
-        if ts.text(m["function"]).strip() != "assert_size_stride":
+
+
+def _size_asserts(facts: WrapperFacts, body: ts.Node) -> None:
+    gates = [ts.span(m["only_if_set"]) for m in ts.matches("gates", body) if "only_if_set" in m]
+    for m in ts.matches("size_asserts", body):
+        start, _ = ts.span(m["statement"])
+        sizes = tuple(re.sub(r"(?<=\d)L\b", "", ts.text(v).strip()) for v in ts.children(m["sizes"]))
+        gated = any(low <= start < high for low, high in gates)
+        facts.size_asserts.append(SizeAssert(ts.text(m["tensor"]), sizes, _loc(facts.path, m["statement"]), gated))
+
+
+def _symbol_asserts(facts: WrapperFacts, body: ts.Node) -> None:
+    """`if (!(u0 <= 64L)) { throw ...; }` -> symbol_bounds["u0"] = (None, 64)."""
+    for m in ts.matches("symbol_asserts", body):
+        value = ts.integer(m["limit"])
+        if value is None:
             continue
-        args = [a for a in m["args"].named_children if a.type != "comment"]
-        if len(args) >= 2 and args[0].type == "identifier" and args[1].type == "initializer_list":
-            sizes = tuple(re.sub(r"(?<=\d)L\b", "", ts.text(v).strip())
-                          for v in args[1].named_children if v.type != "comment")
-            gated = False
-            parent = m["statement"].parent
-            while parent is not None and parent != body:
-                if parent.type == "if_statement" and "_check_aoti_runtime_check_inputs_env" in \
-                        ts.text(parent.child_by_field_name("condition")):
-                    gated = True
-                    break
-                parent = parent.parent
-            facts.size_asserts.append(SizeAssert(ts.text(args[0]), sizes, _loc(facts.path, m["statement"]), gated))
-    for m in ts.matches("checks", body):
-        rm = _RUNTIME_ASSERT.match(" ".join(ts.text(m["condition"]).split()))
-        if rm and "throw" in ts.text(m["consequence"]):
-            name, op, value = rm.group(1), rm.group(2), int(rm.group(3))
-            low, high = facts.symbol_bounds.get(name, (None, None))
-            if op in ("<=", "<"):
-                cap = value if op == "<=" else value - 1
-                high = cap if high is None else min(high, cap)
-            else:
-                floor = value if op == ">=" else value + 1
-                low = floor if low is None else max(low, floor)
-            facts.symbol_bounds[name] = (low, high)
-    pending_comment: str | None = None
-    for node in _statements(body):
-        if node.type == "comment":
-            text = ts.text(node)
-            if _TOPO.match(text):
-                pending_comment = text.lstrip("/ ").strip()
-            continue
-        if node.type != "expression_statement":
-            if node.type not in ("declaration",):
-                pending_comment = None
-            continue
-        call = node.named_children[0] if node.named_children else None
-        if call is None or call.type != "call_expression":
-            continue
-        fn = ts.text(call.child_by_field_name("function")).strip()
-        args_node = call.child_by_field_name("arguments")
+        name, op = ts.text(m["symbol"]), ts.text(m["operator"])
+        low, high = facts.symbol_bounds.get(name, (None, None))
+        if op in ("<=", "<"):
+            cap = value if op == "<=" else value - 1
+            high = cap if high is None else min(high, cap)
+        else:
+            floor = value if op == ">=" else value + 1
+            low = floor if low is None else max(low, floor)
+        facts.symbol_bounds[name] = (low, high)
+
+
+class _Launches:
+    """run_impl's statements in order, one handler per statement kind: kernel launches and shim
+    calls, each with the `// Topologically Sorted Source Nodes: ...` comment that precedes it."""
+
+    def __init__(self, facts: WrapperFacts, max_depth: int) -> None:
+        self.facts = facts
+        self.max_depth = max_depth
+        self.pending_comment: str | None = None
+
+    def walk(self, body: ts.Node) -> None:
+        handlers = {
+            ts.Statement.COMMENT: self.comment,
+            ts.Statement.CALL: self.call,
+            ts.Statement.DECLARATION: self.keep,   # sizes and buffers between a comment and its launch
+            ts.Statement.EXPRESSION: self.keep,
+            ts.Statement.OTHER: self.other,
+        }
+        for kind, node in ts.statements(body):
+            handlers[kind](node)
+
+    def keep(self, node: ts.Node) -> None:
+        pass
+
+    def other(self, node: ts.Node) -> None:
+        self.pending_comment = None
+
+    def comment(self, node: ts.Node) -> None:
+        text = ts.text(node)
+        if _TOPO.match(text):
+            self.pending_comment = text.lstrip("/ ").strip()
+
+    def call(self, node: ts.Node) -> None:
+        fn, args = ts.call(node)
         wrapped = False
-        if fn == "AOTI_TORCH_ERROR_CODE_CHECK" and args_node is not None and args_node.named_children:
-            inner = args_node.named_children[0]
-            if inner.type == "call_expression":
-                call = inner
-                fn = ts.text(call.child_by_field_name("function")).strip()
-                args_node = call.child_by_field_name("arguments")
-                wrapped = True
+        if fn == "AOTI_TORCH_ERROR_CODE_CHECK" and args:
+            inner = ts.call(args[0])
+            if inner is not None:
+                (fn, args), wrapped = inner, True
         if not re.match(r"^[A-Za-z_]\w*$", fn):
-            continue
+            return
         # Every aoti_torch_* shim returns an AOTITorchError; called bare, the error is dropped.
         checked = wrapped or not fn.startswith("aoti_torch_") or fn.startswith("aoti_torch_grad_mode")
         if _NON_PRODUCING_SHIMS.match(fn) and "empty_strided" not in fn:
-            continue
-        entry = _call(facts, fn, args_node, node, pending_comment, max_depth)
+            return
+        entry = _call(self.facts, fn, args, node, self.pending_comment, self.max_depth)
         entry.checked = checked
-        facts.calls.append(entry)
-        pending_comment = None
+        self.facts.calls.append(entry)
+        self.pending_comment = None
 
 
 def _integral(expr: str) -> str:
@@ -362,40 +348,26 @@ def _integral(expr: str) -> str:
     return expr
 
 
-def _statements(body: ts.Node):
-    """Statements of run_impl in order, descending into plain `{ ... }` blocks."""
-    stack = list(reversed(body.named_children))
-    while stack:
-        node = stack.pop()
-        if node.type == "compound_statement":
-            stack.extend(reversed(node.named_children))
-            continue
-        yield node
-
-
-def _call(facts: WrapperFacts, fn: str, args_node: ts.Node | None, stmt: ts.Node,
+def _call(facts: WrapperFacts, fn: str, arg_nodes: list[ts.Node], stmt: ts.Node,
           comment: str | None, max_depth: int) -> Call:
     args: list[str] = []
     names: list[str | None] = []
     outputs: list[str] = []
-    for arg in (args_node.named_children if args_node is not None else []):
-        if arg.type == "comment":
-            continue
+    for arg in arg_nodes:
         raw = ts.text(arg)
-        tensor = re.search(r"\b(\w+)\.(?:data_ptr|get)\(\)", raw)
-        if arg.type == "pointer_expression" and raw.startswith("&"):
-            out = raw[1:].strip()
-            if out.endswith("_handle"):
-                out = out[: -len("_handle")]
+        out = ts.address_of(arg)
+        if out is not None:
+            out = out.removesuffix("_handle")
             outputs.append(out)
             names.append(out)
             args.append(out)
             continue
+        tensor = re.search(r"\b(\w+)\.(?:data_ptr|get)\(\)", raw)
         if tensor:
             names.append(tensor.group(1))
             args.append(tensor.group(1))
             continue
-        if arg.type == "identifier":
+        if ts.is_identifier(arg):
             names.append(raw)
         else:
             # Views passed inline (`reinterpret_tensor_wrapper(buf1, ...)`) still name their buffer.
@@ -415,17 +387,13 @@ def _call(facts: WrapperFacts, fn: str, args_node: ts.Node | None, stmt: ts.Node
 # --- call_triton_<kernel> helpers --------------------------------------------------------------
 
 def _helper(facts: WrapperFacts, name: str, match: dict, function: ts.Node) -> None:
-    params = []
-    for p in match["params"].named_children:
-        ident = [ts.text(i) for i in ts.identifiers(p.child_by_field_name("declarator") or p)]
-        if ident:
-            params.append(ident[0])
-    helper = Helper(name=name, params=tuple(params), location=_loc(facts.path, function))
+    params = tuple(pname for pname, _ in ts.parameters(match["params"]))
+    helper = Helper(name=name, params=params, location=_loc(facts.path, function))
     for m in ts.matches("comments", match["body"]):
         text = ts.text(m["comment"])
         if "async_compile.triton(" not in text:
             continue
-        row0 = m["comment"].start_point[0]
+        row0 = ts.position(m["comment"])[0] - 1
         source, first_line, indent, problem = _triton_comment(text, row0)
         helper.triton_source, helper.source_first_line = source, first_line
         helper.source_indent, helper.source_problem = indent, problem

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from analyzer import intervals, kernels, ts
+from analyzer import intervals, kernels, ts, values
 
 # From gather_dyn.cuda.pt2 (torch 2.11), the kernel source embedded in call_triton_poi_fused_index_mul_0.
 GATHER_TRITON = textwrap.dedent('''
@@ -223,17 +223,17 @@ def test_triton_gather_assertion_and_sources():
     assert a.location.line == 100 + GATHER_TRITON.splitlines().index(
         next(l for l in GATHER_TRITON.splitlines() if "device_assert" in l))
     assert a.location.column == 4 + 4 + 1
-    values = kernels.Values(facts)
-    ptrs, sizes = values.sources(ast.Name("tmp4"), a.line)
+    engine = values.Values(facts)
+    ptrs, sizes = engine.sources(ast.Name("tmp4"), a.line)
     assert ptrs == {"in_ptr0"}          # the index is loaded data (input values), not a range
-    assert values.upper(ast.Name("tmp4"), a.line) is None
+    assert engine.upper(ast.Name("tmp4"), a.line) is None
 
 
 def test_triton_one_sided_index_ranges_over_the_sequence():
     facts = kernels.parse_triton("k", POS_TRITON, "w.wrapper.cpp", 1, 0)
     (a,) = facts.assertions
     assert (a.lower, a.index_var, a.bound_py) == (None, "y0", "512")
-    upper = kernels.Values(facts).upper(ast.Name("y0"), a.line)
+    upper = values.Values(facts).upper(ast.Name("y0"), a.line)
     # y0 = yindex % ks0 -> at most ks0 - 1.
     assert intervals.evaluate_interval(upper, {"ks0": (2, 513)}) == (1, 512)
 
@@ -257,15 +257,15 @@ def test_cpp_gather_kernel():
     assert facts.params == ("in_ptr0", "in_ptr1", "out_ptr0", "ks0", "ks1")
     (a,) = facts.assertions
     assert (a.message, a.index_var, a.bound_py) == ("index out of bounds: 0 <= tmp7 < ks1", "tmp7", "ks1")
-    values = kernels.Values(facts)
-    assert values.sources(ast.Name("tmp7"), a.line)[0] == {"in_ptr0"}
+    engine = values.Values(facts)
+    assert engine.sources(ast.Name("tmp7"), a.line)[0] == {"in_ptr0"}
     assert {var: [e for _, _, e in loops] for var, loops in facts.extents.items()} == {"x0": ["ks0"], "x1": ["8"]}
 
 
 def test_cpp_one_sided_loop_variable():
     facts = _cpp(POS_CPP)
     (a,) = facts.assertions
-    upper = kernels.Values(facts).upper(ast.Name(a.index_var), a.line)
+    upper = values.Values(facts).upper(ast.Name(a.index_var), a.line)
     assert intervals.simplify(f"({upper}) + 1") == "ks0"
 
 
@@ -273,7 +273,7 @@ def test_cpp_vectorized_gather_follows_lambdas_and_blendv():
     facts = _cpp(VEC_CPP)
     (a,) = facts.assertions
     assert a.message == "index out of bounds: 0 <= tmp10 < ks2"
-    ptrs, _ = kernels.Values(facts).sources(ast.Name("tmp10"), a.line)
+    ptrs, _ = values.Values(facts).sources(ast.Name("tmp10"), a.line)
     assert ptrs == {"in_ptr0"}
 
 
@@ -329,5 +329,5 @@ extern "C"  void  cpp_fused_add_arange_embedding_sum_0(const float* in_ptr0, flo
 def test_reused_loop_variable_takes_its_enclosing_loop():
     facts = _cpp(REUSED_LOOP_VAR_CPP)
     (a,) = facts.assertions
-    upper = kernels.Values(facts).upper(ast.Name(a.index_var), a.line)
+    upper = values.Values(facts).upper(ast.Name(a.index_var), a.line)
     assert intervals.simplify(f"({upper}) + 1") == "ks0"
