@@ -64,6 +64,7 @@ def test_the_scan_sees_the_package():
     names = {_name(p) for p in MODULES}
     assert {"analyzer.ts", "analyzer.wrapper", "analyzer.archive", "analyzer.rules", "analyzer.report"} <= names
     assert "tree_sitter" in _top(_imports(PACKAGE / "ts.py"))
+    assert "zipfile" in _top(_imports(PACKAGE / "archive.py"))
     assert "analyzer.ts" in _imports(PACKAGE / "wrapper.py")
     ts_attrs = {n.attr for n in ast.walk(ast.parse((PACKAGE / "ts.py").read_text("utf-8"))) if isinstance(n, ast.Attribute)}
     assert {"child_by_field_name", "named_children", "start_byte"} <= ts_attrs & NODE_API
@@ -84,14 +85,7 @@ def test_only_ts_touches_nodes(path):
     assert not used & NODE_API, "node shapes belong in ts.py helpers or grammars/*.scm queries"
 
 
-def _zipfile_case(path: Path):
-    if path.name == "exported.py" and "zipfile" in _top(_imports(path)):
-        # Issue 8 part 5 moves exported.py onto archive.py's bounded reader (helper "hostile").
-        return pytest.param(path, marks=pytest.mark.xfail(strict=False, reason="exported.py still opens zips itself"))
-    return path
-
-
-@pytest.mark.parametrize("path", [_zipfile_case(p) for p in MODULES], ids=_name)
+@pytest.mark.parametrize("path", MODULES, ids=_name)
 def test_only_archive_imports_zipfile(path):
     if path.name == "archive.py":
         return
