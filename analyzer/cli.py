@@ -6,6 +6,7 @@ package that could not be read (one `aoti-lint: error: ...` line on stderr, neve
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import sys
@@ -62,9 +63,19 @@ class DefaultGroup(click.Group):
         if "--debug" in args[:end]:
             args = ["--debug", *(a for i, a in enumerate(args) if not (a == "--debug" and i < end))]
         rest = args[1:] if args[:1] == ["--debug"] else args
-        if rest and rest[0] not in self.commands and rest[0] not in self._own_options(ctx):
+        if rest and rest[0] not in self.commands and rest[0] not in self._own_options(ctx) \
+                and self._means_package(rest[0]):
             args = args[: len(args) - len(rest)] + [self.default_command, *rest]
         return super().parse_args(ctx, args)
+
+    def _means_package(self, word: str) -> bool:
+        """An option, an existing path or a path-like word goes to `check`; any other unknown word
+        (`insepct`) is left to click, which answers "No such command" with "Did you mean"."""
+        if word.startswith("-") or os.path.exists(word):
+            return True
+        if difflib.get_close_matches(word, list(self.commands)):
+            return False  # a typo of a command, not a missing file
+        return any(sep in word for sep in ("/", os.sep, "."))
 
     def _own_options(self, ctx: click.Context) -> set[str]:
         names: set[str] = set(ctx.help_option_names)
@@ -236,6 +247,12 @@ def cli(debug: bool) -> None:
     """Static analyzer for PyTorch AOTInductor (.pt2) packages.
 
     `aoti-lint PKG...` is short for `aoti-lint check PKG...`.
+
+    \b
+    Exit codes:
+      0  no finding at or above --fail-on (default: error)
+      1  findings at or above --fail-on (`why`: the failure matches nothing in the package)
+      2  usage error, or a package or file that could not be read
     """
 
 
@@ -250,7 +267,9 @@ def cli(debug: bool) -> None:
               help="Rules to disable: names or code prefixes (comma-separated, repeatable).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Lowest severity that makes the exit code 1 (default: error).")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors still exit 2).")
+@click.option("--exit-zero", is_flag=True,
+              help="Exit 0 even when findings reach --fail-on (usage errors and unreadable "
+                   "packages still exit 2).")
 @click.option("--target-device", type=click.Choice(["cpu", "cuda"]), default=None,
               help="The device the package will run on.")
 @click.option("--target-sm", metavar="SM", default=None,
@@ -271,7 +290,11 @@ def check(
     color: bool | None,
     reading: Reading,
 ) -> None:
-    """Check packages and report findings."""
+    """Check packages and report findings.
+
+    Exit 0: no finding at or above --fail-on; 1: findings at or above it; 2: usage error or
+    unreadable package.
+    """
     from . import api
     from .report import render
     from .rules import all_rules, select_rules
