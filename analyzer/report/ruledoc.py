@@ -52,4 +52,90 @@ def render_explain(rule: Any, *, color: bool = False) -> str:
             lines.append(f"    {line}".rstrip())  # code blocks indented, as in a man page
         else:
             lines.append(line)
+    options, limitations = _notes(rule)
+    for heading, text in (("Options that change the verdict", options), ("Known limitations", limitations)):
+        if text:
+            lines += ["", paint(heading, BOLD, color=color), text.replace("`", "")]
+    lines += ["", f"Documentation: {doc_path(rule)} ({doc_url(rule)})"]
     return "\n".join(lines).rstrip() + "\n"
+
+
+# -- docs/rules/<code>-<name>.md: one page per rule, generated from its docstring ---------------
+
+DOCS_DIR = "docs/rules"
+# Where the repository's docs are published; SARIF `helpUri` and `explain` point here.
+DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/"
+GENERATED_NOTE = ("<!-- Generated from the rule's docstring and analyzer/report/rulenotes.py; do not edit. "
+                  "Regenerate: AOTI_LINT_UPDATE_GOLDEN=1 python -m pytest tests/test_rule_docs.py -->")
+
+
+def doc_name(rule: Any) -> str:
+    """`AOTI001-empty-index-bound.md`."""
+    return f"{rule.code}-{rule.name}.md"
+
+
+def doc_path(rule: Any) -> str:
+    """The page's path in the repository."""
+    return f"{DOCS_DIR}/{doc_name(rule)}"
+
+
+def doc_url(rule: Any) -> str:
+    return DOCS_URL + doc_name(rule)
+
+
+def _notes(rule: Any) -> tuple[str, str]:
+    from .rulenotes import LIMITATIONS, OPTIONS
+
+    return OPTIONS.get(rule.name, ""), LIMITATIONS.get(rule.name, "")
+
+
+def render_page(rule: Any) -> str:
+    """The rule's page: title, severity, the docstring's sections, then the options that change its
+    verdict and its known limitations."""
+    doc = rule.doc().splitlines()
+    body = "\n".join(doc[1:]).strip()
+    family = rule.__module__.rsplit(".", 1)[-1]
+    options, limitations = _notes(rule)
+    parts = [
+        f"# {rule.code} `{rule.name}`",
+        GENERATED_NOTE,
+        f"**Severity**: {rule.severity} · **Family**: {family} · [All rules](README.md)",
+        doc[0].strip() if doc else rule.name,
+        body,
+        f"## Options that change the verdict\n\n{options or 'None.'}",
+        f"## Known limitations\n\n{limitations or 'None known.'}",
+        f"Select or ignore it with `--select {rule.code}` / `--ignore {rule.name}`; "
+        f"show this text with `aoti-lint explain {rule.code}`.",
+    ]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def render_index(rules: Sequence[Any]) -> str:
+    lines = ["# Rules", "", GENERATED_NOTE, "",
+             "| code | name | severity | summary |", "| --- | --- | --- | --- |"]
+    for r in rules:
+        lines.append(f"| {r.code} | [`{r.name}`]({doc_name(r)}) | {r.severity} | {r.summary()} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_docs(rules: Sequence[Any]) -> dict[str, str]:
+    """`{file name: text}` for every page in docs/rules, the index included."""
+    pages = {doc_name(r): render_page(r) for r in rules}
+    pages["README.md"] = render_index(rules)
+    return pages
+
+
+def write_docs(folder: str, rules: Sequence[Any]) -> list[str]:
+    """Write the pages into `folder` and delete stale `AOTI*.md` pages; the names written."""
+    from pathlib import Path
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    pages = render_docs(rules)
+    for stale in out.glob("*.md"):
+        if stale.name not in pages:
+            stale.unlink()
+    for name, text in pages.items():
+        (out / name).write_text(text, encoding="utf-8")
+    return sorted(pages)
+

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from .. import __version__
 from ..findings import Finding, Severity
 from ._common import fingerprint, rules_or_all
+from .ruledoc import doc_url
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/aoti-lint/"
@@ -38,6 +39,7 @@ def rule_descriptor(rule: Any) -> dict[str, Any]:
         "shortDescription": {"text": rule.summary() or rule.name},
         "fullDescription": {"text": _plain(full) or rule.name},
         "help": {"text": _plain(doc) or rule.name, "markdown": doc or rule.name},
+        "helpUri": doc_url(rule),
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
         # The family module (bounds, empty, package) groups rules in code-scanning UIs.
         "properties": {"tags": [rule.__module__.rsplit(".", 1)[-1]]},

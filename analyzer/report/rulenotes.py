@@ -1,0 +1,87 @@
+"""What a rule's page adds to its docstring: the options that change its verdict and its known
+limitations. Keyed by rule name; `docs/rules/*.md` and `aoti-lint explain` show them.
+
+Every rule reads `--input-names` and `--exported-program` for wording (the user's input names in
+messages and witnesses); only the effects on the verdict are listed here.
+"""
+
+from __future__ import annotations
+
+NAMES_ONLY = ("`--exported-program` and `--input-names` change only the wording (the user's input names "
+              "in the message and the witness).")
+
+OPTIONS: dict[str, str] = {
+    "empty-index-bound": (
+        NAMES_ONLY + " A declared `Dim(\"n\", min=1)` does not remove the finding: the package does not "
+        "enforce declared ranges, so an empty input still reaches the kernel. `--select`/`--ignore` and "
+        "`[tool.aoti-lint]` turn the rule off."),
+    "unenforced-lower-bound": (
+        NAMES_ONLY + " Declaring `Dim(..., min=0)` does not change it: the package is still compiled "
+        "for its own minimum."),
+    "index-exceeds-constant-bound": (
+        "`--exported-program`: a declared `max` counts in the interval arithmetic with the compiled one "
+        "(the tighter wins): a declared max within the bound gives no finding, one above it a warning "
+        "instead of an error. Packages built from `torch.export` usually carry the declared max in their "
+        "compiled range already. `--input-names` changes only the wording."),
+    "division-by-dynamic-size": NAMES_ONLY + " Declared minimums are not enforced by the package and do "
+                                             "not remove the finding.",
+    "empty-reduction": NAMES_ONLY + " Declared minimums are not enforced by the package and do not "
+                                    "remove the finding.",
+    "target-device-mismatch": (
+        "`--target-device cpu|cuda` and `--target-sm SM` (or `target-device`/`target-sm` in "
+        "`[tool.aoti-lint]`): without them the rule says nothing. `--target-sm` alone implies CUDA."),
+    "no-kernel-source": "None: it reports what the package contains.",
+    "unlinked-assertion": "None. `--input-names` changes only the wording.",
+    "unparsed-member": (
+        "The limits `--max-member-size`, `--max-total-size`, `--max-nesting` and `--timeout` (and their "
+        "`[tool.aoti-lint]` keys): a member over a limit is skipped and reported here."),
+    "compiled-range-narrower-than-declared": (
+        "`--exported-program EP.pt2` (or an exported program inside the package): without a declared "
+        "range the rule says nothing."),
+    "unchecked-extern-call": "None.",
+    "unenforced-dim-equality": NAMES_ONLY,
+}
+
+STATIC = ("It reads the package's source only: a verdict is about what the generated code allows, not "
+          "about the inputs your callers really send.")
+
+LIMITATIONS: dict[str, str] = {
+    "empty-index-bound": (
+        STATIC + " Assertions in kernels present only as binaries are not seen (`no-kernel-source`); "
+        "assertions it cannot link to an input are reported as `unlinked-assertion`, never as this "
+        "rule. A bound that is 0 only for a combination of sizes is found when the combination sets "
+        "single dims to 0; bounds whose value the expression language cannot evaluate are not reported."),
+    "unenforced-lower-bound": (
+        STATIC + " Size 1 below a compiled minimum of 2 often runs correctly (see `fixtures/README.md`: "
+        "`gather_dyn` with n = 1 matches eager); the finding says the size was never compiled for, not "
+        "that it fails."),
+    "index-exceeds-constant-bound": (
+        STATIC + " Only positional indices (from iteration ranges and sizes) are checked; an index that is "
+        "loaded data (token ids into an embedding) is a data error and is not reported. Upper bounds "
+        "recorded as 2147483647 (32-bit indexing) are treated as unbounded."),
+    "division-by-dynamic-size": (
+        STATIC + " Divisions hidden inside library calls (extern kernels, cuBLAS) are not seen; when an index "
+        "assertion trips on the same empty input first, the division is not reported."),
+    "empty-reduction": (
+        STATIC + " Reductions inside extern kernels are not seen; `sum`/`prod` over empty dims are not "
+        "reported because their results match eager."),
+    "target-device-mismatch": (
+        "It compares metadata (`AOTI_DEVICE_KEY`, `AOTI_COMPUTE_CAPABILITY`), not the cubins themselves; "
+        "a package without that metadata is not reported."),
+    "no-kernel-source": "Binaries are listed, never opened or disassembled.",
+    "unlinked-assertion": (
+        "Each finding is a gap in the analyzer as much as in the package; the reason in the message "
+        "says which link is missing."),
+    "unparsed-member": (
+        "The rest of the package is still analyzed, so other rules can miss findings that live in the "
+        "skipped member."),
+    "compiled-range-narrower-than-declared": (
+        "The exported program is matched to models by name; a model without a matching program is "
+        "not compared."),
+    "unchecked-extern-call": (
+        "It finds shim calls in the wrapper's `run_impl` only; shims called from kernel sources are not "
+        "checked."),
+    "unenforced-dim-equality": (
+        STATIC + " Equalities the package checks itself (`check_input_N` with the check always on) are not "
+        "reported."),
+}
