@@ -16,7 +16,7 @@ from typing import IO, Any, Callable, Sequence
 
 import click
 
-from . import __version__
+from . import __version__, baseline
 from .config import FORMAT_NAMES, Config, ConfigError, load_config, merge, parse_input_names
 from .findings import Finding, Severity
 
@@ -270,6 +270,11 @@ def cli(debug: bool) -> None:
 @click.option("--exit-zero", is_flag=True,
               help="Exit 0 even when findings reach --fail-on (usage errors and unreadable "
                    "packages still exit 2).")
+@click.option("--baseline", "baseline_file", metavar="FILE", default=None,
+              help="Accept the findings recorded in FILE (see --write-baseline): only new findings "
+                   "are reported and fail; entries that match nothing any more are listed on stderr.")
+@click.option("--write-baseline", metavar="FILE", default=None,
+              help="Record the current findings in FILE as accepted, and exit 0.")
 @click.option("--target-device", type=click.Choice(["cpu", "cuda"]), default=None,
               help="The device the package will run on.")
 @click.option("--target-sm", metavar="SM", default=None,
@@ -285,6 +290,8 @@ def check(
     ignore: tuple[str, ...],
     fail_on: str | None,
     exit_zero: bool,
+    baseline_file: str | None,
+    write_baseline: str | None,
     target_device: str | None,
     target_sm: str | None,
     color: bool | None,
@@ -302,11 +309,33 @@ def check(
     config = _config(reading, select=select, ignore=ignore, fail_on=fail_on,
                      target_device=target_device, target_sm=target_sm, format=fmt)
     select_rules(config.select, config.ignore)  # an unknown selector fails before any package is read
+    if baseline_file is not None and not os.path.isfile(baseline_file):
+        raise LintError(f"{baseline_file}: No such file (--baseline; create it with --write-baseline)")
     result = api.lint(list(packages), _options(config, reading))
-    text = render(config.format, result.findings, packages=result.packages,
+    findings = list(result.findings)
+    if write_baseline is not None:
+        count = baseline.write(write_baseline, findings)
+        click.echo(f"{PROG}: wrote {count} baseline entr{'y' if count == 1 else 'ies'} to {write_baseline}",
+                   err=True)
+        click.get_current_context().exit(0)
+    if baseline_file is not None:
+        findings = _apply_baseline(baseline_file, findings, packages)
+    text = render(config.format, findings, packages=result.packages,
                   color=_use_color(color, output), rules=all_rules())
     _emit(text, output)
-    click.get_current_context().exit(exit_code(result.findings, config.fail_on, exit_zero))
+    click.get_current_context().exit(exit_code(findings, config.fail_on, exit_zero))
+
+
+def _apply_baseline(path: str, findings: list[Finding], packages: Sequence[str]) -> list[Finding]:
+    """The findings the baseline does not accept; the accepted count and stale entries on stderr."""
+    outcome = baseline.apply(findings, baseline.load(path), packages)
+    click.echo(f"{PROG}: {path}: {outcome.matched} baselined finding(s) not shown, "
+               f"{len(outcome.new)} new, {len(outcome.stale)} stale entr{'y' if len(outcome.stale) == 1 else 'ies'}",
+               err=True)
+    for entry in outcome.stale:
+        click.echo(f"{PROG}: stale baseline entry (matches nothing now; rewrite with --write-baseline): "
+                   f"{entry.describe()}", err=True)
+    return list(outcome.new)
 
 
 @cli.command()

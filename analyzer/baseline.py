@@ -1,0 +1,113 @@
+"""Baselines: accept today's findings, fail only on new ones.
+
+An entry is a finding's build-stable identity: the package as given on the command line and the
+SARIF fingerprint (rule, input position, dim, normalized expression, model; never a hashed member
+name, a line number or the message), with those fields spelled out for review. A rebuild of the
+same model keeps its baseline; entries that match nothing any more are reported as stale so that a
+baseline only shrinks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Sequence
+
+from .findings import Finding
+from .report._common import fingerprint
+
+SCHEMA = "aoti-lint.baseline/1"
+
+
+@dataclass(frozen=True)
+class Entry:
+    package: str
+    fingerprint: str
+    rule: str = ""
+    model: str = ""
+    input: int | None = None
+    dim: int | None = None
+    key: str = ""
+
+    def describe(self) -> str:
+        where = f"input {self.input}" + (f" dim {self.dim}" if self.dim is not None else "") \
+            if self.input is not None else ""
+        parts = [self.rule, f"model {self.model}", where, f"`{self.key}`" if self.key else ""]
+        return f"{self.package}: " + ", ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """New findings (still reported), the number matched by the baseline, and stale entries."""
+
+    new: tuple[Finding, ...]
+    matched: int
+    stale: tuple[Entry, ...]
+
+
+def package_key(package: str) -> str:
+    """The package as given, with `/` separators, so a baseline written on one OS reads on another."""
+    return PurePath(package).as_posix()
+
+
+def entry(finding: Finding) -> Entry:
+    return Entry(package=package_key(finding.package), fingerprint=fingerprint(finding), rule=finding.rule,
+                 model=finding.model, input=finding.input, dim=finding.dim, key=finding.key)
+
+
+def render(findings: Sequence[Finding]) -> str:
+    entries = sorted((entry(f) for f in findings), key=lambda e: (e.package, e.rule, e.model, e.fingerprint))
+    doc = {"schema": SCHEMA, "entries": [
+        {"package": e.package, "rule": e.rule, "model": e.model, "input": e.input, "dim": e.dim,
+         "key": e.key, "fingerprint": e.fingerprint} for e in entries]}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def write(path: str, findings: Sequence[Finding]) -> int:
+    Path(path).write_text(render(findings), encoding="utf-8")
+    return len(findings)
+
+
+def load(path: str) -> list[Entry]:
+    """The entries of a baseline file; a ValueError naming the file when it is not one."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not a baseline file (invalid JSON: {exc.msg} at line {exc.lineno})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("entries"), list):
+        raise ValueError(f"{path}: not a baseline file (expected schema {SCHEMA!r}; write one with --write-baseline)")
+    out = []
+    for raw in doc["entries"]:
+        if not isinstance(raw, dict) or not isinstance(raw.get("package"), str) \
+                or not isinstance(raw.get("fingerprint"), str):
+            raise ValueError(f"{path}: baseline entry without a package and fingerprint: {raw!r}")
+        out.append(Entry(package=raw["package"], fingerprint=raw["fingerprint"], rule=str(raw.get("rule", "")),
+                         model=str(raw.get("model", "")), input=raw.get("input"), dim=raw.get("dim"),
+                         key=str(raw.get("key", ""))))
+    return out
+
+
+def apply(findings: Sequence[Finding], entries: Sequence[Entry], packages: Sequence[str]) -> Outcome:
+    """Split findings into new ones and those the baseline accepts (each entry accepts one finding).
+
+    Entries for packages not checked in this run are neither matched nor stale.
+    """
+    budget = Counter((e.package, e.fingerprint) for e in entries)
+    new: list[Finding] = []
+    matched = 0
+    for f in findings:
+        ident = (package_key(f.package), fingerprint(f))
+        if budget[ident] > 0:
+            budget[ident] -= 1
+            matched += 1
+        else:
+            new.append(f)
+    checked = {package_key(p) for p in packages}
+    stale: list[Entry] = []
+    for e in entries:
+        if e.package in checked and budget[(e.package, e.fingerprint)] > 0:
+            budget[(e.package, e.fingerprint)] -= 1
+            stale.append(e)
+    return Outcome(new=tuple(new), matched=matched, stale=tuple(stale))
