@@ -40,7 +40,8 @@ class Entry:
 
 @dataclass(frozen=True)
 class Outcome:
-    """New findings (still reported), the number matched by the baseline, and stale entries."""
+    """The findings still reported (new ones, and accepted ones as such), the number matched by the
+    baseline, and stale entries."""
 
     new: tuple[Finding, ...]
     matched: int
@@ -58,7 +59,7 @@ def entry(finding: Finding) -> Entry:
 
 
 def render(findings: Sequence[Finding]) -> str:
-    entries = sorted((entry(f) for f in findings), key=lambda e: (e.package, e.rule, e.model, e.fingerprint))
+    entries = sorted((entry(f) for f in findings if not f.accepted), key=lambda e: (e.package, e.rule, e.model, e.fingerprint))
     doc = {"schema": SCHEMA, "entries": [
         {"package": e.package, "rule": e.rule, "model": e.model, "input": e.input, "dim": e.dim,
          "key": e.key, "fingerprint": e.fingerprint} for e in entries]}
@@ -67,7 +68,7 @@ def render(findings: Sequence[Finding]) -> str:
 
 def write(path: str, findings: Sequence[Finding]) -> int:
     Path(path).write_text(render(findings), encoding="utf-8")
-    return len(findings)
+    return sum(1 for f in findings if not f.accepted)
 
 
 def load(path: str) -> list[Entry]:
@@ -92,12 +93,16 @@ def load(path: str) -> list[Entry]:
 def apply(findings: Sequence[Finding], entries: Sequence[Entry], packages: Sequence[str]) -> Outcome:
     """Split findings into new ones and those the baseline accepts (each entry accepts one finding).
 
-    Entries for packages not checked in this run are neither matched nor stale.
+    Entries for packages not checked in this run are neither matched nor stale; accepted findings
+    stay in `new`, marked accepted.
     """
     budget = Counter((e.package, e.fingerprint) for e in entries)
     new: list[Finding] = []
     matched = 0
     for f in findings:
+        if f.accepted:  # accepted in [tool.aoti-lint]: shown as such, never part of a baseline
+            new.append(f)
+            continue
         ident = (package_key(f.package), fingerprint(f))
         if budget[ident] > 0:
             budget[ident] -= 1

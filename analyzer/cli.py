@@ -232,7 +232,7 @@ def exit_code(findings: Sequence[Finding], fail_on: Severity, exit_zero: bool = 
     """1 when a finding is at or above `fail_on` (and not `--exit-zero`), else 0."""
     if exit_zero:
         return 0
-    return 1 if any(f.severity >= fail_on for f in findings) else 0
+    return 1 if any(f.severity >= fail_on and not f.accepted for f in findings) else 0
 
 
 output_option = click.option(
@@ -313,6 +313,8 @@ def check(
         raise LintError(f"{baseline_file}: No such file (--baseline; create it with --write-baseline)")
     result = api.lint(list(packages), _options(config, reading))
     findings = list(result.findings)
+    if config.accept or config.per_package_ignores:
+        findings = _apply_accept(config, findings, packages)
     if write_baseline is not None:
         count = baseline.write(write_baseline, findings)
         click.echo(f"{PROG}: wrote {count} baseline entr{'y' if count == 1 else 'ies'} to {write_baseline}",
@@ -326,11 +328,26 @@ def check(
     click.get_current_context().exit(exit_code(findings, config.fail_on, exit_zero))
 
 
+def _apply_accept(config: Config, findings: list[Finding], packages: Sequence[str]) -> list[Finding]:
+    """[tool.aoti-lint] per-package-ignores and accept entries; unused accept entries on stderr."""
+    from . import accept
+
+    try:
+        accept.check_rules(config.accept, config.per_package_ignores)
+    except accept.AcceptError as exc:
+        raise LintError(f"{config.source}: [tool.aoti-lint] {exc}") from None
+    applied = accept.apply(findings, config.accept, config.per_package_ignores, packages)
+    for entry in applied.unused:
+        click.echo(f"{PROG}: {config.source}: accept entry matches no finding (remove it): {entry.describe()}",
+                   err=True)
+    return list(applied.findings)
+
+
 def _apply_baseline(path: str, findings: list[Finding], packages: Sequence[str]) -> list[Finding]:
     """The findings the baseline does not accept; the accepted count and stale entries on stderr."""
     outcome = baseline.apply(findings, baseline.load(path), packages)
     click.echo(f"{PROG}: {path}: {outcome.matched} baselined finding(s) not shown, "
-               f"{len(outcome.new)} new, {len(outcome.stale)} stale entr{'y' if len(outcome.stale) == 1 else 'ies'}",
+               f"{sum(1 for f in outcome.new if not f.accepted)} new, {len(outcome.stale)} stale entr{'y' if len(outcome.stale) == 1 else 'ies'}",
                err=True)
     for entry in outcome.stale:
         click.echo(f"{PROG}: stale baseline entry (matches nothing now; rewrite with --write-baseline): "

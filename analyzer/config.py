@@ -42,7 +42,8 @@ MAX_CONFIG_BYTES = 16 * 2**20  # a pyproject.toml is kilobytes; past this it is 
 FORMAT_NAMES = ("text", "concise", "json", "sarif", "github", "markdown")
 DEVICES = ("cpu", "cuda")
 LIMIT_KEYS = ("max-members", "max-member-size", "max-total-size", "max-nesting", "timeout")
-KEYS = ("select", "ignore", "fail-on", "target-device", "target-sm", "format", *LIMIT_KEYS)
+KEYS = ("select", "ignore", "fail-on", "target-device", "target-sm", "format", *LIMIT_KEYS,
+        "per-package-ignores", "accept")  # the last two: analyzer.accept
 
 
 # config key / CLI option stem -> Config (and Limits) field
@@ -74,6 +75,8 @@ class Config:
     max_nesting: int | None = None
     timeout_s: float | None = None
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml it came from
+    per_package_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # analyzer.accept
+    accept: tuple[Any, ...] = ()  # analyzer.accept.Acceptance entries
 
     def limits(self) -> Any:
         """An `analyzer.archive.Limits` with the configured values over its defaults.
@@ -168,6 +171,15 @@ def parse_section(section: dict[str, Any], source: Path | None = None) -> Config
         for key, name in LIMIT_FIELDS.items():
             if key in section:
                 config = replace(config, **{name: LIMIT_PARSERS[key](section[key], key)})
+        if "per-package-ignores" in section or "accept" in section:
+            from . import accept
+
+            try:
+                config = replace(config, accept=accept.parse_accept(section.get("accept", [])),
+                                 per_package_ignores=accept.parse_per_package_ignores(
+                                     section.get("per-package-ignores", {})))
+            except accept.AcceptError as exc:
+                raise ConfigError(str(exc)) from None
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return config

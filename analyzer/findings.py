@@ -63,3 +63,4 @@ class Finding:
     key: str = ""
     package: str = ""
     snippet: tuple[str, ...] = field(default=(), compare=False)
+    accepted: str | None = None  # the reason, when `[[tool.aoti-lint.accept]]` accepts it on purpose

@@ -29,7 +29,8 @@ def counts(findings: Iterable[Finding]) -> dict[Severity, int]:
     """Findings per severity, most severe first."""
     out = {Severity.ERROR: 0, Severity.WARNING: 0, Severity.INFO: 0}
     for f in findings:
-        out[f.severity] += 1
+        if not f.accepted:  # accepted on purpose: shown, not counted
+            out[f.severity] += 1
     return out
 
 
@@ -38,13 +39,16 @@ def plural(n: int, word: str) -> str:
 
 
 def summary(findings: Sequence[Finding], packages: Sequence[object]) -> str:
-    """`Found 1 error, 0 warnings, 2 infos in 1 package.` or `All checks passed.`"""
-    if not findings:
-        return "All checks passed."
+    """`Found 1 error, 0 warnings, 2 infos in 1 package.` or `All checks passed.`, with
+    ` (N accepted)` before the period when findings were accepted on purpose."""
+    accepted = sum(1 for f in findings if f.accepted)
+    note = f" ({accepted} accepted)" if accepted else ""
+    if len(findings) == accepted:
+        return f"All checks passed{note}."
     c = counts(findings)
     return (
         f"Found {plural(c[Severity.ERROR], 'error')}, {plural(c[Severity.WARNING], 'warning')}, "
-        f"{plural(c[Severity.INFO], 'info')} in {plural(len(packages), 'package')}."
+        f"{plural(c[Severity.INFO], 'info')} in {plural(len(packages), 'package')}{note}."
     )
 
 

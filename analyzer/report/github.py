@@ -25,13 +25,15 @@ def annotation(f: Finding) -> str:
         props.append(f"line={f.location.line}")
         if f.location.column > 0:
             props.append(f"col={f.location.column}")
-    props.append(f"title={escape_property(f'{f.code} {f.rule}')}")
-    message = f.message
+    accepted = " (accepted)" if f.accepted else ""
+    props.append(f"title={escape_property(f'{f.code} {f.rule}{accepted}')}")
+    message = f"accepted: {f.accepted}\n{f.message}" if f.accepted else f.message
     if f.witness:
         message += f"\nwitness: {f.witness}"
     if f.fix:
         message += f"\nfix: {f.fix}"
-    return f"::{COMMAND[f.severity]} {','.join(props)}::{escape_data(message)}"
+    command = "notice" if f.accepted else COMMAND[f.severity]  # accepted: visible, never a failure
+    return f"::{command} {','.join(props)}::{escape_data(message)}"
 
 
 def render(

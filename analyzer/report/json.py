@@ -12,8 +12,9 @@ SCHEMA = "aoti-lint.check/1"
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
-    """One finding as the contract spells it (`input`/`dim`/... null when not about one)."""
-    return {
+    """One finding as the contract spells it (`input`/`dim`/... null when not about one);
+    `accepted` (the reason) only on a finding accepted in [tool.aoti-lint]."""
+    out = {
         "code": f.code,
         "rule": f.rule,
         "severity": str(f.severity),
@@ -29,6 +30,9 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "fix": f.fix,
         "chain": list(f.chain),
     }
+    if f.accepted:
+        out["accepted"] = f.accepted
+    return out
 
 
 def render(

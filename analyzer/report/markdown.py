@@ -31,6 +31,8 @@ def _details(f: Finding) -> str:
     title = html.escape(f"{f.code} {f.rule}: {position(f)}")
     lines = [f"<details><summary>{title}</summary>", ""]
     lines.append(f"{ICON[f.severity]} **{f.severity}**: {f.message}")
+    if f.accepted:
+        lines += ["", f"**Accepted:** {f.accepted}"]
     lines.append("")
     pkg = f"{code_span(f.package)}, " if f.package else ""
     lines.append(f"In {pkg}{about(f)}.")
@@ -64,7 +66,8 @@ def render(
     out += ["", "| code | rule | severity | location | message |", "| --- | --- | --- | --- | --- |"]
     for f in findings:
         out.append(
-            f"| {f.code} | {cell(f.rule)} | {f.severity} | {cell(code_span(position(f)))} "
+            f"| {f.code} | {cell(f.rule)} | {f.severity}{' (accepted)' if f.accepted else ''} "
+            f"| {cell(code_span(position(f)))} "
             f"| {cell(f.message)} |"
         )
     out.append("")

@@ -81,6 +81,8 @@ def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     out["message"] = {"text": _message(f)}
     out["locations"] = [_location(f)]
     out["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(f)}
+    if f.accepted:
+        out["suppressions"] = [{"kind": "external", "status": "accepted", "justification": f.accepted}]
     props: dict[str, Any] = {"rule": f.rule, "package": f.package, "model": f.model}
     for key in ("kernel", "input", "dim", "symbol", "witness", "fix"):
         value = getattr(f, key)

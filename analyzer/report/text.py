@@ -32,7 +32,7 @@ def header(f: Finding, *, color: bool) -> str:
         where += f":{loc.line}" + (f":{loc.column}" if loc.column else "")
     sev = SEVERITY_COLOR[f.severity]
     code = paint(f.code, BOLD, sev, color=color)
-    level = paint(str(f.severity), sev, color=color)
+    level = paint(str(f.severity) + (" (accepted)" if f.accepted else ""), sev, color=color)
     return f"{where}: {code} [{f.rule}] {level}: {f.message}"
 
 
@@ -40,6 +40,8 @@ def render_finding(f: Finding, *, color: bool = False) -> str:
     lines = [header(f, color=color)]
     origin = f"  in {f.package}, model {f.model}" if f.package else f"  in model {f.model}"
     lines.append(paint(origin, DIM, color=color))
+    if f.accepted:
+        lines.append(f"  {paint('accepted', BOLD, color=color)}: {f.accepted}")
     lines.extend(f"    {step}" for step in f.chain)
     lines.extend(_snippet(f, color=color))
     if f.witness:
