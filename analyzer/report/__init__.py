@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..findings import Finding
-from . import concise, github, json, markdown, sarif, text
+from . import concise, github, gitlab, json, junit, markdown, rdjson, sarif, text
 
 Renderer = Callable[..., str]
 
@@ -21,6 +21,9 @@ FORMATS: dict[str, Renderer] = {
     "sarif": sarif.render,
     "github": github.render,
     "markdown": markdown.render,
+    "rdjson": rdjson.render,
+    "gitlab": gitlab.render,
+    "junit": junit.render,
 }
 
 

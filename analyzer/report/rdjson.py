@@ -1,0 +1,54 @@
+"""`--format rdjson`: reviewdog's Diagnostic Format (rdjson), for `reviewdog -f=rdjson`.
+
+A diagnostic's path is the package file as given (a file of the repository, which reviewdog can map
+to a pull request's diff); the member inside the archive and its line lead the message, since lines
+of a zip archive mean nothing to a reviewer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from ..findings import Finding, Severity
+from ._common import position
+
+SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
+
+
+def diagnostic(f: Finding) -> dict[str, Any]:
+    from .ruledoc import doc_url
+    from ..rules import find_rule
+
+    lines = [f"{position(f)}: {f.message}"]
+    if f.accepted:
+        lines.insert(0, f"accepted: {f.accepted}")
+    if f.witness:
+        lines.append(f"witness: {f.witness}")
+    if f.fix:
+        lines.append(f"fix: {f.fix}")
+    code: dict[str, Any] = {"value": f"{f.code} {f.rule}"}
+    rule = find_rule(f.code)
+    if rule is not None:
+        code["url"] = doc_url(rule)
+    return {
+        "message": "\n".join(lines),
+        "location": {"path": f.package or f.location.path},
+        "severity": "INFO" if f.accepted else SEVERITY[f.severity],
+        "code": code,
+        "original_output": f"{position(f)}: {f.code} [{f.rule}] {f.severity}: {f.message}",
+    }
+
+
+def render(
+    findings: Sequence[Finding],
+    *,
+    packages: Sequence[object] = (),
+    color: bool = False,
+    rules: Sequence[type] | None = None,
+) -> str:
+    from .ruledoc import DOCS_URL
+
+    doc = {"source": {"name": "aoti-lint", "url": DOCS_URL.rsplit("/docs/", 1)[0]},
+           "diagnostics": [diagnostic(f) for f in findings]}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
