@@ -1,0 +1,158 @@
+"""The GitHub Action's script (stdlib only): run the gate, write the SARIF and the markdown report,
+and create or update the pull request's single aoti-lint comment.
+
+    python aoti_lint_action.py gate      # reads INPUT_* and GITHUB_* like the Action's steps do
+    python aoti_lint_action.py comment
+
+`gate` writes `exit-code`, `sarif` and `report` to $GITHUB_OUTPUT and the report to the job summary;
+`comment` finds the comment that starts with MARKER among the pull request's comments and updates it,
+or creates it; it does nothing outside a pull request.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shlex
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+MARKER = "<!-- aoti-lint-action -->"
+COMMENT_LIMIT = 65536  # GitHub rejects longer comment bodies
+
+
+def expand(patterns: str) -> list[str]:
+    """Whitespace- or newline-separated paths and globs (`**` recursive), in order, each once.
+    A pattern that matches nothing is kept, so that the gate reports the missing file (exit 2)."""
+    out: list[str] = []
+    for pattern in shlex.split(patterns):
+        matches = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
+        for path in matches or [pattern]:
+            if path not in out:
+                out.append(path)
+    return out
+
+
+def gate_commands(env: Mapping[str, str], out_dir: Path) -> tuple[list[str], list[str]]:
+    """The two aoti-lint runs: the markdown report (its exit code is the gate's) and the SARIF."""
+    packages = expand(env.get("INPUT_PACKAGES", ""))
+    common = [*shlex.split(env.get("INPUT_ARGS", ""))]
+    if env.get("INPUT_BASELINE"):
+        common += ["--baseline", env["INPUT_BASELINE"]]
+    exe = shlex.split(env.get("AOTI_LINT", "aoti-lint"))
+    report = [*exe, "check", "--format", "markdown", "-o", str(out_dir / "aoti-lint.md"),
+              "--fail-on", env.get("INPUT_FAIL_ON") or "error", *common, *packages]
+    sarif = [*exe, "check", "--format", "sarif", "-o", str(out_dir / "aoti-lint.sarif"), "--exit-zero",
+             *common, *packages]
+    return report, sarif
+
+
+def gate(env: Mapping[str, str], run: Callable[..., Any] = subprocess.run) -> int:
+    out_dir = Path(env.get("RUNNER_TEMP") or ".") / "aoti-lint"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not expand(env.get("INPUT_PACKAGES", "")):
+        print("aoti-lint action: error: the `packages` input is empty", file=sys.stderr)
+        return _outputs(env, 2, out_dir, "")
+    report_cmd, sarif_cmd = gate_commands(env, out_dir)
+    code = run(report_cmd).returncode
+    run(sarif_cmd)
+    report = out_dir / "aoti-lint.md"
+    text = report.read_text(encoding="utf-8") if report.exists() else ""
+    if not text:  # exit 2: nothing was rendered; the error line is in the job log
+        text = f"## aoti-lint\n\n❌ aoti-lint could not check the packages (exit {code}); see the job log.\n"
+        report.write_text(text, encoding="utf-8")
+    return _outputs(env, code, out_dir, text)
+
+
+def _outputs(env: Mapping[str, str], code: int, out_dir: Path, text: str) -> int:
+    if env.get("GITHUB_OUTPUT"):
+        with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as fh:
+            fh.write(f"exit-code={code}\nsarif={out_dir / 'aoti-lint.sarif'}\nreport={out_dir / 'aoti-lint.md'}\n")
+    if env.get("GITHUB_STEP_SUMMARY") and text:
+        with open(env["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as fh:
+            fh.write(text)
+    return code
+
+
+def comment_body(report: str) -> str:
+    body = f"{MARKER}\n{report}"
+    if len(body) > COMMENT_LIMIT:
+        note = "\n\n… (truncated: the full report is in the job summary and the SARIF upload)\n"
+        body = body[: COMMENT_LIMIT - len(note)] + note
+    return body
+
+
+def pull_request_number(env: Mapping[str, str]) -> int | None:
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path or not os.path.exists(path):
+        return None
+    event = json.loads(Path(path).read_text(encoding="utf-8"))
+    number = (event.get("pull_request") or {}).get("number")
+    return int(number) if number is not None else None
+
+
+class GitHub:
+    """The three REST calls the comment needs."""
+
+    def __init__(self, api_url: str, token: str):
+        self.api_url = api_url.rstrip("/")
+        self.token = token
+
+    def request(self, method: str, path: str, body: dict | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.api_url + path, data=data, method=method, headers={
+            "Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28", "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read() or b"null")
+
+
+def upsert_comment(gh: GitHub, repo: str, number: int, body: str) -> tuple[str, int]:
+    """Update the pull request's aoti-lint comment, or create it: ("updated"|"created", id)."""
+    page = 1
+    while True:
+        comments = gh.request("GET", f"/repos/{repo}/issues/{number}/comments?per_page=100&page={page}")
+        for c in comments:
+            if str(c.get("body", "")).startswith(MARKER):
+                gh.request("PATCH", f"/repos/{repo}/issues/comments/{c['id']}", {"body": body})
+                return "updated", int(c["id"])
+        if len(comments) < 100:
+            break
+        page += 1
+    created = gh.request("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})
+    return "created", int(created["id"])
+
+
+def comment(env: Mapping[str, str]) -> int:
+    number = pull_request_number(env)
+    if number is None:
+        print("aoti-lint action: not a pull request; no comment")
+        return 0
+    report = Path(env.get("INPUT_REPORT") or Path(env.get("RUNNER_TEMP") or ".") / "aoti-lint" / "aoti-lint.md")
+    text = report.read_text(encoding="utf-8") if report.exists() else "## aoti-lint\n\nNo report was written.\n"
+    gh = GitHub(env.get("GITHUB_API_URL", "https://api.github.com"), env.get("GITHUB_TOKEN", ""))
+    try:
+        action, ident = upsert_comment(gh, env["GITHUB_REPOSITORY"], number, comment_body(text))
+    except urllib.error.HTTPError as exc:
+        # A fork's pull request gets a read-only token: say so, do not fail the gate for it.
+        print(f"::warning title=aoti-lint::could not comment on the pull request: HTTP {exc.code} {exc.reason}")
+        return 0
+    print(f"aoti-lint action: {action} comment {ident} on #{number}")
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    commands = {"gate": gate, "comment": comment}
+    if len(argv) != 1 or argv[0] not in commands:
+        print("usage: aoti_lint_action.py gate|comment", file=sys.stderr)
+        return 2
+    return commands[argv[0]](os.environ)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,204 @@
+"""The GitHub Action (action.yml + action/aoti_lint_action.py) and the pre-commit hook, run locally:
+the gate on real packages, the single pull-request comment against a fake GitHub API."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+
+from conftest import FIXTURES, REPO
+
+spec = importlib.util.spec_from_file_location("aoti_lint_action", REPO / "action" / "aoti_lint_action.py")
+action = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(action)
+
+DYN = FIXTURES / "gather_dyn.cuda.stripped.pt2"      # 1 error, 2 warnings
+CLEAN = FIXTURES / "gather_static.cpu.stripped.pt2"  # none
+AOTI_LINT = f"{sys.executable} -m analyzer"
+
+
+def _env(tmp_path: Path, **inputs: str) -> dict[str, str]:
+    (tmp_path / "out.txt").touch()
+    return {"AOTI_LINT": AOTI_LINT, "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(tmp_path / "out.txt"),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), **inputs}
+
+
+def _outputs(tmp_path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in (tmp_path / "out.txt").read_text().splitlines())
+
+
+def test_expand_globs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("a/x.pt2", "a/b/y.pt2", "z.pt2"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).touch()
+    assert action.expand("**/*.pt2\nz.pt2 missing.pt2") == ["a/b/y.pt2", "a/x.pt2", "z.pt2", "missing.pt2"]
+    assert action.expand("nothing/*.pt2") == ["nothing/*.pt2"]  # kept: the gate reports it (exit 2)
+
+
+def test_gate_on_real_packages(tmp_path: Path) -> None:
+    env = _env(tmp_path, INPUT_PACKAGES=f"{DYN}\n{CLEAN}", INPUT_FAIL_ON="error")
+    assert action.gate(env) == 1
+    out = _outputs(tmp_path)
+    assert out["exit-code"] == "1"
+    report = Path(out["report"]).read_text()
+    assert report.startswith("## aoti-lint") and "AOTI001" in report and "s77 = input 0 dim 0" in report
+    assert (tmp_path / "summary.md").read_text() == report
+    sarif = json.loads(Path(out["sarif"]).read_text())
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["AOTI001", "AOTI002", "AOTI002"]
+
+
+def test_gate_with_baseline_and_args(tmp_path: Path) -> None:
+    base = tmp_path / "base.json"
+    subprocess.run([*AOTI_LINT.split(), "--write-baseline", str(base), str(DYN)], check=True, capture_output=True)
+    env = _env(tmp_path, INPUT_PACKAGES=str(DYN), INPUT_FAIL_ON="info", INPUT_BASELINE=str(base))
+    assert action.gate(env) == 0
+    env = _env(tmp_path, INPUT_PACKAGES=str(DYN), INPUT_FAIL_ON="warning", INPUT_ARGS="--ignore AOTI001")
+    assert action.gate(env) == 1
+
+
+def test_gate_on_a_missing_package_exits_2_with_a_report(tmp_path: Path) -> None:
+    env = _env(tmp_path, INPUT_PACKAGES=str(tmp_path / "missing.pt2"))
+    assert action.gate(env) == 2
+    assert "could not check the packages (exit 2)" in Path(_outputs(tmp_path)["report"]).read_text()
+    assert action.gate(_env(tmp_path, INPUT_PACKAGES="  ")) == 2
+
+
+class FakeGitHub(BaseHTTPRequestHandler):
+    """The issue-comments endpoints of the REST API, in memory."""
+
+    comments: list[dict[str, Any]] = []
+    calls: list[tuple[str, str]] = []
+    status = 200
+
+    def _reply(self, code: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self) -> dict[str, Any]:
+        return json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.calls.append(("GET", self.path))
+        page = int(re.search(r"[?&]page=(\d+)", self.path).group(1))
+        self._reply(200, self.comments[(page - 1) * 100: page * 100])
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.calls.append(("POST", self.path))
+        if self.status != 200:
+            return self._reply(self.status, {"message": "Resource not accessible by integration"})
+        assert self.headers["Authorization"] == "Bearer t0ken"
+        comment = {"id": 1000 + len(self.comments), "body": self._body()["body"]}
+        self.comments.append(comment)
+        self._reply(201, comment)
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self.calls.append(("PATCH", self.path))
+        ident = int(self.path.rsplit("/", 1)[1])
+        body = self._body()["body"]
+        for c in self.comments:
+            if c["id"] == ident:
+                c["body"] = body
+        self._reply(200, {"id": ident, "body": body})
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def github() -> Iterator[str]:
+    FakeGitHub.comments = [{"id": i, "body": f"someone else's comment {i}"} for i in range(150)]
+    FakeGitHub.calls = []
+    FakeGitHub.status = 200
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeGitHub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def _comment_env(tmp_path: Path, api: str, report: str) -> dict[str, str]:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7}}))
+    (tmp_path / "report.md").write_text(report)
+    return {"GITHUB_EVENT_PATH": str(event), "GITHUB_API_URL": api, "GITHUB_TOKEN": "t0ken",
+            "GITHUB_REPOSITORY": "o/r", "INPUT_REPORT": str(tmp_path / "report.md")}
+
+
+def test_one_comment_created_then_updated(tmp_path: Path, github: str, capsys: pytest.CaptureFixture) -> None:
+    assert action.comment(_comment_env(tmp_path, github, "## aoti-lint\n\nfirst\n")) == 0
+    ours = [c for c in FakeGitHub.comments if c["body"].startswith(action.MARKER)]
+    assert len(ours) == 1 and ours[0]["body"].endswith("first\n")
+    # The second run finds it on page 2 (151 comments) and updates it in place.
+    assert action.comment(_comment_env(tmp_path, github, "## aoti-lint\n\nsecond\n")) == 0
+    ours = [c for c in FakeGitHub.comments if c["body"].startswith(action.MARKER)]
+    assert len(ours) == 1 and ours[0]["body"].endswith("second\n")
+    assert len(FakeGitHub.comments) == 151
+    assert ("PATCH", f"/repos/o/r/issues/comments/{ours[0]['id']}") in FakeGitHub.calls
+    assert "updated comment 1150 on #7" in capsys.readouterr().out
+
+
+def test_comment_without_permission_warns_and_passes(tmp_path: Path, github: str,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    FakeGitHub.status = 403
+    assert action.comment(_comment_env(tmp_path, github, "## aoti-lint\n")) == 0
+    assert "::warning title=aoti-lint::could not comment on the pull request: HTTP 403" in capsys.readouterr().out
+
+
+def test_no_pull_request_no_comment(tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"push": {}}))
+    assert action.comment({"GITHUB_EVENT_PATH": str(event)}) == 0
+
+
+def test_long_report_is_truncated_under_githubs_limit() -> None:
+    body = action.comment_body("x" * 100_000)
+    assert len(body) <= action.COMMENT_LIMIT and body.startswith(action.MARKER) and "truncated" in body
+
+
+def test_action_yml_wires_the_script() -> None:
+    doc = yaml.safe_load((REPO / "action.yml").read_text())
+    assert doc["runs"]["using"] == "composite"
+    steps = doc["runs"]["steps"]
+    gate = next(s for s in steps if s.get("id") == "gate")
+    assert "action/aoti_lint_action.py\" gate" in gate["run"]
+    # Every INPUT_* the script reads is passed from a declared input.
+    for name, value in gate["env"].items():
+        key = re.search(r"inputs\.([\w-]+)", value).group(1)
+        assert key in doc["inputs"], name
+        assert name == "INPUT_" + key.upper().replace("-", "_")
+    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in steps)
+    assert any("aoti_lint_action.py\" comment" in s.get("run", "") for s in steps)
+    assert steps[-1]["run"] == 'exit "${{ steps.gate.outputs.exit-code || 2 }}"'
+    for output in doc["outputs"].values():
+        assert re.search(r"steps\.gate\.outputs\.([\w-]+)", output["value"]).group(1) in ("exit-code", "sarif", "report")
+
+
+def test_pre_commit_hook_runs_on_staged_packages() -> None:
+    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "aoti-lint" and hook["language"] == "python"
+    staged = ["README.md", str(DYN.relative_to(REPO)), str(CLEAN.relative_to(REPO))]
+    files = [f for f in staged if re.search(hook["files"], f)]
+    assert files == staged[1:]
+    # pre-commit appends the file names to the entry; `aoti-lint` is `python -m analyzer` here.
+    entry = hook["entry"].split()
+    assert entry[0] == "aoti-lint"
+    result = subprocess.run([sys.executable, "-m", "analyzer", *entry[1:], *files], cwd=REPO,
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "AOTI001 [empty-index-bound] error" in result.stdout
+    clean = subprocess.run([sys.executable, "-m", "analyzer", *entry[1:], files[1]], cwd=REPO)
+    assert clean.returncode == 0
