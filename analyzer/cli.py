@@ -357,8 +357,8 @@ def _apply_baseline(path: str, findings: list[Finding], packages: Sequence[str])
 
 @cli.command()
 @click.argument("package", metavar="PKG")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "dot"]), default="text",
+              help="Output format (dot: the package's graph for Graphviz).")
 @output_option
 @package_options
 def inspect(package: str, fmt: str, output: str | None, reading: Reading) -> None:
@@ -367,7 +367,12 @@ def inspect(package: str, fmt: str, output: str | None, reading: Reading) -> Non
     from .report import inspect as inspect_report
 
     pkg = api.load(package, _options(_config(reading), reading))
-    text = inspect_report.render_json(pkg) if fmt == "json" else inspect_report.render_text(pkg)
+    if fmt == "dot":
+        from .report.dot import render_dot
+
+        text = render_dot(pkg)
+    else:
+        text = inspect_report.render_json(pkg) if fmt == "json" else inspect_report.render_text(pkg)
     _emit(text if text.endswith("\n") else text + "\n", output)
 
 

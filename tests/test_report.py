@@ -252,7 +252,8 @@ def _golden(name: str, text: str) -> None:
     assert text == path.read_text(encoding="utf-8")
 
 
-EXT = {"text": "txt", "concise": "txt", "json": "json", "sarif": "sarif", "github": "txt", "markdown": "md"}
+EXT = {"text": "txt", "concise": "txt", "json": "json", "sarif": "sarif", "github": "txt", "markdown": "md",
+       "rdjson": "json", "gitlab": "json", "junit": "xml"}
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import Sequence
 
 from ..findings import Finding, Severity
@@ -27,6 +28,53 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def _mermaid_text(text: str) -> str:
+    """A label inside `["..."]`: quotes and angle brackets as Mermaid entity codes, one line."""
+    text = " ".join(text.split())
+    return text.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+
+
+_QUOTED = re.compile(r'"([^"]+)"')
+
+
+def mermaid(f: Finding) -> list[str]:
+    """The finding's chain as a Mermaid flowchart (GitHub renders it): input -> size symbol ->
+    kernel -> assertion, and the input whose values are the index. Empty when the finding is about
+    neither an input nor a kernel."""
+    if f.input is None and not f.kernel:
+        return []
+    nodes: dict[str, str] = {}
+    path: list[str] = []
+    if f.input is not None:
+        label = f"input {f.input}" + (f" dim {f.dim}" if f.dim is not None else "")
+        defined = next((s for s in f.chain if f.symbol and s.startswith(f"{f.symbol} = ")), None)
+        if defined is not None:  # "s77 = input 0 dim 0 (arg0_1.size(0)), compiled for [2, inf), ..."
+            head, _, rest = defined[len(f.symbol) + 3:].partition(", ")
+            label = head
+        nodes["in"] = label
+        path.append("in")
+        if f.symbol:
+            nodes["sym"] = f"{f.symbol}: {rest}" if defined is not None and rest else f.symbol
+            path.append("sym")
+    if f.kernel:
+        nodes["k"] = f"kernel {f.kernel}"
+        path.append("k")
+    quoted = _QUOTED.search(f.message)
+    check = f"{quoted.group(1)}" if quoted else f"{f.code} {f.rule}"
+    nodes["at"] = f"{check}<br/>{position(f).rsplit('/', 1)[-1]}"
+    path.append("at")
+    lines = ["```mermaid", "flowchart LR"]
+    for key, label in nodes.items():
+        text = _mermaid_text(label).replace("#lt;br/#gt;", "<br/>")
+        lines.append(f'  {key}["{text}"]')
+    lines.append("  " + " --> ".join(path))
+    index = next((s for s in f.chain if s.startswith("values of input ")), None)
+    if index is not None and f.kernel:  # "values of input 1 (arg1_1) -> tmp4 in kernel"
+        lines.append(f'  idx["{_mermaid_text(index.split(" -> ")[0])}"] -. index .-> k')
+    lines.append("```")
+    return lines
+
+
 def _details(f: Finding) -> str:
     title = html.escape(f"{f.code} {f.rule}: {position(f)}")
     lines = [f"<details><summary>{title}</summary>", ""]
@@ -36,6 +84,9 @@ def _details(f: Finding) -> str:
     lines.append("")
     pkg = f"{code_span(f.package)}, " if f.package else ""
     lines.append(f"In {pkg}{about(f)}.")
+    diagram = mermaid(f)
+    if diagram:
+        lines += ["", *diagram]
     if f.chain:
         lines += ["", "Linking chain:", "", "```text", *f.chain, "```"]
     if f.snippet:
