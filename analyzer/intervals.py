@@ -143,7 +143,7 @@ def evaluate_interval(expr: str, ranges: Mapping[str, tuple[float, float | None]
     tree = _parse(expr)
     try:
         return _eval(tree, ranges, default, 0)
-    except (OverflowError, RecursionError) as exc:
+    except (OverflowError, RecursionError, ZeroDivisionError) as exc:  # ZeroDivision: an empty range
         raise ValueError(f"cannot evaluate {expr[:60]!r}: {type(exc).__name__}") from None
 
 
