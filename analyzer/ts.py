@@ -153,6 +153,18 @@ def integer(node: Node) -> int | None:
     return int(m.group(1) + m.group(2)) if m else None
 
 
+def element(node: Node) -> tuple[str, int] | None:
+    """`arg0_1_size[0]` -> ("arg0_1_size", 0): an array named by an identifier at a literal index."""
+    if node.type != "subscript_expression":
+        return None
+    array, indices = node.child_by_field_name("argument"), node.child_by_field_name("indices")
+    if array is None or array.type != "identifier" or indices is None:
+        return None
+    inner = children(indices)
+    index = integer(inner[0]) if len(inner) == 1 else None
+    return (text(array), index) if index is not None and index >= 0 else None
+
+
 def address_of(node: Node) -> str | None:
     """`&buf1_handle` -> "buf1_handle"; None for anything else."""
     if node.type == "pointer_expression":
@@ -207,9 +219,9 @@ def parameters(params: Node) -> list[tuple[str, str]]:
         decl = p.child_by_field_name("declarator")
         name = None
         if decl is not None:
-            name = next((text(i) for i in _identifiers(decl, 0)), None)
+            name = next((text(i) for i in identifiers(decl)), None)
         if name is None:
-            idents = [text(i) for i in _identifiers(p, 0)]
+            idents = [text(i) for i in identifiers(p)]
             name = idents[-1] if idents else None
         if name:
             out.append((name, text(p)))
@@ -384,7 +396,7 @@ class _CppToPy:
         args_node = n.child_by_field_name("arguments")
         args = _named(args_node) if args_node else []
         if function.type == "lambda_expression":
-            names = sorted({text(i) for i in _identifiers(function, self.max_depth)
+            names = sorted({text(i) for i in identifiers(function)
                             if re.match(r"(tmp\d+|in_out_ptr\d+|in_ptr\d+)$", text(i))})
             loads = [nm for nm in names if "ptr" in nm]
             values = [nm for nm in names if "ptr" not in nm]
@@ -446,7 +458,8 @@ def _named(node: Node) -> list[Node]:
     return [c for c in node.named_children if c.type != "comment"]
 
 
-def _identifiers(node: Node, limit: int) -> Iterator[Node]:
+def identifiers(node: Node) -> Iterator[Node]:
+    """Every identifier under `node` in document order (iterative; at most 100,000 nodes visited)."""
     stack = [node]
     seen = 0
     while stack and seen < 100_000:
@@ -454,9 +467,4 @@ def _identifiers(node: Node, limit: int) -> Iterator[Node]:
         seen += 1
         if n.type == "identifier":
             yield n
-        stack.extend(reversed(n.children))  # document order
-
-
-def identifiers(node: Node) -> Iterator[Node]:
-    """Every identifier under `node` (iterative)."""
-    return _identifiers(node, 0)
+        stack.extend(reversed(n.children))

@@ -17,8 +17,6 @@ from . import ts
 from .findings import Location
 
 _CHECK_INPUT = re.compile(r"check_input_(\d+)$")
-_SIZE_REF = re.compile(r"^\s*(\w+?)_(size|stride)\[(\d+)\]\s*$")
-_INFO_FIELD = re.compile(r"^(inputs_info_|constants_info_)\[(\d+)\]\.(\w+)$")
 _TOPO = re.compile(r"//\s*Topologically Sorted Source Nodes:.*")
 # Allocation and bookkeeping shims: they create or move buffers but compute nothing from inputs.
 _NON_PRODUCING_SHIMS = re.compile(
@@ -152,27 +150,24 @@ def _note_errors(facts: WrapperFacts, node: ts.Node) -> None:
 # --- constructor -------------------------------------------------------------------------------
 
 def _constructor(facts: WrapperFacts, body: ts.Node) -> None:
-    for m in ts.matches("assignments", body):
-        left = ts.text(m["left"]).replace(" ", "")
-        right = m["right"]
-        if left == "in_spec_":
-            facts.in_spec = ts.string_value(right)
+    for m in ts.matches("constructor", body):
+        value = m["value"]
+        if "in_spec" in m:
+            facts.in_spec = ts.string_value(value)
             continue
-        fm = _INFO_FIELD.match(left)
-        if not fm:
+        table, index, fld = ts.text(m["table"]), ts.integer(m["index"]), ts.text(m["field"])
+        if index is None:
             continue
-        table, index, fld = fm.group(1), int(fm.group(2)), fm.group(3)
         if table == "inputs_info_" and fld == "name":
-            value = ts.string_value(right)
-            if value is not None:
-                facts.inputs[index] = value
+            name = ts.string_value(value)
+            if name is not None:
+                facts.inputs[index] = name
         elif table == "constants_info_":
             entry = facts.constants.setdefault(index, {})
             if fld in ("name", "original_fqn"):
-                entry[fld] = ts.string_value(right)
+                entry[fld] = ts.string_value(value)
             elif fld == "shape":
-                nums = re.findall(r"-?\d+", ts.text(right))
-                entry["shape"] = tuple(int(n) for n in nums)
+                entry["shape"] = tuple(n for n in map(ts.integer, ts.children(value)) if n is not None)
 
 
 # --- check_input_N -----------------------------------------------------------------------------
@@ -234,9 +229,9 @@ def _declarations(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
         # (`auto u0 = u0_raw;` after `aoti_torch_item_int64(buf, &u0_raw)`).
         if type_text in _SIZE_TYPES or (type_text == "auto" and re.match(r"^(u|s|ps)\d+$", name)):
             loc = _loc(facts.path, m["declaration"])
-            sm = _SIZE_REF.match(value_text)
-            if sm:
-                facts.symbols.append(SymbolDecl(name, name, loc, buffer=sm.group(1), kind=sm.group(2), dim=int(sm.group(3))))
+            read = _size_read(value)
+            if read is not None:
+                facts.symbols.append(SymbolDecl(name, name, loc, buffer=read[0], kind=read[1], dim=read[2]))
             else:
                 try:
                     expr = _integral(ts.cpp_to_py(value, max_depth)) if type_text != "auto" else \
@@ -255,6 +250,16 @@ def _declarations(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
                 target = tensors[0].removesuffix("_handle")
                 if target != name:
                     facts.aliases[name] = target
+
+
+def _size_read(value: ts.Node) -> tuple[str, str, int] | None:
+    """`arg0_1_size[0]` -> ("arg0_1", "size", 0); `arg0_1_stride[1]` -> ("arg0_1", "stride", 1)."""
+    element = ts.element(value)
+    if element is None:
+        return None
+    array, index = element
+    buffer, _, kind = array.rpartition("_")
+    return (buffer, kind, index) if buffer and kind in ("size", "stride") else None
 
 
 def _size_asserts(facts: WrapperFacts, body: ts.Node) -> None:

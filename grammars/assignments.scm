@@ -1,5 +1,5 @@
-; Constructor facts: `inputs_info_[0].name = "arg0_1";`, `constants_info_[0].shape = {100, 16};`,
-; `in_spec_ = R"(...)";`.
+; Assignment statements: C++ kernels' reduction accumulators,
+; `tmp_acc0_vec = max_masked_reduce(tmp_acc0_vec, tmp0, ks0);`, `tmp_acc0 = tmp_acc0 * tmp0;`.
 (expression_statement
   (assignment_expression
     left: (_) @left
