@@ -11,8 +11,36 @@ Size expressions are strings in Python expression syntax over size symbols (`s77
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from .findings import Location
+
+
+class TextEnum(str, Enum):
+    """A state spelled as a string: compares equal to its value and prints as it (JSON, f-strings)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class Enforcement(TextEnum):
+    """Whether a size check runs at run time."""
+
+    ALWAYS = "always"   # unconditionally, at every call
+    ENV = "env"         # only with AOTI_RUNTIME_CHECK_INPUTS=1 (the default codegen of check_input_N)
+    NONE = "none"       # nothing checks it
+
+
+class ProblemKind(TextEnum):
+    """Why a part of the package was skipped."""
+
+    PARSE = "parse"
+    NO_SOURCE = "no-source"
+    LIMIT = "limit"
+    UNREADABLE = "unreadable"
 
 
 @dataclass(frozen=True, order=True)
@@ -27,8 +55,9 @@ class DimRef:
 class Dim:
     """One input dimension as the package was compiled.
 
-    `enforced`: "always" when a check runs unconditionally, "env" when the `check_input_N` functions
-    run only with AOTI_RUNTIME_CHECK_INPUTS set (the default codegen), "none" when nothing checks it.
+    `enforced`: ALWAYS when a check runs unconditionally, ENV when the `check_input_N` functions
+    run only with AOTI_RUNTIME_CHECK_INPUTS set (the default codegen), NONE when nothing checks it.
+    A plain string is accepted and converted; anything else is a ValueError.
     """
 
     dim: int
@@ -36,15 +65,21 @@ class Dim:
     value: int | None = None
     min: int | None = None
     max: int | None = None
-    enforced: str = "none"
+    enforced: Enforcement = Enforcement.NONE
     declared_min: int | None = None
     declared_max: int | None = None
     check_location: Location | None = None   # where check_input_N tests this dim
     # A dim the package never reads itself: it must equal this expression over root symbols
     # (`assert_size_stride(arg1_1, {1L + s69, 8L}, ...)`), checked only where `tie_enforced` says.
     tied_expr: str | None = None
-    tie_enforced: str = "none"
+    tie_enforced: Enforcement = Enforcement.NONE
     tie_location: Location | None = None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # The parsers set these after construction too: every assignment is validated.
+        if name in ("enforced", "tie_enforced"):
+            value = Enforcement(value)
+        object.__setattr__(self, name, value)
 
     @property
     def dynamic(self) -> bool:
@@ -195,7 +230,10 @@ class Problem:
 
     message: str
     location: Location | None = None
-    kind: str = "parse"                # parse | no-source | limit | unreadable
+    kind: ProblemKind = ProblemKind.PARSE
+
+    def __post_init__(self) -> None:
+        self.kind = ProblemKind(self.kind)
 
 
 @dataclass

@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
-from . import intervals
+from . import sizes
+from . import witness as W
 from .findings import Location
 from .model import Assertion, Dim, DimRef, Input, Model, Package, span
 from .report._common import location_json
@@ -369,35 +370,11 @@ def _chain(model: Model, a: Assertion) -> tuple[str, ...]:
     return steps
 
 
-def _accepts_zero(dim: Dim | None) -> bool:
-    """Size 0 reaches the kernels: the dim is dynamic and nothing rejects 0 on every call."""
-    if dim is None:
-        return False
-    if dim.value is not None:
-        return dim.value == 0
-    return dim.enforced != "always" or (dim.min is not None and dim.min <= 0)
-
-
 def _bound_can_be_zero(model: Model, a: Assertion) -> bool:
-    if a.bound_value is not None or not a.bound_sources:
+    """The bound can reach 0 at run time: a constant 0, or sizes the package accepts make it <= 0."""
+    if a.bound_value is not None:
         return a.bound_value == 0
-    zero_dims = [ref for ref in a.bound_sources if _accepts_zero(model.dim(ref))]
-    if not zero_dims:
-        return False
-    if not a.bound_expr:
-        return True
-    # Put 0 for the dims that accept it and the compiled minimum elsewhere: `s77*s95` is 0 with
-    # either empty, `s77 + 1` never is.
-    values: dict[str, float] = {}
-    for ref in a.bound_sources:
-        dim = model.dim(ref)
-        if dim is None or dim.symbol is None:
-            continue
-        values[dim.symbol] = 0 if ref in zero_dims else (dim.min if dim.min is not None else 2)
-    try:
-        return intervals.evaluate(a.bound_expr, values) <= 0
-    except (ValueError, ZeroDivisionError, TypeError):
-        return True
+    return W.empty_bound_choice(model, a) is not None
 
 
 def _inputs_text(model: Model, indices: tuple[int, ...]) -> str:
@@ -471,7 +448,7 @@ def _index_cause(model: Model, a: Assertion, zero: bool) -> tuple[str, str]:
     who = _inputs_text(model, a.index_sources) if len(a.index_sources) == 1 else \
         " and ".join(_inputs_text(model, (i,)) for i in a.index_sources)
     if a.bound_value is None and a.bound_sources:
-        dims = [r for r in a.bound_sources if _accepts_zero(model.dim(r))] or list(a.bound_sources)
+        dims = [r for r in a.bound_sources if sizes.can_be_zero(model.dim(r))] or list(a.bound_sources)
         empty = " or ".join(f"{model.describe(r)} was empty (size 0)" for r in dims)
         every = f"every index fails `{lower}{a.index_var or 'idx'} < 0`"
         checks = " or ".join(f"{_dim_expr(model, r)} == 0" for r in dims)

@@ -7,9 +7,9 @@ order; `format_witness()` spells them `x.shape = (0, 8), idx.shape = (3,)` with 
 when known (`arg0_1.shape = ...` otherwise); `parse_witness()` reads that text back (tests use it to
 build the tensors and run the package).
 
-Also here: the small questions every rule asks about a dim (can it be 0 at run time, its effective
-upper bound, its range in words) and the search for the smallest size that makes an expression
-exceed a bound.
+Also here: the search for assignments that make an expression 0 (`zero_choice`,
+`empty_bound_choice`, `tripped_assertion`) or exceed a bound (`smallest_exceeding`). Which sizes a
+single dim can take is `analyzer.sizes`.
 """
 
 from __future__ import annotations
@@ -19,62 +19,16 @@ import re
 from typing import Iterable, Mapping
 
 from . import intervals
-from .model import Dim, DimRef, Model, range_text  # noqa: F401 - re-exported for the rules
+from .model import Assertion, Dim, DimRef, Model, range_text  # noqa: F401 - re-exported for the rules
+from .sizes import can_be_zero, effective_max, effective_min
 
 DEFAULT_SIZE = 3
-# Inductor's CUDA codegen records 2**31 - 1 as the max of some dims (32-bit indexing), not a user bound.
-INT32_MAX = 2**31 - 1
 SEARCH_LIMIT = 2**40
 
 Assignment = Mapping[DimRef, int]
 
 
-# -- questions about one dim --------------------------------------------------------------------
-
-def effective_min(dim: Dim) -> int:
-    """The smallest size the compiled code and the user's declaration both allow (0 when unknown)."""
-    if dim.value is not None:
-        return dim.value
-    lows = [v for v in (dim.min, dim.declared_min) if v is not None]
-    return max(lows) if lows else 0
-
-
-def effective_max(dim: Dim) -> int | None:
-    """The tighter of the compiled and the declared max; None when neither bounds the dim."""
-    if dim.value is not None:
-        return dim.value
-    highs = [v for v in (dim.max, dim.declared_max) if v is not None]
-    return min(highs) if highs else None
-
-
-def max_origin(dim: Dim) -> str:
-    """Where `effective_max` comes from, in words."""
-    if dim.declared_max is not None and (dim.max is None or dim.declared_max <= dim.max):
-        return "declared"
-    return "compiled" + ("" if dim.enforced == "always" else ", not enforced" if dim.enforced == "none"
-                         else ", enforced only with AOTI_RUNTIME_CHECK_INPUTS=1")
-
-
-def unbounded(dim: Dim) -> bool:
-    """No real upper bound: none compiled nor declared, or only the 32-bit indexing limit."""
-    high = effective_max(dim)
-    return high is None or high >= INT32_MAX
-
-
-def can_be_zero(dim: Dim | None) -> bool:
-    """True when the package accepts size 0 for this dim at run time: the dim is dynamic and either
-    its range check does not always run or the range it checks includes 0."""
-    if dim is None or dim.value is not None:
-        return False
-    if dim.enforced != "always":
-        return True
-    return (dim.min or 0) <= 0
-
-
-def env_check_rejects_zero(dim: Dim | None) -> bool:
-    """True when setting AOTI_RUNTIME_CHECK_INPUTS=1 would make the package reject size 0 here."""
-    return dim is not None and dim.enforced == "env" and (dim.min or 0) >= 1
-
+# -- questions about one dim (answered in analyzer.sizes) ------------------------------------------
 
 def valid_size(dim: Dim, prefer: int = DEFAULT_SIZE) -> int:
     """A size the package was compiled for: the static value, else `prefer` clipped to the range."""
@@ -245,6 +199,70 @@ def parse_witness(text: str) -> list[tuple[str, tuple[int, ...]]]:
 
 
 # -- searching sizes ----------------------------------------------------------------------------
+
+def zero_choice(model: Model, sources: Iterable[DimRef], works, skip: Iterable[DimRef] = ()) -> dict[DimRef, int] | None:
+    """Dims set to 0 for which `works(choice)` holds: one zero-able dim if one suffices (the first
+    in input order), else all zero-able dims together; None when neither does. Only dims the package
+    lets through as 0 (`sizes.can_be_zero`) and not in `skip` are tried."""
+    skipped = set(skip)
+    zeroable = [r for r in sources if r not in skipped and can_be_zero(model.dim(r))]
+    for ref in zeroable:
+        if works({ref: 0}):
+            return {ref: 0}
+    if len(zeroable) > 1:
+        choice = {r: 0 for r in zeroable}
+        if works(choice):
+            return choice
+    return None
+
+
+def zero_assignment(model: Model, expr: str | None, sources: Iterable[DimRef]) -> dict[DimRef, int] | None:
+    """A `zero_choice` that makes `expr` exactly 0 (a divisor, a reduced extent)."""
+    if not expr:
+        return None
+    return zero_choice(model, sources, lambda choice: evaluate_at(model, expr, choice) == 0)
+
+
+def _index_dims(model: Model, a: Assertion, refs: Iterable[DimRef]) -> list[DimRef]:
+    """Of `refs`, the dims that an empty index would share: dims of the index inputs and dims read
+    through the same size symbol. Setting them to 0 removes the index too, so nothing fails."""
+    index_symbols = input_symbols(model, a.index_sources)
+    return [r for r in refs if r.input in a.index_sources or symbol_of(model, r) in index_symbols]
+
+
+def _bound_fails(model: Model, a: Assertion, choice: Assignment) -> bool:
+    """Under `choice` the assertion's bound is <= 0 while an index still exists."""
+    value = evaluate_at(model, a.bound_expr, choice) if a.bound_expr else None
+    if value is None or value > 0:
+        return False
+    if a.index_extent:
+        extent = evaluate_at(model, a.index_extent, choice)
+        return extent is not None and extent > 0
+    return True
+
+
+def empty_bound_choice(model: Model, a: Assertion) -> dict[DimRef, int] | None:
+    """Dims set to 0 that make an index assertion's dynamic bound <= 0 while an index still exists
+    (the index inputs stay non-empty; an index that ranges over sizes keeps a non-empty range);
+    None when no size the package accepts does."""
+    if not a.linked or a.bound_value is not None or not a.bound_expr:
+        return None
+    return zero_choice(model, a.bound_sources, lambda choice: _bound_fails(model, a, choice),
+                       skip=_index_dims(model, a, a.bound_sources))
+
+
+def tripped_assertion(model: Model, choice: Assignment) -> Assertion | None:
+    """An index assertion whose dynamic bound is <= 0 under `choice` while an index still exists:
+    with these sizes the call fails there (see `empty-index-bound`), whatever else it computes."""
+    for a in model.assertions:
+        if not a.linked or a.bound_value is not None or not a.bound_expr:
+            continue
+        if _index_dims(model, a, [r for r, size in choice.items() if size == 0]):
+            continue
+        if _bound_fails(model, a, choice):
+            return a
+    return None
+
 
 def evaluate_at(model: Model, expr: str, assignment: Assignment | None = None) -> float | None:
     """The value of an expression over root symbols under the witness; None when it cannot say."""

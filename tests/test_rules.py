@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer import api, intervals
+from analyzer import api, intervals, sizes
 from analyzer import witness as W
 from analyzer.cli import cli
 from analyzer.findings import Location, Severity
-from analyzer.model import (Assertion, Dim, DimRef, Division, Input, Launch, Model, Package, Problem, Reduction,
-                            Symbol)
+from analyzer.model import (Assertion, Dim, DimRef, Division, Enforcement, Input, Launch, Model, Package, Problem,
+                            Reduction, Symbol)
 from analyzer.rules import DOC_SECTIONS, Context, all_rules, run_rules
 from conftest import compare_golden, fixture_packages, package_id, shared_packages
 
@@ -580,12 +580,37 @@ def test_interval_edges():
 
 
 def test_can_be_zero():
-    assert W.can_be_zero(Dim(0, "s0", None, 2, None, "env"))
-    assert W.can_be_zero(Dim(0, "s0", None, 2, None, "none"))
-    assert not W.can_be_zero(Dim(0, "s0", None, 2, None, "always"))
-    assert W.can_be_zero(Dim(0, "s0", None, 0, None, "always"))
-    assert not W.can_be_zero(Dim(0, None, 8))
-    assert not W.can_be_zero(None)
+    assert sizes.can_be_zero(Dim(0, "s0", None, 2, None, "env"))
+    assert sizes.can_be_zero(Dim(0, "s0", None, 2, None, "none"))
+    assert not sizes.can_be_zero(Dim(0, "s0", None, 2, None, "always"))
+    assert sizes.can_be_zero(Dim(0, "s0", None, 0, None, "always"))
+    assert not sizes.can_be_zero(Dim(0, None, 8))
+    assert not sizes.can_be_zero(None)
+    # The two cases the old predicates (witness.can_be_zero, why._accepts_zero) disagreed on:
+    assert sizes.can_be_zero(Dim(0, None, 0))                    # a static 0 is always 0
+    assert sizes.can_be_zero(Dim(0, "s0", None, None, None, "always"))  # checked, but no lower end
+
+
+def test_accepts_and_min_possible():
+    always = Dim(0, "s0", None, 2, 512, "always")
+    assert [sizes.accepts(always, n) for n in (0, 1, 2, 512, 513)] == [False, False, True, True, False]
+    gated = Dim(0, "s0", None, 2, 512, "env")
+    assert all(sizes.accepts(gated, n) for n in (0, 1, 513)) and not sizes.accepts(gated, -1)
+    assert sizes.accepts(Dim(0, None, 8), 8) and not sizes.accepts(Dim(0, None, 8), 7)
+    assert [sizes.min_possible(d) for d in (always, gated, Dim(0, None, 8))] == [2, 0, 8]
+    assert sizes.env_check_rejects_zero(gated) and not sizes.env_check_rejects_zero(always)
+
+
+def test_enforcement_is_an_enum():
+    dim = Dim(0, "s0", None, 2, None, "env")
+    assert dim.enforced is Enforcement.ENV and dim.enforced == "env" and f"{dim.enforced}" == "env"
+    assert json.dumps({"e": dim.enforced}) == '{"e": "env"}'
+    with pytest.raises(ValueError):
+        Dim(0, "s0", enforced="odd")
+    with pytest.raises(ValueError):
+        dim.tie_enforced = "sometimes"
+    with pytest.raises(ValueError):
+        Problem("x", kind="odd")
 
 
 # -- robustness: any model the linker could produce, no exception ------------------------------
@@ -598,7 +623,7 @@ _EXPRS = st.sampled_from(["s0", "s1", "s0*s1", "s0 - 1", "s0 + 1", "trunc(0.12*s
 _DIMS = st.builds(lambda value, lo, span, enforced, dlo, dhi: (value, lo, None if span is None else lo + span,
                                                                enforced, dlo, dhi),
                   st.one_of(st.none(), st.integers(0, 8)), st.integers(0, 20),
-                  st.one_of(st.none(), st.integers(-3, 2**31)), st.sampled_from(["env", "none", "always", "odd"]),
+                  st.one_of(st.none(), st.integers(-3, 2**31)), st.sampled_from(["env", "none", "always"]),
                   st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(), st.integers(0, 600)))
 
 

@@ -7,11 +7,12 @@ import math
 from typing import Iterable
 
 from .. import intervals
+from .. import sizes
 from .. import witness as W
 from ..findings import Finding, Location, Severity
 from ..model import Assertion, DimRef, Model, span
 from . import Context, Rule, register
-from .messages import CHAIN, EFFECTS, ENFORCEMENT, FIXES, MESSAGES, NO_BOUND
+from .messages import CHAIN, EFFECTS, ENFORCEMENT, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
 
 
 def effect(model: Model, message: str) -> str:
@@ -22,7 +23,12 @@ def effect(model: Model, message: str) -> str:
 
 def env_clause(dim) -> str:
     """`, or run with AOTI_RUNTIME_CHECK_INPUTS=1 ...` where that would reject size 0, else ""."""
-    return FIXES["env"] if W.env_check_rejects_zero(dim) else ""
+    return FIXES["env"] if sizes.env_check_rejects_zero(dim) else ""
+
+
+def max_origin(dim) -> str:
+    """Where `sizes.effective_max` comes from, in words."""
+    return MAX_ORIGIN["declared" if sizes.max_is_declared(dim) else dim.enforced]
 
 
 def where(ref: DimRef) -> str:
@@ -45,27 +51,6 @@ def unique_assertions(model: Model, keep) -> Iterable[Assertion]:
             continue
         seen.add(ident)
         yield a
-
-
-def tripped_assertion(model: Model, choice: dict[DimRef, int]) -> Assertion | None:
-    """An index assertion whose dynamic bound is <= 0 under `choice` while an index still exists:
-    with these sizes the call fails there (see `empty-index-bound`), whatever else it computes."""
-    for a in model.assertions:
-        if not a.linked or a.bound_value is not None or not a.bound_expr:
-            continue
-        index_symbols = W.input_symbols(model, a.index_sources)
-        if any(r.input in a.index_sources or W.symbol_of(model, r) in index_symbols
-               for r, size in choice.items() if size == 0):
-            continue
-        value = W.evaluate_at(model, a.bound_expr, choice)
-        if value is None or value > 0:
-            continue
-        if a.index_extent:
-            extent = W.evaluate_at(model, a.index_extent, choice)
-            if extent is None or extent <= 0:
-                continue
-        return a
-    return None
 
 
 @register
@@ -116,7 +101,7 @@ class EmptyIndexBound(Rule):
             return a.linked and a.bound_value is None and bool(a.bound_sources) and bool(a.bound_expr)
 
         for a in unique_assertions(model, keep):
-            choice = self._zero_assignment(model, a)
+            choice = W.empty_bound_choice(model, a)
             if choice is None:
                 continue
             ref = min(choice)
@@ -140,32 +125,6 @@ class EmptyIndexBound(Rule):
                 witness=W.witness(model, choice),
                 fix=FIXES["empty-index-bound"].format(check_expr=W.check_expr(model, ref), env=env_clause(dim)),
                 chain=chain, key=key)
-
-    @staticmethod
-    def _zero_assignment(model: Model, a: Assertion) -> dict[DimRef, int] | None:
-        """Dims set to 0 that make the bound <= 0 while an index still exists (the index inputs stay
-        non-empty; an index that ranges over sizes keeps a non-empty range): one dim if one suffices
-        (the first in input order), else every zero-able bound dim; None if none does."""
-        index_symbols = W.input_symbols(model, a.index_sources)
-        zeroable = [r for r in a.bound_sources
-                    if W.can_be_zero(model.dim(r)) and r.input not in a.index_sources
-                    and W.symbol_of(model, r) not in index_symbols]
-
-        def fails(choice: dict[DimRef, int]) -> bool:
-            value = W.evaluate_at(model, a.bound_expr, choice)
-            if value is None or value > 0:
-                return False
-            if a.index_extent:
-                extent = W.evaluate_at(model, a.index_extent, choice)
-                return extent is not None and extent > 0
-            return True
-
-        for ref in zeroable:
-            if fails({ref: 0}):
-                return {ref: 0}
-        if len(zeroable) > 1 and fails({r: 0 for r in zeroable}):
-            return {r: 0 for r in zeroable}
-        return None
 
 
 @register
@@ -469,12 +428,12 @@ class IndexExceedsConstantBound(Rule):
             dim = model.dim(ref)
             assignment = {ref: size}
             value = W.evaluate_at(model, a.index_extent, assignment)
-            is_unbounded = W.unbounded(dim)
-            high_dim = W.effective_max(dim)
+            is_unbounded = sizes.unbounded(dim)
+            high_dim = sizes.effective_max(dim)
             fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
                           dim_display=W.dim_display(model, ref), where=where(ref), limit=size - 1,
                           bound_value=a.bound_value, effect=effect(model, a.message),
-                          max=high_dim, max_origin=W.max_origin(dim), check_expr=W.check_expr(model, ref),
+                          max=high_dim, max_origin=max_origin(dim), check_expr=W.check_expr(model, ref),
                           no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
             message = MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
                                else "index-exceeds-constant-bound.bounded"]
@@ -523,7 +482,7 @@ class IndexExceedsConstantBound(Rule):
     @staticmethod
     def _witness(model: Model, a: Assertion, refs: list[DimRef]) -> tuple[DimRef, int] | None:
         """The first dim (input order; unbounded ones first) whose smallest exceeding size exists."""
-        ordered = sorted(refs, key=lambda r: (not W.unbounded(model.dim(r)), r))
+        ordered = sorted(refs, key=lambda r: (not sizes.unbounded(model.dim(r)), r))
         for ref in ordered:
             size = W.smallest_exceeding(model, a.index_extent, ref, a.bound_value)
             if size is not None:

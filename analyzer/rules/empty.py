@@ -8,7 +8,7 @@ from .. import witness as W
 from ..findings import Finding, Severity
 from ..model import DimRef, Model
 from . import Context, Rule, register
-from .bounds import env_clause, tripped_assertion, where
+from .bounds import env_clause, where
 from .messages import FIXES, IDENTITIES, MESSAGES
 
 
@@ -17,28 +17,12 @@ def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, source
     first under that choice (the call would stop there); once per `ident`."""
     if ident in seen:
         return None
-    choice = zero_assignment(model, expr, sources)
-    if choice is None or tripped_assertion(model, choice) is not None:
+    choice = W.zero_assignment(model, expr, sources)
+    if choice is None or W.tripped_assertion(model, choice) is not None:
         return None
     seen.add(ident)
     ref = min(choice)
     return choice, ref, model.dim(ref)
-
-
-def zero_assignment(model: Model, expr: str | None, sources: tuple[DimRef, ...]) -> dict[DimRef, int] | None:
-    """One zero-able dim (the first in input order) that makes `expr` exactly 0, else all of them
-    together; None when no dim the package accepts as 0 makes it 0."""
-    if not expr:
-        return None
-    zeroable = [r for r in sources if W.can_be_zero(model.dim(r))]
-    for ref in zeroable:
-        if W.evaluate_at(model, expr, {ref: 0}) == 0:
-            return {ref: 0}
-    if len(zeroable) > 1:
-        choice = {r: 0 for r in zeroable}
-        if W.evaluate_at(model, expr, choice) == 0:
-            return choice
-    return None
 
 
 @register

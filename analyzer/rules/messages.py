@@ -182,3 +182,12 @@ for _key in ("empty-index-bound", "unenforced-lower-bound", "unenforced-lower-bo
              "index-exceeds-constant-bound", "index-exceeds-constant-bound.enforced",
              "division-by-dynamic-size.float", "division-by-dynamic-size.integer", "empty-reduction"):
     FIXES[_key] += CONTRACT_HINT
+
+# Where a dim's effective max comes from (the exported program's declaration, else the compiled
+# range, by how it is enforced).
+MAX_ORIGIN: dict[str, str] = {
+    "declared": "declared",
+    "always": "compiled",
+    "env": "compiled, enforced only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "none": "compiled, not enforced",
+}
