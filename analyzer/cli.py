@@ -423,10 +423,11 @@ def why(package: str, message: str | None, log: str | None, fmt: str, output: st
     text = message if message is not None else _read_log(log or "-")
 
     from . import api, why as why_module
+    from .report import why as why_report
 
     pkg = api.load(package, _options(_config(reading), reading))
     explanation = why_module.explain_failure(pkg, text)
-    rendered = why_module.render_json(explanation) if fmt == "json" else why_module.render_text(explanation)
+    rendered = why_report.render_json(explanation) if fmt == "json" else why_report.render_text(explanation)
     _emit(rendered if rendered.endswith("\n") else rendered + "\n", output)
     click.get_current_context().exit(0 if getattr(explanation, "matched", bool(explanation)) else 1)
 

@@ -274,6 +274,12 @@ class Model:
                 return dims[ref.dim]
         return None
 
+    def input_text(self, index: int) -> str:
+        """`input 1 (idx)`: an input by position, with the user's name where known."""
+        if 0 <= index < len(self.inputs):
+            return f"input {index} ({self.inputs[index].display})"
+        return f"input {index}"
+
     def describe(self, ref: DimRef) -> str:
         """`input 0 dim 0 (arg0_1.size(0))`, with the user's name where known."""
         if 0 <= ref.input < len(self.inputs):

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import analyzer
+import analyzer.report
 import analyzer.rules as rules_module
 from analyzer import __version__, api
 from analyzer.archive import ArchiveError, Limits
@@ -483,10 +484,13 @@ def fake_why(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Package, str]]:
         return Explanation(matched="tmp4 < ks0" in text, text=text)
 
     module.explain_failure = explain_failure
-    module.render_text = lambda e: f"matched={e.matched}"
-    module.render_json = lambda e: json.dumps({"matched": e.matched})
     monkeypatch.setitem(sys.modules, "analyzer.why", module)
     monkeypatch.setattr(analyzer, "why", module, raising=False)
+    report = types.ModuleType("analyzer.report.why")
+    report.render_text = lambda e: f"matched={e.matched}"
+    report.render_json = lambda e: json.dumps({"matched": e.matched})
+    monkeypatch.setitem(sys.modules, "analyzer.report.why", report)
+    monkeypatch.setattr(analyzer.report, "why", report, raising=False)
     return seen
 
 

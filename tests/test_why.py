@@ -13,7 +13,8 @@ import pytest
 
 from analyzer.findings import Location
 from analyzer.model import Assertion, Dim, DimRef, Input, Model, Package
-from analyzer.why import Failure, explain_failure, parse_failure, render_json, render_text
+from analyzer.report.why import render_json, render_text
+from analyzer.why import Failure, explain_failure, parse_failure
 
 DATA = Path(__file__).resolve().parent / "data"
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -167,10 +168,11 @@ def _gather_model(device: str = "cuda", *, named: bool = True) -> Model:
     a = Assertion(kernel="triton_poi_fused_index_mul_0", message="index out of bounds: 0 <= tmp4 < ks0",
                   location=Location(WRAPPER, 656, 9), index_var="tmp4", lower=0, bound="ks0", bound_expr="s77",
                   bound_sources=(DimRef(0, 0),), index_sources=(1,),
-                  chain=("values of input 1 (arg1_1) -> tmp4 in triton_poi_fused_index_mul_0",
+                  # As the linker writes it: user names are applied before linking.
+                  chain=(f"values of input 1 ({'idx' if named else 'arg1_1'}) -> tmp4 in triton_poi_fused_index_mul_0",
                          "must be < ks0: ks0 is argument 3 of the launch at w.cpp:868, passed s77",
-                         "s77 = input 0 dim 0 (arg0_1.size(0)), compiled for [2, inf), checked only with "
-                         "AOTI_RUNTIME_CHECK_INPUTS=1"))
+                         f"s77 = input 0 dim 0 ({'x.shape[0]' if named else 'arg0_1.size(0)'}), compiled for "
+                         "[2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1"))
     return Model(name="model", device=device, metadata={"AOTI_DEVICE_KEY": device}, wrapper_path=WRAPPER,
                  inputs=[x, idx], assertions=[a], checks_gated=True)
 
@@ -466,3 +468,73 @@ def test_kernel_literal_check_message_is_routed():
     (best,) = [c for c in result.candidates if c.kind == "kernel-check"]
     assert best.message == "one_hot: Class values must be smaller than num_classes."
     assert best.location.line == 77 and best.kernel.startswith("cpp_fused_")
+
+
+# ---------------------------------------------------------------------------------------------
+# hostile logs: every pattern is linear in the line, parsing obeys a deadline
+
+_BIG = 200_000
+# One generated line per pattern: a long run that a backtracking pattern would rescan from every
+# start (runs of spaces after a prefix, repeated prefixes without their ending).
+HOSTILE_LINES = {
+    "index-spaces": "index out of bounds: 0 <= tmp4 < ks0" + " " * _BIG + "x",
+    "index-spaces-no-bound": "index out of bounds: 0 <= tmp4 < " + " " * _BIG,
+    "index-repeated": "index out of bounds: " * (_BIG // 21),
+    "index-var-repeated": "index out of bounds: a" * (_BIG // 22),
+    "api-call-repeated": "aoti_torch_x(" * (_BIG // 13) + " API call failed",
+    "api-call-tails": "aoti_torch_x(a" + ") API call failed at " * (_BIG // 21),
+    "api-call-spaces": "aoti_torch_x(" + " " * _BIG + ") API call failed at f line",
+    "device-assert-repeated": "f:1: g: block: [1,1,1], thread: [1,1,1] Assertion `" * (_BIG // 50),
+    "device-assert-token": "Assertion `" + "a" * _BIG + ":1: " + "b" * _BIG,
+    "device-assert-spaces": "Assertion `" + " " * _BIG,
+    "raised-from": "index out of bounds: 0 <= t < 1\nException raised from " + "x at " * (_BIG // 5),
+    "input-check-spaces": "input_handles[0]: unmatched device type, expected: " + " " * _BIG + "1",
+    "input-check-digits": "input_handles[0]: dim value is too small at " + "1" * _BIG,
+    "size-stride": "expected size " + "1" * _BIG + "==",
+    "device-msg": "Expected out tensor to have device " + "a" * _BIG,
+    "ansi": "\x1b[" + ";" * _BIG,
+    "suffixes": "index out of bounds: 0 <= t < " + "1L " * (_BIG // 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_LINES))
+def test_hostile_lines_parse_in_linear_time(name):
+    import time
+
+    text = HOSTILE_LINES[name]
+    start = time.perf_counter()
+    parse_failure(text)
+    explain_failure(_package(_gather_model()), text)
+    # A quadratic pattern takes minutes on 200 KB (the old index pattern: 22 s on 20 KB); linear
+    # ones take milliseconds. The bound is generous so that a loaded machine does not fail it.
+    assert time.perf_counter() - start < 5.0, name
+
+
+def test_hostile_lines_still_parse_the_real_message():
+    (f,) = parse_failure(HOSTILE_LINES["index-spaces"])
+    assert (f.message, f.bound) == ("index out of bounds: 0 <= tmp4 < ks0" + " " * _BIG + "x",
+                                    "ks0" + " " * _BIG + "x")
+    (f,) = parse_failure("Error: aoti_torch_cpu_x(a, b) API call failed at /tmp/w.wrapper.cpp, line 865")
+    assert (f.kind, f.kernel, f.line) == ("extern-call", "aoti_torch_cpu_x", 865)
+    assert f.message == "aoti_torch_cpu_x(a, b) API call failed at /tmp/w.wrapper.cpp, line 865"
+
+
+class _Deadline:
+    def __init__(self, after: int) -> None:
+        self.calls, self.after = 0, after
+
+    def check(self, what: str) -> None:
+        self.calls += 1
+        if self.calls > self.after:
+            raise TimeoutError(what)
+
+
+def test_log_parsing_checks_the_deadline():
+    text = "noise\n" * 10_000
+    deadline = _Deadline(after=1_000_000)
+    parse_failure(text, deadline)
+    assert deadline.calls >= 10_000 // 256
+    with pytest.raises(TimeoutError, match="log"):
+        parse_failure(text, _Deadline(after=3))
+    with pytest.raises(TimeoutError):
+        explain_failure(_package(_gather_model()), text, _Deadline(after=3))

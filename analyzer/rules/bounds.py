@@ -123,7 +123,7 @@ class EmptyIndexBound(Rule):
                 model, ctx, message.format(**fields), a.location,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice),
-                fix=FIXES["empty-index-bound"].format(check_expr=W.check_expr(model, ref), env=env_clause(dim)),
+                fix=FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0", env=env_clause(dim)),
                 chain=chain, key=key)
 
 

@@ -1,31 +1,83 @@
-"""Every user-facing sentence the rules emit, in one place.
+"""Every user-facing sentence the rules and `why` emit, in one place.
 
 `MESSAGES[...]` are finding messages, `FIXES[...]` the `fix` texts, `CHAIN[...]` the lines the
-rules append to an assertion's linking chain, `EFFECTS[...]` what happens at run time per device.
-All are `str.format` templates with named fields; the rule fills them. Keeping them together keeps
-the wording consistent across rules and lets the goldens be reviewed in one place.
+rules append to an assertion's linking chain, `EFFECTS[...]` what happens at run time per device,
+`WHY[...]` the causes, fixes and report lines of `aoti-lint why`. Keys start with the rule name (or
+`why.`) that owns them. All are `str.format` templates with named fields; the rule fills them.
+
+Each table is a `Catalog`: it records which keys were looked up and which fields were given when
+`TRACE` is on, so that a test can show that every template and every field is used.
 """
 
 from __future__ import annotations
 
+import string
+from collections import defaultdict
+
+# (table, key) -> field names given; filled only while TRACE is true (tests).
+TRACE = False
+USED: dict[tuple[str, str], set[str]] = defaultdict(set)
+
+
+class Template(str):
+    """A catalog entry: a `str` whose `format()` records the fields it was given."""
+
+    table: str
+    key: str
+
+    def __new__(cls, text: str, table: str, key: str) -> "Template":
+        out = super().__new__(cls, text)
+        out.table, out.key = table, key
+        return out
+
+    @property
+    def fields(self) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(self) if name}
+
+    def format(self, *args: object, **fields: object) -> str:  # type: ignore[override]
+        if TRACE:
+            USED[(self.table, self.key)].update(fields)
+        return str.format(self, *args, **fields)
+
+
+class Catalog(dict):
+    """`{key: Template}`; looking a key up marks it used (while `TRACE` is on)."""
+
+    def __init__(self, name: str, entries: dict[str, str]) -> None:
+        super().__init__({key: Template(text, name, key) for key, text in entries.items()})
+        self.name = name
+
+    def __getitem__(self, key: str) -> Template:
+        value = super().__getitem__(key)
+        if TRACE:
+            USED[(self.name, key)]
+        return value
+
+    def get(self, key, default=None):  # type: ignore[override]
+        return self[key] if key in self else default
+
+
+def catalogs() -> list[Catalog]:
+    return [v for v in globals().values() if isinstance(v, Catalog)]
+
 # What an out-of-bounds index does at run time, by device.
-EFFECTS: dict[str, str] = {
+EFFECTS = Catalog("EFFECTS", {
     "cuda": "a device-side assert (`CUDA error: device-side assert triggered`) that leaves the CUDA "
             "context unusable for the rest of the process",
     "cpu": "`RuntimeError: {message}` (or an abort of the whole process where the error cannot be "
            "propagated)",
     "unknown": "a failed index assertion (`{message}`) at run time",
-}
+})
 
 # What an empty reduction returns, by op.
-IDENTITIES: dict[str, str] = {
+IDENTITIES = Catalog("IDENTITIES", {
     "max": "-inf (the lowest value of the dtype)",
     "min": "inf (the highest value of the dtype)",
     "argmax": "an arbitrary index (0) of a value that does not exist",
     "argmin": "an arbitrary index (0) of a value that does not exist",
-}
+})
 
-MESSAGES: dict[str, str] = {
+MESSAGES = Catalog("MESSAGES", {
     # AOTI001 empty-index-bound
     "empty-index-bound":
         "index bound `{bound}` of \"{assertion}\" in {kernel} is {dim_display} ({where}), which the package "
@@ -102,11 +154,11 @@ MESSAGES: dict[str, str] = {
         "a larger one is partly ignored",
     # AOTI009 unparsed-member
     "unparsed-member": "skipped ({what}): {problem}",
-}
+})
 
-FIXES: dict[str, str] = {
+FIXES = Catalog("FIXES", {
     "empty-index-bound":
-        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}, or handle size 0 "
+        "reject empty inputs before calling the model (`if {empty_test}: ...`){env}, or handle size 0 "
         "outside the model (and declare Dim(..., min=1) so that the exported contract says so)",
     "unenforced-lower-bound":
         "run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package rejects {dim_display} < {min}, or check "
@@ -156,25 +208,25 @@ FIXES: dict[str, str] = {
         "that the package's own assert_size_stride rejects a mismatch",
     "unparsed-member":
         "check that the package was not truncated or edited; if it is intact, please report it",
-}
+})
 
-CHAIN: dict[str, str] = {
+CHAIN = Catalog("CHAIN", {
     "zero": "with {assignment} the bound{bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
     "extent": "{index_var} reaches {extent} - 1; with {assignment} that is {value} >= {bound_value}",
     "range": "{symbol} = {describe}, {range_text}",
-}
+})
 
-NO_BOUND: dict[str, str] = {
+NO_BOUND = Catalog("NO_BOUND", {
     "none": "no upper bound in the package",
     "int32": "no upper bound in the package other than {max} (the 32-bit indexing limit)",
-}
+})
 
 # How an input dim's range is enforced at run time.
-ENFORCEMENT: dict[str, str] = {
+ENFORCEMENT = Catalog("ENFORCEMENT", {
     "env": "the check runs only when AOTI_RUNTIME_CHECK_INPUTS=1 is set",
     "none": "nothing checks it at run time",
     "always": "the check runs at every call",
-}
+})
 
 # Every fix of a failure a shape guard can reject points at `aoti-lint contract` (issue 11 part 6).
 CONTRACT_HINT = "; `aoti-lint contract PKG --emit python` writes a check_inputs() guard that rejects such inputs"
@@ -185,9 +237,93 @@ for _key in ("empty-index-bound", "unenforced-lower-bound", "unenforced-lower-bo
 
 # Where a dim's effective max comes from (the exported program's declaration, else the compiled
 # range, by how it is enforced).
-MAX_ORIGIN: dict[str, str] = {
+MAX_ORIGIN = Catalog("MAX_ORIGIN", {
     "declared": "declared",
     "always": "compiled",
     "env": "compiled, enforced only with AOTI_RUNTIME_CHECK_INPUTS=1",
     "none": "compiled, not enforced",
-}
+})
+
+# `aoti-lint why`: causes and fixes per failure kind, and the lines of its text report.
+WHY = Catalog("WHY", {
+    # index-assert, a bound that can be 0
+    "why.index.empty": "{describe} was empty (size 0)",
+    "why.index.zero": "{empty}: every index fails `{lower}{index_var} < 0`{otherwise}",
+    "why.index.otherwise": "; otherwise {other}",
+    "why.index.keep": "; and keep the values of {who} in {span}",
+    # index-assert, a dynamic bound that stays positive
+    "why.index.left": "the index {index_var} left {span}",
+    "why.index.keep-values": "keep the values of {who} in {span} (check them before calling the model)",
+    "why.index.keep-bound": "keep {bound} large enough for the index",
+    # where the index comes from
+    "why.index.value": "a value of {who} was outside {span}",
+    "why.index.values": "an index computed from the values of {who} was outside {span}",
+    "why.index.extent-dim": "{describe} was above {bound}{allowed}: {index_var} ranges over [0, {extent}) and must "
+                            "stay < {bound}",
+    "why.index.extent-allowed": " (the exported program allows up to {declared_max})",
+    "why.index.extent-expr": "{who} made {extent} exceed {bound}: {index_var} ranges over [0, {extent}) and must "
+                             "stay < {bound}",
+    "why.index.value-fix": "check that every value of {who} lies in {span} before calling the model{example}, or "
+                           "map invalid ids to a valid one",
+    "why.index.value-example-both": " (e.g. `0 <= {name}.min()` and `{name}.max() < {bound_value}`)",
+    "why.index.value-example-max": " (e.g. `{name}.max() < {bound_value}`)",
+    "why.index.constant-unlinked": "the index {index_var} left {span} (its source is not linked to an input)",
+    "why.index.constant-unlinked-fix": "check the index values fed to this kernel",
+    "why.index.unlinked": "the assertion failed, but {reason}",
+    "why.index.unlinked-reason": "its bound is not linked to an input",
+    "why.index.unlinked-fix": "check the inputs that reach this kernel by hand",
+    # a kernel's own literal check
+    "why.kernel-check": "{kernel} checks its input values itself and rejected them: \"{message}\"",
+    "why.kernel-check.fix": "keep the input values within what the operation accepts (the message says which); "
+                            "eager PyTorch raises the same error for the same input",
+    # a failed ATen shim call
+    "why.extern-call": "the ATen op {call} (called from the wrapper, not a generated kernel) rejected its arguments, "
+                       "which come from {who}: an index out of range, an empty or mismatched tensor; the op's own "
+                       "message, if any, precedes this line in the log",
+    "why.extern-call.fix": "check {who} against what {op} accepts (run the same inputs through the eager model: it "
+                           "raises the op's full error) before calling the package",
+    "why.extern-call.inputs": "its inputs",
+    # input checks (check_input_N, assert_size_stride)
+    "why.check.too-small": "{where} was {got}, below the compiled range {compiled}{declared}{special}",
+    "why.check.too-small.special": " (torch.export's Dim starts at 0, but Inductor specializes sizes 0 and 1, so a "
+                                   "dynamic dim is compiled for >= 2)",
+    "why.check.too-small.fix": "handle {expr} < {expected} outside the model (pad the input, or take another path "
+                               "for small inputs); the package cannot run it",
+    "why.check.too-large": "{where} was {got}, above the compiled range {compiled}{declared}",
+    "why.check.too-large.fix": "split the input so that {expr} <= {expected}, or re-export with a larger "
+                               "Dim(..., max=...) and recompile",
+    "why.check.declared": "; the exported program declared {declared}",
+    "why.check.dim": "{where} was {got}, but the package was compiled with it static at {expected}",
+    "why.check.dim.fix": "pass {expr} == {expected}, or re-export with that dim dynamic (Dim(...)) and recompile",
+    "why.check.stride": "{who} has stride {got} at dim {dim}, but the package was compiled for stride {expected} "
+                        "(a non-contiguous or transposed tensor)",
+    "why.check.stride.fix": "pass a contiguous tensor (`{name}.contiguous()`)",
+    "why.check.dtype": "{who} is {got}, but the package was compiled for {expected}",
+    "why.check.dtype.fix": "cast it before the call (`.to(torch.{expected})`)",
+    "why.check.device": "{who} is on {got}, but the package was compiled for {expected} (AOTI_DEVICE_KEY={key})",
+    "why.check.device.fix": "move every input to {expected} before the call (`.to('{expected}')`)",
+    "why.check.size": "an input's size at dim {dim} was {got}, but the package was compiled for {expected}",
+    "why.check.size.fix": "pass inputs of the compiled shape (run with AOTI_RUNTIME_CHECK_INPUTS=1 to learn which "
+                          "input)",
+    "why.check.other": "an input check failed: {message}",
+    "why.check.other.fix": "compare the inputs with the compiled ones",
+    # device mismatch
+    "why.device": "model '{model}' was compiled for {compiled}{key} but a tensor it received was on {on}{expects}",
+    "why.device.key": " (AOTI_DEVICE_KEY={key})",
+    "why.device.expects": "; the package expects {inputs}",
+    "why.device.input": "{input} on {device}",
+    "why.device.another": "another device",
+    "why.device.fix": "first checks: (1) move every input to {compiled} before the call (`x.to('{compiled}')`), "
+                      "outputs you pass in too; (2) load the package on the device it was compiled for "
+                      "(AOTI_DEVICE_KEY={key}); (3) run once with AOTI_RUNTIME_CHECK_INPUTS=1 so that each input's "
+                      "device is checked and named",
+    # the text report
+    "why.report.nothing": "no recognised failure in the text (expected an `index out of bounds: ...` assertion, an "
+                          "input check such as `input_handles[0]: dim value is too small ...`, or a device mismatch)",
+    "why.report.failure": "failure: {failure}",
+    "why.report.lost-cpu": "CPU kernel error whose message was lost (two threads threw at once): {raw}",
+    "why.report.lost-cuda": "CUDA device-side assert (the assertion text is not in the log): {raw}",
+    "why.report.no-match": "no match in {package}: nothing in the package produces this message (was the log "
+                           "produced by another build of the model?)",
+    "why.report.count": "{count} candidate cause(s) in {package}, most likely first:",
+})
