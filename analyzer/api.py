@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import archive, kernels, ts, wrapper
-from .findings import Finding, Location, Severity
+from .findings import Finding, Location
 from .link import link_model
 from .model import Model, Package, Problem
 
@@ -23,7 +23,6 @@ class Options:
     limits: archive.Limits = field(default_factory=archive.Limits)
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
-    fail_on: Severity = Severity.ERROR
     target_device: str | None = None
     target_sm: str | None = None
     exported_program: str | None = None
@@ -34,9 +33,6 @@ class Options:
 class Result:
     packages: list[Package]
     findings: list[Finding]
-
-    def failed(self, fail_on: Severity) -> bool:
-        return any(f.severity >= fail_on for f in self.findings)
 
 
 def load(path: str | os.PathLike[str], options: Options | None = None) -> Package:

@@ -219,7 +219,6 @@ def _options(config: Config, reading: Reading | None = None, **extra: Any) -> An
         limits=limits,
         select=config.select,
         ignore=config.ignore,
-        fail_on=config.fail_on,
         target_device=config.target_device,
         target_sm=config.target_sm,
         exported_program=reading.exported_program,

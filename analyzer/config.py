@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import capability
 from .findings import Severity
 
 if sys.version_info >= (3, 11):
@@ -218,22 +219,12 @@ def parse_device(value: Any) -> str:
     return value.strip().lower()
 
 
-_SM_RE = re.compile(r"^(?:sm_?|compute_)?(\d{2,3})([a-z]?)$")
-_SM_DOTTED_RE = re.compile(r"^(\d{1,2})\.(\d)([a-z]?)$")
-
-
 def parse_sm(value: Any) -> str:
     """A compute capability as digits: 80, "80", "sm_80", "8.0" -> "80"; "sm_90a" -> "90a"."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
+    sm = capability.parse_sm(value)
+    if sm is None:
         raise ConfigError(f"target-sm must be like 80 or 'sm_90a', got {value!r}")
-    text = str(value).strip().lower()
-    match = _SM_RE.match(text)
-    if match:
-        return match.group(1) + match.group(2)
-    match = _SM_DOTTED_RE.match(text)
-    if match:
-        return match.group(1) + match.group(2) + match.group(3)
-    raise ConfigError(f"target-sm must be like 80 or 'sm_90a', got {value!r}")
+    return capability.sm_text(sm)
 
 
 def parse_format(value: Any) -> str:

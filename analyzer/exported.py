@@ -83,9 +83,6 @@ class ExportedProgram:
     range_constraints: dict[str, tuple[int | None, int | None]] = field(default_factory=dict,
                                                                        compare=False)
 
-    def input(self, name: str) -> ExportedInput | None:
-        return next((inp for inp in self.inputs if inp.name == name), None)
-
 
 # ---------------------------------------------------------------------------------------------
 # Reading the archive

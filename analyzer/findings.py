@@ -45,6 +45,8 @@ class Finding:
     `input`/`dim`/`symbol` are None when the finding is not about one input dimension.
     `chain` is the human-readable linking chain (assertion -> parameter -> launch -> symbol -> input).
     `key` is the normalized expression used for stable fingerprints (never a hashed member name).
+    `message_key` / `fix_key` name the catalog templates (`rules/messages.py`) of `message` and `fix`:
+    tests assert on them, not on prose.
     """
 
     code: str
@@ -64,3 +66,5 @@ class Finding:
     package: str = ""
     snippet: tuple[str, ...] = field(default=(), compare=False)
     accepted: str | None = None  # the reason, when `[[tool.aoti-lint.accept]]` accepts it on purpose
+    message_key: str = ""
+    fix_key: str = ""

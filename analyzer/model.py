@@ -93,17 +93,19 @@ def span(low: int | None, high: int | None) -> str:
 
 
 def range_text(dim: Dim | None) -> str:
-    """`compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1; declared [0, inf)`."""
+    """`compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1; declared [0, inf)`.
+
+    The wording is the message catalog's (`RANGE`, `CHECKED` in rules/messages.py)."""
+    from .rules.messages import CHECKED, RANGE  # plain tables; imported late to keep model.py first
+
     if dim is None:
-        return "compiled range unknown"
+        return RANGE["unknown"]
     if dim.value is not None:
-        return f"static size {dim.value}"
-    check = {"env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
-             "always": "checked at every call"}.get(dim.enforced, "not checked at run time")
-    text = f"compiled for {span(dim.min, dim.max)}, {check}"
+        return RANGE["static"].format(value=dim.value)
+    text = RANGE["compiled"].format(span=span(dim.min, dim.max), checked=CHECKED[dim.enforced])
     if dim.declared_min is not None or dim.declared_max is not None:
-        text += f"; declared {span(dim.declared_min, dim.declared_max)}"
-    return text
+        text += RANGE["declared"].format(span=span(dim.declared_min, dim.declared_max))
+    return str(text)
 
 
 @dataclass

@@ -45,8 +45,8 @@ class FakeError(Rule):
     Declare `Dim("n", min=1)`.
     """
 
-    name = "empty-index-bound"
-    code = "AOTI001"
+    name = "fake-empty-bound"
+    code = "FAKE001"
     severity = Severity.ERROR
 
 
@@ -63,12 +63,12 @@ class FakeWarning(Rule):
     x
     """
 
-    name = "unchecked-input-range"
-    code = "AOTI002"
+    name = "fake-unchecked-range"
+    code = "FAKE002"
     severity = Severity.WARNING
 
 
-def _finding(severity: Severity, code: str = "AOTI001", rule: str = "empty-index-bound") -> Finding:
+def _finding(severity: Severity, code: str = "FAKE001", rule: str = "fake-empty-bound") -> Finding:
     return Finding(
         code=code, rule=rule, severity=severity, message="index bound may be 0", model="model",
         location=Location(WRAPPER, 656, 9), kernel="triton_poi_fused_index_mul_0", input=0, dim=0,
@@ -78,8 +78,8 @@ def _finding(severity: Severity, code: str = "AOTI001", rule: str = "empty-index
 
 
 ERROR = _finding(Severity.ERROR)
-WARNING = _finding(Severity.WARNING, "AOTI002", "unchecked-input-range")
-INFO = _finding(Severity.INFO, "AOTI002", "unchecked-input-range")
+WARNING = _finding(Severity.WARNING, "FAKE002", "fake-unchecked-range")
+INFO = _finding(Severity.INFO, "FAKE002", "fake-unchecked-range")
 
 
 @dataclass
@@ -157,7 +157,7 @@ def test_bare_with_options_first(fake: Calls) -> None:
     fake.findings = [ERROR]
     result = run("--format", "json", "--exit-zero", "a.pt2")
     assert result.exit_code == 0
-    assert json.loads(result.stdout)["findings"][0]["code"] == "AOTI001"
+    assert json.loads(result.stdout)["findings"][0]["code"] == "FAKE001"
 
 
 def test_explicit_check(fake: Calls) -> None:
@@ -238,21 +238,20 @@ def test_exit_code_function() -> None:
 
 def test_options_reach_api(fake: Calls) -> None:
     result = run(
-        "check", "a.pt2", "--select", "AOTI0,empty-index-bound", "--select", "AOTI002",
-        "--ignore", "AOTI002", "--fail-on", "warning", "--target-device", "cuda", "--target-sm", "sm_90a",
+        "check", "a.pt2", "--select", "FAKE0,fake-empty-bound", "--select", "FAKE002",
+        "--ignore", "FAKE002", "--fail-on", "warning", "--target-device", "cuda", "--target-sm", "sm_90a",
     )
     assert result.exit_code == 0, result.output
     options = fake.lint[0][1]
     assert isinstance(options, api.Options)
-    assert options.select == ("AOTI0", "empty-index-bound", "AOTI002")
-    assert options.ignore == ("AOTI002",)
-    assert options.fail_on == Severity.WARNING
+    assert options.select == ("FAKE0", "fake-empty-bound", "FAKE002")
+    assert options.ignore == ("FAKE002",)
     assert (options.target_device, options.target_sm) == ("cuda", "90a")
 
 
 def test_pyproject_config_and_cli_wins(fake: Calls, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.aoti-lint]\nselect = ["AOTI001"]\nfail-on = "warning"\nformat = "json"\n'
+        '[tool.aoti-lint]\nselect = ["FAKE001"]\nfail-on = "warning"\nformat = "json"\n'
         'target-device = "cpu"\ntarget-sm = 80\n'
     )
     sub = tmp_path / "sub"
@@ -261,7 +260,7 @@ def test_pyproject_config_and_cli_wins(fake: Calls, tmp_path: Path, monkeypatch:
     monkeypatch.chdir(sub)  # discovered upward from the working directory
     result = run("check", "a.pt2", "--target-device", "cuda")
     options = fake.lint[0][1]
-    assert options.select == ("AOTI001",) and options.target_sm == "80"
+    assert options.select == ("FAKE001",) and options.target_sm == "80"
     assert options.target_device == "cuda"  # the command line wins
     assert result.exit_code == 1  # fail-on = "warning" from the file
     assert json.loads(result.stdout)["schema"] == "aoti-lint.check/1"  # format from the file
@@ -274,7 +273,7 @@ def test_output_file(fake: Calls, tmp_path: Path) -> None:
     result = run("check", "a.pt2", "--format", "sarif", "-o", "out.sarif")
     assert result.exit_code == 1 and result.stdout == ""
     doc = json.loads((tmp_path / "out.sarif").read_text())
-    assert [r["id"] for r in doc["runs"][0]["tool"]["driver"]["rules"]] == ["AOTI001", "AOTI002"]
+    assert [r["id"] for r in doc["runs"][0]["tool"]["driver"]["rules"]] == ["FAKE001", "FAKE002"]
     assert doc["runs"][0]["results"][0]["ruleIndex"] == 0
 
 
@@ -419,18 +418,18 @@ def test_rules_table(fake: Calls) -> None:
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["CODE", "NAME", "SEVERITY", "SUMMARY"]
-    assert lines[1].split()[:3] == ["AOTI001", "empty-index-bound", "error"]
+    assert lines[1].split()[:3] == ["FAKE001", "fake-empty-bound", "error"]
     assert lines[1].endswith("An index bound is an input dimension that the package accepts as 0.")
-    assert lines[2].split()[:3] == ["AOTI002", "unchecked-input-range", "warning"]
-    assert [r["code"] for r in json.loads(run("rules", "--format", "json").stdout)] == ["AOTI001", "AOTI002"]
+    assert lines[2].split()[:3] == ["FAKE002", "fake-unchecked-range", "warning"]
+    assert [r["code"] for r in json.loads(run("rules", "--format", "json").stdout)] == ["FAKE001", "FAKE002"]
 
 
-@pytest.mark.parametrize("selector", ["empty-index-bound", "AOTI001", "aoti001"])
+@pytest.mark.parametrize("selector", ["fake-empty-bound", "FAKE001", "fake001"])
 def test_explain(fake: Calls, selector: str) -> None:
     result = run("explain", selector)
     assert result.exit_code == 0
     out = result.stdout
-    assert out.startswith("AOTI001 empty-index-bound (error)\n")
+    assert out.startswith("FAKE001 fake-empty-bound (error)\n")
     for section in DOC_SECTIONS:
         assert f"\n{section}\n" in out
     assert "##" not in out and "```" not in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,9 +11,14 @@ from conftest import REPO, SHARED_PT2, require
 
 
 def test_wheel_ships_grammars_and_console_script(tmp_path):
+    # Build from a copy: setuptools writes build/ and *.egg-info next to the sources it builds.
+    src = tmp_path / "src"
+    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(".venv*", ".git", "fixtures", "tests", "bench", "build",
+                                                             "*.egg-info", "__pycache__", ".pytest_cache"))
+    out = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(tmp_path), str(REPO)], check=True, capture_output=True)
-    (wheel,) = tmp_path.glob("aoti_lint-*.whl")
+                    str(out), str(src)], check=True, capture_output=True)
+    (wheel,) = out.glob("aoti_lint-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     scm = {n for n in names if n.endswith(".scm")}
     expected = {f"analyzer/grammars/{p.name}" for p in (REPO / "grammars").glob("*.scm")}

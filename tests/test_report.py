@@ -32,7 +32,8 @@ STATIC_KERNEL = "gather_static.cpu/data/aotinductor/model/cabc123def456.kernel.c
 REDUCE_KERNEL = "empty_reduce.cpu/data/aotinductor/model/cq7rv2k5l3m4n6p8.kernel.cpp"
 
 
-# Stand-ins for the real rules (written elsewhere), documented the way real rules must be.
+# Stand-in rules with clearly fake names and codes (never a real rule's), documented the way real
+# rules must be.
 class EmptyIndexBound(Rule):
     """An index bound is an input dimension that the package accepts as 0.
 
@@ -51,8 +52,8 @@ class EmptyIndexBound(Rule):
     Declare `Dim("n", min=1)` or check `x.shape[0] > 0` before calling the package.
     """
 
-    name = "empty-index-bound"
-    code = "AOTI001"
+    name = "fake-empty-bound"
+    code = "FAKE001"
     severity = Severity.ERROR
 
 
@@ -72,8 +73,8 @@ class UncheckedInputRange(Rule):
     Set `AOTI_RUNTIME_CHECK_INPUTS=1` or validate shapes yourself.
     """
 
-    name = "unchecked-input-range"
-    code = "AOTI002"
+    name = "fake-unchecked-range"
+    code = "FAKE002"
     severity = Severity.WARNING
 
 
@@ -93,8 +94,8 @@ class DataIndexBound(Rule):
     Validate index values before calling the package.
     """
 
-    name = "data-index-bound"
-    code = "AOTI003"
+    name = "fake-data-bound"
+    code = "FAKE003"
     severity = Severity.INFO
 
 
@@ -114,8 +115,8 @@ class EmptyReduction(Rule):
     Guard the empty case in the model or declare `min=1`.
     """
 
-    name = "empty-reduction"
-    code = "AOTI101"
+    name = "fake-empty-reduction"
+    code = "FAKE101"
     severity = Severity.ERROR
 
 
@@ -135,8 +136,8 @@ class MissingKernelSource(Rule):
     Build the package with the default configuration, which keeps kernel sources.
     """
 
-    name = "missing-kernel-source"
-    code = "AOTI201"
+    name = "fake-missing-source"
+    code = "FAKE201"
     severity = Severity.WARNING
 
 
@@ -149,8 +150,8 @@ ASSERT_LINE = (
 
 FINDINGS = [
     Finding(
-        code="AOTI001",
-        rule="empty-index-bound",
+        code="FAKE001",
+        rule="fake-empty-bound",
         severity=Severity.ERROR,
         message="index bound `ks0` is x.size(0) (input 0 dim 0), which the package accepts as 0: "
         "`0 <= tmp4 < ks0` fails for every index",
@@ -174,8 +175,8 @@ FINDINGS = [
         snippet=("        tmp4 = tl.where(tmp3, tmp2, tmp0)", ASSERT_LINE),
     ),
     Finding(
-        code="AOTI002",
-        rule="unchecked-input-range",
+        code="FAKE002",
+        rule="fake-unchecked-range",
         severity=Severity.WARNING,
         message="arg0_1.size(0) must be >= 2 but the check runs only with AOTI_RUNTIME_CHECK_INPUTS set",
         model="model",
@@ -189,8 +190,8 @@ FINDINGS = [
         snippet=("    if (arg0_1_size[0] < 2) {",),
     ),
     Finding(
-        code="AOTI003",
-        rule="data-index-bound",
+        code="FAKE003",
+        rule="fake-data-bound",
         severity=Severity.INFO,
         message="index bound `10L` is a constant: only the values of input 1 (arg1_1) can trip it",
         model="model",
@@ -202,8 +203,8 @@ FINDINGS = [
         snippet=("\t\t\tTORCH_CHECK((0 <= tmp7) & (tmp7 < 10L), \"index out of bounds: 0 <= tmp7 < 10L\");",),
     ),
     Finding(
-        code="AOTI101",
-        rule="empty-reduction",
+        code="FAKE101",
+        rule="fake-empty-reduction",
         severity=Severity.ERROR,
         message="mean over x.size(0) divides by 0 when it is empty: 100% of the output is NaN",
         model="model",
@@ -219,8 +220,8 @@ FINDINGS = [
         package="pt2/empty_reduce.cpu.stripped.pt2",
     ),
     Finding(
-        code="AOTI201",
-        rule="missing-kernel-source",
+        code="FAKE201",
+        rule="fake-missing-source",
         severity=Severity.WARNING,
         message="no source for kernel triton_poi_fused_0, its assertions are not checked",
         model="model",
@@ -296,7 +297,7 @@ def test_text_caret_with_tabs() -> None:
 def test_text_header_and_summary() -> None:
     text = FORMATS["text"](FINDINGS, packages=PACKAGES, color=False, rules=FAKE_RULES)
     assert text.startswith(
-        f"{CUDA_WRAPPER}:656:9: AOTI001 [empty-index-bound] error: index bound `ks0`"
+        f"{CUDA_WRAPPER}:656:9: FAKE001 [fake-empty-bound] error: index bound `ks0`"
     )
     assert "    -> s77 = arg0_1_size[0] (line 855)" in text
     assert "  witness: arg0_1.shape = (0, 8), arg1_1.shape = (3,)" in text
@@ -345,7 +346,7 @@ def test_sarif_driver_lists_every_rule() -> None:
     assert driver["informationUri"].startswith("https://")
     assert [r["id"] for r in driver["rules"]] == [r.code for r in FAKE_RULES]
     first = driver["rules"][0]
-    assert first["name"] == "empty-index-bound"
+    assert first["name"] == "fake-empty-bound"
     assert first["shortDescription"]["text"] == EmptyIndexBound.summary()
     assert first["fullDescription"]["text"].startswith("Finds index-bound assertions")
     assert "## Fix" in first["help"]["markdown"]
@@ -359,7 +360,7 @@ def test_sarif_driver_lists_every_rule() -> None:
 def test_sarif_results() -> None:
     results = _sarif()["runs"][0]["results"]
     first = results[0]
-    assert first["ruleId"] == "AOTI001" and first["ruleIndex"] == 0 and first["level"] == "error"
+    assert first["ruleId"] == "FAKE001" and first["ruleIndex"] == 0 and first["level"] == "error"
     physical = first["locations"][0]["physicalLocation"]
     assert physical["artifactLocation"]["uri"] == CUDA_WRAPPER
     assert physical["region"]["startLine"] == 656 and physical["region"]["startColumn"] == 9
@@ -418,7 +419,7 @@ def test_github_escaping() -> None:
     )
     line = github_report.render([f], packages=[], color=False, rules=FAKE_RULES)
     assert line == (
-        "::warning file=odd%2Cdir/a%3Ab.cpp,line=3,col=4,title=AOTI002 unchecked-input-range"
+        "::warning file=odd%2Cdir/a%3Ab.cpp,line=3,col=4,title=FAKE002 fake-unchecked-range"
         "::100%25 bad%0D%0Asecond line\n"
     )
     assert github_report.escape_data("a%0A") == "a%250A"  # % first, so escapes are not doubled
@@ -435,7 +436,7 @@ def test_github_levels_and_no_line() -> None:
 def test_markdown_cells_escape_pipes() -> None:
     f = replace(FINDINGS[0], message="a | b\nc")
     text = markdown_report.render([f], packages=PACKAGES[:1], color=False, rules=FAKE_RULES)
-    row = next(line for line in text.splitlines() if line.startswith("| AOTI001"))
+    row = next(line for line in text.splitlines() if line.startswith("| FAKE001"))
     assert "a \\| b<br>c" in row
     assert row.count(" | ") == 4  # five cells, none split by the message's pipe
 

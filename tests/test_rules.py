@@ -1,11 +1,12 @@
 """The rules on real packages (shared/pt2 and fixtures/), their goldens, and the interval and
 witness edge cases on small hand-built models that quote real values.
 
-Goldens: `tests/golden/check/<origin>/<package stem>.json` (origin `shared` or `fixtures`) hold
-`aoti-lint check --format json --select ALL` of each package, run from the folder above the
-package's folder (shared) or the repository (fixtures) so that `package` is a relative path
-(`pt2/gather_dyn.cuda.pt2`, `fixtures/gather_dyn.cpu.stripped.pt2`). Regenerate with `AOTI_LINT_UPDATE_GOLDEN=1` and review
-every change against the wrapper source before keeping it.
+Goldens, keyed by rule: `tests/golden/check/<rule>/<origin>__<package stem>.json` (origin `shared`
+or `fixtures`) hold that rule's findings in each package, as `check --format json --select ALL`
+spells them plus their catalog keys, run from the folder above the package's folder (shared) or
+the repository (fixtures) so that `package` is a relative path (`pt2/gather_dyn.cuda.pt2`,
+`fixtures/gather_dyn.cpu.stripped.pt2`). A rule without findings in a package has no file.
+Regenerate with `AOTI_LINT_UPDATE_GOLDEN=1` and review every change against the wrapper source.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from analyzer.findings import Location, Severity
 from analyzer.model import (Assertion, Dim, DimRef, Division, Enforcement, Input, Launch, Model, Package, Problem,
                             Reduction, Symbol)
 from analyzer.rules import DOC_SECTIONS, Context, all_rules, run_rules
-from conftest import compare_golden, fixture_packages, package_id, shared_packages
+from analyzer.report.json import finding_dict
+from conftest import UPDATE_GOLDEN, compare_golden, fixture_packages, package_id, shared_packages
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -151,36 +153,58 @@ def test_target_device_on_real_package():
         assert not [f for f in _lint(path) if f.rule == "target-device-mismatch"]
 
 
-# -- goldens ------------------------------------------------------------------------------------
+# -- goldens, keyed by rule -------------------------------------------------------------------
 
-def _check_json(origin: str, path: Path, monkeypatch) -> str:
+def _findings(origin: str, path: Path, monkeypatch):
     # Run from the folder above the package's folder: `package` is then `pt2/NAME.pt2` (shared) or
     # `fixtures/...` (the repository), never an absolute path.
     base = path.parents[1] if origin == "shared" else REPO
     assert base in path.parents
     monkeypatch.chdir(base)
-    result = CliRunner().invoke(cli, ["check", "--format", "json", "--select", "ALL",
-                                      str(path.relative_to(base))])
-    assert result.exit_code in (0, 1), result.output
-    return result.output
+    return api.lint(str(path.relative_to(base)), api.Options(select=("ALL",))).findings
 
 
-def _golden_path(origin: str, path: Path) -> Path:
-    return GOLDEN / origin / f"{_stem(path)}.json"
+def _golden_path(rule: str, origin: str, path: Path) -> Path:
+    return GOLDEN / rule / f"{origin}__{_stem(path)}.json"
+
+
+def _golden_text(findings) -> str:
+    """The rule's findings as `check --format json` spells them, plus their catalog keys."""
+    docs = [{**finding_dict(f), "message_key": f.message_key, "fix_key": f.fix_key} for f in findings]
+    return json.dumps(docs, indent=2, ensure_ascii=False) + "\n"
 
 
 @pytest.mark.parametrize("origin,path", ALL_PACKAGES, ids=[package_id(p) for _, p in ALL_PACKAGES])
 def test_golden(origin, path, monkeypatch):
-    out = _check_json(origin, path, monkeypatch)
-    json.loads(out)
-    compare_golden(out, _golden_path(origin, path))
+    """One file per (rule, package) with findings; no file means the rule finds nothing there, so
+    one rule's wording change touches only that rule's files."""
+    found = _findings(origin, path, monkeypatch)
+    for rule in all_rules():
+        mine = [f for f in found if f.rule == rule.name]
+        golden = _golden_path(rule.name, origin, path)
+        if mine:
+            compare_golden(_golden_text(mine), golden)
+        elif UPDATE_GOLDEN:
+            golden.unlink(missing_ok=True)
+        else:
+            assert not golden.exists(), f"{rule.name} no longer finds anything in {path} ({golden})"
 
 
 def test_goldens_exist_for_shared():
     if not SHARED:
         pytest.skip(f"{PT2} missing")
-    missing = [p.name for p in SHARED if not _golden_path("shared", p).exists()]
-    assert not missing, f"no golden for {missing}"
+    stems = {_stem(p) for p in SHARED}
+    covered = {g.stem.split("__", 1)[1] for g in GOLDEN.glob("*/shared__*.json")}
+    assert covered, "no golden for any shared package"
+    assert not covered - stems, f"goldens for packages that are gone: {covered - stems}"
+
+
+def test_no_stray_goldens():
+    names = {r.name for r in all_rules()}
+    packages = {f"{origin}__{_stem(p)}" for origin, p in ALL_PACKAGES}
+    for golden in GOLDEN.glob("*/*.json"):
+        assert golden.parent.name in names, golden
+        assert golden.stem in packages, golden
 
 
 # -- rule identity and documentation ------------------------------------------------------------

@@ -5,15 +5,11 @@ from __future__ import annotations
 import json
 
 from ..model import Assertion, Dim, Input, Model, Package, span
+from ..rules.messages import CHECKED_CELL
 from ._common import location_json
 
 SCHEMA = "aoti-lint.inspect/1"
 
-_ENFORCED_TEXT = {
-    "env": "only with AOTI_RUNTIME_CHECK_INPUTS=1",
-    "always": "at every call",
-    "none": "never",
-}
 
 
 def _dim_json(dim: Dim) -> dict:
@@ -136,7 +132,7 @@ def render_text(package: Package, color: bool = False) -> str:
                     declared = f", declared {span(dim.declared_min, dim.declared_max)}"
                 rows.append([str(inp.index) if first else "", name if first else "", (inp.dtype or "?") if first else "",
                              str(dim.dim), dim.symbol or "-", _range(dim) + declared,
-                             _ENFORCED_TEXT.get(dim.enforced, dim.enforced)])
+                             CHECKED_CELL[dim.enforced]])
         out.extend("    " + line for line in _table(rows))
         if model.constants:
             out.append(f"  constants ({len(model.constants)}): "

@@ -32,8 +32,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
 from ..findings import Finding, Location, Severity
 
@@ -59,12 +59,34 @@ class Context:
     target_sm: str | None = None      # compute capability digits, e.g. "80", "90a"
 
 
+@dataclass(frozen=True)
+class Case:
+    """A real package a rule is tested on (as Fixit's VALID/INVALID cases; tests/test_rule_cases.py).
+
+    `package` is a path from the repository root (`fixtures/...`), or `shared/NAME.pt2` for the
+    packages in ../shared/pt2. `edit` changes one member before the rule runs: `(member suffix,
+    regex, replacement)` over its bytes, or `(member suffix, None, None)` to drop the member.
+    `expect`: fields of `Finding` that one finding of the rule must have (INVALID cases only),
+    e.g. `{"message_key": "empty-index-bound", "input": 0, "dim": 0}`.
+    """
+
+    package: str
+    expect: dict[str, Any] = field(default_factory=dict)
+    exported: str | None = None
+    target_device: str | None = None
+    target_sm: str | None = None
+    edit: tuple[str, bytes | None, bytes | None] | None = None
+
+
 class Rule:
-    """Base class; subclasses set `name`, `code`, `severity` and a documented docstring."""
+    """Base class; subclasses set `name`, `code`, `severity`, a documented docstring and their own
+    `VALID` (no finding) and `INVALID` (at least one finding) cases on real packages."""
 
     name: ClassVar[str] = ""
     code: ClassVar[str] = ""
     severity: ClassVar[Severity] = Severity.ERROR
+    VALID: ClassVar[tuple[Case, ...]] = ()
+    INVALID: ClassVar[tuple[Case, ...]] = ()
 
     def check(self, model: "Model", ctx: Context) -> Iterable[Finding]:
         """Findings about one model of the package."""
@@ -84,15 +106,22 @@ class Rule:
         severity: Severity | None = None,
         **fields: object,
     ) -> Finding:
-        """A Finding with this rule's code, name and severity, and the model and package filled in."""
+        """A Finding with this rule's code, name and severity, and the model and package filled in.
+
+        `message` and `fix` filled from the catalog (`MESSAGES[key].format(...)`) carry their key,
+        which the finding keeps as `message_key` / `fix_key`."""
+        fix = fields.pop("fix", None)
         return Finding(
             code=self.code,
             rule=self.name,
             severity=self.severity if severity is None else severity,
-            message=message,
+            message=str(message),
             model=model if isinstance(model, str) else model.name,
             location=location,
             package=ctx.package,
+            fix=None if fix is None else str(fix),
+            message_key=getattr(message, "key", ""),
+            fix_key=getattr(fix, "key", ""),
             **fields,  # type: ignore[arg-type]
         )
 

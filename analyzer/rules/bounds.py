@@ -11,7 +11,7 @@ from .. import sizes
 from .. import witness as W
 from ..findings import Finding, Location, Severity
 from ..model import Assertion, DimRef, Model, span
-from . import Context, Rule, register
+from . import Case, Context, Rule, register
 from .messages import CHAIN, EFFECTS, ENFORCEMENT, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
 
 
@@ -29,6 +29,12 @@ def env_clause(dim) -> str:
 def max_origin(dim) -> str:
     """Where `sizes.effective_max` comes from, in words."""
     return MAX_ORIGIN["declared" if sizes.max_is_declared(dim) else dim.enforced]
+
+
+def range_step(model: Model, ref: DimRef, dim, symbol: str | None = None) -> str:
+    """The chain step `s77 = input 0 dim 0 (x.shape[0]), compiled for [2, inf), ...`."""
+    return CHAIN["range"].format(symbol=symbol or W.symbol_of(model, ref) or "?", describe=model.describe(ref),
+                                 range_text=W.range_text(dim))
 
 
 def where(ref: DimRef) -> str:
@@ -96,6 +102,17 @@ class EmptyIndexBound(Rule):
     code = "AOTI001"
     severity = Severity.ERROR
 
+    VALID = (
+        Case("fixtures/gather_static.cpu.stripped.pt2"),     # x[idx] with x static: the bound is 10
+        Case("fixtures/embedding.cuda.stripped.pt2"),        # a table of 100 rows: a constant bound
+    )
+    INVALID = (
+        Case("fixtures/gather_dyn.cpu.stripped.pt2", {"message_key": "empty-index-bound", "input": 0, "dim": 0,
+                                                       "kernel": "cpp_fused_index_mul_0"}),
+        Case("fixtures/index_select_2d.cuda.stripped.pt2", {"message_key": "empty-index-bound", "input": 0, "dim": 1}),
+        Case("fixtures/stress/pkgs/derived_dims.cpu.stripped.pt2", {"message_key": "empty-index-bound.expr"}),
+    )
+
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         def keep(a: Assertion) -> bool:
             return a.linked and a.bound_value is None and bool(a.bound_sources) and bool(a.bound_expr)
@@ -111,8 +128,8 @@ class EmptyIndexBound(Rule):
             simple = len(choice) == 1 and shown == W.dim_display(model, ref)
             fields = dict(bound=a.bound, assertion=a.message, kernel=a.kernel, dim_display=W.dim_display(model, ref),
                           where=where(ref), range_text=W.range_text(dim), effect=effect(model, a.message),
-                          bound_display=shown, zero="empty" if len(choice) == 1 else
-                          "empty (with " + W.assignment_text(model, choice) + ")")
+                          bound_display=shown, zero=MESSAGES["empty-index-bound.zero"] if len(choice) == 1 else
+                          MESSAGES["empty-index-bound.zero-with"].format(assignment=W.assignment_text(model, choice)))
             message = MESSAGES["empty-index-bound" if simple else "empty-index-bound.expr"]
             shown = "" if simple else f" {shown}"
             chain = (*a.chain, CHAIN["zero"].format(assignment=W.assignment_text(model, choice), bound_expr=shown,
@@ -162,6 +179,13 @@ class UnenforcedLowerBound(Rule):
     code = "AOTI002"
     severity = Severity.WARNING
 
+    VALID = (Case("fixtures/gather_static.cpu.stripped.pt2"),)  # no dynamic dim
+    INVALID = (
+        Case("fixtures/gather_dyn.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound", "input": 0, "dim": 0,
+                                                       "fix_key": "unenforced-lower-bound"}),
+        Case("fixtures/stress/pkgs/bool_mask.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.no-kernels"}),
+    )
+
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         users = _kernels_by_symbol(model)
         for inp in model.inputs:
@@ -185,9 +209,8 @@ class UnenforcedLowerBound(Rule):
                 # Point at the check that is skipped (check_input_N), else at the symbol's binding.
                 location = dim.check_location or (sym.location if sym is not None and sym.location is not None
                                                   else model_location(model))
-                chain = [CHAIN["range"].format(symbol=symbol or "?", describe=model.describe(ref),
-                                               range_text=W.range_text(dim))]
-                chain += [f"read by {k}" for k in kernels]
+                chain = [range_step(model, ref, dim, symbol)]
+                chain += [CHAIN["read-by"].format(kernel=k) for k in kernels]
                 yield self.finding(
                     model, ctx, message.format(**fields), location,
                     input=ref.input, dim=ref.dim, symbol=symbol,
@@ -226,6 +249,13 @@ class UnenforcedDimEquality(Rule):
     code = "AOTI012"
     severity = Severity.WARNING
 
+    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)  # x and idx are independent
+    INVALID = (
+        Case("fixtures/stress/pkgs/index_put.cpu.stripped.pt2", {"message_key": "unenforced-dim-equality", "input": 2,
+                                                                  "dim": 0}),
+        Case("fixtures/stress/pkgs/gather3d_dim0.cpu.stripped.pt2", {"input": 1, "dim": 2}),
+    )
+
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         for inp in model.inputs:
             for dim in inp.dims:
@@ -246,7 +276,7 @@ class UnenforcedDimEquality(Rule):
                     input=ref.input, dim=ref.dim, symbol=dim.symbol,
                     witness=W.format_witness(model, [tuple(s) for s in shapes]),
                     fix=FIXES["unenforced-dim-equality"].format(**fields),
-                    chain=(f"{model.describe(ref)} must equal {fields['expr']} ({dim.tied_expr})",),
+                    chain=(CHAIN["tie"].format(describe=model.describe(ref), expr=fields["expr"], tied_expr=dim.tied_expr),),
                     key=f"tie:in{ref.input}.d{ref.dim}=={W.normalize_expr(model, dim.tied_expr)}")
 
 
@@ -288,6 +318,16 @@ class CompiledRangeNarrowerThanDeclared(Rule):
     code = "AOTI010"
     severity = Severity.WARNING
 
+    VALID = (
+        Case("fixtures/gather_dyn.cpu.stripped.pt2"),   # no exported program: nothing is declared
+        Case("fixtures/gather_static.cpu.stripped.pt2", exported="fixtures/gather_static.ep.pt2"),
+    )
+    INVALID = (
+        Case("fixtures/gather_dyn.cpu.stripped.pt2", {"message_key": "compiled-range-narrower-than-declared",
+                                                       "input": 0, "dim": 0},
+             exported="fixtures/gather_dyn.ep.pt2"),
+    )
+
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         users = _kernels_by_symbol(model)
         for inp in model.inputs:
@@ -309,9 +349,7 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                               enforcement=ENFORCEMENT.get(dim.enforced, dim.enforced), min=dim.min,
                               check_expr=W.check_expr(model, ref))
                 location = dim.check_location or model_location(model)
-                chain = (CHAIN["range"].format(symbol=symbol or "?", describe=model.describe(ref),
-                                               range_text=W.range_text(dim)),
-                         *(f"read by {k}" for k in kernels))
+                chain = (range_step(model, ref, dim, symbol), *(CHAIN["read-by"].format(kernel=k) for k in kernels))
                 yield self.finding(
                     model, ctx, MESSAGES["compiled-range-narrower-than-declared"].format(**fields), location,
                     input=ref.input, dim=ref.dim, symbol=symbol,
@@ -402,6 +440,19 @@ class IndexExceedsConstantBound(Rule):
     code = "AOTI003"
     severity = Severity.ERROR
 
+    VALID = (
+        Case("fixtures/pos_embedding_capped.cpu.stripped.pt2"),   # seq declared and compiled <= 512
+        Case("fixtures/embedding.cpu.stripped.pt2"),              # the index is data (token ids)
+    )
+    INVALID = (
+        Case("fixtures/pos_embedding.cpu.stripped.pt2", {"message_key": "index-exceeds-constant-bound.unbounded",
+                                                          "severity": Severity.ERROR, "input": 0, "dim": 1}),
+        Case("fixtures/pos_embedding_max1000.cuda.stripped.pt2", {
+            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.WARNING, "input": 0, "dim": 1}),
+        Case("fixtures/stress/pkgs/item_arange.cpu.stripped.pt2", {
+            "message_key": "index-exceeds-constant-bound.values", "input": 1}),
+    )
+
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         def keep(a: Assertion) -> bool:
             return a.linked and a.bound_value is not None and bool(a.index_extent)
@@ -466,13 +517,13 @@ class IndexExceedsConstantBound(Rule):
         if high <= a.bound_value:
             return None
         names = ", ".join(sorted(unbacked))
-        inputs = ", ".join(f"input {i} ({model.inputs[i].display})" for i in a.index_extent_value_inputs
-                           if i < len(model.inputs))
+        inputs = ", ".join(model.input_text(i) for i in a.index_extent_value_inputs if i < len(model.inputs))
         value = a.bound_value + 1
         fields = dict(assertion=a.message, kernel=a.kernel, extent=a.index_extent, symbols=names, inputs=inputs,
                       bound_value=a.bound_value, value=value, effect=effect(model, a.message))
         first = a.index_extent_value_inputs[0]
-        witness = f"{W.witness(model, {})}; with {names} = {value} (read from the values of {inputs})"
+        witness = MESSAGES["index-exceeds-constant-bound.values-witness"].format(
+            shapes=W.witness(model, {}), symbols=names, value=value, inputs=inputs)
         return self.finding(
             model, ctx, MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location,
             severity=Severity.ERROR, kernel=a.kernel, input=first, symbol=names,
@@ -516,6 +567,14 @@ class UnlinkedAssertion(Rule):
     name = "unlinked-assertion"
     code = "AOTI008"
     severity = Severity.WARNING
+
+    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)
+    INVALID = (
+        # The bound renamed to a name that is no kernel parameter.
+        Case("fixtures/gather_dyn.cpu.stripped.pt2", {"message_key": "unlinked-assertion",
+                                                       "kernel": "cpp_fused_index_mul_0"},
+             edit=(".kernel.cpp", rb"tmp7 < ks1", rb"tmp7 < zz1")),
+    )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         for a in unique_assertions(model, lambda a: not a.linked):

@@ -7,9 +7,9 @@ from typing import Iterable
 from .. import witness as W
 from ..findings import Finding, Severity
 from ..model import DimRef, Model
-from . import Context, Rule, register
-from .bounds import env_clause, where
-from .messages import FIXES, IDENTITIES, MESSAGES
+from . import Case, Context, Rule, register
+from .bounds import env_clause, range_step as _range_step, where
+from .messages import CHAIN, FIXES, IDENTITIES, MESSAGES
 
 
 def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, sources: tuple[DimRef, ...]):
@@ -62,6 +62,13 @@ class DivisionByDynamicSize(Rule):
     code = "AOTI004"
     severity = Severity.WARNING
 
+    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)  # no division
+    INVALID = (
+        Case("fixtures/empty_reduce.cpu.stripped.pt2", {"message_key": "division-by-dynamic-size.float", "input": 0,
+                                                         "dim": 0}),
+        Case("fixtures/empty_reduce.cuda.stripped.pt2", {"message_key": "division-by-dynamic-size.float"}),
+    )
+
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         seen: set[tuple] = set()
         for d in model.divisions:
@@ -74,10 +81,11 @@ class DivisionByDynamicSize(Rule):
             fields = dict(kernel=d.kernel, divisor=d.divisor, divisor_expr=W.display_expr(model, d.divisor_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
                           check_expr=W.check_expr(model, ref), env=env_clause(dim))
-            chain = (f"{d.kernel} divides by {d.divisor}",
-                     f"{d.divisor} = {W.display_expr(model, d.divisor_expr)} (over {d.divisor_expr})",
-                     f"{W.symbol_of(model, ref) or '?'} = {model.describe(ref)}, {W.range_text(dim)}",
-                     f"with {W.assignment_text(model, choice)} the divisor is 0")
+            chain = (CHAIN["divides"].format(kernel=d.kernel, divisor=d.divisor),
+                     CHAIN["divisor"].format(divisor=d.divisor, divisor_display=W.display_expr(model, d.divisor_expr),
+                                             divisor_expr=d.divisor_expr),
+                     _range_step(model, ref, dim),
+                     CHAIN["divisor-zero"].format(assignment=W.assignment_text(model, choice)))
             fix_key = "division-by-dynamic-size.float" if variant == "float" else "division-by-dynamic-size.integer"
             yield self.finding(
                 model, ctx, MESSAGES[f"division-by-dynamic-size.{variant}"].format(**fields), d.location,
@@ -128,6 +136,12 @@ class EmptyReduction(Rule):
     code = "AOTI005"
     severity = Severity.WARNING
 
+    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)  # no reduction
+    INVALID = (
+        Case("fixtures/empty_reduce.cuda.stripped.pt2", {"message_key": "empty-reduction", "input": 0, "dim": 0}),
+        Case("fixtures/stress/pkgs/two_outputs.cpu.stripped.pt2", {"message_key": "empty-reduction", "input": 2}),
+    )
+
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         seen: set[tuple] = set()
         for r in model.reductions:
@@ -140,10 +154,10 @@ class EmptyReduction(Rule):
             fields = dict(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
                           identity=IDENTITIES[r.op], check_expr=W.check_expr(model, ref), env=env_clause(dim))
-            chain = (f"{r.op} reduction in {r.kernel} over {W.display_expr(model, r.extent_expr)} elements "
-                     f"(over {r.extent_expr})",
-                     f"{W.symbol_of(model, ref) or '?'} = {model.describe(ref)}, {W.range_text(dim)}",
-                     f"with {W.assignment_text(model, choice)} nothing is reduced and the identity is returned")
+            chain = (CHAIN["reduction"].format(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
+                                               extent_expr=r.extent_expr),
+                     _range_step(model, ref, dim),
+                     CHAIN["reduction-empty"].format(assignment=W.assignment_text(model, choice)))
             yield self.finding(
                 model, ctx, MESSAGES["empty-reduction"].format(**fields), r.location,
                 kernel=r.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),

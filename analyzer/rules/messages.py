@@ -14,9 +14,20 @@ from __future__ import annotations
 import string
 from collections import defaultdict
 
-# (table, key) -> field names given; filled only while TRACE is true (tests).
+# (table, key) -> the fields given a non-empty value; filled only while TRACE is true (tests).
 TRACE = False
 USED: dict[tuple[str, str], set[str]] = defaultdict(set)
+
+
+class Text(str):
+    """A filled template: the text, and the catalog key it came from (findings keep the key)."""
+
+    key: str
+
+    def __new__(cls, text: str, key: str) -> "Text":
+        out = super().__new__(cls, text)
+        out.key = key
+        return out
 
 
 class Template(str):
@@ -34,10 +45,10 @@ class Template(str):
     def fields(self) -> set[str]:
         return {name for _, name, _, _ in string.Formatter().parse(self) if name}
 
-    def format(self, *args: object, **fields: object) -> str:  # type: ignore[override]
+    def format(self, *args: object, **fields: object) -> Text:  # type: ignore[override]
         if TRACE:
-            USED[(self.table, self.key)].update(fields)
-        return str.format(self, *args, **fields)
+            USED[(self.table, self.key)].update(k for k, v in fields.items() if str(v))
+        return Text(str.format(self, *args, **fields), self.key)
 
 
 class Catalog(dict):
@@ -52,6 +63,9 @@ class Catalog(dict):
         if TRACE:
             USED[(self.name, key)]
         return value
+
+    def __setitem__(self, key: str, text: str) -> None:
+        super().__setitem__(key, Template(text, self.name, key))
 
     def get(self, key, default=None):  # type: ignore[override]
         return self[key] if key in self else default
@@ -85,6 +99,8 @@ MESSAGES = Catalog("MESSAGES", {
     "empty-index-bound.expr":
         "index bound `{bound}` of \"{assertion}\" in {kernel} is {bound_display}, which is 0 when {dim_display} "
         "({where}) is {zero}, and the package accepts that ({range_text}): every index fails, {effect}",
+    "empty-index-bound.zero": "empty",
+    "empty-index-bound.zero-with": "empty (with {assignment})",
     # AOTI002 unenforced-lower-bound
     "unenforced-lower-bound":
         "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
@@ -103,6 +119,8 @@ MESSAGES = Catalog("MESSAGES", {
         "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) where {symbols} is read from the "
         "values of {inputs} (e.g. `.item()`), and nothing bounds it: a value of {value} or more trips the "
         "constant bound {bound_value}, {effect}",
+    "index-exceeds-constant-bound.values-witness":
+        "{shapes}; with {symbols} = {value} (read from the values of {inputs})",
     # AOTI004 division-by-dynamic-size
     "division-by-dynamic-size.float":
         "{kernel} divides by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} ({where}) is empty "
@@ -147,6 +165,7 @@ MESSAGES = Catalog("MESSAGES", {
     "unchecked-extern-call":
         "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK: the error it returns (e.g. an out-of-range "
         "index in {inputs}) is discarded, and the model returns a partial result without any message",
+    "unchecked-extern-call.inputs": "its inputs",
     # AOTI012 unenforced-dim-equality
     "unenforced-dim-equality":
         "{dim_display} ({where}) must equal {expr}: the package never reads it and uses that size instead, "
@@ -154,6 +173,9 @@ MESSAGES = Catalog("MESSAGES", {
         "a larger one is partly ignored",
     # AOTI009 unparsed-member
     "unparsed-member": "skipped ({what}): {problem}",
+    "unparsed-member.parse": "parse error",
+    "unparsed-member.unreadable": "unreadable",
+    "unparsed-member.limit": "analysis limit reached",
 })
 
 FIXES = Catalog("FIXES", {
@@ -214,11 +236,38 @@ CHAIN = Catalog("CHAIN", {
     "zero": "with {assignment} the bound{bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
     "extent": "{index_var} reaches {extent} - 1; with {assignment} that is {value} >= {bound_value}",
     "range": "{symbol} = {describe}, {range_text}",
+    "read-by": "read by {kernel}",
+    "divides": "{kernel} divides by {divisor}",
+    "divisor": "{divisor} = {divisor_display} (over {divisor_expr})",
+    "divisor-zero": "with {assignment} the divisor is 0",
+    "reduction": "{op} reduction in {kernel} over {extent} elements (over {extent_expr})",
+    "reduction-empty": "with {assignment} nothing is reduced and the identity is returned",
+    "tie": "{describe} must equal {expr} ({tied_expr})",
 })
 
 NO_BOUND = Catalog("NO_BOUND", {
     "none": "no upper bound in the package",
     "int32": "no upper bound in the package other than {max} (the 32-bit indexing limit)",
+})
+
+# A dim's range in words (model.range_text): `compiled for [2, inf), checked only with ...`.
+RANGE = Catalog("RANGE", {
+    "unknown": "compiled range unknown",
+    "static": "static size {value}",
+    "compiled": "compiled for {span}, {checked}",
+    "declared": "; declared {span}",
+})
+
+# When a dim's range check runs, as part of RANGE["compiled"] and as an `inspect` table cell.
+CHECKED = Catalog("CHECKED", {
+    "env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "always": "checked at every call",
+    "none": "not checked at run time",
+})
+CHECKED_CELL = Catalog("CHECKED_CELL", {
+    "env": "only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "always": "at every call",
+    "none": "never",
 })
 
 # How an input dim's range is enforced at run time.
@@ -282,7 +331,6 @@ WHY = Catalog("WHY", {
                        "message, if any, precedes this line in the log",
     "why.extern-call.fix": "check {who} against what {op} accepts (run the same inputs through the eager model: it "
                            "raises the op's full error) before calling the package",
-    "why.extern-call.inputs": "its inputs",
     # input checks (check_input_N, assert_size_stride)
     "why.check.too-small": "{where} was {got}, below the compiled range {compiled}{declared}{special}",
     "why.check.too-small.special": " (torch.export's Dim starts at 0, but Inductor specializes sizes 0 and 1, so a "
@@ -305,8 +353,6 @@ WHY = Catalog("WHY", {
     "why.check.size": "an input's size at dim {dim} was {got}, but the package was compiled for {expected}",
     "why.check.size.fix": "pass inputs of the compiled shape (run with AOTI_RUNTIME_CHECK_INPUTS=1 to learn which "
                           "input)",
-    "why.check.other": "an input check failed: {message}",
-    "why.check.other.fix": "compare the inputs with the compiled ones",
     # device mismatch
     "why.device": "model '{model}' was compiled for {compiled}{key} but a tensor it received was on {on}{expects}",
     "why.device.key": " (AOTI_DEVICE_KEY={key})",

@@ -5,41 +5,21 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ..capability import cc_text, parse_sm, sm_text
 from ..findings import Finding, Location, Severity
-from ..model import Model, Package, Problem
-from . import Context, Rule, register
+from ..model import Model, Package, Problem, ProblemKind
+from . import Case, Context, Rule, register
 from .bounds import model_location
 from .messages import FIXES, MESSAGES
 
 PACKAGE_MODEL = "(package)"  # the `model` of findings about the package as a whole
 
 _HASH = re.compile(r"[a-z0-9]{32,}")
-_SM = re.compile(r"^(?:sm_?|compute_)?(\d{1,2})(\d)([a-z]?)$")
-_SM_DOTTED = re.compile(r"^(\d{1,2})\.(\d)([a-z]?)$")
 
 
 def stable(text: str) -> str:
     """Text with build hashes (the hashed member names) replaced by `*`: for finding keys."""
     return _HASH.sub("*", text)
-
-
-def parse_sm(value: object) -> tuple[int, int, str] | None:
-    """(major, minor, suffix) from "90", "90a", "sm_90", "8.6", 90; None when not a compute capability."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        return None
-    text = str(value).strip().lower()
-    match = _SM.match(text) or _SM_DOTTED.match(text)
-    if not match:
-        return None
-    return int(match.group(1)), int(match.group(2)), match.group(3)
-
-
-def sm_text(sm: tuple[int, int, str]) -> str:
-    return f"{sm[0]}{sm[1]}{sm[2]}"
-
-
-def cc_text(sm: tuple[int, int, str]) -> str:
-    return f"{sm[0]}.{sm[1]}"
 
 
 def sm_incompatibility(package: tuple[int, int, str], target: tuple[int, int, str]) -> str | None:
@@ -90,6 +70,18 @@ class TargetDeviceMismatch(Rule):
     name = "target-device-mismatch"
     code = "AOTI006"
     severity = Severity.ERROR
+
+    VALID = (
+        Case("fixtures/gather_dyn.cuda.stripped.pt2"),   # no target: nothing to compare
+        Case("fixtures/gather_dyn.cuda.stripped.pt2", target_device="cuda", target_sm="90"),
+        Case("fixtures/gather_dyn.cpu.stripped.pt2", target_device="cpu"),
+    )
+    INVALID = (
+        Case("fixtures/gather_dyn.cuda.stripped.pt2", {"message_key": "target-device-mismatch.sm",
+                                                        "fix_key": "target-device-mismatch.sm"}, target_sm="80"),
+        Case("fixtures/gather_dyn.cuda.stripped.pt2", {"message_key": "target-device-mismatch.device"},
+             target_device="cpu"),
+    )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         target = str(ctx.target_device or ("cuda" if ctx.target_sm else "")).split(":")[0].lower()
@@ -151,14 +143,23 @@ class NoKernelSource(Rule):
     code = "AOTI007"
     severity = Severity.INFO
 
+    VALID = (Case("fixtures/gather_dyn.cuda.stripped.pt2"),)
+    INVALID = (
+        # The Triton source embedded in the wrapper's comments removed: only the cubin is left.
+        Case("fixtures/gather_dyn.cuda.stripped.pt2", {"message_key": "no-kernel-source"},
+             edit=(".wrapper.cpp", rb"/\*\s*async_compile\.triton.*?\*/", b"")),
+        Case("fixtures/gather_dyn.cpu.stripped.pt2", {"message_key": "no-kernel-source"},
+             edit=(".kernel.cpp", None, None)),
+    )
+
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         for problem in model.problems:
-            if problem.kind == "no-source":
+            if problem.kind == ProblemKind.NO_SOURCE:
                 yield self._finding(model.name, ctx, problem, model.wrapper_path or model.name)
 
     def check_package(self, package: Package, ctx: Context) -> Iterable[Finding]:
         for problem in package.problems:
-            if problem.kind == "no-source":
+            if problem.kind == ProblemKind.NO_SOURCE:
                 yield self._finding(PACKAGE_MODEL, ctx, problem, package.path)
 
     def _finding(self, model: str, ctx: Context, problem: Problem, fallback: str) -> Finding:
@@ -194,8 +195,13 @@ class UnparsedMember(Rule):
     code = "AOTI009"
     severity = Severity.WARNING
 
-    KINDS = ("parse", "unreadable", "limit")
-    WHAT = {"parse": "parse error", "unreadable": "unreadable", "limit": "analysis limit reached"}
+    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)
+    INVALID = (
+        Case("fixtures/gather_dyn.cpu.stripped.pt2", {"message_key": "unparsed-member"},
+             edit=(".wrapper.cpp", rb"inputs\.clear\(\);", b"inputs.clear(; }}} ((")),
+    )
+
+    KINDS = (ProblemKind.PARSE, ProblemKind.UNREADABLE, ProblemKind.LIMIT)
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         for problem in model.problems:
@@ -209,7 +215,7 @@ class UnparsedMember(Rule):
 
     def _finding(self, model: str, ctx: Context, problem: Problem, fallback: str) -> Finding:
         location = _problem_location(problem, fallback)
-        return self.finding(model, ctx, MESSAGES["unparsed-member"].format(what=self.WHAT[problem.kind],
+        return self.finding(model, ctx, MESSAGES["unparsed-member"].format(what=MESSAGES[f"unparsed-member.{problem.kind}"],
                                                                            problem=problem.message),
                             location, fix=FIXES["unparsed-member"],
                             key=f"{problem.kind}:{stable(location.path.rsplit('/', 1)[-1])}:{stable(problem.message)}")
@@ -248,12 +254,22 @@ class UncheckedExternCall(Rule):
     code = "AOTI011"
     severity = Severity.WARNING
 
+    VALID = (
+        Case("fixtures/stress/pkgs/scatter_add.cuda.stripped.pt2"),  # the CUDA lowering checks the index itself
+        Case("fixtures/gather_dyn.cpu.stripped.pt2"),
+    )
+    INVALID = (
+        # `aoti_torch_cpu_scatter_reduce_two_out(...)` with its error code discarded.
+        Case("fixtures/stress/pkgs/scatter_add.cpu.stripped.pt2", {"message_key": "unchecked-extern-call",
+                                                                    "fix_key": "unchecked-extern-call"}),
+    )
+
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         for launch in model.launches:
             if not launch.extern or launch.error_checked:
                 continue
             inputs = sorted({i for name in launch.args for i in _input_positions(model, name)})
-            who = ", ".join(f"input {i} ({model.inputs[i].display})" for i in inputs) or "its inputs"
+            who = ", ".join(model.input_text(i) for i in inputs) or MESSAGES["unchecked-extern-call.inputs"]
             fields = dict(call=launch.kernel, inputs=who)
             chain = tuple(c for c in (launch.comment,) if c)
             yield self.finding(model, ctx, MESSAGES["unchecked-extern-call"].format(**fields), launch.location,

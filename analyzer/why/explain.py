@@ -13,7 +13,7 @@ from .. import sizes
 from .. import witness as W
 from ..findings import Location
 from ..model import Assertion, Dim, DimRef, Input, Model, Package, span
-from ..rules.messages import FIXES, WHY
+from ..rules.messages import FIXES, MESSAGES, WHY
 from .parse import KERNEL_NAME, CheckKind, Deadline, Failure, FailureKind, normalize, parse_failure
 
 
@@ -242,7 +242,7 @@ def _extern_candidates(package: Package, failure: Failure) -> list[Candidate]:
                 continue
             exact = launch.location.line == failure.line
             inputs = tuple(sorted({inp.index for inp in model.inputs if inp.name in launch.args}))
-            who = ", ".join(model.input_text(i) for i in inputs) or WHY["why.extern-call.inputs"]
+            who = ", ".join(model.input_text(i) for i in inputs) or MESSAGES["unchecked-extern-call.inputs"]
             cause = WHY["why.extern-call"].format(call=launch.kernel, who=who)
             fix = WHY["why.extern-call.fix"].format(who=who, op=launch.kernel.replace("aoti_torch_", ""))
             chain = tuple(c for c in (launch.comment,) if c)
@@ -319,12 +319,12 @@ def _check_cause(model: Model, f: Failure, inp: Input | None, dim: Dim | None) -
     if dim is not None and (dim.declared_min is not None or dim.declared_max is not None):
         declared = WHY["why.check.declared"].format(declared=span(dim.declared_min, dim.declared_max))
     fields = dict(
-        who=who, where=where, got=f.got, expected=f.expected, dim=f.dim, message=f.message,
+        who=who, where=where, got=f.got, expected=f.expected, dim=f.dim,
         expr=inp.dim_display(f.dim) if inp is not None and f.dim is not None else f"dim {f.dim}",
         compiled=_compiled(dim), declared=declared, name=inp.display if inp else "x",
         key=model.metadata.get("AOTI_DEVICE_KEY", model.device or f.expected),
         special=WHY["why.check.too-small.special"] if str(f.expected) == "2" else "")
-    key = f"why.check.{f.check}" if f.check is not None and f"why.check.{f.check}" in WHY else "why.check.other"
+    key = f"why.check.{f.check}"   # one template per CheckKind (tests/test_catalog.py)
     return key, WHY[key].format(**fields), WHY[f"{key}.fix"].format(**fields)
 
 

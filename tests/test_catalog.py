@@ -1,0 +1,192 @@
+"""The message catalog (analyzer/rules/messages.py): every template is used, every field of every
+template is filled with something at least once, and every key belongs to a rule (or to `why`).
+
+A workload of real packages (each rule's INVALID cases), hand-built models for the variants no
+real package shows (integer division, every reduction op, every compute-capability mismatch) and
+`why` on each failure form is run with the catalog's tracing on."""
+
+from __future__ import annotations
+
+import pytest
+
+import test_rules as TR
+import test_why as TW
+from analyzer import api
+from analyzer.findings import Location
+from analyzer.model import (Assertion, Dim, DimRef, Input, Launch, Model, Package, Problem, ProblemKind, Symbol,
+                            range_text)
+from analyzer.report.inspect import render_text as inspect_text
+from analyzer.report.why import render_text
+from analyzer.rules import Case, all_rules, messages, run_rules
+from analyzer.why import CheckKind, explain_failure
+from conftest import FIXTURES, REPO, SHARED_PT2
+
+LOGS = REPO / "tests" / "data"
+STRESS = REPO / "fixtures" / "stress"
+
+
+def _real(case: Case, rule) -> None:
+    path = REPO / case.package
+    if not path.exists():
+        pytest.skip(f"{path} missing")
+    exported = None if case.exported is None else str(REPO / case.exported)
+    options = api.Options(select=(rule.name,), target_device=case.target_device, target_sm=case.target_sm,
+                          exported_program=exported)
+    api.lint(str(path), options)
+
+
+def _hand_built() -> None:
+    run = TR._run
+    for integer, in_wrapper in ((False, False), (True, False), (True, True)):
+        run(TR._reduce_model(integer=integer, in_wrapper=in_wrapper), "division-by-dynamic-size")
+    for op in ("max", "min", "argmax", "argmin"):
+        run(TR._reduce_model(op=op), "empty-reduction")
+    for package, target in (("90", "80"), ("86", "80"), ("90a", "91")):
+        model = TR._reduce_model()
+        model.metadata = {"AOTI_DEVICE_KEY": "cuda", "AOTI_COMPUTE_CAPABILITY": package}
+        run(model, "target-device-mismatch", target_device="cuda", target_sm=target)
+    # Effects by device, the 32-bit limit, where a max comes from, how a range is enforced.
+    for device in ("cuda", "cpu", None):
+        model = TR._gather_model()
+        model.device = device
+        run(model, "empty-index-bound")
+    run(TR._pos_model(seq_max=2**31 - 1), "index-exceeds-constant-bound")
+    for enforced in ("env", "none", "always"):
+        run(TR._pos_model(seq_max=1000, enforced=enforced), "index-exceeds-constant-bound")
+        model = TR._gather_model(enforced=enforced)
+        model.inputs[0].dims[0].declared_min = 0
+        run(model, "compiled-range-narrower-than-declared")
+        model.inputs[0].dims[0].tied_expr, model.inputs[0].dims[0].tie_enforced = "s95", enforced
+        run(model, "unenforced-dim-equality")
+        run(model, "unenforced-lower-bound")
+    run(TR._pos_model(seq_max=1000, declared_max=1000), "index-exceeds-constant-bound")
+    model = TR._gather_model()
+    model.assertions[0].linked = False
+    run(model, "unlinked-assertion")
+    # A bound that only both dims together make 0 (`s77 + s88`).
+    model = TR._gather_model(bound_expr="s77 + s88")
+    model.inputs.append(Input(2, "arg2_1", [Dim(0, "s88", None, 2, None, "env")]))
+    model.symbols["s88"] = Symbol("s88", "s88", DimRef(2, 0))
+    model.assertions[0].bound_sources = (DimRef(0, 0), DimRef(2, 0))
+    (f,) = run(model, "empty-index-bound")
+    assert f.message_key == "empty-index-bound.expr" and (f.input, f.dim) == (0, 0)
+    # Ranges in words, as `inspect` shows them.
+    for enforced in ("env", "none", "always"):
+        inspect_text(Package("p.pt2", [TR._gather_model(enforced=enforced)]))
+    range_text(None), range_text(Dim(0, value=8))
+
+
+def _why() -> None:
+    model = TW._gather_model("cpu")
+    pkg = TW._package(model)
+    texts = [
+        TW._log(name) for name in ("cpu-gather-empty.log", "cpu-check-too-small.log", "cpu-check-dim.log",
+                                   "cpu-check-stride.log", "cpu-check-dtype.log")
+    ] + [
+        "input_handles[1]: dim value is too large at 0, expected to be <= 64, but got: 65",
+        "input_handles[0]: unmatched device type, expected: 11(cuda), but got: 0",
+        "input_handles[0]: dim value is too small at 0, expected it to be >= 1, but got: 0",
+        "expected size 3==4, stride 1==1 at dim=0",
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+        "terminate called recursively",
+        "CUDA driver error: The specified pointer resides on host memory and is not registered",
+        "unrelated",
+        "",
+    ]
+    for text in texts:
+        render_text(explain_failure(pkg, text))
+    cuda = TW._package(TW._gather_model("cuda"))
+    render_text(explain_failure(cuda, "CUDA error: device-side assert triggered"))
+    render_text(explain_failure(TW._package(Model(name="m", device="cuda")), "index out of bounds: 0 <= t < ks0"))
+    # Index causes: constant bounds over values and extents, unlinked, several index inputs, a
+    # bound that stays positive.
+    x = Input(0, "arg1_1", [Dim(0, "s77", min=2, enforced="env"),
+                            Dim(1, "s27", min=2, max=1000, enforced="env", declared_min=0, declared_max=1000)],
+              user_name="x")
+    ext = Assertion(kernel="k", message="index out of bounds: tmp2 < 512L", location=Location("k.cpp", 1, 1),
+                    index_var="tmp2", bound="512L", bound_expr="512", bound_value=512, index_extent="s27",
+                    index_extent_sources=(DimRef(0, 1),))
+    two = Assertion(kernel="k", message="index out of bounds: tmp3 < 9", location=Location("k.cpp", 2, 1),
+                    index_var="tmp3", bound="9", bound_expr="9", bound_value=9, index_extent="s27*s77",
+                    index_extent_sources=(DimRef(0, 1), DimRef(0, 0)))
+    val = Assertion(kernel="k", message="index out of bounds: 0 <= tmp4 < 100", location=Location("k.cpp", 3, 1),
+                    index_var="tmp4", lower=0, bound="100", bound_expr="100", bound_value=100, index_sources=(0,))
+    val1 = Assertion(kernel="k", message="index out of bounds: tmp5 < 100", location=Location("k.cpp", 4, 1),
+                     index_var="tmp5", bound="100", bound_expr="100", bound_value=100, index_sources=(0,))
+    lost = Assertion(kernel="k", message="index out of bounds: tmp6 < 7", location=Location("k.cpp", 5, 1),
+                     index_var="tmp6", bound="7", bound_expr="7", bound_value=7)
+    unl = Assertion(kernel="k", message="index out of bounds: tmp8 < zz1", location=Location("k.cpp", 6, 1),
+                    index_var="tmp8", bound="zz1", linked=False)
+    pos = Assertion(kernel="k", message="index out of bounds: 0 <= tmp9 < ks0 + 1", location=Location("k.cpp", 7, 1),
+                    index_var="tmp9", lower=0, bound="ks0 + 1", bound_expr="s77 + 1", bound_sources=(DimRef(0, 0),))
+    pos2 = Assertion(kernel="k", message="index out of bounds: tmp10 < ks0 + 2", location=Location("k.cpp", 8, 1),
+                     index_var="tmp10", bound="ks0 + 2", bound_expr="s77 + 2", bound_sources=(DimRef(0, 0),),
+                     index_sources=(0,))
+    pos3 = Assertion(kernel="k", message="index out of bounds: tmp11 < ks0 + 3", location=Location("k.cpp", 9, 1),
+                     index_var="tmp11", bound="ks0 + 3", bound_expr="s77 + 3", bound_sources=(DimRef(0, 0),))
+    model = Model(name="model", device="cpu", inputs=[x], assertions=[ext, two, val, val1, lost, unl, pos, pos2, pos3])
+    for a in model.assertions:
+        explain_failure(Package(path="p.pt2", models=[model]), a.message)
+    model.assertions[0].index_extent_sources = ()
+    explain_failure(Package(path="p.pt2", models=[model]), ext.message)
+    for name, log in (("embedding_bag", "embedding_bag.oob.log"), ("one_hot", "one_hot.oob.log")):
+        path = STRESS / "pkgs" / f"{name}.cpu.stripped.pt2"
+        if path.exists():
+            render_text(explain_failure(api.load(path), (STRESS / "logs" / log).read_text()))
+    shim = TW._gather_model("cpu")
+    shim.launches.append(Launch("aoti_torch_cpu_x", ("buf0",), Location("w.cpp", 3, 1), extern=True))
+    explain_failure(TW._package(shim), "Error: aoti_torch_cpu_x(buf0) API call failed at w.cpp, line 3")
+    multi = TW._gather_model("cuda")
+    multi.assertions[0].index_sources = (0, 1)
+    explain_failure(TW._package(multi), multi.assertions[0].message)
+
+
+@pytest.fixture(scope="module")
+def used():
+    messages.USED.clear()
+    messages.TRACE = True
+    try:
+        for rule in all_rules():
+            for case in rule.INVALID:
+                if case.edit is None:
+                    _real(case, rule)
+        _hand_built()
+        _why()
+        if (SHARED_PT2 / "gather_dyn.cuda.pt2").exists():
+            api.lint(str(SHARED_PT2 / "gather_dyn.cuda.pt2"))
+        for name in ("gather_dyn.cuda.stripped.pt2", "gather_dyn.cpu.stripped.pt2"):
+            pkg = api.load(FIXTURES / name)
+            pkg.problems.extend(Problem(f"problem {kind}", kind=kind) for kind in ProblemKind)
+            run_rules(pkg, all_rules())
+        return {key: set(fields) for key, fields in messages.USED.items()}
+    finally:
+        messages.TRACE = False
+
+
+def test_every_template_is_used(used):
+    entries = {(c.name, key) for c in messages.catalogs() for key in c}
+    missing = sorted(entries - set(used))
+    assert not missing, f"catalog entries nothing uses: {missing}"
+
+
+def test_every_field_is_filled(used):
+    """No placeholder is dead: each field of each template is given a non-empty value somewhere."""
+    for catalog in messages.catalogs():
+        for key, template in catalog.items():
+            if (catalog.name, key) in used:
+                empty = template.fields - used[(catalog.name, key)]
+                assert not empty, f"{catalog.name}[{key!r}]: fields never filled: {sorted(empty)}"
+
+
+def test_one_template_per_input_check():
+    for check in CheckKind:
+        assert f"why.check.{check}" in messages.WHY and f"why.check.{check}.fix" in messages.WHY
+
+
+def test_keys_belong_to_a_rule_or_why():
+    names = {r.name for r in all_rules()}
+    shared = {"env"}   # the AOTI_RUNTIME_CHECK_INPUTS clause appended to several rules' fixes
+    for table in (messages.MESSAGES, messages.FIXES):
+        for key in table:
+            assert key.split(".")[0] in names or key in shared, (table.name, key)
+    assert all(key.startswith("why.") for key in messages.WHY)
