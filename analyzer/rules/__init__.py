@@ -1,6 +1,6 @@
 """Rule framework: `Rule`, `Context`, the `@register` registry, selection and running.
 
-Each rule is a small class in one of the family modules (`bounds`, `empty`, `package`)::
+Each rule is a small class in one of the family modules (`bounds`, `ranges`, `empty`, `package`)::
 
     @register
     class EmptyIndexBound(Rule):
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only p
     from ..model import Model, Package
 
 # The family modules, imported by `all_rules()`; each registers its rules on import.
-RULE_MODULES: tuple[str, ...] = ("bounds", "empty", "package")
+RULE_MODULES: tuple[str, ...] = ("bounds", "ranges", "empty", "package")
 
 DOC_SECTIONS: tuple[str, ...] = ("What it does", "Why it matters", "Example", "Fix")
 
