@@ -187,6 +187,7 @@ def test_explain_cuda_log_against_gather_dyn():
     (c,) = result.candidates
     assert (c.kernel, c.message) == ("triton_poi_fused_index_mul_0", "index out of bounds: 0 <= tmp4 < ks0")
     assert c.bound_sources == (DimRef(0, 0),) and c.index_sources == (1,)
+    assert c.key == "why.index.zero"
     assert c.cause.startswith("input 0 dim 0 (x.shape[0]) was empty (size 0): every index fails `0 <= tmp4 < 0`")
     assert "a value of input 1 (idx) was outside [0, x.shape[0])" in c.cause
     assert "AOTI_RUNTIME_CHECK_INPUTS=1" in c.fix and "x.shape[0] == 0" in c.fix
@@ -323,7 +324,7 @@ def test_index_from_several_inputs():
 
 def test_explain_input_check_too_small():
     (c,) = explain_failure(_package(_gather_model("cpu")), _log("cpu-check-too-small.log")).candidates
-    assert c.kind == "input-check" and c.bound_sources == (DimRef(0, 0),)
+    assert c.kind == "input-check" and c.key == "why.check.too-small" and c.bound_sources == (DimRef(0, 0),)
     assert c.cause.startswith("input 0 dim 0 (x.shape[0]) was 0, below the compiled range [2, inf); "
                               "the exported program declared [0, inf)")
     assert "x.shape[0] < 2" in c.fix

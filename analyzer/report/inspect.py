@@ -144,8 +144,7 @@ def render_text(package: Package, color: bool = False) -> str:
         if unbacked:
             out.append("  data-dependent sizes: " + ", ".join(
                 f"{s.name} (from the values of "
-                + (", ".join(f"input {i} ({model.inputs[i].display})" for i in s.value_inputs
-                             if i < len(model.inputs)) or "an intermediate tensor")
+                + (", ".join(model.input_text(i) for i in s.value_inputs if i < len(model.inputs)) or "an intermediate tensor")
                 + (f"; checked {span(s.min, s.max)}" if s.min is not None or s.max is not None else "") + ")"
                 for s in unbacked))
         out.append(f"  kernels: {len(model.kernels)}, launches: {len(model.launches)}")
