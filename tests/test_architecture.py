@@ -106,10 +106,8 @@ def test_parsers_import_no_rules_or_reporters():
 
 # Modules over the limit today whose split belongs to another part of issue 8.
 _LONG_PENDING = {
-    "analyzer.why": "issue 8 part 3 splits why.py",
     "analyzer.archive": "owned by the archive/trust-model work (issue 12)",
     "analyzer.exported": "owned by the archive/trust-model work (issue 8 part 5)",
-    "analyzer.rules.bounds": "rules are being split per rule (issue 8 part 10)",
 }
 
 
