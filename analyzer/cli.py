@@ -16,7 +16,7 @@ from typing import IO, Any, Callable, Sequence
 
 import click
 
-from . import __version__, baseline
+from . import __version__, archive, baseline
 from .config import FORMAT_NAMES, Config, ConfigError, load_config, merge, parse_input_names
 from .findings import Finding, Severity
 
@@ -153,6 +153,18 @@ class Reading:
     limits: dict[str, str | None] | None = None  # raw option values, keyed like `merge`'s arguments
 
 
+# The limits' defaults have one home, archive.Limits; the help texts read them from there.
+_DEFAULT_LIMITS = archive.Limits()
+
+
+def _size_option(n: int) -> str:
+    """`256M`, `1G`: a byte count as the size options spell it."""
+    for suffix, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n % scale == 0:
+            return f"{n // scale}{suffix}"
+    return str(n)
+
+
 _LIMIT_OPTIONS = ("max_members", "max_member_size", "max_total_size", "max_nesting", "timeout")
 _READING_OPTIONS = ("exported_program", "input_names", *_LIMIT_OPTIONS)
 
@@ -184,15 +196,16 @@ def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--input-names", multiple=True, metavar="NAMES",
                      help="The model's input names, in order (comma-separated, repeatable)."),
         click.option("--max-members", metavar="N", default=None,
-                     help="Most members read from one package (default 100000)."),
+                     help=f"Most members read from one package (default {_DEFAULT_LIMITS.max_members})."),
         click.option("--max-member-size", metavar="SIZE", default=None,
-                     help="Most bytes inflated from one member: bytes or 512K, 64M, 1G (default 256M)."),
+                     help="Most bytes inflated from one member: bytes or 512K, 64M, 1G "
+                          f"(default {_size_option(_DEFAULT_LIMITS.max_member_bytes)})."),
         click.option("--max-total-size", metavar="SIZE", default=None,
-                     help="Most bytes inflated from one package (default 1G)."),
+                     help=f"Most bytes inflated from one package (default {_size_option(_DEFAULT_LIMITS.max_total_bytes)})."),
         click.option("--max-nesting", metavar="N", default=None,
-                     help="Deepest bracket nesting parsed in C++/Triton source (default 500)."),
+                     help=f"Deepest bracket nesting parsed in C++/Triton source (default {_DEFAULT_LIMITS.max_nesting})."),
         click.option("--timeout", metavar="SECONDS", default=None,
-                     help="Wall-clock limit per package (default 120; 0 expires at once)."),
+                     help=f"Wall-clock limit per package (default {_DEFAULT_LIMITS.timeout_s:g}; 0 expires at once)."),
     ]
     for option in reversed(options):
         wrapper = option(wrapper)
