@@ -45,7 +45,7 @@ class Finding:
     `input`/`dim`/`symbol` are None when the finding is not about one input dimension.
     `chain` is the human-readable linking chain (assertion -> parameter -> launch -> symbol -> input).
     `key` is the normalized expression used for stable fingerprints (never a hashed member name).
-    `message_key` / `fix_key` name the catalog templates (`rules/messages.py`) of `message` and `fix`:
+    `message_key` / `fix_key` name the catalog templates (`analyzer/messages.py`) of `message` and `fix`:
     tests assert on them, not on prose.
     """
 

@@ -18,6 +18,7 @@ from .findings import Location
 from .kernels import KernelFacts
 from .model import (Assertion, Constant, Dim, DimRef, Division, Input, Kernel, Launch, Model, Problem,
                     Reduction, Symbol, range_text)
+from .messages import CHAIN
 from .values import POINTER_PARAM, Values, divisor_of
 from .wrapper import WrapperFacts
 
@@ -452,19 +453,18 @@ class _Linker:
             return None
         launch = self.model.launches[writers[-1]]
         where = f"{launch.location.path.rsplit('/', 1)[-1]}:{launch.location.line}"
-        return f"loaded from {buf}, written by {launch.kernel} at {where}"
+        return CHAIN["via"].format(buffer=buf, kernel=launch.kernel, where=where)
 
     def _chain(self, facts: KernelFacts, raw, a: Assertion, chain_launch) -> tuple[str, ...]:
         model = self.model
         lines = []
         if a.index_sources:
-            who = ", ".join(f"input {i} ({model.inputs[i].display})" for i in a.index_sources
-                            if i < len(model.inputs))
-            lines.append(f"values of {who} -> {raw.index_var} in {facts.name}")
+            who = ", ".join(model.input_text(i) for i in a.index_sources if i < len(model.inputs))
+            lines.append(CHAIN["values"].format(who=who, var=raw.index_var, kernel=facts.name))
         elif a.index_extent:
-            lines.append(f"{raw.index_var} in {facts.name} ranges over [0, {a.index_extent})")
+            lines.append(CHAIN["index-extent"].format(var=raw.index_var, kernel=facts.name, extent=a.index_extent))
         else:
-            lines.append(f"{raw.index_var} in {facts.name}")
+            lines.append(CHAIN["index"].format(var=raw.index_var, kernel=facts.name))
         if chain_launch is not None:
             li, mapping = chain_launch
             launch = model.launches[li]
@@ -475,22 +475,23 @@ class _Linker:
             for p in bound_params:
                 pos = params.index(p)
                 arg = launch.args[pos] if pos < len(launch.args) else "?"
-                lines.append(f"must be < {a.bound}: {p} is argument {pos} of the launch "
-                             f"at {launch.location.path.rsplit('/', 1)[-1]}:{launch.location.line}, passed {arg}")
+                where = f"{launch.location.path.rsplit('/', 1)[-1]}:{launch.location.line}"
+                lines.append(CHAIN["bound-argument"].format(bound=a.bound, param=p, position=pos, launch=where,
+                                                            arg=arg))
             if not bound_params:
-                lines.append(f"must be < {a.bound} (a constant)")
+                lines.append(CHAIN["bound-constant"].format(bound=a.bound))
             elif a.bound_expr and a.bound_expr not in self.root and a.bound_expr != a.bound:
-                lines.append(f"so the bound is {a.bound_expr}")
+                lines.append(CHAIN["bound-expr"].format(bound_expr=a.bound_expr))
         for i in a.index_extent_value_inputs:
             if i < len(model.inputs):
                 unbacked = sorted(n for n in intervals_names(a.index_extent or "")
                                   if n in model.symbols and model.symbols[n].unbacked)
-                lines.append(f"{', '.join(unbacked) or 'the extent'} is read from the values of input {i} "
-                             f"({model.inputs[i].display}), e.g. `.item()`: no shape check bounds it")
+                lines.append(CHAIN["unbacked"].format(symbols=", ".join(unbacked) or "the extent",
+                                                      input=model.input_text(i)))
         for ref in a.bound_sources + tuple(r for r in a.index_extent_sources if r not in a.bound_sources):
             dim = model.dim(ref)
             symbol = dim.symbol if dim else None
-            lines.append(f"{symbol or '?'} = {model.describe(ref)}, {range_text(dim)}")
+            lines.append(CHAIN["range"].format(symbol=symbol or "?", dim=model.describe(ref), range=range_text(dim)))
         return tuple(lines)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from .findings import Location
+from .messages import CHECKED, RANGE
 
 
 class TextEnum(str, Enum):
@@ -95,9 +96,7 @@ def span(low: int | None, high: int | None) -> str:
 def range_text(dim: Dim | None) -> str:
     """`compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1; declared [0, inf)`.
 
-    The wording is the message catalog's (`RANGE`, `CHECKED` in rules/messages.py)."""
-    from .rules.messages import CHECKED, RANGE  # plain tables; imported late to keep model.py first
-
+    The wording is the message catalog's (`RANGE`, `CHECKED` in messages.py)."""
     if dim is None:
         return RANGE["unknown"]
     if dim.value is not None:

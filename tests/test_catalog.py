@@ -7,6 +7,9 @@ real package shows (integer division, every reduction op, every compute-capabili
 
 from __future__ import annotations
 
+import zipfile
+from pathlib import Path
+
 import pytest
 
 import test_rules as TR
@@ -17,7 +20,8 @@ from analyzer.model import (Assertion, Dim, DimRef, Input, Launch, Model, Packag
                             range_text)
 from analyzer.report.inspect import render_text as inspect_text
 from analyzer.report.why import render_text
-from analyzer.rules import Case, all_rules, messages, run_rules
+from analyzer import messages
+from analyzer.rules import Case, all_rules, run_rules
 from analyzer.why import CheckKind, explain_failure
 from conftest import FIXTURES, REPO, SHARED_PT2
 
@@ -141,8 +145,19 @@ def _why() -> None:
     explain_failure(TW._package(multi), multi.assertions[0].message)
 
 
+def _undefined_index(tmp: Path) -> Path:
+    """gather_dyn.cpu with its check over a temporary that nothing defines: the index is unknown."""
+    src, dst = FIXTURES / "gather_dyn.cpu.stripped.pt2", tmp / "undefined_index.pt2"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for name in zin.namelist():
+            data = zin.read(name)
+            zout.writestr(name, data.replace(b"tmp7 < ks1", b"tmp99 < ks1").replace(b"0 <= tmp7", b"0 <= tmp99")
+                          if name.endswith(".kernel.cpp") else data)
+    return dst
+
+
 @pytest.fixture(scope="module")
-def used():
+def used(tmp_path_factory):
     messages.USED.clear()
     messages.TRACE = True
     try:
@@ -154,6 +169,12 @@ def used():
         _why()
         if (SHARED_PT2 / "gather_dyn.cuda.pt2").exists():
             api.lint(str(SHARED_PT2 / "gather_dyn.cuda.pt2"))
+        # Chains through an intermediate buffer (bucketize) and of an index that is neither data
+        # nor an iteration range (pos_embedding_capped's one-sided check).
+        for name in ("stress/pkgs/bucketize.cpu.stripped.pt2", "pos_embedding_capped.cpu.stripped.pt2"):
+            api.load(FIXTURES / name)
+        (model,) = api.load(_undefined_index(tmp_path_factory.mktemp("catalog"))).models
+        assert model.assertions[0].chain[0] == "tmp99 in cpp_fused_index_mul_0"
         for name in ("gather_dyn.cuda.stripped.pt2", "gather_dyn.cpu.stripped.pt2"):
             pkg = api.load(FIXTURES / name)
             pkg.problems.extend(Problem(f"problem {kind}", kind=kind) for kind in ProblemKind)

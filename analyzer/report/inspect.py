@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..model import Assertion, Dim, Input, Model, Package, span
-from ..rules.messages import CHECKED_CELL
+from ..messages import CHECKED_CELL
 from ._common import location_json
 
 SCHEMA = "aoti-lint.inspect/1"

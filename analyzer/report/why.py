@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import PurePosixPath
 
-from ..rules.messages import WHY
+from ..messages import WHY
 from ..why import Candidate, Failure, WhyResult
 from ._common import location_json
 

@@ -13,7 +13,7 @@ from .. import witness as W
 from ..findings import Finding, Location, Severity
 from ..model import Assertion, DimRef, Model
 from . import Case, Context, Rule, register
-from .messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
+from ..messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
 
 
 def effect(model: Model, message: str) -> str:
@@ -34,8 +34,8 @@ def max_origin(dim) -> str:
 
 def range_step(model: Model, ref: DimRef, dim, symbol: str | None = None) -> str:
     """The chain step `s77 = input 0 dim 0 (x.shape[0]), compiled for [2, inf), ...`."""
-    return CHAIN["range"].format(symbol=symbol or W.symbol_of(model, ref) or "?", describe=model.describe(ref),
-                                 range_text=W.range_text(dim))
+    return CHAIN["range"].format(symbol=symbol or W.symbol_of(model, ref) or "?", dim=model.describe(ref),
+                                 range=W.range_text(dim))
 
 
 def where(ref: DimRef) -> str:
@@ -141,7 +141,8 @@ class EmptyIndexBound(Rule):
                 model, ctx, message.format(**fields), a.location,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice),
-                fix=FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0", env=env_clause(dim)),
+                fix=FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0",
+                                                      env=env_clause(dim)),
                 chain=chain, key=key)
 
 

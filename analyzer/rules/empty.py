@@ -9,7 +9,7 @@ from ..findings import Finding, Severity
 from ..model import DimRef, Model
 from . import Case, Context, Rule, register
 from .bounds import env_clause, range_step as _range_step, where
-from .messages import CHAIN, FIXES, IDENTITIES, MESSAGES
+from ..messages import CHAIN, FIXES, IDENTITIES, MESSAGES
 
 
 def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, sources: tuple[DimRef, ...]):

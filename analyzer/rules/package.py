@@ -10,7 +10,7 @@ from ..findings import Finding, Location, Severity
 from ..model import Model, Package, Problem, ProblemKind
 from . import Case, Context, Rule, register
 from .bounds import model_location
-from .messages import FIXES, MESSAGES
+from ..messages import FIXES, MESSAGES
 
 PACKAGE_MODEL = "(package)"  # the `model` of findings about the package as a whole
 
@@ -215,7 +215,8 @@ class UnparsedMember(Rule):
 
     def _finding(self, model: str, ctx: Context, problem: Problem, fallback: str) -> Finding:
         location = _problem_location(problem, fallback)
-        return self.finding(model, ctx, MESSAGES["unparsed-member"].format(what=MESSAGES[f"unparsed-member.{problem.kind}"],
+        what = MESSAGES[f"unparsed-member.{problem.kind}"]
+        return self.finding(model, ctx, MESSAGES["unparsed-member"].format(what=what,
                                                                            problem=problem.message),
                             location, fix=FIXES["unparsed-member"],
                             key=f"{problem.kind}:{stable(location.path.rsplit('/', 1)[-1])}:{stable(problem.message)}")

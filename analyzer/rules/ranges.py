@@ -11,7 +11,7 @@ from ..findings import Finding, Severity
 from ..model import DimRef, Model, span
 from . import Case, Context, Rule, register
 from .bounds import model_location, range_step, where
-from .messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES
+from ..messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES
 
 
 @register

@@ -1,6 +1,6 @@
 """Match recognised failures against a linked package and rank candidate causes, best first.
 
-The cause and fix of each candidate come from the message catalog (`rules/messages.py`, `WHY` and
+The cause and fix of each candidate come from the message catalog (`analyzer/messages.py`, `WHY` and
 the rules' `FIXES`); `Candidate.key` names the catalog entry of its cause.
 """
 
@@ -13,7 +13,7 @@ from .. import sizes
 from .. import witness as W
 from ..findings import Location
 from ..model import Assertion, Dim, DimRef, Input, Model, Package, span
-from ..rules.messages import FIXES, MESSAGES, WHY
+from ..messages import FIXES, MESSAGES, WHY
 from .parse import KERNEL_NAME, CheckKind, Deadline, Failure, FailureKind, normalize, parse_failure
 
 

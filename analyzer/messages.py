@@ -1,0 +1,391 @@
+"""Every user-facing sentence the rules, the linker's chains and `why` emit, in one place (a leaf
+module: it imports nothing from analyzer, so parsers, rules and reporters may all use it).
+
+`MESSAGES[...]` are finding messages, `FIXES[...]` the `fix` texts, `CHAIN[...]` the lines the
+rules append to an assertion's linking chain, `EFFECTS[...]` what happens at run time per device,
+`WHY[...]` the causes, fixes and report lines of `aoti-lint why`. Keys start with the rule name (or
+`why.`) that owns them. All are `str.format` templates with named fields; the rule fills them.
+
+Each table is a `Catalog`: it records which keys were looked up and which fields were given when
+`TRACE` is on, so that a test can show that every template and every field is used.
+"""
+
+from __future__ import annotations
+
+import string
+from collections import defaultdict
+
+# (table, key) -> the fields given a non-empty value; filled only while TRACE is true (tests).
+TRACE = False
+USED: dict[tuple[str, str], set[str]] = defaultdict(set)
+
+
+class Text(str):
+    """A filled template: the text, and the catalog key it came from (findings keep the key)."""
+
+    key: str
+
+    def __new__(cls, text: str, key: str) -> "Text":
+        out = super().__new__(cls, text)
+        out.key = key
+        return out
+
+    def __reduce__(self):  # copy, deepcopy and pickle keep the key
+        return (Text, (str(self), self.key))
+
+
+class Template(str):
+    """A catalog entry: a `str` whose `format()` records the fields it was given."""
+
+    table: str
+    key: str
+
+    def __new__(cls, text: str, table: str, key: str) -> "Template":
+        out = super().__new__(cls, text)
+        out.table, out.key = table, key
+        return out
+
+    def __reduce__(self):
+        return (Template, (str(self), self.table, self.key))
+
+    @property
+    def fields(self) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(self) if name}
+
+    def format(self, *args: object, **fields: object) -> Text:  # type: ignore[override]
+        if TRACE:
+            USED[(self.table, self.key)].update(k for k, v in fields.items() if str(v))
+        return Text(str.format(self, *args, **fields), self.key)
+
+
+class Catalog(dict):
+    """`{key: Template}`; looking a key up marks it used (while `TRACE` is on)."""
+
+    def __init__(self, name: str, entries: dict[str, str]) -> None:
+        super().__init__({key: Template(text, name, key) for key, text in entries.items()})
+        self.name = name
+
+    def __getitem__(self, key: str) -> Template:
+        value = super().__getitem__(key)
+        if TRACE:
+            USED[(self.name, key)]
+        return value
+
+    def __setitem__(self, key: str, text: str) -> None:
+        super().__setitem__(key, Template(text, self.name, key))
+
+    def get(self, key, default=None):  # type: ignore[override]
+        return self[key] if key in self else default
+
+
+def catalogs() -> list[Catalog]:
+    return [v for v in globals().values() if isinstance(v, Catalog)]
+
+# What an out-of-bounds index does at run time, by device.
+EFFECTS = Catalog("EFFECTS", {
+    "cuda": "a device-side assert (`CUDA error: device-side assert triggered`) that leaves the CUDA "
+            "context unusable for the rest of the process",
+    "cpu": "`RuntimeError: {message}` (or an abort of the whole process where the error cannot be "
+           "propagated)",
+    "unknown": "a failed index assertion (`{message}`) at run time",
+})
+
+# What an empty reduction returns, by op.
+IDENTITIES = Catalog("IDENTITIES", {
+    "max": "-inf (the lowest value of the dtype)",
+    "min": "inf (the highest value of the dtype)",
+    "argmax": "an arbitrary index (0) of a value that does not exist",
+    "argmin": "an arbitrary index (0) of a value that does not exist",
+})
+
+MESSAGES = Catalog("MESSAGES", {
+    # AOTI001 empty-index-bound
+    "empty-index-bound":
+        "index bound `{bound}` of \"{assertion}\" in {kernel} is {dim_display} ({where}), which the package "
+        "accepts as 0 ({range_text}): with it empty the bound is 0 and every index fails, {effect}",
+    "empty-index-bound.expr":
+        "index bound `{bound}` of \"{assertion}\" in {kernel} is {bound_display}, which is 0 when {dim_display} "
+        "({where}) is {zero}, and the package accepts that ({range_text}): every index fails, {effect}",
+    "empty-index-bound.zero": "empty",
+    "empty-index-bound.zero-with": "empty (with {assignment})",
+    # AOTI002 unenforced-lower-bound
+    "unenforced-lower-bound":
+        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
+        "{kernels} unchecked",
+    "unenforced-lower-bound.no-kernels":
+        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
+        "the compiled code unchecked",
+    # AOTI003 index-exceeds-constant-bound
+    "index-exceeds-constant-bound.unbounded":
+        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) has "
+        "{no_bound}, so any size above {limit} trips the constant bound {bound_value}, {effect}",
+    "index-exceeds-constant-bound.bounded":
+        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) may be "
+        "up to {max} ({max_origin}), but sizes above {limit} trip the constant bound {bound_value}, {effect}",
+    "index-exceeds-constant-bound.values":
+        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) where {symbols} is read from the "
+        "values of {inputs} (e.g. `.item()`), and nothing bounds it: a value of {value} or more trips the "
+        "constant bound {bound_value}, {effect}",
+    "index-exceeds-constant-bound.values-witness":
+        "{shapes}; with {symbols} = {value} (read from the values of {inputs})",
+    # AOTI004 division-by-dynamic-size
+    "division-by-dynamic-size.float":
+        "{kernel} divides by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} ({where}) is empty "
+        "({range_text}): the result is NaN (0/0) or inf, silently",
+    "division-by-dynamic-size.integer":
+        "{kernel} computes an integer `/` or `%` by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} "
+        "({where}) is empty ({range_text}): integer division by zero kills the process (SIGFPE)",
+    "division-by-dynamic-size.integer-kernel":
+        "{kernel} computes an integer `/` or `%` by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} "
+        "({where}) is empty ({range_text}): the result of an integer division by zero is undefined on CUDA "
+        "and an error on CPU",
+    # AOTI005 empty-reduction
+    "empty-reduction":
+        "{op} reduction in {kernel} over {extent} elements: when {dim_display} ({where}) is empty "
+        "({range_text}) it returns its identity, {identity}, where eager PyTorch raises",
+    # AOTI006 target-device-mismatch
+    "target-device-mismatch.device":
+        "model '{model}' was compiled for {device} ({key}={device_key}) but the target device is {target}: "
+        "the package cannot run there",
+    "target-device-mismatch.sm":
+        "model '{model}' holds CUDA kernels compiled for sm_{package_sm} (AOTI_COMPUTE_CAPABILITY={package_sm}) "
+        "but the target is sm_{target_sm}: {why}",
+    "target-device-mismatch.sm.major":
+        "a cubin built for compute capability {package_major}.x does not load on {target_major}.x",
+    "target-device-mismatch.sm.minor":
+        "a cubin built for {package_cc} needs a device of {package_cc} or a later minor revision of the same "
+        "major version, and {target_cc} is older",
+    "target-device-mismatch.sm.arch":
+        "sm_{package_sm} is an architecture-specific target: its cubin runs only on exactly {package_cc}",
+    # AOTI007 no-kernel-source
+    "no-kernel-source": "{problem}",
+    # AOTI008 unlinked-assertion
+    "unlinked-assertion":
+        "assertion \"{assertion}\" in {kernel} could not be linked to the model inputs: {reason}; "
+        "nothing is known about when it fails",
+    # AOTI010 compiled-range-narrower-than-declared
+    "compiled-range-narrower-than-declared":
+        "{dim_display} ({where}) is declared {declared} by the exported program but the package was compiled "
+        "for {compiled}: size(s) {sizes} are allowed by the contract but were never compiled for ({enforcement}); "
+        "they reach {kernels}",
+    # AOTI011 unchecked-extern-call
+    "unchecked-extern-call":
+        "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK: the error it returns (e.g. an out-of-range "
+        "index in {inputs}) is discarded, and the model returns a partial result without any message",
+    "unchecked-extern-call.inputs": "its inputs",
+    # AOTI012 unenforced-dim-equality
+    "unenforced-dim-equality":
+        "{dim_display} ({where}) must equal {expr}: the package never reads it and uses that size instead, "
+        "but {enforcement}: a smaller tensor is read past its end (garbage or a crash, no error message), "
+        "a larger one is partly ignored",
+    # AOTI009 unparsed-member
+    "unparsed-member": "skipped ({what}): {problem}",
+    "unparsed-member.parse": "parse error",
+    "unparsed-member.unreadable": "unreadable",
+    "unparsed-member.limit": "analysis limit reached",
+})
+
+FIXES = Catalog("FIXES", {
+    "empty-index-bound":
+        "reject empty inputs before calling the model (`if {empty_test}: ...`){env}, or handle size 0 "
+        "outside the model (and declare Dim(..., min=1) so that the exported contract says so)",
+    "unenforced-lower-bound":
+        "run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package rejects {dim_display} < {min}, or check "
+        "`{check_expr} >= {min}` before calling the model and handle smaller inputs outside it (declaring "
+        "Dim(..., min=0) does not change this: the package is still compiled for >= {min})",
+    "unenforced-lower-bound.none":
+        "check `{check_expr} >= {min}` before calling the model and handle smaller inputs outside it",
+    "index-exceeds-constant-bound":
+        "declare the dimension's real limit when exporting (Dim(..., max={bound_value})) and run with "
+        "AOTI_RUNTIME_CHECK_INPUTS=1, or reject `{check_expr} > {limit}` before calling the model, or size the "
+        "indexed table for the longest input",
+    "index-exceeds-constant-bound.enforced":
+        "lower the dimension's max to {limit} when exporting (Dim(..., max={limit})), or size the indexed table "
+        "for {max}",
+    "index-exceeds-constant-bound.values":
+        "bound the value in the model with `torch._check({symbols} <= {bound_value})` (the package then checks "
+        "it at every call), or reject larger values before calling the model",
+    "division-by-dynamic-size.float":
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}, or guard the "
+        "division in the model (e.g. divide by `max(n, 1)`)",
+    "division-by-dynamic-size.integer":
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}",
+    "empty-reduction":
+        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), as eager PyTorch does{env}",
+    # Appended as {env} where the package's own (gated) check would reject size 0.
+    "env":
+        ", or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package's own check rejects size 0 with a "
+        "clear error",
+    "target-device-mismatch.device":
+        "re-export and compile the package on (or for) a {target} machine",
+    "target-device-mismatch.sm":
+        "compile the package for the target GPU (on an sm_{target_sm} machine, or with "
+        "TORCH_CUDA_ARCH_LIST set to it)",
+    "no-kernel-source":
+        "keep the kernel source in the package (do not strip `*.wrapper.cpp`/`*.kernel.cpp`) so that it can be "
+        "checked",
+    "unlinked-assertion":
+        "check this assertion by hand; please report the package so that the analyzer can learn its form",
+    "compiled-range-narrower-than-declared":
+        "reject {dim_display} < {min} before calling the model (`if {check_expr} < {min}: ...`) or run with "
+        "AOTI_RUNTIME_CHECK_INPUTS=1, and declare the real contract when exporting (Dim(..., min={min}))",
+    "unchecked-extern-call":
+        "validate {inputs} before calling the model (the values the op indexes with must be in range), or "
+        "build for a device whose lowering checks them; report the unchecked call upstream",
+    "unenforced-dim-equality":
+        "check `{check_expr} == {expr}` before calling the model, or run with AOTI_RUNTIME_CHECK_INPUTS=1 so "
+        "that the package's own assert_size_stride rejects a mismatch",
+    "unparsed-member":
+        "check that the package was not truncated or edited; if it is intact, please report it",
+})
+
+CHAIN = Catalog("CHAIN", {
+    "zero": "with {assignment} the bound{bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
+    "extent": "{index_var} reaches {extent} - 1; with {assignment} that is {value} >= {bound_value}",
+    # The linker's chain of an assertion (link.py).
+    "values": "values of {who} -> {var} in {kernel}",
+    "index-extent": "{var} in {kernel} ranges over [0, {extent})",
+    "index": "{var} in {kernel}",
+    "via": "loaded from {buffer}, written by {kernel} at {where}",
+    "bound-argument": "must be < {bound}: {param} is argument {position} of the launch at {launch}, passed {arg}",
+    "bound-constant": "must be < {bound} (a constant)",
+    "bound-expr": "so the bound is {bound_expr}",
+    "unbacked": "{symbols} is read from the values of {input}, e.g. `.item()`: no shape check bounds it",
+    "range": "{symbol} = {dim}, {range}",
+    "read-by": "read by {kernel}",
+    "divides": "{kernel} divides by {divisor}",
+    "divisor": "{divisor} = {divisor_display} (over {divisor_expr})",
+    "divisor-zero": "with {assignment} the divisor is 0",
+    "reduction": "{op} reduction in {kernel} over {extent} elements (over {extent_expr})",
+    "reduction-empty": "with {assignment} nothing is reduced and the identity is returned",
+    "tie": "{describe} must equal {expr} ({tied_expr})",
+})
+
+NO_BOUND = Catalog("NO_BOUND", {
+    "none": "no upper bound in the package",
+    "int32": "no upper bound in the package other than {max} (the 32-bit indexing limit)",
+})
+
+# A dim's range in words (model.range_text): `compiled for [2, inf), checked only with ...`.
+RANGE = Catalog("RANGE", {
+    "unknown": "compiled range unknown",
+    "static": "static size {value}",
+    "compiled": "compiled for {span}, {checked}",
+    "declared": "; declared {span}",
+})
+
+# When a dim's range check runs, as part of RANGE["compiled"] and as an `inspect` table cell.
+CHECKED = Catalog("CHECKED", {
+    "env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "always": "checked at every call",
+    "none": "not checked at run time",
+})
+CHECKED_CELL = Catalog("CHECKED_CELL", {
+    "env": "only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "always": "at every call",
+    "none": "never",
+})
+
+# How an input dim's range is enforced at run time.
+ENFORCEMENT = Catalog("ENFORCEMENT", {
+    "env": "the check runs only when AOTI_RUNTIME_CHECK_INPUTS=1 is set",
+    "none": "nothing checks it at run time",
+    "always": "the check runs at every call",
+})
+
+# Every fix of a failure a shape guard can reject points at `aoti-lint contract` (issue 11 part 6).
+CONTRACT_HINT = "; `aoti-lint contract PKG --emit python` writes a check_inputs() guard that rejects such inputs"
+for _key in ("empty-index-bound", "unenforced-lower-bound", "unenforced-lower-bound.none",
+             "index-exceeds-constant-bound", "index-exceeds-constant-bound.enforced",
+             "division-by-dynamic-size.float", "division-by-dynamic-size.integer", "empty-reduction"):
+    FIXES[_key] += CONTRACT_HINT
+
+# Where a dim's effective max comes from (the exported program's declaration, else the compiled
+# range, by how it is enforced).
+MAX_ORIGIN = Catalog("MAX_ORIGIN", {
+    "declared": "declared",
+    "always": "compiled",
+    "env": "compiled, enforced only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "none": "compiled, not enforced",
+})
+
+# `aoti-lint why`: causes and fixes per failure kind, and the lines of its text report.
+WHY = Catalog("WHY", {
+    # index-assert, a bound that can be 0
+    "why.index.empty": "{describe} was empty (size 0)",
+    "why.index.zero": "{empty}: every index fails `{lower}{index_var} < 0`{otherwise}",
+    "why.index.otherwise": "; otherwise {other}",
+    "why.index.keep": "; and keep the values of {who} in {span}",
+    # index-assert, a dynamic bound that stays positive
+    "why.index.left": "the index {index_var} left {span}",
+    "why.index.keep-values": "keep the values of {who} in {span} (check them before calling the model)",
+    "why.index.keep-bound": "keep {bound} large enough for the index",
+    # where the index comes from
+    "why.index.value": "a value of {who} was outside {span}",
+    "why.index.values": "an index computed from the values of {who} was outside {span}",
+    "why.index.extent-dim": "{describe} was above {bound}{allowed}: {index_var} ranges over [0, {extent}) and must "
+                            "stay < {bound}",
+    "why.index.extent-allowed": " (the exported program allows up to {declared_max})",
+    "why.index.extent-expr": "{who} made {extent} exceed {bound}: {index_var} ranges over [0, {extent}) and must "
+                             "stay < {bound}",
+    "why.index.value-fix": "check that every value of {who} lies in {span} before calling the model{example}, or "
+                           "map invalid ids to a valid one",
+    "why.index.value-example-both": " (e.g. `0 <= {name}.min()` and `{name}.max() < {bound_value}`)",
+    "why.index.value-example-max": " (e.g. `{name}.max() < {bound_value}`)",
+    "why.index.constant-unlinked": "the index {index_var} left {span} (its source is not linked to an input)",
+    "why.index.constant-unlinked-fix": "check the index values fed to this kernel",
+    "why.index.unlinked": "the assertion failed, but {reason}",
+    "why.index.unlinked-reason": "its bound is not linked to an input",
+    "why.index.unlinked-fix": "check the inputs that reach this kernel by hand",
+    # a kernel's own literal check
+    "why.kernel-check": "{kernel} checks its input values itself and rejected them: \"{message}\"",
+    "why.kernel-check.fix": "keep the input values within what the operation accepts (the message says which); "
+                            "eager PyTorch raises the same error for the same input",
+    # a failed ATen shim call
+    "why.extern-call": "the ATen op {call} (called from the wrapper, not a generated kernel) rejected its arguments, "
+                       "which come from {who}: an index out of range, an empty or mismatched tensor; the op's own "
+                       "message, if any, precedes this line in the log",
+    "why.extern-call.fix": "check {who} against what {op} accepts (run the same inputs through the eager model: it "
+                           "raises the op's full error) before calling the package",
+    # input checks (check_input_N, assert_size_stride)
+    "why.check.too-small": "{where} was {got}, below the compiled range {compiled}{declared}{special}",
+    "why.check.too-small.special": " (torch.export's Dim starts at 0, but Inductor specializes sizes 0 and 1, so a "
+                                   "dynamic dim is compiled for >= 2)",
+    "why.check.too-small.fix": "handle {expr} < {expected} outside the model (pad the input, or take another path "
+                               "for small inputs); the package cannot run it",
+    "why.check.too-large": "{where} was {got}, above the compiled range {compiled}{declared}",
+    "why.check.too-large.fix": "split the input so that {expr} <= {expected}, or re-export with a larger "
+                               "Dim(..., max=...) and recompile",
+    "why.check.declared": "; the exported program declared {declared}",
+    "why.check.dim": "{where} was {got}, but the package was compiled with it static at {expected}",
+    "why.check.dim.fix": "pass {expr} == {expected}, or re-export with that dim dynamic (Dim(...)) and recompile",
+    "why.check.stride": "{who} has stride {got} at dim {dim}, but the package was compiled for stride {expected} "
+                        "(a non-contiguous or transposed tensor)",
+    "why.check.stride.fix": "pass a contiguous tensor (`{name}.contiguous()`)",
+    "why.check.dtype": "{who} is {got}, but the package was compiled for {expected}",
+    "why.check.dtype.fix": "cast it before the call (`.to(torch.{expected})`)",
+    "why.check.device": "{who} is on {got}, but the package was compiled for {expected} (AOTI_DEVICE_KEY={key})",
+    "why.check.device.fix": "move every input to {expected} before the call (`.to('{expected}')`)",
+    "why.check.size": "an input's size at dim {dim} was {got}, but the package was compiled for {expected}",
+    "why.check.size.fix": "pass inputs of the compiled shape (run with AOTI_RUNTIME_CHECK_INPUTS=1 to learn which "
+                          "input)",
+    # device mismatch
+    "why.device": "model '{model}' was compiled for {compiled}{key} but a tensor it received was on {on}{expects}",
+    "why.device.key": " (AOTI_DEVICE_KEY={key})",
+    "why.device.expects": "; the package expects {inputs}",
+    "why.device.input": "{input} on {device}",
+    "why.device.another": "another device",
+    "why.device.fix": "first checks: (1) move every input to {compiled} before the call (`x.to('{compiled}')`), "
+                      "outputs you pass in too; (2) load the package on the device it was compiled for "
+                      "(AOTI_DEVICE_KEY={key}); (3) run once with AOTI_RUNTIME_CHECK_INPUTS=1 so that each input's "
+                      "device is checked and named",
+    # the text report
+    "why.report.nothing": "no recognised failure in the text (expected an `index out of bounds: ...` assertion, an "
+                          "input check such as `input_handles[0]: dim value is too small ...`, or a device mismatch)",
+    "why.report.failure": "failure: {failure}",
+    "why.report.lost-cpu": "CPU kernel error whose message was lost (two threads threw at once): {raw}",
+    "why.report.lost-cuda": "CUDA device-side assert (the assertion text is not in the log): {raw}",
+    "why.report.no-match": "no match in {package}: nothing in the package produces this message (was the log "
+                           "produced by another build of the model?)",
+    "why.report.count": "{count} candidate cause(s) in {package}, most likely first:",
+})
