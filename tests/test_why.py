@@ -234,7 +234,7 @@ def test_constant_bound_cause_and_cpu_suffix_normalised():
     # A CUDA-spelled message (no `L`) still matches the CPU package's assertion, and vice versa.
     for text in ("index out of bounds: 0 <= tmp7 < 100", "RuntimeError: index out of bounds: 0 <= tmp7 < 100L"):
         (c,) = explain_failure(_package(model), text).candidates
-        assert c.cause == "a value of input 1 (idx) was outside [0, 100)"
+        assert c.key == "why.index.value" and c.cause == "a value of input 1 (idx) was outside [0, 100)"
         assert "idx.max() < 100" in c.fix
 
 
@@ -272,7 +272,7 @@ def test_bound_not_zero_when_enforced_always():
     model = _gather_model()
     model.inputs[0].dims[0].enforced = "always"
     (c,) = explain_failure(_package(model), model.assertions[0].message).candidates
-    assert c.cause == "a value of input 1 (idx) was outside [0, x.shape[0])"
+    assert c.key == "why.index.value" and c.cause == "a value of input 1 (idx) was outside [0, x.shape[0])"
 
 
 def test_unnamed_inputs_use_aoti_names():
@@ -296,6 +296,7 @@ def test_one_sided_extent_bound_cause():
                   bound_expr="512", bound_value=512, index_extent="s27", index_extent_sources=(DimRef(0, 1),))
     model = Model(name="model", device="cpu", inputs=[x], assertions=[a])
     (c,) = explain_failure(_package(model), "RuntimeError: index out of bounds: tmp2 < 512L").candidates
+    assert c.key == "why.index.extent-dim"
     assert c.cause == ("input 0 dim 1 (x.shape[1]) was above 512 (the exported program allows up to 1000): "
                        "tmp2 ranges over [0, x.shape[1]) and must stay < 512")
     assert "Dim(..., max=512)" in c.fix
@@ -319,6 +320,9 @@ def test_index_from_several_inputs():
     model = _gather_model()
     model.assertions[0].index_sources = (0, 1)
     (c,) = explain_failure(_package(model), model.assertions[0].message).candidates
+    # x is an index input itself: emptying it removes the index too, so the empty bound is not the
+    # cause (the same answer as empty-index-bound: witness.empty_bound_choice).
+    assert c.key == "why.index.values"
     assert "an index computed from the values of input 0 (x) and input 1 (idx) was outside [0, x.shape[0])" in c.cause
 
 
@@ -335,6 +339,7 @@ def test_explain_input_check_device_and_dtype():
     text = ("input_handles[1]: unmatched device type, expected: 11(cuda), but got: 0\n"
             "input_handles[0]: unmatched dtype, expected: 6(at::kFloat), but got: 7\n")
     device, dtype = explain_failure(_package(_gather_model()), text).candidates
+    assert (device.key, dtype.key) == ("why.check.device", "why.check.dtype")
     assert device.cause == "input 1 (idx) is on cpu, but the package was compiled for cuda (AOTI_DEVICE_KEY=cuda)"
     assert "to('cuda')" in device.fix
     assert dtype.cause == "input 0 (x) is float64, but the package was compiled for float32"
@@ -350,6 +355,7 @@ def test_explain_device_mismatch():
             "but found at least two devices, cuda:0 and cpu!")
     (c,) = explain_failure(_package(_gather_model()), text).candidates
     assert c.kind == "device-mismatch"
+    assert c.key == "why.device"
     assert c.cause.startswith("model 'model' was compiled for cuda (AOTI_DEVICE_KEY=cuda) but a tensor it received "
                               "was on cpu")
     assert "AOTI_RUNTIME_CHECK_INPUTS=1" in c.fix
