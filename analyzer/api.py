@@ -27,6 +27,7 @@ class Options:
     target_sm: str | None = None
     exported_program: str | None = None
     input_names: tuple[str, ...] = ()
+    keep_sources: bool = False  # keep every line of the parsed sources (the HTML report shows kernels)
 
 
 @dataclass
@@ -45,7 +46,7 @@ def load(path: str | os.PathLike[str], options: Options | None = None) -> Packag
             annotate = _exported_annotation(result, pkg, options)
         for members in pkg.models:
             pkg.deadline.check(f"reading model {members.name}")
-            result.models.append(_load_model(pkg, members, options.limits, annotate))
+            result.models.append(_load_model(pkg, members, options.limits, annotate, options.keep_sources))
         return result
 
 
@@ -117,7 +118,7 @@ def _no_gc():
 
 
 def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits: "archive.Limits",
-                annotate=None) -> Model:
+                annotate=None, keep_sources: bool = False) -> Model:
     problems: list[Problem] = []
     metadata: dict = {}
     for member in members.metadata:
@@ -171,6 +172,11 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                            problems=problems, annotate=annotate)
     model.metadata_path = members.metadata[0] if members.metadata else None
     _keep_source_lines(model, sources)
+    if keep_sources:
+        for path, data in sources.items():
+            # Numbered by "\n" only, as tree-sitter and the locations count lines.
+            text = data.decode("utf-8", "replace").split("\n")
+            model.source_lines[path] = {n: line.rstrip("\r") for n, line in enumerate(text, start=1)}
     return model
 
 
