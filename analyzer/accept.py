@@ -150,3 +150,13 @@ def _fields_match(a: Acceptance, f: Finding) -> bool:
             and (a.input is None or a.input == f.input)
             and (a.dim is None or a.dim == f.dim)
             and (a.model is None or a.model == f.model))
+
+
+def apply_config(config: Any, findings: Sequence[Finding], packages: Sequence[str]) -> tuple[list[Finding], list[str]]:
+    """A Config's accept entries and per-package ignores applied: the findings (accepted ones
+    marked) and one note per unused entry. Unknown rules raise AcceptError."""
+    check_rules(config.accept, config.per_package_ignores)
+    applied = apply(findings, config.accept, config.per_package_ignores, packages)
+    notes = [f"{config.source}: accept entry matches no finding (remove it): {entry.describe()}"
+             for entry in applied.unused]
+    return list(applied.findings), notes

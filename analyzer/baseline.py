@@ -116,3 +116,15 @@ def apply(findings: Sequence[Finding], entries: Sequence[Entry], packages: Seque
             budget[(e.package, e.fingerprint)] -= 1
             stale.append(e)
     return Outcome(new=tuple(new), matched=matched, stale=tuple(stale))
+
+
+def apply_file(path: str, findings: Sequence[Finding], packages: Sequence[str]) -> tuple[list[Finding], list[str]]:
+    """The findings a baseline file does not accept, and notes: the counts, then each stale entry."""
+    outcome = apply(findings, load(path), packages)
+    new = sum(1 for f in outcome.new if not f.accepted)
+    stale = len(outcome.stale)
+    notes = [f"{path}: {outcome.matched} baselined finding(s) not shown, {new} new, "
+             f"{stale} stale entr{'y' if stale == 1 else 'ies'}"]
+    notes += [f"stale baseline entry (matches nothing now; rewrite with --write-baseline): {e.describe()}"
+              for e in outcome.stale]
+    return list(outcome.new), notes

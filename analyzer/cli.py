@@ -314,57 +314,45 @@ def check(
     Exit 0: no finding at or above --fail-on; 1: findings at or above it; 2: usage error or
     unreadable package.
     """
-    from . import api
     from .report import render
-    from .rules import all_rules, select_rules
+    from .rules import all_rules
 
     config = _config(reading, select=select, ignore=ignore, fail_on=fail_on,
                      target_device=target_device, target_sm=target_sm, format=fmt)
-    select_rules(config.select, config.ignore)  # an unknown selector fails before any package is read
     if baseline_file is not None and not os.path.isfile(baseline_file):
         raise LintError(f"{baseline_file}: No such file (--baseline; create it with --write-baseline)")
-    result = api.lint(list(packages), _options(config, reading))
-    findings = list(result.findings)
-    if config.accept or config.per_package_ignores:
-        findings = _apply_accept(config, findings, packages)
+    result, findings = _lint(packages, config, reading)
     if write_baseline is not None:
         count = baseline.write(write_baseline, findings)
         click.echo(f"{PROG}: wrote {count} baseline entr{'y' if count == 1 else 'ies'} to {write_baseline}",
                    err=True)
         click.get_current_context().exit(0)
     if baseline_file is not None:
-        findings = _apply_baseline(baseline_file, findings, packages)
+        findings, notes = baseline.apply_file(baseline_file, findings, packages)
+        for note in notes:
+            click.echo(f"{PROG}: {note}", err=True)
     text = render(config.format, findings, packages=result.packages,
                   color=_use_color(color, output), rules=all_rules())
     _emit(text, output)
     click.get_current_context().exit(exit_code(findings, config.fail_on, exit_zero))
 
 
-def _apply_accept(config: Config, findings: list[Finding], packages: Sequence[str]) -> list[Finding]:
-    """[tool.aoti-lint] per-package-ignores and accept entries; unused accept entries on stderr."""
-    from . import accept
+def _lint(packages: Sequence[str], config: Config, reading: Reading, **extra: Any) -> tuple[Any, list[Finding]]:
+    """api.lint, then [tool.aoti-lint] per-package-ignores and accept entries (notes on stderr)."""
+    from . import accept, api
+    from .rules import select_rules
 
+    select_rules(config.select, config.ignore)  # an unknown selector fails before any package is read
+    result = api.lint(list(packages), _options(config, reading, **extra))
+    if not (config.accept or config.per_package_ignores):
+        return result, list(result.findings)
     try:
-        accept.check_rules(config.accept, config.per_package_ignores)
+        findings, notes = accept.apply_config(config, result.findings, packages)
     except accept.AcceptError as exc:
         raise LintError(f"{config.source}: [tool.aoti-lint] {exc}") from None
-    applied = accept.apply(findings, config.accept, config.per_package_ignores, packages)
-    for entry in applied.unused:
-        click.echo(f"{PROG}: {config.source}: accept entry matches no finding (remove it): {entry.describe()}",
-                   err=True)
-    return list(applied.findings)
-
-
-def _apply_baseline(path: str, findings: list[Finding], packages: Sequence[str]) -> list[Finding]:
-    """The findings the baseline does not accept; the accepted count and stale entries on stderr."""
-    outcome = baseline.apply(findings, baseline.load(path), packages)
-    click.echo(f"{PROG}: {path}: {outcome.matched} baselined finding(s) not shown, "
-               f"{sum(1 for f in outcome.new if not f.accepted)} new, {len(outcome.stale)} stale entr{'y' if len(outcome.stale) == 1 else 'ies'}",
-               err=True)
-    for entry in outcome.stale:
-        click.echo(f"{PROG}: stale baseline entry (matches nothing now; rewrite with --write-baseline): "
-                   f"{entry.describe()}", err=True)
-    return list(outcome.new)
+    for note in notes:
+        click.echo(f"{PROG}: {note}", err=True)
+    return result, findings
 
 
 @cli.command()
@@ -490,16 +478,10 @@ def report_command(packages: tuple[str, ...], output: str | None, select: tuple[
 
     Exits 0 when the page is written, whatever it found (use `check` to gate).
     """
-    from . import api
     from .report.html import render_html
-    from .rules import select_rules
 
     config = _config(reading, select=select, ignore=ignore, target_device=target_device, target_sm=target_sm)
-    select_rules(config.select, config.ignore)
-    result = api.lint(list(packages), _options(config, reading, keep_sources=True))
-    findings = list(result.findings)
-    if config.accept or config.per_package_ignores:
-        findings = _apply_accept(config, findings, packages)
+    result, findings = _lint(packages, config, reading, keep_sources=True)
     _emit(render_html(result.packages, findings), output)
     if output not in (None, "-"):
         click.echo(f"{PROG}: wrote {output}", err=True)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from analyzer.cli import cli
 
-from conftest import FIXTURES
+from conftest import FIXTURES, SHARED
 
 CONFIG = """
 [tool.aoti-lint.per-package-ignores]
@@ -82,6 +82,11 @@ def test_sarif_suppression(project: Path) -> None:
     assert [r["ruleId"] for r in suppressed] == ["AOTI001"]
     assert suppressed[0]["suppressions"] == [{"kind": "external", "status": "accepted",
                                               "justification": "the server rejects empty batches before the model"}]
+    schema = SHARED / "schemas" / "sarif-schema-2.1.0.json"
+    if schema.is_file():
+        import jsonschema
+
+        jsonschema.validate(doc, json.loads(schema.read_text()))
 
 
 def test_per_package_ignores(project: Path) -> None:
