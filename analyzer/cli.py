@@ -461,32 +461,6 @@ def contract(package: str, fmt: str, emit: str | None, output: str | None, readi
     _emit(text, output)
 
 
-@cli.command(name="report")
-@click.argument("packages", nargs=-1, required=True, metavar="PKG...")
-@output_option
-@click.option("--select", multiple=True, metavar="RULES", help="Rules to enable (as for check).")
-@click.option("--ignore", multiple=True, metavar="RULES", help="Rules to disable (as for check).")
-@click.option("--target-device", type=click.Choice(["cpu", "cuda"]), default=None,
-              help="The device the packages will run on.")
-@click.option("--target-sm", metavar="SM", default=None, help="The GPU's compute capability, e.g. 80 or 90a.")
-@package_options
-def report_command(packages: tuple[str, ...], output: str | None, select: tuple[str, ...],
-                   ignore: tuple[str, ...], target_device: str | None, target_sm: str | None,
-                   reading: Reading) -> None:
-    """Write one self-contained HTML page: inputs and ranges, findings with their chains, and each
-    kernel's source with its assertions highlighted and linked from the findings.
-
-    Exits 0 when the page is written, whatever it found (use `check` to gate).
-    """
-    from .report.html import render_html
-
-    config = _config(reading, select=select, ignore=ignore, target_device=target_device, target_sm=target_sm)
-    result, findings = _lint(packages, config, reading, keep_sources=True)
-    _emit(render_html(result.packages, findings), output)
-    if output not in (None, "-"):
-        click.echo(f"{PROG}: wrote {output}", err=True)
-
-
 def _read_log(path: str) -> str:
     if path == "-":
         stdin = sys.stdin
@@ -504,6 +478,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     cli.main(args=list(argv) if argv is not None else None, prog_name=PROG)
 
+
+from . import cli_report  # noqa: E402,F401  (registers `report`; it imports this module's helpers)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
