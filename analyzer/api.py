@@ -40,7 +40,18 @@ def load(path: str | os.PathLike[str], options: Options | None = None) -> Packag
     """Read and link every model in a package. Raises archive.ArchiveError (one line) when the
     package cannot be read at all; a part that cannot be parsed becomes a `Problem`."""
     options = options or Options()
-    with _no_gc(), archive.open_package(path, options.limits) as pkg:
+    return _load(path, options, _deadline(path, options))
+
+
+def _deadline(path: str | os.PathLike[str], options: Options) -> "archive.Deadline":
+    """One package's time and memory budget, from opening it to its last rule."""
+    shown = os.fspath(path)
+    return archive.Deadline(options.limits.timeout_s, shown if shown.isprintable() else repr(shown),
+                            options.limits.max_memory)
+
+
+def _load(path: str | os.PathLike[str], options: Options, deadline: "archive.Deadline") -> Package:
+    with _no_gc(), archive.polling(deadline), archive.open_package(path, options.limits, deadline) as pkg:
         result = Package(path=str(path))
         with _unexpected(pkg.label):
             annotate = _exported_annotation(result, pkg, options)
@@ -84,6 +95,9 @@ def _member_guard(pkg: "archive.Package", member: str, problems: list[Problem]):
     def guard():
         try:
             yield
+        except archive.MemoryLimitError as exc:
+            problems.append(Problem(f"not analysed: {str(exc).split(': ', 1)[-1]}", Location(member),
+                                    kind="limit"))
         except (archive.ArchiveError, InternalError):
             raise
         except _MEMBER_ERRORS as exc:
@@ -212,16 +226,18 @@ def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
 
 
 def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "ts.Tree":
-    """One tree-sitter parse of a member, stopped early when the package's time budget runs out."""
+    """One tree-sitter parse of a member, stopped once the package's time or memory budget is spent.
+
+    Always stoppable: adversarial C++ parses at 0.05 MB/s and costs up to ~1.5 KB of memory per
+    input byte, so neither the time nor the memory a parse needs can be told from its size."""
     pkg.deadline.check(f"parsing {member}")
     data = sources[member] = pkg.read_bytes(member)
-    # A stoppable (chunk-fed) parse costs more later: py-tree-sitter re-reads node text through the
-    # callback. Use it only when the parse could plausibly outlast the remaining time budget
-    # (tree-sitter-cpp parses generated C++ at >10 MB/s here; 2 MB/s is a conservative floor).
-    stoppable = pkg.deadline.remaining < 4 * len(data) / 2e6
-    tree, stopped = ts.parse(data, should_stop=(lambda: pkg.deadline.expired) if stoppable else None)
+    tree, stopped = ts.parse(data, should_stop=pkg.deadline.should_stop)
     if stopped:
-        pkg.deadline.check(f"parsing {member}")
+        del tree
+        if pkg.deadline.expired:
+            pkg.deadline.check(f"parsing {member}")
+        pkg.deadline.raise_memory(f"parsing {member}")
     return tree
 
 
@@ -263,10 +279,11 @@ def lint(paths, options: Options | None = None) -> Result:
     selected = rules.select_rules(options.select, options.ignore)
     packages, findings = [], []
     for path in paths:
-        package = load(path, options)
+        deadline = _deadline(path, options)
+        package = _load(path, options, deadline)
         packages.append(package)
         ctx = rules.Context(target_device=options.target_device, target_sm=options.target_sm,
                             package=str(path))
-        with _unexpected(f"{path} (rules)"):
+        with _unexpected(f"{path} (rules)"), archive.polling(deadline):
             findings.extend(rules.run_rules(package, selected, ctx))
     return Result(packages, findings)

@@ -9,6 +9,8 @@ hostile or broken package can fail surfaces as an `ArchiveError` whose text is o
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import io
 import os
 import posixpath
@@ -26,6 +28,7 @@ __all__ = [
     "Deadline",
     "TimeLimitError",
     "Limits",
+    "MemoryLimitError",
     "ModelMembers",
     "Package",
     "open_archive",
@@ -73,6 +76,31 @@ class TimeLimitError(ArchiveError):
     """The package's time budget is spent: never turned into a finding, always ends the package."""
 
 
+class MemoryLimitError(ArchiveError):
+    """The process grew past `max_memory`. Raised while parsing one member, that member becomes an
+    unparsed-member finding (its tree is dropped and the rest is analysed); elsewhere it ends the
+    package."""
+
+
+def rss_bytes() -> int:
+    """Resident memory of this process now (Linux /proc), else its peak so far (getrusage)."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        import resource
+        import sys
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+# Below this the interpreter, tree-sitter and the reader's buffers alone would trip max_memory.
+MIN_MEMORY = 256 * 2**20
+
 # The deepest bracket nesting the parsers may walk: they recurse about twice per level inside a call
 # stack that is already deep, so more would run out of Python's recursion limit (1000) instead of
 # reporting a limit. `max_nesting` may be lowered, never raised past this.
@@ -89,6 +117,7 @@ class Limits:
     max_nesting: int = 500                  # bracket nesting accepted before parsing C++/Python (parsers)
     timeout_s: float = 120.0                # wall-clock per package (parsers poll Deadline)
     max_depth: int = 32                     # folder depth walked under an extracted package
+    max_memory: int = 4 * 2**30             # resident memory of the process (parsers poll Deadline)
 
     def __post_init__(self) -> None:
         for name in ("max_members", "max_member_bytes", "max_total_bytes", "max_nesting", "max_depth"):
@@ -97,17 +126,25 @@ class Limits:
         if self.max_nesting > MAX_NESTING_CAP:
             raise ValueError(f"limit max_nesting must be at most {MAX_NESTING_CAP} (got {self.max_nesting}): "
                              "deeper nesting would exhaust Python's recursion limit")
+        if self.max_memory < MIN_MEMORY:
+            raise ValueError(f"limit max_memory must be at least {MIN_MEMORY // 2**20} MiB (got {self.max_memory})")
         if self.timeout_s < 0:
             raise ValueError(f"limit timeout_s must not be negative (got {self.timeout_s})")
 
 
 class Deadline:
-    """Wall-clock budget of one package; `check()` raises once it is spent."""
+    """Wall-clock and memory budget of one package; `check()` raises once either is spent.
 
-    def __init__(self, timeout_s: float, label: str = "") -> None:
+    Memory is the process's resident size, read at most every 20 ms (a /proc read costs ~10 us),
+    so polling it from hot loops is cheap."""
+
+    def __init__(self, timeout_s: float, label: str = "", max_memory: int | None = None) -> None:
         self.timeout_s = timeout_s
         self.label = label
+        self.max_memory = max_memory
         self._end = time.monotonic() + timeout_s
+        self._next_memory_check = 0.0
+        self._over_memory = 0
 
     @property
     def remaining(self) -> float:
@@ -117,11 +154,60 @@ class Deadline:
     def expired(self) -> bool:
         return time.monotonic() >= self._end
 
+    def over_memory(self) -> bool:
+        """True when the process is past max_memory (checked at most every 20 ms)."""
+        if self.max_memory is None:
+            return False
+        if self._over_memory:
+            return True  # sticky until raise_memory reports it
+        now = time.monotonic()
+        if now >= self._next_memory_check:
+            self._next_memory_check = now + 0.02
+            rss = rss_bytes()
+            self._over_memory = rss if rss > self.max_memory else 0
+        return bool(self._over_memory)
+
+    def should_stop(self) -> bool:
+        """For stoppable steps (the C++ parse): time or memory spent."""
+        return self.expired or self.over_memory()
+
     def check(self, what: str) -> None:
         if self.expired:
             raise TimeLimitError(
                 f"{self.label}: analysis exceeded the {self.timeout_s:g} s time limit (while {what})"
             )
+        if self.over_memory():
+            self.raise_memory(what)
+
+    def raise_memory(self, what: str) -> None:
+        used = self._over_memory or rss_bytes()
+        self._over_memory = 0  # the caller frees what it built: measure afresh next time
+        self._next_memory_check = 0.0
+        raise MemoryLimitError(
+            f"{self.label}: analysis needed more than the {_size(self.max_memory or 0)} memory limit "
+            f"(while {what}; {used / 2**20:.0f} MiB resident)"
+        )
+
+
+_ACTIVE: contextvars.ContextVar["Deadline | None"] = contextvars.ContextVar("aoti_lint_deadline", default=None)
+
+
+@contextlib.contextmanager
+def polling(deadline: Deadline):
+    """Make `deadline` the one `poll()` checks while the block runs (parsing, linking, rules)."""
+    token = _ACTIVE.set(deadline)
+    try:
+        yield deadline
+    finally:
+        _ACTIVE.reset(token)
+
+
+def poll(what: str) -> None:
+    """Check the active package's time and memory budget; for every loop whose length grows with
+    the input (matches, assertions, launches, rules). About 0.2 us when nothing is spent."""
+    deadline = _ACTIVE.get()
+    if deadline is not None:
+        deadline.check(what)
 
 
 @dataclass
@@ -257,9 +343,10 @@ class Package(Archive):
         return self
 
 
-def open_package(path: str | os.PathLike[str], limits: Limits | None = None) -> Package:
+def open_package(path: str | os.PathLike[str], limits: Limits | None = None,
+                 deadline: Deadline | None = None) -> Package:
     """Open a `.pt2` zip or an extracted package folder; raises ArchiveError with one line."""
-    return _open(path, limits or Limits(), None, Package, AOTI_DIR)
+    return _open(path, limits or Limits(), deadline, Package, AOTI_DIR)
 
 
 def open_archive(path: str | os.PathLike[str], limits: Limits | None = None,
@@ -273,7 +360,7 @@ def _open(path: str | os.PathLike[str], limits: Limits, deadline: Deadline | Non
           cls: type[Archive], marker: tuple[str, ...]) -> Archive:
     shown = os.fspath(path)
     label = shown if shown.isprintable() else repr(shown)
-    deadline = deadline or Deadline(limits.timeout_s, label)
+    deadline = deadline or Deadline(limits.timeout_s, label, limits.max_memory)
     try:
         st = os.stat(shown)  # the user's own path: following a link there is their choice
     except FileNotFoundError:

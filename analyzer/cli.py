@@ -165,7 +165,7 @@ def _size_option(n: int) -> str:
     return str(n)
 
 
-_LIMIT_OPTIONS = ("max_members", "max_member_size", "max_total_size", "max_nesting", "timeout")
+_LIMIT_OPTIONS = ("max_members", "max_member_size", "max_total_size", "max_nesting", "timeout", "max_memory")
 _READING_OPTIONS = ("exported_program", "input_names", *_LIMIT_OPTIONS)
 
 
@@ -203,9 +203,14 @@ def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--max-total-size", metavar="SIZE", default=None,
                      help=f"Most bytes inflated from one package (default {_size_option(_DEFAULT_LIMITS.max_total_bytes)})."),
         click.option("--max-nesting", metavar="N", default=None,
-                     help=f"Deepest bracket nesting parsed in C++/Triton source (default {_DEFAULT_LIMITS.max_nesting})."),
+                     help=f"Deepest bracket nesting parsed in C++/Triton source (default and most "
+                          f"{_DEFAULT_LIMITS.max_nesting})."),
         click.option("--timeout", metavar="SECONDS", default=None,
                      help=f"Wall-clock limit per package (default {_DEFAULT_LIMITS.timeout_s:g}; 0 expires at once)."),
+        click.option("--max-memory", metavar="SIZE", default=None,
+                     help="Most resident memory; a member whose parse needs more is reported unparsed "
+                          f"(default {_size_option(_DEFAULT_LIMITS.max_memory)}, at least "
+                          f"{_size_option(archive.MIN_MEMORY)})."),
     ]
     for option in reversed(options):
         wrapper = option(wrapper)

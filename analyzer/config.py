@@ -13,6 +13,7 @@ max-member-size = "64M"     #   keep Limits' defaults. Sizes: bytes (an integer)
 max-total-size = "1G"       #   a binary suffix: 512K, 64M, 1G (K = 1024; KB, KiB and a trailing B
 max-nesting = 500           #   also read as binary)
 timeout = 120               # seconds per package; 0 expires at once (there is no "unlimited")
+max-memory = "4G"           # resident memory of the process (at least 256M)
 ```
 
 `--exported-program` and `--input-names` are command-line only: they describe one package.
@@ -42,7 +43,7 @@ SECTION = "aoti-lint"
 MAX_CONFIG_BYTES = 16 * 2**20  # a pyproject.toml is kilobytes; past this it is not one
 FORMAT_NAMES = ("text", "concise", "json", "sarif", "github", "markdown", "rdjson", "gitlab", "junit")
 DEVICES = ("cpu", "cuda")
-LIMIT_KEYS = ("max-members", "max-member-size", "max-total-size", "max-nesting", "timeout")
+LIMIT_KEYS = ("max-members", "max-member-size", "max-total-size", "max-nesting", "timeout", "max-memory")
 KEYS = ("select", "ignore", "fail-on", "target-device", "target-sm", "format", *LIMIT_KEYS,
         "per-package-ignores", "accept")  # the last two: analyzer.accept
 
@@ -54,6 +55,7 @@ LIMIT_FIELDS = {
     "max-total-size": "max_total_bytes",
     "max-nesting": "max_nesting",
     "timeout": "timeout_s",
+    "max-memory": "max_memory",
 }
 
 
@@ -75,6 +77,7 @@ class Config:
     max_total_bytes: int | None = None
     max_nesting: int | None = None
     timeout_s: float | None = None
+    max_memory: int | None = None
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml it came from
     per_package_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # analyzer.accept
     accept: tuple[Any, ...] = ()  # analyzer.accept.Acceptance entries
@@ -300,6 +303,7 @@ LIMIT_PARSERS = {
     "max-total-size": parse_size,
     "max-nesting": parse_nesting,
     "timeout": parse_timeout,
+    "max-memory": parse_size,
 }
 
 
@@ -331,6 +335,7 @@ def merge(
     max_total_size: Any = None,
     max_nesting: Any = None,
     timeout: Any = None,
+    max_memory: Any = None,
 ) -> Config:
     """The config with the command line on top; None (or an empty selector list) means "not given".
 
@@ -353,7 +358,8 @@ def merge(
     if format is not None:
         out = replace(out, format=parse_format(format))
     cli_limits = {"max-members": max_members, "max-member-size": max_member_size,
-                  "max-total-size": max_total_size, "max-nesting": max_nesting, "timeout": timeout}
+                  "max-total-size": max_total_size, "max-nesting": max_nesting, "timeout": timeout,
+                  "max-memory": max_memory}
     for key, value in cli_limits.items():
         if value is not None:
             out = replace(out, **{LIMIT_FIELDS[key]: LIMIT_PARSERS[key](value, f"--{key}")})

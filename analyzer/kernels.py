@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import ts
+from .archive import poll
 from .values import DIVISION_OPS, Values, call_name, division
 from .findings import Location
 
@@ -312,6 +313,7 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
     values = Values(facts)
     for var, defs in facts.defs.items():
         for pos, expr in defs:
+            poll(f"reading kernel {name}")
             for sub in ast.walk(expr):
                 found = division(values, sub, pos)
                 if found is not None:

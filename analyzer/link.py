@@ -14,6 +14,7 @@ import re
 from collections import defaultdict
 
 from . import intervals
+from .archive import poll
 from .findings import Location
 from .kernels import KernelFacts
 from .model import (Assertion, Constant, Dim, DimRef, Division, Input, Kernel, Launch, Model, Problem,
@@ -246,6 +247,7 @@ class _Linker:
     def _launches(self) -> None:
         helpers = self.w.helpers
         for call in self.w.calls:
+            poll("linking kernel launches")
             fn = call.function
             kernel = None
             params: tuple[str, ...] = ()
@@ -328,6 +330,7 @@ class _Linker:
             indices = launches_by_kernel.get(kname, [])
             values = Values(facts)
             for raw in facts.assertions:
+                poll(f"linking the assertions of {kname}")
                 model.assertions.append(self._assertion(facts, values, raw, indices))
             for div in facts.divisions:
                 for expr, sources in self._over_launches(facts, div.divisor_expr, indices):

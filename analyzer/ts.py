@@ -24,6 +24,7 @@ import tree_sitter
 import tree_sitter_cpp
 
 from . import strict
+from .archive import poll
 
 Node = tree_sitter.Node
 Tree = tree_sitter.Tree
@@ -36,25 +37,45 @@ def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(LANGUAGE)
 
 
-_CHUNK = 1 << 16
+_PARSE_CHUNK = 1 << 20  # bytes handed to tree-sitter per read while parsing
+_TEXT_CHUNK = 1 << 12   # ... and afterwards, when node text is read back through the same callback
+_POLL_EVERY = 256       # progress callbacks (one per ~50 bytes parsed) between two should_stop polls
 
 
-def parse(data: bytes, should_stop=None) -> tuple[Tree, bool]:
-    """Parse C++ bytes. With `should_stop` (polled every 64 KiB) the source is fed in chunks and
-    parsing ends early once it returns True: tree-sitter 0.26 has no timeout of its own.
-    Returns (tree, stopped)."""
+def parse(data: bytes, should_stop=None) -> tuple[Tree | None, bool]:
+    """Parse C++ bytes. With `should_stop` the parse is fed through a read callback and polls it
+    through tree-sitter's progress callback (about every 12 KB of input, whatever the content: the
+    parser can spend seconds and GBs on one adversarial line), stopping once it returns True.
+    Returns (tree, stopped); the tree is None when stopped.
+
+    A callback-fed tree has no source of its own: node text is read back through the callback, so
+    after the parse it hands out small chunks (a 1 MiB chunk per node text would cost 10x the
+    analysis)."""
     if should_stop is None:
         return _parser().parse(data), False
+    chunk = [_PARSE_CHUNK]
+    polls = [0]
     stopped = False
 
     def read(offset: int, _point) -> bytes:
-        nonlocal stopped
-        if stopped or should_stop():
-            stopped = True
-            return b""
-        return data[offset:offset + _CHUNK]
+        return data[offset:offset + chunk[0]]
 
-    return _parser().parse(read), stopped
+    def progress(_offset: int, _has_error: bool) -> bool:
+        nonlocal stopped
+        polls[0] += 1
+        if polls[0] % _POLL_EVERY == 0 and should_stop():
+            stopped = True
+        return stopped
+
+    try:
+        tree = _parser().parse(read, progress_callback=progress)
+    except ValueError:  # "Parsing failed": the progress callback cancelled it
+        _parser().reset()
+        if not stopped:
+            raise
+        return None, True
+    chunk[0] = _TEXT_CHUNK
+    return tree, stopped
 
 
 def _grammar_text(name: str) -> str:
@@ -77,6 +98,7 @@ def matches(name: str, node: Node) -> Iterator[dict[str, Node]]:
     """Matches of query `name` inside `node`, each as {capture: first node}."""
     cursor = tree_sitter.QueryCursor(query(name))
     for _, captures in cursor.matches(node):
+        poll(f"reading matches of the {name} query")
         yield {key: nodes[0] for key, nodes in captures.items() if nodes}
 
 

@@ -571,6 +571,7 @@ class ContentCase:
     finding: tuple[str, str] | None = None
     refused: str | None = None
     args: tuple[str, ...] = ()
+    process: bool = False  # run in its own process: its time and peak memory are measured
 
 
 CONTENT_CASES: list[ContentCase] = [
@@ -607,7 +608,13 @@ CONTENT_CASES: list[ContentCase] = [
     ContentCase("runtime_assert_4400_digits", edited(UNBACKED, ".wrapper.cpp", "if (!(u0 >= 0L))",
                                                      f"if (!(u0 <= {HUGE_DIGITS}L))", "runtime_4400"),
                 finding=UNPARSED_WRAPPER),
-    ContentCase("million_checks_kernel", appended(CPU, ".kernel.cpp",
-                                                  b"void f() {\n" + b"AOTI_TORCH_CHECK(x < 3, \"m\");\n" * 60_000 + b"}\n",
-                                                  "many_checks")),
+    ContentCase("adversarial_cpp_memory", appended(CPU, ".kernel.cpp", b"void g() { y = " + b"a<b," * 250_000 + b"0; }\n",
+                                                   "adversarial_memory"),
+                finding=("unparsed-member", ".kernel.cpp"), args=("--max-memory", "256M"), process=True),
+    ContentCase("adversarial_cpp_time", appended(CPU, ".kernel.cpp", b"void g() { y = " + b"a<b<c>>d;" * 110_000 + b"0; }\n",
+                                                 "adversarial_time"), refused="time limit", args=("--timeout", "3"), process=True),
+    ContentCase("many_checks_kernel", edited(CPU, ".kernel.cpp", "AOTI_TORCH_CHECK(",
+                                             "AOTI_TORCH_CHECK((0 <= tmp7) & (tmp7 < ks1), \"index out of bounds: "
+                                             "0 <= tmp7 < ks1\");\n" * 30_000 + "AOTI_TORCH_CHECK(", "many_checks"),
+                refused="time limit", args=("--timeout", "2"), process=True),
 ]

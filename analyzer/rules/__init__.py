@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
+from ..archive import poll  # the package's time and memory budget, not its bytes
 from ..findings import Finding, Location, Severity
 
 if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only passes it along
@@ -280,6 +281,7 @@ def run_rules(
         instance = rule() if isinstance(rule, type) else rule
         found.extend(instance.check_package(package, ctx))
         for model in package.models:
+            poll(f"running rule {instance.name}")
             found.extend(instance.check(model, ctx))
     # A rule that built its Finding by hand may have left `package` empty; the source line under
     # the finding's location comes from the model (reporters never open the archive).
