@@ -5,6 +5,13 @@ open a binary member (`.so`, `.cubin`, `.o`, weights, `.pt`, constants), unpickl
 inside the package, or build a filesystem path from a member name. Every read is capped (member
 count, inflated bytes per member and per package, directory depth, wall-clock time) and every way a
 hostile or broken package can fail surfaces as an `ArchiveError` whose text is one line.
+
+It is also the one reader of `torch.export.save` archives (`open_archive`) and holds the package's
+time and memory budget (`Deadline`, `poll`), which every parser and loop polls.
+
+Long module: the bounded reader is kept in one file on purpose, so that every byte read from an
+untrusted archive (package or exported program) goes through one set of limits and checks; its
+parts (limits and budget, sources, central-directory checks, names) are sections below.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ What we take from the JSON (schema 8.x, torch 2.11-2.13):
   `sys.maxsize - 1` for "no upper bound", so huge maxima read as None.
 
 `apply()` copies the user's names and the declared ranges onto the linked model's inputs.
+
+Long module: reading (through archive.py), the JSON schema walk, sympy `srepr` parsing and applying
+the result to the model are one chain over one document; they change together with torch's schema.
 """
 
 from __future__ import annotations

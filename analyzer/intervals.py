@@ -142,9 +142,12 @@ def evaluate_interval(expr: str, ranges: Mapping[str, tuple[float, float | None]
     """Sound interval of `expr` when each name ranges over `ranges[name]` (None = +inf)."""
     tree = _parse(expr)
     try:
-        return _eval(tree, ranges, default, 0)
+        lo, hi = _eval(tree, ranges, default, 0)
     except (OverflowError, RecursionError, ZeroDivisionError) as exc:  # ZeroDivision: an empty range
         raise ValueError(f"cannot evaluate {expr[:60]!r}: {type(exc).__name__}") from None
+    if lo == hi and math.isinf(lo):  # `inf`, `1e999`: no size is that; "cannot say"
+        raise ValueError(f"{expr[:60]!r} is not a finite number")
+    return lo, hi
 
 
 def _float(value: float, upper: bool) -> float:

@@ -9,7 +9,6 @@ calls that produced them. Everything is done with dictionaries built once; nothi
 from __future__ import annotations
 
 import ast
-import math
 import re
 from collections import defaultdict
 
@@ -433,8 +432,6 @@ class _Linker:
         try:
             lo, hi = intervals.evaluate_interval(a.bound_expr, {})
             if lo == hi:
-                if not math.isfinite(lo):  # `inf`, `1e999`: no size is that; say "unknown"
-                    raise ValueError("the bound is not a finite number")
                 a.bound_value = int(lo)
         except ValueError:
             if not a.bound_sources:

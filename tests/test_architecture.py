@@ -106,8 +106,6 @@ def test_parsers_import_no_rules_or_reporters():
 
 # Modules over the limit today whose split belongs to another part of issue 8.
 _LONG_PENDING = {
-    "analyzer.archive": "owned by the archive/trust-model work (issue 12)",
-    "analyzer.exported": "owned by the archive/trust-model work (issue 8 part 5)",
 }
 
 
