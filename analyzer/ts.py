@@ -25,6 +25,7 @@ import tree_sitter_cpp
 
 from . import strict
 from .archive import poll
+from .bigstack import on_big_stack
 
 Node = tree_sitter.Node
 Tree = tree_sitter.Tree
@@ -68,7 +69,7 @@ def parse(data: bytes, should_stop=None) -> tuple[Tree | None, bool]:
         return stopped
 
     try:
-        tree = _on_big_stack(lambda: _parser().parse(read, progress_callback=progress))
+        tree = on_big_stack(lambda: _parser().parse(read, progress_callback=progress))
     except ValueError:  # "Parsing failed": the progress callback cancelled it
         _parser().reset()
         if not stopped:
@@ -76,39 +77,6 @@ def parse(data: bytes, should_stop=None) -> tuple[Tree | None, bool]:
         return None, True
     chunk[0] = _TEXT_CHUNK
     return tree, stopped
-
-
-_PARSE_STACK = 1 << 30  # reserved address space, not memory: pages are touched only as used
-
-
-def _on_big_stack(work):
-    """Run `work()` in a thread with a 1 GiB stack. tree-sitter recurses in C on some ambiguous
-    chains (`(T)(a)*(T)(a)*...`): 2 MB of them overflow the main thread's 8 MB stack (a segfault,
-    not an exception); 1 GiB holds what the time limit lets it parse."""
-    import threading
-
-    result: list = []
-    error: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            result.append(work())
-        except BaseException as exc:  # re-raised in the caller's thread
-            error.append(exc)
-
-    try:
-        previous = threading.stack_size(_PARSE_STACK)
-    except (ValueError, RuntimeError):  # a platform without settable thread stacks
-        return work()
-    try:
-        thread = threading.Thread(target=run, name="aoti-lint-parse")
-        thread.start()
-    finally:
-        threading.stack_size(previous)
-    thread.join()
-    if error:
-        raise error[0]
-    return result[0]
 
 
 def _grammar_text(name: str) -> str:
