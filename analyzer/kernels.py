@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from . import ts
 from .archive import poll
@@ -79,6 +80,8 @@ class KernelFacts:
     # not index bounds, but `why` can still route their failures.
     messages: list[tuple[str, Location]] = field(default_factory=list)
     problem: str | None = None
+    # A `defs` position (C++: byte offset, Triton: line) -> its Location.
+    locate: Callable[[int], Location] | None = None
 
 
 def parse_message(message: str) -> tuple[int | None, str | None, str]:
@@ -163,6 +166,7 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
 
     params = tuple(a.arg for a in fn.args.args)
     facts = KernelFacts(fn.name or name, "triton", params, where(fn))
+    facts.locate = lambda line: Location(path, first_line + line - 1, indent + 1)
     facts.param_types = _triton_signature(fn)
     # One pass over the body: definitions, assertions, and the division/reduction candidates
     # (checked once all definitions are known, since they read definitions by line).
@@ -274,6 +278,7 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
     line, col = ts.position(m["function"])
     facts = KernelFacts(name, "cpp", tuple(params), Location(path, line, col), param_types=types)
     body = m["body"]
+    facts.locate = lambda pos: _cpp_location(path, body, pos)
     problems = 0
 
     def to_ast(node: ts.Node) -> ast.expr:

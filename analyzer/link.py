@@ -12,7 +12,7 @@ import ast
 import re
 from collections import defaultdict
 
-from . import intervals
+from . import intervals, reads
 from .archive import poll
 from .findings import Location
 from .kernels import KernelFacts
@@ -78,6 +78,7 @@ class _Linker:
         self._launches()
         self._unbacked_sources()
         self._kernels()
+        reads.annotate(self.model, self.w, self.kfacts, self._param_map, self._sources, self._canonical, self._resolve)
 
     def _inputs(self) -> None:
         w, model = self.w, self.model

@@ -163,6 +163,8 @@ class Launch:
     extern: bool = False        # an ATen/shim call rather than a generated kernel
     outputs: tuple[str, ...] = ()
     error_checked: bool = True  # False: a shim called without AOTI_TORCH_ERROR_CODE_CHECK
+    # Extern calls: each argument's sizes over root symbols (None: not a tensor, or unknown).
+    arg_shapes: tuple[tuple[str, ...] | None, ...] = ()
 
 
 @dataclass
@@ -216,6 +218,34 @@ class Reduction:
 
 
 @dataclass
+class ConstantRead:
+    """A kernel's load from a constant (parameter, buffer) of static size at an index that ranges
+    over input sizes (`in_ptr2[x1]` with `x1` in `[0, s27)`): `index_max` is the largest element
+    index read, over root symbols; `numel` the constant's element count."""
+
+    kernel: str
+    pointer: str                      # the kernel parameter (`in_ptr2`)
+    constant: str                     # the wrapper's constant name
+    numel: int
+    index_max: str
+    sources: tuple[DimRef, ...]
+    location: Location
+    shape: tuple[int, ...] | None = None
+    fqn: str | None = None            # constants_info_[i].original_fqn (`embeddings.position_ids`)
+
+
+@dataclass
+class SizeCheck:
+    """`assert_size_stride(arg5_1, {s77, 20L*s6}, ...)` in run_impl: the sizes the package expects of a
+    tensor (as written, `L` suffixes dropped); `gated`: only with AOTI_RUNTIME_CHECK_INPUTS=1."""
+
+    tensor: str
+    sizes: tuple[str, ...]
+    location: Location
+    gated: bool = False
+
+
+@dataclass
 class Kernel:
     name: str
     kind: str                          # "triton" | "cpp"
@@ -256,6 +286,8 @@ class Model:
     assertions: list[Assertion] = field(default_factory=list)
     divisions: list[Division] = field(default_factory=list)
     reductions: list[Reduction] = field(default_factory=list)
+    constant_reads: list[ConstantRead] = field(default_factory=list)
+    size_checks: list[SizeCheck] = field(default_factory=list)
     # (kernel, message, location) of kernels' other literal checks (not index bounds).
     kernel_messages: list[tuple[str, str, Location]] = field(default_factory=list)
     checks_gated: bool | None = None   # True: check_input_N run only with AOTI_RUNTIME_CHECK_INPUTS

@@ -107,6 +107,9 @@ class WrapperFacts:
     # Deferred runtime asserts on symbols, always run: `if (!(u0 <= 64L)) { throw ... }` ->
     # {"u0": (None, 64)} (inclusive bounds).
     symbol_bounds: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    # `const int64_t int_array_12[] = {2L, 2L, s27, 32L};` -> {"int_array_12": ("2", "2", "s27", "32")}:
+    # the sizes of buffers (`aoti_torch_empty_strided(4, int_array_12, ...)`) and inline views.
+    int_arrays: dict[str, tuple[str, ...]] = field(default_factory=dict)
     run_impl_found: bool = False
     errors_in_model_code: int = 0
     error_location: Location | None = None
@@ -212,6 +215,7 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
     _declarations(facts, body, max_depth)
     _size_asserts(facts, body)
     _symbol_asserts(facts, body)
+    _int_arrays(facts, body, max_depth)
     _Launches(facts, max_depth).walk(body)
 
 
@@ -260,6 +264,16 @@ def _size_read(value: ts.Node) -> tuple[str, str, int] | None:
     array, index = element
     buffer, _, kind = array.rpartition("_")
     return (buffer, kind, index) if buffer and kind in ("size", "stride") else None
+
+
+def _int_arrays(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
+    """`const int64_t int_array_12[] = {2L, 2L, s27, 32L};` -> int_arrays["int_array_12"]."""
+    for m in ts.matches("arrays", body):
+        try:
+            facts.int_arrays[ts.text(m["name"])] = tuple(
+                _integral(ts.cpp_to_py(v, max_depth)) for v in ts.children(m["value"]))
+        except ts.ExprTooDeep:
+            continue
 
 
 def _size_asserts(facts: WrapperFacts, body: ts.Node) -> None:

@@ -124,8 +124,9 @@ def test_gather_static_is_clean():
 
 
 def test_pos_embedding_fixtures():
-    """Unbounded seq -> error; declared/compiled max 512 -> nothing; max 1000 -> warning."""
-    expected = {"pos_embedding": Severity.ERROR, "pos_embedding_capped": None,
+    """Unbounded seq -> error; declared/compiled max 512, checked only with AOTI_RUNTIME_CHECK_INPUTS=1
+    -> warning (nothing stops 513 by default); max 1000 -> warning."""
+    expected = {"pos_embedding": Severity.ERROR, "pos_embedding_capped": Severity.WARNING,
                 "pos_embedding_max1000": Severity.WARNING}
     seen = False
     for name, severity in expected.items():
@@ -223,6 +224,8 @@ EXPECTED_RULES = [
     ("AOTI010", "compiled-range-narrower-than-declared", Severity.WARNING),
     ("AOTI011", "unchecked-extern-call", Severity.WARNING),
     ("AOTI012", "unenforced-dim-equality", Severity.WARNING),
+    ("AOTI013", "read-past-constant", Severity.ERROR),
+    ("AOTI014", "unenforced-divisibility", Severity.ERROR),
 ]
 
 
@@ -267,14 +270,25 @@ def _run(model: Model, rule: str, **ctx) -> list:
     return run_rules(Package("pkg.pt2", [model]), rules, Context(**ctx))
 
 
-def test_extent_max_equal_to_bound_is_clean():
-    assert _run(_pos_model(seq_max=512), "index-exceeds-constant-bound") == []
-
-
-def test_extent_declared_max_equal_to_bound_is_clean():
-    assert _run(_pos_model(seq_max=None, declared_max=512), "index-exceeds-constant-bound") == []
+def test_extent_max_equal_to_bound_is_clean_when_always_checked():
+    assert _run(_pos_model(seq_max=512, enforced="always"), "index-exceeds-constant-bound") == []
     # the tighter of the two wins either way
-    assert _run(_pos_model(seq_max=400, declared_max=1000), "index-exceeds-constant-bound") == []
+    assert _run(_pos_model(seq_max=400, declared_max=1000, enforced="always"), "index-exceeds-constant-bound") == []
+
+
+def test_extent_max_equal_to_bound_checked_only_with_the_variable_is_warning():
+    """Issue 10 point 1 (GPT-2's 128-row position table): nothing stops 513 by default."""
+    for model in (_pos_model(seq_max=512), _pos_model(seq_max=400, declared_max=1000)):
+        (f,) = _run(model, "index-exceeds-constant-bound")
+        assert f.severity == Severity.WARNING and f.witness == "arg1_1.shape = (3, 513, 16)", f
+        assert "AOTI_RUNTIME_CHECK_INPUTS=1" in f.message and "AOTI_RUNTIME_CHECK_INPUTS=1" in f.fix
+        assert f.key == "extent-unenforced:in0.d1>512;kernel:cpp_fused_add_arange_embedding_0"
+
+
+def test_extent_declared_max_equal_to_bound_never_checked_is_error():
+    (f,) = _run(_pos_model(seq_max=None, declared_max=512), "index-exceeds-constant-bound")
+    assert f.severity == Severity.ERROR and f.witness == "arg1_1.shape = (3, 513, 16)"
+    assert "nothing checks" in f.message
 
 
 def test_extent_max_above_bound_is_warning():

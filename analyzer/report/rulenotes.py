@@ -20,9 +20,10 @@ OPTIONS: dict[str, str] = {
         "for its own minimum."),
     "index-exceeds-constant-bound": (
         "`--exported-program`: a declared `max` counts in the interval arithmetic with the compiled one "
-        "(the tighter wins): a declared max within the bound gives no finding, one above it a warning "
-        "instead of an error. Packages built from `torch.export` usually carry the declared max in their "
-        "compiled range already. `--input-names` changes only the wording."),
+        "(the tighter wins): a max above the bound gives a warning instead of an error. A max within the "
+        "bound gives no finding only when a check that always runs enforces it; checked only with "
+        "`AOTI_RUNTIME_CHECK_INPUTS=1` it is a warning (size max+1 runs by default), never checked an "
+        "error. `--input-names` changes only the wording."),
     "division-by-dynamic-size": NAMES_ONLY + " Declared minimums are not enforced by the package and do "
                                              "not remove the finding.",
     "empty-reduction": NAMES_ONLY + " Declared minimums are not enforced by the package and do not "
@@ -40,6 +41,11 @@ OPTIONS: dict[str, str] = {
         "range the rule says nothing."),
     "unchecked-extern-call": "None.",
     "unenforced-dim-equality": NAMES_ONLY,
+    "unenforced-divisibility": NAMES_ONLY,
+    "read-past-constant": (
+        "`--exported-program`: a declared `max` that nothing checks at run time does not remove the "
+        "finding (a warning when the compiled max is checked with `AOTI_RUNTIME_CHECK_INPUTS=1`). "
+        "`--input-names` changes only the wording."),
 }
 
 STATIC = ("It reads the package's source only: a verdict is about what the generated code allows, not "
@@ -84,4 +90,12 @@ LIMITATIONS: dict[str, str] = {
     "unenforced-dim-equality": (
         STATIC + " Equalities the package checks itself (`check_input_N` with the check always on) are not "
         "reported."),
+    "unenforced-divisibility": (
+        STATIC + " Relations are read from the package's quotient symbols (`s6 = (1.0/20.0)*size`) and its "
+        "size checks (`assert_size_stride(x, {..., 20L*s6})`); other derived relations (`2*k + 1`, products "
+        "of dims) are not reported yet."),
+    "read-past-constant": (
+        STATIC + " Only loads whose index the value-range engine bounds over iteration ranges are checked; "
+        "a read in a kernel whose constant-bound index assertion over the same size fails first is left "
+        "to `index-exceeds-constant-bound`. Vector loads count their first element."),
 }

@@ -13,6 +13,7 @@ from .. import witness as W
 from ..findings import Finding, Location, Severity
 from ..model import Assertion, DimRef, Model
 from . import Case, Context, Rule, register
+from . import enforcement as E
 from ..messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
 
 
@@ -189,7 +190,7 @@ class IndexExceedsConstantBound(Rule):
     severity = Severity.ERROR
 
     VALID = (
-        Case("fixtures/pos_embedding_capped.cpu.stripped.pt2"),   # seq declared and compiled <= 512
+        Case("fixtures/real/llama.cpu.stripped.pt2"),             # rotary positions: no table
         Case("fixtures/embedding.cpu.stripped.pt2"),              # the index is data (token ids)
     )
     INVALID = (
@@ -199,6 +200,12 @@ class IndexExceedsConstantBound(Rule):
             "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.WARNING, "input": 0, "dim": 1}),
         Case("fixtures/stress/pkgs/item_arange.cpu.stripped.pt2", {
             "message_key": "index-exceeds-constant-bound.values", "input": 1}),
+        # seq declared and compiled <= 512, but that max is checked only with AOTI_RUNTIME_CHECK_INPUTS=1.
+        Case("fixtures/pos_embedding_capped.cpu.stripped.pt2", {
+            "message_key": "index-exceeds-constant-bound.unenforced-max", "severity": Severity.WARNING}),
+        Case("fixtures/real/gpt2.cpu.stripped.pt2", {
+            "message_key": "index-exceeds-constant-bound.unenforced-max", "severity": Severity.WARNING,
+            "input": 0, "dim": 1}, exported="fixtures/real/gpt2.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -219,6 +226,10 @@ class IndexExceedsConstantBound(Rule):
             except ValueError:
                 continue
             if high <= a.bound_value:
+                # Within the compiled/declared ranges, but is that max checked by default?
+                finding = E.unenforced_max(self, model, ctx, a, refs, effect(model, a.message))
+                if finding is not None:
+                    yield finding
                 continue
             choice = self._witness(model, a, refs)
             if choice is None:

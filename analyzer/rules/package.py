@@ -9,8 +9,9 @@ from ..capability import cc_text, parse_sm, sm_text
 from ..findings import Finding, Location, Severity
 from ..model import Model, Package, Problem, ProblemKind
 from . import Case, Context, Rule, register
+from . import enforcement as E
 from .bounds import model_location
-from ..messages import FIXES, MESSAGES
+from ..messages import CHAIN, FIXES, MESSAGES
 
 PACKAGE_MODEL = "(package)"  # the `model` of findings about the package as a whole
 
@@ -263,6 +264,9 @@ class UncheckedExternCall(Rule):
         # `aoti_torch_cpu_scatter_reduce_two_out(...)` with its error code discarded.
         Case("fixtures/stress/pkgs/scatter_add.cpu.stripped.pt2", {"message_key": "unchecked-extern-call",
                                                                     "fix_key": "unchecked-extern-call"}),
+        # index_put with h = 0 (or w = 0) empties the target: the finding names the dim (issue 10 point 3).
+        Case("fixtures/real/index_put.cpu.stripped.pt2", {"message_key": "unchecked-extern-call", "input": 0,
+                                                          "dim": 0}, exported="fixtures/real/index_put.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -273,9 +277,14 @@ class UncheckedExternCall(Rule):
             who = ", ".join(model.input_text(i) for i in inputs) or MESSAGES["unchecked-extern-call.inputs"]
             fields = dict(call=launch.kernel, inputs=who)
             chain = tuple(c for c in (launch.comment,) if c)
+            # The sizes that make the call fail: an input dim that empties its target.
+            failure = E.extern_failure(model, launch) or {}
+            if failure:
+                chain += (CHAIN["unchecked-extern-call.empty-target"].format(
+                    dims=failure.pop("dims"), target=failure.pop("target")),)
             yield self.finding(model, ctx, MESSAGES["unchecked-extern-call"].format(**fields), launch.location,
                                fix=FIXES["unchecked-extern-call"].format(**fields), chain=chain,
-                               key=f"unchecked:{launch.kernel}:" + ",".join(f"in{i}" for i in inputs))
+                               key=f"unchecked:{launch.kernel}:" + ",".join(f"in{i}" for i in inputs), **failure)
 
 
 def _input_positions(model: Model, arg: str) -> list[int]:

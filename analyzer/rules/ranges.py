@@ -10,6 +10,7 @@ from .. import witness as W
 from ..findings import Finding, Severity
 from ..model import DimRef, Model, span
 from . import Case, Context, Rule, register
+from . import enforcement as E
 from .bounds import model_location, range_step, where
 from ..messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES
 
@@ -54,6 +55,13 @@ class UnenforcedLowerBound(Rule):
         Case("fixtures/gather_dyn.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound", "input": 0, "dim": 0,
                                                        "fix_key": "unenforced-lower-bound"}),
         Case("fixtures/stress/pkgs/bool_mask.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.no-kernels"}),
+        # Issue 10 point 4: seq = 0 feeds an empty tensor to CPU flash attention (SIGFPE).
+        Case("fixtures/real/bert.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.empty-calls", "input": 0,
+                                                     "dim": 1}, exported="fixtures/real/bert.ep.pt2"),
+        # Issue 10 point 5: `Expected u0 >= 2` in run_impl rejects n = 1 at every call.
+        Case("fixtures/real/nonzero_size.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.rejected",
+                                                             "severity": Severity.INFO, "input": 0, "dim": 0}),
+        Case("fixtures/pos_embedding.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound"}),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -69,7 +77,7 @@ class UnenforcedLowerBound(Rule):
                     # equal (`assert_size_stride(arg6_1, {s17, 8L}, ...)`), which is reported.
                     continue
                 kernels = users.get(symbol, [])
-                below = dim.min - 1
+                below = E.below_min(model, ref, dim.min)  # a multiple of n for a dim read as n*k
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
                               enforcement=ENFORCEMENT[dim.enforced], below=below,
                               kernels=", ".join(kernels), check_expr=W.check_expr(model, ref))
@@ -81,10 +89,13 @@ class UnenforcedLowerBound(Rule):
                                                   else model_location(model))
                 chain = [range_step(model, ref, dim, symbol)]
                 chain += [CHAIN["read-by"].format(kernel=k) for k in kernels]
+                # Sizes 0..below: an always-on assert that rejects them, extern calls fed empty tensors.
+                text, extra, severity = E.lower_bound_facts(model, ref, below, fields) or \
+                    (message.format(**fields), (), None)
                 yield self.finding(
-                    model, ctx, message.format(**fields), location,
+                    model, ctx, text, location, severity=severity,
                     input=ref.input, dim=ref.dim, symbol=symbol,
-                    witness=W.witness(model, {ref: below}), fix=fix.format(**fields), chain=tuple(chain),
+                    witness=W.witness(model, {ref: below}), fix=fix.format(**fields), chain=(*chain, *extra),
                     key=f"lower:in{ref.input}.d{ref.dim}>={dim.min}")
 
 
@@ -196,6 +207,10 @@ class CompiledRangeNarrowerThanDeclared(Rule):
         Case("fixtures/gather_dyn.cpu.stripped.pt2", {"message_key": "compiled-range-narrower-than-declared",
                                                        "input": 0, "dim": 0},
              exported="fixtures/gather_dyn.ep.pt2"),
+        # batch declared [0, inf), compiled [2, 15]: 16 runs unchecked by default too.
+        Case("fixtures/real/resnetish.cpu.stripped.pt2", {"message_key": "compiled-range-narrower-than-declared",
+                                                          "input": 0, "dim": 0},
+             exported="fixtures/real/resnetish.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -212,6 +227,9 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                     continue
                 missing = list(range(dim.declared_min, dim.min))
                 sizes_text = ", ".join(str(v) for v in missing)
+                if dim.max is not None and (dim.declared_max is None or dim.declared_max > dim.max):
+                    # ... and sizes above the compiled max that the declared range allows (issue 16).
+                    sizes_text += MESSAGES["compiled-range-narrower-than-declared.above"].format(max=dim.max)
                 kernels = users.get(symbol, []) if symbol else []
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
                               declared=span(dim.declared_min, dim.declared_max), compiled=span(dim.min, dim.max),

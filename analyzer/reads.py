@@ -1,0 +1,106 @@
+"""Facts about kernels' reads from constants (parameters, buffers) of static size.
+
+A load such as BERT's `in_ptr2[x1]` (the 128-entry `position_ids` buffer, `x1` over `[0, s27)`)
+has no assertion: its index comes from iteration ranges, not from data. Its largest element index,
+over the root size symbols, against the constant's element count (from `constants_info_[i].shape`),
+is what `read-past-constant` needs. The value-range engine (`kernels.Values`) gives the index's
+inclusive maximum over the kernel's parameters; the launch arguments map those to root symbols.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from typing import Callable, Iterable
+
+from . import intervals
+from .kernels import KernelFacts, Values
+from .model import ConstantRead, DimRef, Model
+
+_POINTER = re.compile(r"^(in_out_ptr|in_ptr)\d+$")
+
+
+def _loads(expr: ast.expr) -> Iterable[tuple[str, ast.expr]]:
+    """(pointer parameter, element index) of each load in an expression: C++ `load(in_ptr2, x1)`
+    (subscripts and `loadu(in_ptr2 + i, n)` are normalised to it) and Triton `tl.load(in_ptr2 + (x1), mask)`."""
+    for node in ast.walk(expr):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name != "load":
+            continue
+        first = node.args[0]
+        if isinstance(first, ast.Name) and _POINTER.match(first.id) and len(node.args) >= 2:
+            yield first.id, node.args[1]
+        elif isinstance(first, ast.BinOp) and isinstance(first.op, ast.Add):
+            for ptr, other in ((first.left, first.right), (first.right, first.left)):
+                if isinstance(ptr, ast.Name) and _POINTER.match(ptr.id):
+                    yield ptr.id, other
+                    break
+
+
+def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: list[int],
+                   param_map: Callable[[KernelFacts, int], dict[str, str]],
+                   sources: Callable[[str], tuple[DimRef, ...]]) -> list[ConstantRead]:
+    """Reads of `facts`' kernel from static-size constants whose index depends on input sizes.
+
+    `indices`: the kernel's launches in `model.launches`; `param_map(facts, i)`: a launch's
+    size-parameter map (parameter -> expression over root symbols); `sources(expr)`: the input dims an expression reads. One record per (pointer,
+    index), from the first launch that passes a constant; located by `facts.locate`."""
+    locate = facts.locate or (lambda _: facts.location)
+    constants = {c.name: c for c in model.constants}
+    launches = [(model.launches[i], param_map(facts, i)) for i in indices]
+    if not constants:
+        return []
+    out: list[ConstantRead] = []
+    seen: set[tuple[str, str]] = set()
+    params = facts.params
+    for defs in facts.defs.values():
+        for pos, expr in defs:
+            for ptr, index in _loads(expr):
+                if ptr not in params:
+                    continue
+                key = (ptr, ast.dump(index))
+                if key in seen:
+                    continue
+                seen.add(key)
+                upper = values.upper(index, pos)
+                if upper is None:
+                    continue
+                slot = params.index(ptr)
+                for launch, mapping in launches:
+                    if slot >= len(launch.args):
+                        continue
+                    const = constants.get(launch.args[slot])
+                    if const is None or not const.shape:
+                        continue
+                    try:
+                        index_max = intervals.simplify(intervals.substitute(upper, mapping))
+                    except ValueError:
+                        continue
+                    refs = sources(index_max)
+                    if not refs:
+                        break  # a static index: bounded at compile time
+                    out.append(ConstantRead(kernel=facts.name, pointer=ptr, constant=const.name,
+                                            numel=math.prod(const.shape), shape=tuple(const.shape),
+                                            fqn=const.original_fqn, index_max=index_max, sources=refs,
+                                            location=locate(pos)))
+                    break
+    return out
+
+
+def annotate(model: Model, wrapper, kfacts: dict[str, KernelFacts], param_map, sources, canonical, resolve) -> None:
+    """After linking: every kernel's constant reads (`model.constant_reads`), and the shapes of extern
+    calls' arguments and the size checks (`shapes.annotate`)."""
+    from . import shapes
+
+    shapes.annotate(model, wrapper, canonical, resolve)
+    launches: dict[str, list[int]] = {}
+    for i, launch in enumerate(model.launches):
+        if not launch.extern:
+            launches.setdefault(launch.kernel, []).append(i)
+    for name, facts in kfacts.items():
+        if name in launches:
+            model.constant_reads += constant_reads(facts, Values(facts), model, launches[name], param_map, sources)

@@ -1,0 +1,324 @@
+"""What the package really enforces at run time, by default (without AOTI_RUNTIME_CHECK_INPUTS).
+
+The compiled range of a dim (`check_input_N`) and the declared range (the exported program) say
+what sizes were meant; by default only checks that always run bound what reaches the kernels. These
+helpers give the run-time ranges, the smallest size that takes an expression past a limit within
+them, and how a dim's upper bound is enforced. Shared by `index-exceeds-constant-bound` (a max that
+only the variable enforces) and `read-past-constant`.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+
+from .. import intervals
+from .. import witness as W
+from ..findings import Severity
+from ..model import Dim, DimRef, Model
+from ..messages import CHAIN, CONTRACT_HINT, FIXES, MESSAGES
+
+
+class MaxEnforcement(str, Enum):
+    """How a dim's upper bound is enforced at run time."""
+
+    ALWAYS = "always"   # a check that runs at every call
+    ENV = "env"         # a max exists (compiled, or declared) but only AOTI_RUNTIME_CHECK_INPUTS=1 checks it
+    NONE = "none"       # nothing ever checks a max
+
+
+def max_enforcement(dim: Dim | None) -> MaxEnforcement:
+    if dim is None or dim.value is not None:
+        return MaxEnforcement.ALWAYS
+    if dim.max is not None and dim.enforced == "always":
+        return MaxEnforcement.ALWAYS
+    if dim.max is not None and dim.enforced == "env":
+        return MaxEnforcement.ENV
+    return MaxEnforcement.NONE
+
+
+def runtime_ranges(model: Model) -> dict[str, tuple[float, float | None]]:
+    """Root symbol -> (min, max) of the sizes that reach the kernels by default: the effective min
+    (sizes below it are other rules' business) and the max only where a check always runs."""
+    out = dict(W.dim_ranges(model))
+    for name, ref in W.symbol_dims(model).items():
+        dim = model.dim(ref)
+        if dim is not None and name in out and max_enforcement(dim) is not MaxEnforcement.ALWAYS:
+            out[name] = (out[name][0], None)
+    return out
+
+
+def exceeds_at_runtime(model: Model, expr: str, limit: float) -> bool:
+    """True when `expr` can be > `limit` for sizes that reach the kernels by default."""
+    try:
+        _, high = intervals.evaluate_interval(expr, runtime_ranges(model))
+    except ValueError:
+        return False
+    return high is None or high > limit
+
+
+def exceeds_declared(model: Model, expr: str, limit: float) -> bool:
+    """True when `expr` can be > `limit` within the compiled and declared ranges."""
+    try:
+        _, high = intervals.evaluate_interval(expr, W.dim_ranges(model))
+    except ValueError:
+        return False
+    return high is None or high > limit
+
+
+def smallest_exceeding(model: Model, expr: str, refs: list[DimRef], limit: float) -> tuple[DimRef, int] | None:
+    """The first dim of `refs` and its smallest size (no upper bound but the search limit) for which
+    `expr` > `limit`, the other dims at their witness sizes."""
+    for ref in refs:
+        dim = model.dim(ref)
+        if dim is None or dim.value is not None:
+            continue
+        lo, hi = W.effective_min(dim), W.SEARCH_LIMIT
+
+        def exceeds(n: int) -> bool:
+            value = W.evaluate_at(model, expr, {ref: n})
+            return value is not None and not math.isnan(value) and value > limit
+
+        if lo > hi or not exceeds(hi):
+            continue
+        if exceeds(lo):
+            return ref, lo
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if exceeds(mid) else (mid, hi)
+        return ref, hi
+    return None
+
+
+def severity_for(model: Model, refs: list[DimRef]) -> tuple[Severity, MaxEnforcement]:
+    """Warning when every dim's max exists but only the variable checks it; error when one has none."""
+    kinds = {max_enforcement(model.dim(r)) for r in refs}
+    if MaxEnforcement.NONE in kinds:
+        return Severity.ERROR, MaxEnforcement.NONE
+    return Severity.WARNING, MaxEnforcement.ENV
+
+
+def max_text(model: Model, ref: DimRef) -> str:
+    """`max 128 (compiled and declared), checked only with AOTI_RUNTIME_CHECK_INPUTS=1`."""
+    dim = model.dim(ref)
+    if dim is None:
+        return "no max"
+    parts = []
+    if dim.max is not None:
+        parts.append(f"compiled for at most {dim.max}")
+    if dim.declared_max is not None:
+        parts.append(f"declared at most {dim.declared_max}")
+    head = " and ".join(parts) if parts else "no max compiled or declared"
+    enforcement = max_enforcement(dim)
+    if enforcement is MaxEnforcement.ENV:
+        return head + ", a max that only AOTI_RUNTIME_CHECK_INPUTS=1 checks"
+    if enforcement is MaxEnforcement.NONE:
+        return head + (", a max that nothing checks at run time" if parts else "")
+    return head
+
+
+def constant_label(model: Model, name: str) -> str:
+    """`inner.embeddings.position_ids (1x128, constant inner_embeddings_position_ids)`."""
+    const = next((c for c in model.constants if c.name == name), None)
+    if const is None:
+        return name
+    shape = "x".join(str(s) for s in const.shape) if const.shape else "?"
+    return f"{const.original_fqn or const.name} ({shape}, constant {const.name})"
+
+
+def table_of(model: Model, kernel: str, bound: int) -> str | None:
+    """The constant a kernel's constant-bound index selects rows of: a read in the same kernel from a
+    constant whose first dim equals the bound (`inner.wpe.weight (128x64)` for `tmp6 < 128`)."""
+    for read in model.constant_reads:
+        if read.kernel == kernel and read.shape and read.shape[0] == bound:
+            return constant_label(model, read.constant)
+    return None
+
+
+# Catalog entries of this module's rules (keys start with the rule name; see messages.py).
+for _key, _text in {
+    "index-exceeds-constant-bound.unenforced-max":
+        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) is "
+        "{max_text}; by default nothing stops a size above {limit}, which trips the constant bound "
+        "{bound_value}{table}, {effect}",
+    "unenforced-lower-bound.empty-calls":
+        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
+        "{kernels} unchecked; at size 0, {calls} {verb} an empty tensor, which ATen may reject or crash on{sdpa}",
+    "unenforced-lower-bound.sdpa": " (CPU flash attention divides by zero: SIGFPE kills the process)",
+    "unenforced-lower-bound.rejected":
+        "{dim_display} ({where}) was compiled for sizes >= {min} and {enforcement}, but size {below} does not "
+        "reach the kernels: {symbol} (the count {call} returns, at most the elements of its input) is checked "
+        "by run_impl at every call, so the call fails with `RuntimeError: Expected {symbol} >= {smin} but "
+        "received ...`, an error the eager model need not give",
+}.items():
+    MESSAGES[_key] = _text
+FIXES["index-exceeds-constant-bound.unenforced-max"] = (
+    "run with AOTI_RUNTIME_CHECK_INPUTS=1 where the package was compiled with that max ({max_text}), or "
+    "reject `{check_expr} > {limit}` before calling the model" + CONTRACT_HINT)
+MESSAGES["compiled-range-narrower-than-declared.above"] = " and every size above {max}"
+CHAIN["unenforced-lower-bound.zero"] = "at size 0 ({zero}): {calls} {verb} an empty tensor"
+CHAIN["unchecked-extern-call.empty-target"] = (
+    "with {dims} = 0 its target (sizes {target}) is empty, so every index is out of range: eager PyTorch "
+    "raises, the package returns without a message")
+
+
+def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], effect: str):
+    """`index-exceeds-constant-bound` for an index extent that the compiled and declared ranges keep
+    within the bound but whose max nothing checks by default (GPT-2's `tmp6 < 128L` with
+    `Dim("seq", max=128)`: seq = 129 aborts). None when the run-time ranges keep it within too."""
+    limit = a.bound_value  # the index reaches extent - 1: it trips when the extent passes the bound
+    if not _exceeds(model, a.index_extent, limit):
+        return None
+    found = smallest_exceeding(model, a.index_extent, refs, limit)
+    if found is None:
+        return None
+    ref, size = found
+    severity, _ = severity_for(model, refs)
+    table = table_of(model, a.kernel, a.bound_value)
+    assignment = {ref: size}
+    fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
+                  dim_display=W.dim_display(model, ref), where=f"input {ref.input} dim {ref.dim}",
+                  max_text=max_text(model, ref), limit=size - 1, bound_value=a.bound_value,
+                  table=f" ({table})" if table else "", effect=effect, check_expr=W.check_expr(model, ref))
+    value = W.evaluate_at(model, a.index_extent, assignment)
+    chain = (*a.chain, f"{a.index_var or 'the index'} reaches {fields['extent']} - 1; with "
+             f"{W.assignment_text(model, assignment)} that is {'?' if value is None else int(value) - 1} >= {a.bound_value}")
+    return rule.finding(
+        model, ctx, MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location,
+        severity=severity,
+        kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+        witness=W.witness(model, assignment), fix=FIXES["index-exceeds-constant-bound.unenforced-max"].format(**fields),
+        chain=chain,
+        key=f"extent-unenforced:{W.normalize_expr(model, a.index_extent)}>{a.bound_value};kernel:{a.kernel}")
+
+
+def _exceeds(model: Model, expr: str, limit: float) -> bool:
+    return exceeds_at_runtime(model, expr, limit)
+
+
+# -- what sizes below a dim's compiled minimum really do (unenforced-lower-bound) ---------------------
+
+# Shims whose output count is at most the number of elements of their input: an unbacked size read
+# from their output (`auto u0 = buf1.size(0);` after `aoti_torch_cpu_nonzero(arg1_1, &buf1_handle)`)
+# cannot exceed that input's numel.
+_COUNTING_SHIMS = ("nonzero", "masked_select", "unique", "argwhere")
+
+
+def empty_extern_calls(model: Model, ref: DimRef, size: int = 0) -> list[str]:
+    """Extern (ATen shim) calls that receive a tensor with no elements when `ref` is `size`, while
+    at a valid size it has some: `name` or `name (xN)`, in call order."""
+    counts: dict[str, int] = {}
+    valid = {ref: W.valid_size(model.dim(ref))} if model.dim(ref) is not None else {}
+    for launch in model.launches:
+        if not launch.extern:
+            continue
+        for shape in launch.arg_shapes:
+            if not shape:
+                continue
+            numel = "*".join(f"({s})" for s in shape)
+            at = W.evaluate_at(model, numel, {ref: size})
+            normal = W.evaluate_at(model, numel, valid)
+            if at == 0 and normal:
+                counts[launch.kernel] = counts.get(launch.kernel, 0) + 1
+                break
+    return [k if n == 1 else f"{k} (x{n})" for k, n in counts.items()]
+
+
+def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, str] | None:
+    """An always-on runtime assert of run_impl that rejects every input with `ref` at `size`:
+    (unbacked symbol, its asserted minimum, the counting shim it is read from). E.g. u0 = the number
+    of nonzero elements of `mask`, `Expected u0 >= 2`, and mask.shape[0] = 1 -> u0 <= 1."""
+    symbol = W.symbol_of(model, ref)
+    for sym in model.symbols.values():
+        if not sym.unbacked or not sym.min or sym.min <= 0:
+            continue
+        producer = next((l for l in model.launches if l.extern and sym.expr in l.outputs), None)
+        if producer is None or not any(op in producer.kernel for op in _COUNTING_SHIMS):
+            continue
+        for inp in model.inputs:
+            if inp.name not in producer.args:
+                continue
+            if not any(d.symbol is not None and (d.symbol == symbol or W.symbol_of(model, DimRef(inp.index, d.dim)) == symbol)
+                       for d in inp.dims) and inp.index != ref.input:
+                continue
+            shape = W.sizes(model, {ref: size})
+            numel = 1
+            for d in inp.dims:
+                numel *= shape.get(DimRef(inp.index, d.dim), 1)
+            if numel < sym.min:
+                return sym.name, sym.min, producer.kernel
+    return None
+
+
+def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
+    """(message, chain lines, severity or None) for `unenforced-lower-bound` when sizes 0..below do
+    something specific: an always-on assert rejects `below` (info), or extern calls receive an empty
+    tensor at 0. None when neither: the rule's own message stands. The witness stays `below`."""
+    from ..findings import Severity as S
+
+    hit = rejecting_assert(model, ref, below)
+    if hit is not None:
+        symbol, smin, call = hit
+        return MESSAGES["unenforced-lower-bound.rejected"].format(symbol=symbol, smin=smin, call=call, **fields), (), S.INFO
+    if below >= 1 and W.can_be_zero(model.dim(ref)) and fields.get("kernels"):
+        calls = empty_extern_calls(model, ref, 0)
+        if calls:
+            verb = "receives" if len(calls) == 1 and "(x" not in calls[0] else "receive"
+            sdpa = MESSAGES["unenforced-lower-bound.sdpa"] if any(
+                "scaled_dot_product_flash_attention_for_cpu" in c for c in calls) else ""
+            message = MESSAGES["unenforced-lower-bound.empty-calls"].format(
+                calls=", ".join(calls), verb=verb, sdpa=sdpa, **fields)
+            chain = (CHAIN["unenforced-lower-bound.zero"].format(zero=W.witness(model, {ref: 0}),
+                                                                 calls=", ".join(calls), verb=verb),)
+            return message, chain, None
+    return None
+
+
+# -- unchecked extern calls: the sizes that make them fail -------------------------------------------
+
+def empty_target(model: Model, launch) -> tuple[list[DimRef], tuple[str, ...]] | None:
+    """For an extern call that writes into its first tensor argument (`scatter_reduce_two_out(buf0,
+    ...)`, `index_put_out(buf0, ...)`): an input dim that empties that target while another tensor
+    argument (the index or values) keeps elements. Every index is then out of range."""
+    shapes = [s for s in launch.arg_shapes if s]
+    if len(shapes) < 2:
+        return None
+    target, others = shapes[0], shapes[1:]
+    found: list[DimRef] = []
+    for size in target:
+        for ref in W.expr_dims(model, size) or []:
+            if not W.can_be_zero(model.dim(ref)):
+                continue
+            if W.evaluate_at(model, size, {ref: 0}) != 0:
+                continue
+            for other in others:
+                if other == target:
+                    continue
+                numel = W.evaluate_at(model, "*".join(f"({s})" for s in other), {ref: 0})
+                if numel and ref not in found:
+                    found.append(ref)
+    return (found, target) if found else None
+
+
+def extern_failure(model: Model, launch) -> dict | None:
+    """Fields for `unchecked-extern-call`: input, dim, witness, and `dims`/`target` for its message."""
+    found = empty_target(model, launch)
+    if found is None:
+        return None
+    refs, target = found
+    ref = refs[0]
+    shown = "(" + ", ".join(W.display_expr(model, s) for s in target) + ")"
+    dims = " or ".join(f"{W.dim_display(model, r)} (input {r.input} dim {r.dim})" for r in refs)
+    return dict(input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+                witness=W.witness(model, {ref: 0}), dims=dims, target=shown)
+
+
+def below_min(model: Model, ref: DimRef, minimum: int) -> int:
+    """The largest size below the compiled minimum that keeps the dim's derived relation (a multiple
+    of 20 for a length read as 20*k): a witness that fails for its size, not for its remainder."""
+    from .derived import divisibilities, largest_multiple_below
+
+    for d in divisibilities(model):
+        if d.ref == ref:
+            return largest_multiple_below(d.n, minimum)
+    return minimum - 1

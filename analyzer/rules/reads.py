@@ -1,0 +1,108 @@
+"""Reads from constants of static size at an index that grows with an input size."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .. import witness as W
+from ..findings import Finding, Severity
+from ..model import ConstantRead, Model
+from . import Context, Rule, register
+from . import Case, enforcement as E
+from ..messages import CHAIN, FIXES, MESSAGES
+
+MESSAGES["read-past-constant"] = (
+    "{kernel} reads {table} at element index up to {index_max}, which passes its {numel} elements when "
+    "{dim_display} ({where}) is above {limit} ({max_text}): nothing checks the index, so the kernel "
+    "silently reads past the end of the constant (wrong values, or a crash), where eager PyTorch raises")
+FIXES["read-past-constant"] = (
+    "reject `{check_expr} > {limit}` before calling the model, or run with AOTI_RUNTIME_CHECK_INPUTS=1 where "
+    "the package was compiled with that max; declare the limit when exporting (Dim(..., max={limit})) or size "
+    "{table} for the longest input")
+CHAIN["read-past-constant"] = (
+    "{pointer} of {kernel} is {table}; the index reaches {index_max} (element {value} with {assignment}) >= {numel}")
+
+
+def _guarded(model: Model, read: ConstantRead) -> bool:
+    """A constant-bound index assertion in the same kernel over the same sizes fails first (GPT-2's
+    `tmp6 < 128L` before `in_ptr2[x2 + 64*x1]`): `index-exceeds-constant-bound` reports it."""
+    return any(a.kernel == read.kernel and a.bound_value is not None and a.index_extent
+               and set(a.index_extent_sources) & set(read.sources) for a in model.assertions)
+
+
+@register
+class ReadPastConstant(Rule):
+    """A kernel reads a constant of static size at an index that grows with an input size.
+
+    ## What it does
+    Finds loads from constants, parameters and buffers of static size (`constants_info_[i].shape`)
+    whose index comes from iteration ranges over a dynamic input size, not from data, so that no
+    index assertion guards it: BERT's `position_ids` buffer (128 entries) read as `in_ptr2[x1]`
+    with `x1` over `[0, seq)`. The value-range engine gives the largest index; when the sizes that
+    reach the kernel by default can take it past the constant's element count, the smallest such size
+    is the witness. An error when nothing bounds the size at run time, a warning when a max exists
+    but only `AOTI_RUNTIME_CHECK_INPUTS=1` checks it. A read in a kernel whose constant-bound index
+    assertion over the same size fails first is left to `index-exceeds-constant-bound`.
+
+    ## Why it matters
+    The read runs past the end of the buffer: the package returns a result computed from whatever
+    lies in memory after it (or crashes), where eager PyTorch raises. Nothing is printed.
+
+    ## Example
+    ```python
+    model = BertModel(BertConfig(max_position_embeddings=128, ...))
+    ep = torch.export.export(model, (ids,), dynamic_shapes={"input_ids": {1: Dim("seq", max=128)}})
+    # seq = 129: the package returns a [2, 129, 64] result; eager raises
+    # "The expanded size of the tensor (129) must match the existing size (128)"
+    ```
+
+    ## Fix
+    Run with `AOTI_RUNTIME_CHECK_INPUTS=1` (when the package was compiled with the real max), or
+    reject longer inputs before calling the model; declare the limit when exporting
+    (`Dim("seq", max=128)`).
+    """
+
+    name = "read-past-constant"
+    code = "AOTI013"
+    severity = Severity.ERROR
+    VALID = (Case("fixtures/real/vit.cpu.stripped.pt2", exported="fixtures/real/vit.ep.pt2"),
+             # GPT-2's table read is guarded by `tmp6 < 128L` (index-exceeds-constant-bound reports it).
+             Case("fixtures/real/gpt2.cpu.stripped.pt2", exported="fixtures/real/gpt2.ep.pt2"))
+    INVALID = (Case("fixtures/real/bert.cpu.stripped.pt2", {"message_key": "read-past-constant", "input": 0, "dim": 1,
+                                                            "severity": Severity.WARNING},
+                    exported="fixtures/real/bert.ep.pt2"),)
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        seen: set[tuple] = set()
+        for read in model.constant_reads:
+            limit = read.numel - 1
+            if _guarded(model, read) or not E.exceeds_at_runtime(model, read.index_max, limit):
+                continue
+            ident = (read.kernel, read.constant, W.normalize_expr(model, read.index_max))
+            if ident in seen:
+                continue
+            seen.add(ident)
+            refs = list(read.sources)
+            found = E.smallest_exceeding(model, read.index_max, refs, limit)
+            if found is None:
+                continue
+            ref, size = found
+            if E.exceeds_declared(model, read.index_max, limit):
+                # The compiled or declared range itself allows it: as index-exceeds-constant-bound.
+                severity = Severity.ERROR if W.unbounded(model.dim(ref)) else Severity.WARNING
+            else:
+                severity, _ = E.severity_for(model, refs)
+            table = E.constant_label(model, read.constant)
+            assignment = {ref: size}
+            value = W.evaluate_at(model, read.index_max, assignment)
+            fields = dict(kernel=read.kernel, table=table, index_max=W.display_expr(model, read.index_max),
+                          numel=read.numel, dim_display=W.dim_display(model, ref), where=f"input {ref.input} dim {ref.dim}",
+                          limit=size - 1, max_text=E.max_text(model, ref), check_expr=W.check_expr(model, ref))
+            chain = (CHAIN["read-past-constant"].format(pointer=read.pointer, kernel=read.kernel, table=table, index_max=fields["index_max"],
+                                  value="?" if value is None else int(value),
+                                  assignment=W.assignment_text(model, assignment), numel=read.numel),)
+            yield self.finding(
+                model, ctx, MESSAGES["read-past-constant"].format(**fields), read.location, severity=severity,
+                kernel=read.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+                witness=W.witness(model, assignment), fix=FIXES["read-past-constant"].format(**fields), chain=chain,
+                key=f"read:{read.constant}:{W.normalize_expr(model, read.index_max)}>{limit};kernel:{read.kernel}")

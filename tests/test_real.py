@@ -1,0 +1,186 @@
+"""Packages built from model code nobody here wrote (fixtures/real: transformers GPT-2, BERT,
+DistilBERT, Llama, ViT, a wav2vec2 feature encoder, a ResNet-style net, models like those of PyTorch's
+AOTI tests). Findings are asserted by rule, input, dim, severity and witness; where
+fixtures/real/runtime.json holds the run of a witness through `aoti_load_package`, the outcome the
+finding predicts is asserted too (the records come from fixtures/real/probe.py)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import pytest
+
+from analyzer import api
+from analyzer import witness as W
+from analyzer.findings import Severity
+from conftest import FIXTURES
+
+REAL = FIXTURES / "real"
+RUNTIME = REAL / "runtime.json"
+
+
+@lru_cache(maxsize=None)
+def _lint(name: str, select: tuple[str, ...] = ()) -> list:
+    pkg, ep = REAL / f"{name}.cpu.stripped.pt2", REAL / f"{name}.ep.pt2"
+    return api.lint(str(pkg), api.Options(select=select, exported_program=str(ep))).findings
+
+
+def _by_rule(name: str, rule: str) -> list:
+    return [f for f in _lint(name) if f.rule == rule]
+
+
+def _records(name: str) -> list[dict]:
+    if not RUNTIME.exists():
+        pytest.skip("fixtures/real/runtime.json is missing")
+    return [r for r in json.loads(RUNTIME.read_text()) if r["name"] == name]
+
+
+def _record(name: str, **sizes: int) -> dict:
+    """The default-environment probe of `name` at these dim sizes (others normal)."""
+    for r in _records(name):
+        if not r["env"] and all(r["sizes"].get(k) == v for k, v in sizes.items()) and \
+                r["label"] != "normal" and not r["label"].startswith("witness:"):
+            return r
+    pytest.fail(f"no run-time record of {name} at {sizes}")
+
+
+def _seq(finding) -> int:
+    ((_, shape),) = W.parse_witness(finding.witness)
+    return shape[1]
+
+
+# -- issue 10 point 1: a declared max that only AOTI_RUNTIME_CHECK_INPUTS=1 enforces ----------------
+
+def test_gpt2_position_table_max_enforced_only_by_the_variable():
+    found = _by_rule("gpt2", "index-exceeds-constant-bound")
+    assert found and {f.severity for f in found} == {Severity.WARNING}
+    assert {(f.input, f.dim, _seq(f)) for f in found} == {(0, 1, 129)}
+    assert all("inner.wpe.weight" in f.message and "(128x64" in f.message for f in found)
+    assert all("AOTI_RUNTIME_CHECK_INPUTS=1" in f.fix for f in found)
+    # The table read that the assertion guards is not reported a second time.
+    assert not _by_rule("gpt2", "read-past-constant")
+
+
+def test_gpt2_witness_aborts_and_the_variable_rejects_it():
+    record = _record("gpt2", seq=129)
+    assert record["sizes"]["seq"] == 129 and not record["aoti"]["ok"]
+    # The assertion's c10::Error is thrown inside an OpenMP region: the process aborts (raw stderr in
+    # fixtures/real/logs).
+    assert record.get("signal") == "SIGABRT", record
+    assert "c10::Error" in (REAL / "logs" / record["log"]).read_text()
+    assert not record["eager"]["ok"]
+    checked = next(r for r in _records("gpt2") if r["label"] == "seq=max+1+env")
+    assert "dim value is too large" in checked["aoti"]["error"]
+    (normal,) = [r for r in _records("gpt2") if r["label"] == "normal"]
+    assert normal["aoti"]["ok"] and normal["aoti"]["matches_eager"]
+
+
+# -- issue 10 point 2: read-past-constant --------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["bert", "distilbert"])
+def test_position_ids_buffer_read_past_its_end(name):
+    (f,) = _by_rule(name, "read-past-constant")
+    assert (f.code, f.severity, f.input, f.dim, _seq(f)) == ("AOTI013", Severity.WARNING, 0, 1, 129)
+    assert "inner.embeddings.position_ids (1x128" in f.message and f.kernel.startswith("cpp_fused_")
+    record = _record(name, seq=129)
+    # Predicted: no error from the package (nothing checks the read), where eager raises.
+    assert record["aoti"]["ok"] and not record["eager"]["ok"], record
+    assert record["aoti"]["shape"][1] == 129
+
+
+@pytest.mark.parametrize("name", ["vit", "resnetish", "llama"])
+def test_no_table_findings_on_packages_without_such_a_path(name):
+    assert not [f for f in _lint(name) if f.rule in ("read-past-constant", "index-exceeds-constant-bound")]
+
+
+# -- issue 10 point 3: unchecked-extern-call names the input dim that empties its target ------------
+
+@pytest.mark.parametrize("name, dims", [("scatter_reduce", {(0, 0)}), ("index_put", {(0, 0)})])
+def test_unchecked_extern_call_gets_input_dim_and_witness(name, dims):
+    (f,) = _by_rule(name, "unchecked-extern-call")
+    assert (f.input, f.dim) in dims and f.witness
+    shapes = dict(W.parse_witness(f.witness))
+    assert shapes["x"][0] == 0 and all(s[0] > 0 for n, s in shapes.items() if n != "x"), f.witness
+    assert any("is empty" in line for line in f.chain), f.chain
+    if name == "index_put":
+        assert any("x.shape[1] (input 0 dim 1)" in line for line in f.chain)  # w = 0 empties it too
+
+
+@pytest.mark.parametrize("name, label", [("scatter_reduce", "n=0"), ("index_put", "h=0"), ("index_put", "w=0")])
+def test_emptied_target_returns_silently_where_eager_raises(name, label):
+    (record,) = [r for r in _records(name) if r["label"] == label]
+    assert record["aoti"]["ok"] and not record["eager"]["ok"], record
+
+
+# -- issue 10 point 4: unenforced-lower-bound names the shim calls fed an empty tensor at 0 ---------
+
+@pytest.mark.parametrize("name", ["bert", "distilbert", "llama"])
+def test_lower_bound_names_extern_calls_empty_at_zero(name):
+    (f,) = [f for f in _by_rule(name, "unenforced-lower-bound") if (f.input, f.dim) == (0, 1)]
+    assert "at size 0" in f.message and _seq(f) == 1
+    assert any(line.startswith("at size 0 (x.shape = (2, 0))") for line in f.chain), f.chain
+    if name == "bert":
+        assert "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu" in f.message
+        assert "SIGFPE" in f.message
+
+
+@pytest.mark.parametrize("name", ["bert", "distilbert", "llama"])
+def test_size_zero_kills_the_process(name):
+    record = _record(name, seq=0)
+    assert record.get("signal") == "SIGFPE", record
+    assert _record(name, seq=1)["aoti"]["ok"]
+
+
+# -- issue 10 point 5: an always-on runtime assert rejects sizes below the minimum ------------------
+
+def test_always_on_assert_is_named_instead_of_unchecked():
+    (f,) = [f for f in _by_rule("nonzero_size", "unenforced-lower-bound") if (f.input, f.dim) == (0, 0)]
+    assert f.severity == Severity.INFO and "Expected u0 >= 2" in f.message
+    assert "aoti_torch_cpu_nonzero" in f.message and "unchecked" not in f.message
+    record = _record("nonzero_size", n=1)
+    assert not record["aoti"]["ok"] and "Expected u0 >= 2 but received 1" in record["aoti"]["error"], record
+
+
+# -- issue 16: derived dims -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, dim, n, size", [("wav2vec2_fe", 1, 20, 81), ("pairs", 0, 2, 5),
+                                                ("patch_embed", 2, 8, 17), ("patch_embed", 3, 8, 17)])
+def test_unenforced_divisibility(name, dim, n, size):
+    found = [f for f in _by_rule(name, "unenforced-divisibility") if f.dim == dim]
+    (f,) = found
+    assert (f.code, f.severity, f.input) == ("AOTI014", Severity.ERROR, 0)
+    ((_, shape),) = W.parse_witness(f.witness)
+    assert shape[dim] == size and size % n and f"% {n} == 0" in f.fix
+
+
+@pytest.mark.parametrize("name, label", [("wav2vec2_fe", "k:size=81"), ("wav2vec2_fe", "k:size=801"),
+                                         ("pairs", "p:size=5"), ("patch_embed", "hp:size=17")])
+def test_non_multiples_return_wrong_values_or_run_where_eager_raises(name, label):
+    (record,) = [r for r in _records(name) if r["label"] == label]
+    assert record["aoti"]["ok"], record
+    assert record["aoti"].get("matches_eager") is False or not record["eager"]["ok"], record
+
+
+def test_non_multiple_rejected_with_the_variable():
+    (record,) = [r for r in _records("wav2vec2_fe") if r["label"] == "k:size=801+env"]
+    assert not record["aoti"]["ok"] and "801==800" in record["aoti"]["error"]
+
+
+def test_lower_bound_witness_keeps_the_multiple():
+    (f,) = [f for f in _by_rule("wav2vec2_fe", "unenforced-lower-bound") if f.dim == 1]
+    ((_, shape),) = W.parse_witness(f.witness)
+    assert shape[1] == 60
+
+
+def test_compiled_max_below_declared_is_reported():
+    (f,) = [f for f in _by_rule("resnetish", "compiled-range-narrower-than-declared") if f.dim == 0]
+    assert "above 15" in f.message
+    (above,) = [r for r in _records("resnetish") if r["label"] == "batch=16"]
+    (checked,) = [r for r in _records("resnetish") if r["label"] == "batch=16+env"]
+    assert above["aoti"]["ok"] and not checked["aoti"]["ok"] and "too large" in checked["aoti"]["error"]
+
+
+@pytest.mark.parametrize("name", ["vit", "resnetish", "llama", "gpt2", "bert"])
+def test_no_divisibility_findings_without_derived_dims(name):
+    assert not _by_rule(name, "unenforced-divisibility")
