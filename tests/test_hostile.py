@@ -424,3 +424,24 @@ def test_overlap_bomb_bounded_in_a_process(tmp_path: Path) -> None:
     path = _overlap_bomb(tmp_path, 10, 64)
     code, _, err, seconds, rss = _run_measured(["check", str(path)], tmp_path)
     assert code == 2 and "overlap in the archive" in err and seconds < SLACK_S and rss < BASE_RSS, (err, rss)
+
+
+def test_why_log_gets_its_own_time_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`why --log` parses untrusted text under --timeout: the log's deadline names the log."""
+    from analyzer import why as why_module
+
+    if not CPU.is_file():
+        pytest.skip(f"real packages not found at {SHARED_PT2}")
+    seen = {}
+    real = why_module.explain_failure
+
+    def spy(pkg, text, deadline=None):
+        seen["deadline"] = deadline
+        return real(pkg, text, deadline)
+
+    monkeypatch.setattr(why_module, "explain_failure", spy)
+    log = tmp_path / "run.log"
+    log.write_text("RuntimeError: index out of bounds: 0 <= tmp7 < ks1\n" * 10)
+    result = _invoke(["why", "--timeout", "37", str(CPU), "--log", str(log)], tmp_path, monkeypatch)
+    assert result.exit_code in (0, 1), result.stderr
+    assert seen["deadline"].timeout_s == 37 and seen["deadline"].label == str(log)
