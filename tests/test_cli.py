@@ -478,7 +478,7 @@ def fake_why(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Package, str]]:
 
     module = types.ModuleType("analyzer.why")
 
-    def explain_failure(package, text):
+    def explain_failure(package, text, deadline=None):
         seen.append((package, text))
         return Explanation(matched="tmp4 < ks0" in text, text=text)
 
