@@ -184,3 +184,22 @@ def test_compiled_max_below_declared_is_reported():
 @pytest.mark.parametrize("name", ["vit", "resnetish", "llama", "gpt2", "bert"])
 def test_no_divisibility_findings_without_derived_dims(name):
     assert not _by_rule(name, "unenforced-divisibility")
+
+
+# -- the CUDA builds (torch 2.11 on an H200, compiled only): the same findings on Triton kernels -----
+
+@pytest.mark.parametrize("name, rule, severity", [
+    ("gpt2", "index-exceeds-constant-bound", Severity.WARNING),
+    ("bert", "read-past-constant", Severity.WARNING),
+    ("wav2vec2_fe", "unenforced-divisibility", Severity.ERROR),
+    ("pairs", "unenforced-divisibility", Severity.ERROR),
+])
+def test_cuda_packages_give_the_same_findings(name, rule, severity):
+    pkg = REAL / "cuda" / f"{name}.cuda.stripped.pt2"
+    if not pkg.exists():
+        pytest.skip(f"{pkg} missing")
+    found = [f for f in api.lint(str(pkg), api.Options(exported_program=str(REAL / f"{name}.ep.pt2"))).findings
+             if f.rule == rule]
+    assert found and {f.severity for f in found} == {severity}
+    cpu = {(f.input, f.dim, f.witness) for f in _by_rule(name, rule)}
+    assert {(f.input, f.dim, f.witness) for f in found} == cpu
