@@ -26,6 +26,7 @@ import tree_sitter_cpp
 from . import strict
 from .archive import poll
 from .bigstack import on_big_stack
+from .values import POINTER_PARAM
 
 Node = tree_sitter.Node
 Tree = tree_sitter.Tree
@@ -397,7 +398,7 @@ class _CppToPy:
         idx = n.child_by_field_name("indices")
         inner = idx.named_children if idx else []
         base_py = self.conv(base, d)
-        if base.type == "identifier" and re.match(r"(in_out|in|out)_ptr\d+$", text(base)):
+        if base.type == "identifier" and POINTER_PARAM.match(text(base)):
             return f"load({base_py}, {self.conv(inner[0], d) if inner else '0'})"
         return base_py
 
