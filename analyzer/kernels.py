@@ -19,8 +19,11 @@ from .archive import poll
 from .values import DIVISION_OPS, Values, call_name, division
 from .findings import Location
 
+# The one grammar of an index-bound message (why.parse reads failures with it too). The bound runs
+# to the end and is stripped in Python: a lazy `.+?\s*$` rescans every run of spaces (quadratic on
+# a hostile message).
 MESSAGE_RE = re.compile(
-    r"index out of bounds:\s*(?:(?P<lower>-?\d+)L?\s*<=\s*)?(?P<var>\w+)\s*<\s*(?P<bound>.+?)\s*$"
+    r"index out of bounds:\s*(?:(?P<lower>-?\d+)L?\s*<=\s*)?(?P<var>\w+)\s*<\s*(?P<bound>.+)$"
 )
 _REDUCTIONS = {
     "max2": "max", "max": "max", "min2": "min", "min": "min", "argmax": "argmax", "argmin": "argmin",

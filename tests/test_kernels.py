@@ -334,3 +334,14 @@ def test_reused_loop_variable_takes_its_enclosing_loop():
     (a,) = facts.assertions
     upper = values.Values(facts).upper(ast.Name(a.index_var), a.line)
     assert intervals.simplify(f"({upper}) + 1") == "ks0"
+
+
+def test_index_message_grammar_is_linear_on_a_hostile_message():
+    # A package is hostile input: a lazy `bound.+?\s*$` took 25 s on 32 KB of interior spaces.
+    import time
+
+    message = "index out of bounds: 0 <= tmp4 < ks0" + " " * 200_000 + "x"
+    start = time.perf_counter()
+    assert kernels.parse_message(message) == (0, "tmp4", "ks0" + " " * 200_000 + "x")
+    assert kernels.parse_message("index out of bounds: tmp2 < 512L \n") == (None, "tmp2", "512L")
+    assert time.perf_counter() - start < 5.0

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from ..kernels import parse_message
 from ..model import TextEnum
 
 
@@ -108,6 +109,7 @@ _DEVICE_ASSERT = re.compile(
     r"(?:^|(?<=\s))(?P<file>[^\s:]+):(?P<line>\d+): (?P<func>\S+): "
     r"block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(?P<msg>[^`]*)` failed")
 INDEX_PREFIX = "index out of bounds: "
+# Where an index message ends inside a log line (its fields are read by kernels.parse_message).
 # After INDEX_PREFIX: `[L <=] var < bound`. The bound runs to the first quote or backtick (greedy,
 # one character class: linear); its trailing spaces are stripped in Python, not by the pattern.
 _INDEX_REST = re.compile(r"(?:(?P<lower>-?\d+)L? <= )?(?P<var>[A-Za-z_]\w*) < (?P<bound>[^`\"'\n]*)")
@@ -243,13 +245,12 @@ def index_message(line: str) -> str | None:
 
 
 def _index_failure(msg: str, raw: str, **hints) -> Failure:
-    found = _index_match(msg)
-    if found is None:
+    # The message is read as the kernel's own assertion is (one grammar: kernels.parse_message).
+    lower, var, bound = parse_message(msg)
+    if var is None:
         return Failure(kind=FailureKind.INDEX_ASSERT, message=msg, raw=raw, **hints)
-    match = found[1]
-    lower = int(match.group("lower")) if match.group("lower") is not None else None
-    return Failure(kind=FailureKind.INDEX_ASSERT, message=msg, raw=raw, index_var=match.group("var"), lower=lower,
-                   bound=match.group("bound").strip(), **hints)
+    return Failure(kind=FailureKind.INDEX_ASSERT, message=msg, raw=raw, index_var=var, lower=lower, bound=bound,
+                   **hints)
 
 
 def _check_failure(line: str) -> Failure | None:
