@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from . import archive, kernels, ts, wrapper
+from . import archive, kernels, source, ts, wrapper
 from .findings import Finding, Location
 from .link import link_model
 from .model import Model, Package, Problem
@@ -285,5 +285,5 @@ def lint(paths, options: Options | None = None) -> Result:
         ctx = rules.Context(target_device=options.target_device, target_sm=options.target_sm,
                             package=str(path))
         with _unexpected(f"{path} (rules)"), archive.polling(deadline):
-            findings.extend(rules.run_rules(package, selected, ctx))
+            findings.extend(source.attribute(package.models, rules.run_rules(package, selected, ctx)))
     return Result(packages, findings)

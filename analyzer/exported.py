@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from .model import Model, Problem
+from .model import GraphNode, Model, Problem
 
 MAX_JSON_BYTES = 64 * 1024 * 1024   # one exported program's JSON; real ones are kilobytes to a few MB
 HUGE = 2**62                        # maxima at or above this mean "unbounded" (int_oo, sys.maxsize - 1)
@@ -85,6 +85,7 @@ class ExportedProgram:
     torch_version: str | None = None
     range_constraints: dict[str, tuple[int | None, int | None]] = field(default_factory=dict,
                                                                        compare=False)
+    nodes: tuple[GraphNode, ...] = field(default=(), compare=False)   # the graph, for attribution
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,7 +310,64 @@ def _parse_doc(doc: Any, path: str, member: str, name: str, where: str) -> Expor
     return ExportedProgram(inputs=tuple(inputs), path=path, name=name, member=member,
                            torch_version=doc.get("torch_version") if isinstance(
                                doc.get("torch_version"), str) else None,
-                           range_constraints=ranges)
+                           range_constraints=ranges, nodes=graph_nodes(graph))
+
+
+def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
+    """The call nodes of `graph_module.graph` with their stack trace and module stack (source
+    attribution). Lenient: a node or field of an unknown shape is skipped, never an error."""
+    nodes = graph.get("nodes") if isinstance(graph, dict) else None
+    tensors = graph.get("tensor_values") if isinstance(graph, dict) else None
+    if not isinstance(nodes, list):
+        return ()
+    tensors = tensors if isinstance(tensors, dict) else {}
+    out = []
+    for node in nodes:
+        if not isinstance(node, dict) or not isinstance(node.get("target"), str):
+            continue
+        outputs = node.get("outputs") or []
+        first = _union(outputs[0]) if isinstance(outputs, list) and outputs else None
+        name = node.get("name") or (_get(first[1], "name") or _get(first[1], "as_name") if first else None)
+        if not isinstance(name, str):
+            continue
+        args, shapes = [], []
+        for entry in node.get("inputs") or []:
+            arg = _union(_get(entry, "arg")) if isinstance(entry, dict) else None
+            if arg is None or arg[0] not in ("as_tensor", "as_sym_int"):
+                continue
+            arg_name = _get(arg[1], "name") or _get(arg[1], "as_name")
+            if not isinstance(arg_name, str):
+                continue
+            args.append(arg_name)
+            meta = tensors.get(arg_name) if arg[0] == "as_tensor" else None
+            sizes = meta.get("sizes") if isinstance(meta, dict) else None
+            shapes.append(tuple(_static_size(s) for s in sizes) if isinstance(sizes, list) else None)
+        meta = node.get("metadata") if isinstance(node.get("metadata"), dict) else {}
+        trace = meta.get("stack_trace")
+        out.append(GraphNode(name=name, op=node["target"].removeprefix("torch.ops."), args=tuple(args),
+                             arg_shapes=tuple(shapes), stack_trace=trace if isinstance(trace, str) else None,
+                             module_stack=_module_stack(meta.get("nn_module_stack"))))
+    return tuple(out)
+
+
+def _static_size(size: Any) -> int | None:
+    entry = _union(size)
+    if entry is not None and entry[0] == "as_int" and isinstance(entry[1], int):
+        return entry[1]
+    return None
+
+
+def _module_stack(text: Any) -> tuple[tuple[str, str], ...]:
+    """`"L__self__,,pkg.Model;L__self__pos,pos,torch.nn.modules.sparse.Embedding"` -> (path, class)
+    pairs, outermost first; the root module (empty path) is kept."""
+    if not isinstance(text, str):
+        return ()
+    out = []
+    for entry in text.split(";"):
+        parts = entry.split(",")
+        if len(parts) >= 3:
+            out.append((parts[1], ",".join(parts[2:])))
+    return tuple(out)
 
 
 def _tensor_input(name: str, meta: dict, ranges: dict, where: str) -> ExportedInput:
@@ -492,6 +550,7 @@ def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] =
                         "its input names and declared ranges were not used",
                 kind="parse"))
         else:
+            model.graph = list(ep.nodes)
             shared: dict[str, list] = {}
             for inp, declared in zip(model.inputs, ep.inputs):
                 inp.user_name = declared.name

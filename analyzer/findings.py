@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class Severity(enum.IntEnum):
@@ -68,3 +69,5 @@ class Finding:
     accepted: str | None = None  # the reason, when `[[tool.aoti-lint.accept]]` accepts it on purpose
     message_key: str = ""
     fix_key: str = ""
+    # The user's code behind the kernel (analyzer.source.Source), from the exported program's graph.
+    source: Any = field(default=None, compare=False)

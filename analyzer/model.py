@@ -267,6 +267,24 @@ class Problem:
         self.kind = ProblemKind(self.kind)
 
 
+@dataclass(frozen=True)
+class GraphNode:
+    """One call node of the exported program's graph (`models/*.json`): the user's code behind a kernel.
+
+    `op` is the ATen target without `torch.ops.` (`aten.embedding.default`); `args` the names of its
+    tensor and size arguments in order, with `arg_shapes` their sizes (None for a dynamic size);
+    `stack_trace` is torch's text (`File "...", line N, in forward\n    code`); `module_stack` is
+    `(path, class)` from the outermost module to the innermost (`("pos", "torch.nn...Embedding")`).
+    """
+
+    name: str
+    op: str
+    args: tuple[str, ...] = ()
+    arg_shapes: tuple[tuple[int | None, ...] | None, ...] = ()
+    stack_trace: str | None = None
+    module_stack: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass
 class Model:
     name: str
@@ -292,6 +310,8 @@ class Model:
     kernel_messages: list[tuple[str, str, Location]] = field(default_factory=list)
     checks_gated: bool | None = None   # True: check_input_N run only with AOTI_RUNTIME_CHECK_INPUTS
     problems: list[Problem] = field(default_factory=list)
+    # The exported program's graph in order (empty without one): where attribution finds user code.
+    graph: list[GraphNode] = field(default_factory=list)
     # member path -> {line: text} for the lines that locations point at (report snippets).
     source_lines: dict[str, dict[int, str]] = field(default_factory=dict)
 

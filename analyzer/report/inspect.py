@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from .. import source
 from ..model import Assertion, Dim, Input, Model, Package, span
 from ..messages import CHECKED_CELL
 from ._common import location_json
@@ -32,7 +33,8 @@ def _input_json(inp: Input) -> dict:
     return out
 
 
-def _assertion_json(a: Assertion) -> dict:
+def _assertion_json(a: Assertion, attributor: "source.Attributor | None" = None) -> dict:
+    found = source.for_assertion(attributor, a) if attributor is not None else None
     return {
         "kernel": a.kernel,
         "message": a.message,
@@ -48,10 +50,12 @@ def _assertion_json(a: Assertion) -> dict:
         "unlinked_reason": a.unlinked_reason,
         "chain": list(a.chain),
         "location": location_json(a.location),
+        "source": found.to_json() if found is not None else None,
     }
 
 
 def model_json(model: Model) -> dict:
+    attributor = source.Attributor(model) if model.graph else None
     return {
         "name": model.name,
         "device": model.device,
@@ -69,7 +73,7 @@ def model_json(model: Model) -> dict:
                     for k in model.kernels.values()],
         "launches": [{"kernel": l.kernel, "args": list(l.args), "extern": l.extern, "comment": l.comment,
                       "location": location_json(l.location)} for l in model.launches],
-        "assertions": [_assertion_json(a) for a in model.assertions],
+        "assertions": [_assertion_json(a, attributor) for a in model.assertions],
         "problems": [{"kind": p.kind, "message": p.message, "location": location_json(p.location)}
                      for p in model.problems],
     }
@@ -149,9 +153,13 @@ def render_text(package: Package, color: bool = False) -> str:
                 for s in unbacked))
         out.append(f"  kernels: {len(model.kernels)}, launches: {len(model.launches)}")
         out.append(f"  assertions ({len(model.assertions)}):")
+        attributor = source.Attributor(model) if model.graph else None
         for a in model.assertions:
             out.append(f"    {a.location}")
             out.append(f"      {a.kernel}: \"{a.message}\"")
+            found = source.for_assertion(attributor, a) if attributor is not None else None
+            if found is not None:
+                out.append(f"      source: {found.describe()}" + (f": {found.code}" if found.code else ""))
             if not a.linked:
                 out.append(f"      not linked: {a.unlinked_reason}")
             for line in a.chain:

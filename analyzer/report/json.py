@@ -29,6 +29,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "witness": f.witness,
         "fix": f.fix,
         "chain": list(f.chain),
+        "source": f.source.to_json() if f.source is not None else None,
     }
     if f.accepted:
         out["accepted"] = f.accepted

@@ -42,6 +42,10 @@ def render_finding(f: Finding, *, color: bool = False) -> str:
     lines.append(paint(origin, DIM, color=color))
     if f.accepted:
         lines.append(f"  {paint('accepted', BOLD, color=color)}: {f.accepted}")
+    if f.source is not None:
+        lines.append(f"  {paint('source', BOLD, color=color)}: {f.source.describe()}")
+        if f.source.code:
+            lines.append(f"    {f.source.code}")
     lines.extend(f"    {step}" for step in f.chain)
     lines.extend(_snippet(f, color=color))
     if f.witness:
