@@ -315,7 +315,7 @@ def test_json_contract() -> None:
     first = doc["findings"][0]
     assert list(first) == [
         "code", "rule", "severity", "message", "package", "model", "kernel", "input", "dim",
-        "symbol", "location", "witness", "fix", "chain",
+        "symbol", "location", "witness", "fix", "chain", "source",
     ]
     assert first["severity"] == "error"
     assert first["location"] == {"path": CUDA_WRAPPER, "line": 656, "column": 9}
