@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from . import archive, kernels, source, ts, wrapper
+from . import archive, kernels, locate, source, ts, wrapper
 from .findings import Finding, Location
 from .link import link_model
 from .model import Model, Package, Problem
@@ -28,6 +28,7 @@ class Options:
     exported_program: str | None = None
     input_names: tuple[str, ...] = ()
     keep_sources: bool = False  # keep every line of the parsed sources (the HTML report shows kernels)
+    source_root: str | None = None     # where the model's source files are (primary locations)
 
 
 @dataclass
@@ -285,5 +286,6 @@ def lint(paths, options: Options | None = None) -> Result:
         ctx = rules.Context(target_device=options.target_device, target_sm=options.target_sm,
                             package=str(path))
         with _unexpected(f"{path} (rules)"), archive.polling(deadline):
-            findings.extend(source.attribute(package.models, rules.run_rules(package, selected, ctx)))
+            findings.extend(locate.locate(source.attribute(package.models, rules.run_rules(package, selected, ctx)),
+                                          source_root=options.source_root))
     return Result(packages, findings)

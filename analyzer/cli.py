@@ -296,6 +296,9 @@ def cli(debug: bool) -> None:
               help="The device the package will run on.")
 @click.option("--target-sm", metavar="SM", default=None,
               help="The GPU's compute capability, e.g. 80 or 90a.")
+@click.option("--source-root", metavar="DIR", default=None, type=click.Path(exists=True, file_okay=False),
+              help="Where the model's source files are: findings point at them when found (default: the "
+                   "working directory).")
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text output (default: when stdout is a terminal and NO_COLOR is unset).")
 @package_options
@@ -313,6 +316,7 @@ def check(
     target_sm: str | None,
     color: bool | None,
     reading: Reading,
+    source_root: str | None = None,
 ) -> None:
     """Check packages and report findings.
 
@@ -326,7 +330,7 @@ def check(
                      target_device=target_device, target_sm=target_sm, format=fmt)
     if baseline_file is not None and not os.path.isfile(baseline_file):
         raise LintError(f"{baseline_file}: No such file (--baseline; create it with --write-baseline)")
-    result, findings = _lint(packages, config, reading)
+    result, findings = _lint(packages, config, reading, source_root=source_root)
     if write_baseline is not None:
         count = baseline.write(write_baseline, findings)
         click.echo(f"{PROG}: wrote {count} baseline entr{'y' if count == 1 else 'ies'} to {write_baseline}",

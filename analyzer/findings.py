@@ -71,3 +71,6 @@ class Finding:
     fix_key: str = ""
     # The user's code behind the kernel (analyzer.source.Source), from the exported program's graph.
     source: Any = field(default=None, compare=False)
+    # A place the user can open (analyzer.locate): the model source line or the package path;
+    # `location` stays the member inside the package (secondary).
+    primary: Location | None = field(default=None, compare=False)

@@ -315,7 +315,7 @@ def test_json_contract() -> None:
     first = doc["findings"][0]
     assert list(first) == [
         "code", "rule", "severity", "message", "package", "model", "kernel", "input", "dim",
-        "symbol", "location", "witness", "fix", "chain", "source",
+        "symbol", "location", "member", "member_line", "witness", "fix", "chain", "source",
     ]
     assert first["severity"] == "error"
     assert first["location"] == {"path": CUDA_WRAPPER, "line": 656, "column": 9}
@@ -389,12 +389,13 @@ def test_fingerprint_ignores_build_hash_in_member_path() -> None:
     rebuilt = replace(
         FINDINGS[0],
         location=Location(CUDA_WRAPPER.replace("ckaicpk46vp7", "czzzzzzzzzzz"), 656, 9),
-        package="elsewhere/gather_dyn.cuda.pt2",
         message="reworded message",
     )
     a = _sarif(findings=[FINDINGS[0]])["runs"][0]["results"][0]["partialFingerprints"]
     b = _sarif(findings=[rebuilt])["runs"][0]["results"][0]["partialFingerprints"]
     assert a == b == {"aotiLint/v1": fingerprint(FINDINGS[0])}
+    # The package path is part of the identity (two packages of one model are two findings).
+    assert fingerprint(replace(FINDINGS[0], package="elsewhere/gather_dyn.cuda.pt2")) != fingerprint(FINDINGS[0])
 
 
 @pytest.mark.parametrize(

@@ -52,8 +52,22 @@ def summary(findings: Sequence[Finding], packages: Sequence[object]) -> str:
     )
 
 
+def primary(finding: Finding):
+    """The location a user can open (model source line or package path); the member otherwise."""
+    return finding.primary or finding.location
+
+
+def member(finding: Finding) -> str | None:
+    """`member:line:col` inside the package, when the primary location is elsewhere."""
+    if finding.primary is None or finding.primary == finding.location:
+        return None
+    loc = finding.location
+    return f"{loc.path}:{loc.line}:{loc.column}" if loc.line and loc.column else \
+        f"{loc.path}:{loc.line}" if loc.line else loc.path
+
+
 def position(finding: Finding) -> str:
-    """`member:line:col`, `member:line` or `member`."""
+    """`member:line:col`, `member:line` or `member` inside the package."""
     loc = finding.location
     if loc.line and loc.column:
         return f"{loc.path}:{loc.line}:{loc.column}"
@@ -75,12 +89,13 @@ def about(finding: Finding) -> str:
 
 
 def fingerprint(finding: Finding) -> str:
-    """A build-stable identity: rule, input, dim, normalized expression, model.
+    """A build-stable identity: package path, rule, input, dim, normalized expression, model.
 
     Never the member path (it holds a build hash) nor the message. When a rule leaves `key` empty,
     the kernel name (stable across builds of the same graph) stands in to keep findings apart.
     """
     parts = [
+        finding.package.replace("\\", "/"),
         finding.rule,
         "" if finding.input is None else str(finding.input),
         "" if finding.dim is None else str(finding.dim),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..findings import Finding, Severity
+from ._common import primary
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -20,11 +21,12 @@ def escape_property(text: str) -> str:
 
 
 def annotation(f: Finding) -> str:
-    props = [f"file={escape_property(f.location.path)}"]
-    if f.location.line > 0:
-        props.append(f"line={f.location.line}")
-        if f.location.column > 0:
-            props.append(f"col={f.location.column}")
+    loc = primary(f)
+    props = [f"file={escape_property(loc.path)}"]
+    if loc.line > 0:
+        props.append(f"line={loc.line}")
+        if loc.column > 0:
+            props.append(f"col={loc.column}")
     accepted = " (accepted)" if f.accepted else ""
     props.append(f"title={escape_property(f'{f.code} {f.rule}{accepted}')}")
     message = f"accepted: {f.accepted}\n{f.message}" if f.accepted else f.message

@@ -6,7 +6,7 @@ import json
 from typing import Any, Sequence
 
 from ..findings import Finding
-from ._common import location_json
+from ._common import location_json, primary
 
 SCHEMA = "aoti-lint.check/1"
 
@@ -25,7 +25,9 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "input": f.input,
         "dim": f.dim,
         "symbol": f.symbol,
-        "location": location_json(f.location),
+        "location": location_json(primary(f)),
+        "member": f.location.path,
+        "member_line": f.location.line,
         "witness": f.witness,
         "fix": f.fix,
         "chain": list(f.chain),

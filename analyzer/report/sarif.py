@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from .. import __version__
 from ..findings import Finding, Severity
-from ._common import fingerprint, rules_or_all
+from ._common import fingerprint, primary, rules_or_all
 from .ruledoc import doc_url
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -57,20 +57,28 @@ def _message(f: Finding) -> str:
 
 def _location(f: Finding) -> dict[str, Any]:
     # A URI reference: member names are plain ASCII in practice, but spaces or `#` must be escaped.
-    physical: dict[str, Any] = {"artifactLocation": {"uri": quote(f.location.path, safe="/")}}
-    if f.location.line > 0:
-        region: dict[str, Any] = {"startLine": f.location.line}
-        if f.location.column > 0:
-            region["startColumn"] = f.location.column
-        if f.snippet:
-            region["snippet"] = {"text": f.snippet[-1]}
+    # The primary location (the model source line or the package path), never a hashed member.
+    loc = primary(f)
+    physical: dict[str, Any] = {"artifactLocation": {"uri": quote(loc.path, safe="/")}}
+    if loc.line > 0:
+        region: dict[str, Any] = {"startLine": loc.line}
+        if loc.column > 0:
+            region["startColumn"] = loc.column
+        snippet = f.source.code if f.primary is not None and f.primary != f.location and f.source is not None \
+            and f.source.code else (f.snippet[-1] if f.snippet and loc == f.location else None)
+        if snippet:
+            region["snippet"] = {"text": snippet}
         physical["region"] = region
     # The member path is relative to the package; the package itself is a logical location.
     qualified = f"{f.package}::{f.model}" if f.package else f.model
     logical = {"name": f.model, "fullyQualifiedName": qualified, "kind": "module"}
     if f.kernel:
         logical = {"name": f.kernel, "fullyQualifiedName": f"{qualified}::{f.kernel}", "kind": "function"}
-    return {"physicalLocation": physical, "logicalLocations": [logical]}
+    logicals = [logical]
+    if f.primary is not None and f.primary != f.location:  # the member inside the package, secondary
+        logicals.append({"name": f.location.path.rsplit("/", 1)[-1], "fullyQualifiedName":
+                         f"{f.package}::{f.location.path}" if f.package else f.location.path, "kind": "resource"})
+    return {"physicalLocation": physical, "logicalLocations": logicals}
 
 
 def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
@@ -83,7 +91,8 @@ def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     out["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(f)}
     if f.accepted:
         out["suppressions"] = [{"kind": "external", "status": "accepted", "justification": f.accepted}]
-    props: dict[str, Any] = {"rule": f.rule, "package": f.package, "model": f.model}
+    props: dict[str, Any] = {"rule": f.rule, "package": f.package, "model": f.model,
+                             "member": f.location.path, "member_line": f.location.line}
     for key in ("kernel", "input", "dim", "symbol", "witness", "fix"):
         value = getattr(f, key)
         if value is not None:

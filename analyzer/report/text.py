@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..findings import Finding
-from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, paint, summary
+from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, member, paint, primary, summary
 
 
 def render(
@@ -26,7 +26,7 @@ def render(
 
 def header(f: Finding, *, color: bool) -> str:
     """`path:line:col: CODE [rule-name] severity: message`"""
-    loc = f.location
+    loc = primary(f)
     where = paint(loc.path, BOLD, color=color)
     if loc.line:
         where += f":{loc.line}" + (f":{loc.column}" if loc.column else "")
@@ -39,6 +39,9 @@ def header(f: Finding, *, color: bool) -> str:
 def render_finding(f: Finding, *, color: bool = False) -> str:
     lines = [header(f, color=color)]
     origin = f"  in {f.package}, model {f.model}" if f.package else f"  in model {f.model}"
+    inside = member(f)
+    if inside:
+        origin += f", member {inside}"
     lines.append(paint(origin, DIM, color=color))
     if f.accepted:
         lines.append(f"  {paint('accepted', BOLD, color=color)}: {f.accepted}")

@@ -1,0 +1,95 @@
+"""Primary locations: a file the user has, for every finding.
+
+A finding's `location` is a member inside the package (`<root>/data/aotinductor/<model>/<hash>.
+wrapper.cpp`): the hash changes on every build and the member cannot be opened from a pull request.
+The primary location is instead
+
+- the model source line (`Finding.source`), when that file exists under the working directory or
+  under `--source-root DIR` (matched by the longest trailing part of the recorded path, since the
+  exported program records the path of the machine that exported it);
+- else the package path as given on the command line, relative to the working directory; for an
+  extracted folder, the member itself when it exists on disk (so that it opens from there).
+
+Only `os.path` checks are made here (no file is opened); the archive is never read again.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Iterable
+
+from .findings import Finding, Location
+
+
+def relative(path: str, cwd: str) -> str:
+    """`path` relative to `cwd` when it lies under it, else unchanged; always with `/`."""
+    try:
+        absolute = os.path.abspath(path)
+        rel = os.path.relpath(absolute, cwd)
+    except ValueError:  # another drive on Windows
+        return path.replace(os.sep, "/")
+    if rel == os.curdir:
+        return "."
+    if rel.startswith(os.pardir + os.sep) or rel == os.pardir:
+        return path.replace(os.sep, "/")
+    return rel.replace(os.sep, "/")
+
+
+def find_source_file(recorded: str, roots: Iterable[str], cwd: str) -> str | None:
+    """The file a recorded source path names, under one of `roots`, relative to `cwd`: the path as
+    recorded when it exists under a root, else its longest trailing part that does."""
+    parts = [p for p in (PureWindowsPath(recorded).parts if "\\" in recorded else PurePosixPath(recorded).parts)
+             if p not in ("/", "\\")]
+    if not parts or ".." in parts:
+        return None
+    for root in roots:
+        root_abs = os.path.abspath(root)
+        if os.path.isabs(recorded) and os.path.isfile(recorded):
+            rel = relative(recorded, root_abs)
+            if not os.path.isabs(rel) and not rel.startswith(".."):
+                return relative(recorded, cwd)
+        for start in range(len(parts)):
+            candidate = os.path.join(root_abs, *parts[start:])
+            if os.path.isfile(candidate):
+                return relative(candidate, cwd)
+    return None
+
+
+def member_on_disk(package: str, member: str) -> str | None:
+    """For an extracted folder: the member as a path that opens from the working directory."""
+    if not os.path.isdir(package):
+        return None
+    member_parts = PurePosixPath(member).parts
+    for start in (0, 1):  # members are named under the folder, or under its own top folder
+        if len(member_parts) > start:
+            candidate = os.path.join(package, *member_parts[start:])
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def locate(findings: Iterable[Finding], *, source_root: str | None = None, cwd: str | None = None) -> list[Finding]:
+    """Findings with `primary` set (see the module docstring)."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    roots = [cwd] + ([source_root] if source_root else [])
+    cache: dict[str, str | None] = {}
+    out = []
+    for f in findings:
+        primary = None
+        src = f.source
+        if src is not None and getattr(src, "file", None):
+            if src.file not in cache:
+                cache[src.file] = find_source_file(src.file, roots, cwd)
+            found = cache[src.file]
+            if found is not None:
+                primary = Location(found, src.line or 0, 0)
+        if primary is None and f.package:
+            on_disk = member_on_disk(f.package, f.location.path)
+            if on_disk is not None:
+                primary = Location(relative(on_disk, cwd), f.location.line, f.location.column)
+            else:
+                primary = Location(relative(f.package, cwd))
+        out.append(replace(f, primary=primary) if primary is not None else f)
+    return out

@@ -1,0 +1,95 @@
+"""Primary locations (analyzer.locate): findings point at a file the user has, the member and its
+line inside the package come second; SARIF and GitHub never name a hashed member."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+from click.testing import CliRunner
+
+from analyzer.cli import cli
+from analyzer.locate import find_source_file, relative
+from conftest import FIXTURES, REPO, require
+
+PKG = "fixtures/gather_dyn.cpu.stripped.pt2"
+EP = "fixtures/gather_dyn.ep.pt2"
+
+
+def _check(*args: str) -> str:
+    result = CliRunner().invoke(cli, ["check", *args])
+    assert result.exit_code in (0, 1), result.output
+    return result.output
+
+
+def test_package_path_is_primary_member_secondary(monkeypatch):
+    monkeypatch.chdir(REPO)
+    require(REPO / PKG)
+    doc = json.loads(_check(PKG, "--format", "json"))
+    first = doc["findings"][0]
+    assert first["location"] == {"path": PKG, "line": 0, "column": 0}
+    assert first["member"].startswith("gather_dyn.cpu/data/aotinductor/model/") and first["member_line"] == 29
+    text = _check(PKG)
+    assert text.startswith(f"{PKG}: AOTI001")
+    assert f"in {PKG}, model model, member gather_dyn.cpu/data/aotinductor/model/" in text
+
+
+def test_model_source_line_is_primary_when_the_file_is_here(monkeypatch, tmp_path):
+    """The exported program recorded /work/main/fixtures/generate.py; from the repository root its
+    trailing part fixtures/generate.py exists, so the finding points at line 62 there."""
+    monkeypatch.chdir(REPO)
+    doc = json.loads(_check(PKG, "--exported-program", EP, "--format", "json"))
+    located = {f["code"]: f["location"] for f in doc["findings"]}
+    assert located["AOTI001"] == {"path": "fixtures/generate.py", "line": 62, "column": 0}
+    assert located["AOTI002"]["path"] == PKG            # no kernel, no source line: the package
+    github = _check(PKG, "--exported-program", EP, "--format", "github")
+    assert "::error file=fixtures/generate.py,line=62,title=AOTI001" in github
+    # Elsewhere, the source file is found only through --source-root.
+    monkeypatch.chdir(tmp_path)
+    pkg, ep = str(REPO / PKG), str(REPO / EP)
+    elsewhere = json.loads(_check(pkg, "--exported-program", ep, "--format", "json"))
+    assert next(f for f in elsewhere["findings"] if f["code"] == "AOTI001")["location"]["path"] == pkg
+    rooted = json.loads(_check(pkg, "--exported-program", ep, "--source-root", str(REPO), "--format", "json"))
+    hit = next(f for f in rooted["findings"] if f["code"] == "AOTI001")["location"]
+    assert hit == {"path": str(REPO / "fixtures" / "generate.py"), "line": 62, "column": 0}
+
+
+def test_sarif_never_names_a_hashed_member(monkeypatch):
+    monkeypatch.chdir(REPO)
+    doc = json.loads(_check(PKG, "--exported-program", EP, "--format", "sarif"))
+    results = doc["runs"][0]["results"]
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"] for r in results for loc in r["locations"]}
+    assert uris == {PKG, "fixtures/generate.py"}
+    for r in results:
+        logical = r["locations"][0]["logicalLocations"]
+        assert any(l["kind"] == "resource" and "/data/aotinductor/" in l["fullyQualifiedName"] for l in logical)
+        assert r["properties"]["member_line"] > 0
+        assert "/data/aotinductor/" not in json.dumps(r["partialFingerprints"])
+    source_hit = next(r for r in results if r["ruleId"] == "AOTI001")
+    region = source_hit["locations"][0]["physicalLocation"]["region"]
+    assert region["startLine"] == 62 and region["snippet"]["text"] == "return x[idx] * 2"
+
+
+def test_extracted_folder_member_opens_from_here(monkeypatch, tmp_path):
+    with zipfile.ZipFile(require(FIXTURES / "gather_dyn.cpu.stripped.pt2")) as zf:
+        zf.extractall(tmp_path)
+    folder = tmp_path / "gather_dyn.cpu"
+    for cwd, given in ((tmp_path, "gather_dyn.cpu"), (folder, ".")):
+        monkeypatch.chdir(cwd)
+        doc = json.loads(_check(given, "--format", "json"))
+        for f in doc["findings"]:
+            path = f["location"]["path"]
+            assert (cwd / path).is_file(), (given, path)
+            assert f["location"]["line"] == f["member_line"]
+
+
+def test_find_source_file_and_relative(tmp_path):
+    (tmp_path / "pkg" / "models").mkdir(parents=True)
+    (tmp_path / "pkg" / "models" / "m.py").write_text("x = 1\n")
+    cwd = str(tmp_path)
+    assert find_source_file("/build/machine/pkg/models/m.py", [cwd], cwd) == "pkg/models/m.py"
+    assert find_source_file("C:\\work\\pkg\\models\\m.py", [cwd], cwd) == "pkg/models/m.py"
+    assert find_source_file("/build/other.py", [cwd], cwd) is None
+    assert find_source_file("../../etc/passwd", [cwd], cwd) is None
+    assert relative(str(tmp_path / "a.pt2"), cwd) == "a.pt2"
+    assert relative("/elsewhere/a.pt2", cwd) == "/elsewhere/a.pt2"
