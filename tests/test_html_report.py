@@ -93,7 +93,7 @@ def test_page_is_self_contained_and_links_reach_the_source(page: Path) -> None:
         target = parser.ids[linked[fid][1:]]
         assert "hl" in target["class"] and "pre.source" in target["parents"]
         # The target line is the finding's line: its number and its source text.
-        assert target["text"].startswith(str(finding["location"]["line"]))
+        assert target["text"].startswith(str(finding["member_line"]))
 
 
 def test_every_assertion_of_a_shown_kernel_is_highlighted(page: Path) -> None:
@@ -153,7 +153,7 @@ def test_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     for res, finding in zip(results, findings):
         assert res["visible"], res
         assert res["reached"] and res["inSource"] and res["hl"] and res["targetVisible"], res
-        assert res["text"].startswith(str(finding["location"]["line"])), (res, finding["location"])
+        assert res["text"].startswith(str(finding["member_line"])), (res, finding["member"])
 
 
 def _png_pixels(data: bytes) -> tuple[int, int, bytes]:
