@@ -48,6 +48,7 @@ class RawDivision:
     divisor_expr: str | None           # over kernel params
     location: Location
     integer: bool = False
+    space: str | None = None           # the line runs only when this (over kernel params) is > 0
 
 
 @dataclass
@@ -55,6 +56,7 @@ class RawReduction:
     op: str
     extent_expr: str | None            # over kernel params
     location: Location
+    space: str | None = None           # the identity is used only when this (over kernel params) is > 0
 
 
 @dataclass
@@ -201,7 +203,8 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
     for node, line in candidates:
         found = division(values, node, line)
         if found is not None:
-            facts.divisions.append(RawDivision(found[0], found[1], where(node), found[2]))
+            facts.divisions.append(RawDivision(found[0], found[1], where(node), found[2],
+                                               _triton_space(values, line)))
             continue
         if not isinstance(node, ast.Call):
             continue
@@ -215,7 +218,8 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
                         reduction_extent = values.upper(ast.Name(numel), line)
                         if reduction_extent is not None:
                             break
-            facts.reductions.append(RawReduction(_REDUCTIONS[short], reduction_extent, where(node)))
+            facts.reductions.append(RawReduction(_REDUCTIONS[short], reduction_extent, where(node),
+                                                 _triton_space(values, line)))
     return facts
 
 
@@ -325,7 +329,8 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
             for sub in ast.walk(expr):
                 found = division(values, sub, pos)
                 if found is not None:
-                    facts.divisions.append(RawDivision(*found[:2], _cpp_location(path, body, pos), found[2]))
+                    facts.divisions.append(RawDivision(*found[:2], _cpp_location(path, body, pos), found[2],
+                                                       _product(_cpp_loops(facts, pos))))
     _cpp_reductions(facts, body, path, max_depth)
     for t in ts.matches("throws", body):
         message = ts.string_value(t["message"])
@@ -370,15 +375,32 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
         # The accumulator's declaration (already among the kernel's definitions, by byte offset).
         declared = [pos for pos, _ in facts.defs.get(acc, ()) if pos < stmt_byte]
         decl_byte = max(declared) if declared else None
-        loops = []
+        loops, outer = [], []
         for var, loop_byte in ts.enclosing_loops(stmt, body):
-            if decl_byte is not None and loop_byte <= decl_byte:
-                continue
             extent = facts.extent_at(var, loop_byte)
             # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.
-            if extent is not None and not var.endswith("_inner"):
-                loops.append(extent)
-        extent = " * ".join(f"({e})" for e in loops) if loops else None
+            if extent is None or var.endswith("_inner"):
+                continue
+            # Loops around the declaration are the kernel's own iteration space, not the reduction.
+            (outer if decl_byte is not None and loop_byte <= decl_byte else loops).append(extent)
         line, col = ts.position(stmt)
-        facts.reductions.append(RawReduction(op, extent, Location(path, line, col)))
+        facts.reductions.append(RawReduction(op, _product(loops), Location(path, line, col), _product(outer)))
+
+
+def _product(extents: list[str]) -> str | None:
+    return " * ".join(f"({e})" for e in extents) if extents else None
+
+
+def _cpp_loops(facts: KernelFacts, pos: int) -> list[str]:
+    """Extents of the loops around byte `pos` (vector-lane `_inner` loops left out): when one is 0,
+    the code at `pos` never runs."""
+    return [extent for var, spans in facts.extents.items() if not var.endswith("_inner")
+            for start, end, extent in spans if start <= pos < end]
+
+
+def _triton_space(values: Values, line: int) -> str | None:
+    """`xnumel * ynumel` of a Triton kernel (over its params): with either 0 the grid is empty and
+    no line of the kernel runs."""
+    return _product([e for e in (values.upper(ast.Name(n), line) for n in ("xnumel", "ynumel")
+                                 if n in values.facts.defs or n in values.params) if e is not None])
 

@@ -333,15 +333,15 @@ class _Linker:
                 poll(f"linking the assertions of {kname}")
                 model.assertions.append(self._assertion(facts, values, raw, indices))
             for div in facts.divisions:
-                for expr, sources in self._over_launches(facts, div.divisor_expr, indices):
+                for expr, sources, space in self._over_launches(facts, div.divisor_expr, indices, div.space):
                     if sources:
                         model.divisions.append(Division(kname, div.divisor, expr, sources, div.location,
-                                                        integer=div.integer))
+                                                        integer=div.integer, space_expr=space))
                         break
             for red in facts.reductions:
-                for expr, sources in self._over_launches(facts, red.extent_expr, indices):
+                for expr, sources, space in self._over_launches(facts, red.extent_expr, indices, red.space):
                     if sources:
-                        model.reductions.append(Reduction(kname, red.op, expr, sources, red.location))
+                        model.reductions.append(Reduction(kname, red.op, expr, sources, red.location, space))
                         break
         for kname in launches_by_kernel:
             if kname not in model.kernels:
@@ -367,15 +367,21 @@ class _Linker:
         self._param_maps[key] = mapping
         return mapping
 
-    def _over_launches(self, facts: KernelFacts, expr: str | None, indices: list[int]):
+    def _over_launches(self, facts: KernelFacts, expr: str | None, indices: list[int], space: str | None = None):
+        """(expr, its dims, `space`) over root symbols, per launch; `space` None when unknown."""
         if expr is None:
             return
         for li in indices:
+            mapping = self._param_map(facts, li)
             try:
-                resolved = intervals.substitute(expr, self._param_map(facts, li))
+                resolved = intervals.substitute(expr, mapping)
             except ValueError:
                 continue
-            yield resolved, self._sources(resolved)
+            try:
+                space_expr = intervals.substitute(space, mapping) if space else None
+            except ValueError:
+                space_expr = None
+            yield resolved, self._sources(resolved), space_expr
 
     def _assertion(self, facts: KernelFacts, values: Values, raw, indices: list[int]) -> Assertion:
         a = Assertion(kernel=facts.name, message=raw.message, location=raw.location, index_var=raw.index_var,

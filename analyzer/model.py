@@ -204,6 +204,9 @@ class Division:
     location: Location
     integer: bool = False             # integer `/` or `%` (SIGFPE) vs float (NaN)
     in_wrapper: bool = False
+    # The kernel's own iteration space around the division (Triton `xnumel*ynumel`, C++ enclosing
+    # loops) over root symbols: when it is 0, the division never runs.
+    space_expr: str | None = None
 
 
 @dataclass
@@ -215,6 +218,9 @@ class Reduction:
     extent_expr: str | None
     sources: tuple[DimRef, ...]
     location: Location
+    # The kernel's own iteration space (Triton `xnumel*ynumel`, C++ loops around the accumulator)
+    # over root symbols: when it is 0, the identity is never used.
+    space_expr: str | None = None
 
 
 @dataclass

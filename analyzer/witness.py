@@ -216,11 +216,20 @@ def zero_choice(model: Model, sources: Iterable[DimRef], works, skip: Iterable[D
     return None
 
 
-def zero_assignment(model: Model, expr: str | None, sources: Iterable[DimRef]) -> dict[DimRef, int] | None:
-    """A `zero_choice` that makes `expr` exactly 0 (a divisor, a reduced extent)."""
+def zero_assignment(model: Model, expr: str | None, sources: Iterable[DimRef],
+                    space: str | None = None) -> dict[DimRef, int] | None:
+    """A `zero_choice` that makes `expr` exactly 0 (a divisor, a reduced extent) while `space` (the
+    kernel's own iteration space around that line, when known) stays non-zero: a choice that
+    empties the space too never reaches the line."""
     if not expr:
         return None
-    return zero_choice(model, sources, lambda choice: evaluate_at(model, expr, choice) == 0)
+    return zero_choice(model, sources, lambda choice: evaluate_at(model, expr, choice) == 0
+                       and not empties(model, space, choice))
+
+
+def empties(model: Model, space: str | None, choice: Assignment) -> bool:
+    """True when the iteration space `space` is 0 under `choice` (no work: nothing runs)."""
+    return bool(space) and evaluate_at(model, space, choice) == 0
 
 
 def _index_dims(model: Model, a: Assertion, refs: Iterable[DimRef]) -> list[DimRef]:

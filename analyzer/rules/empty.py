@@ -12,12 +12,14 @@ from .bounds import env_clause, range_step as _range_step, where
 from ..messages import CHAIN, FIXES, IDENTITIES, MESSAGES
 
 
-def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, sources: tuple[DimRef, ...]):
-    """(choice, first dim, its Dim) when `expr` can be 0 at run time and no index assertion fails
-    first under that choice (the call would stop there); once per `ident`."""
+def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, sources: tuple[DimRef, ...],
+                 space: str | None = None):
+    """(choice, first dim, its Dim) when `expr` can be 0 at run time while the kernel's own
+    iteration space `space` is not (else the line never runs) and no index assertion fails first
+    under that choice (the call would stop there); once per `ident`."""
     if ident in seen:
         return None
-    choice = W.zero_assignment(model, expr, sources)
+    choice = W.zero_assignment(model, expr, sources, space)
     if choice is None or W.tripped_assertion(model, choice) is not None:
         return None
     seen.add(ident)
@@ -35,7 +37,9 @@ class DivisionByDynamicSize(Rule):
     for an empty input and nothing at run time rejects the empty input (the range checks run only
     with `AOTI_RUNTIME_CHECK_INPUTS=1`, or the checked range includes 0). When the same empty input
     also trips an index assertion (`empty-index-bound`), the call fails there and the division is
-    not reported.
+    not reported. Nor is a division that the empty input never reaches: when the same size also
+    empties the kernel's own iteration space (its `xnumel`/`ynumel`, or a C++ loop around the
+    division), the kernel does no work at all.
 
     ## Why it matters
     A float division by 0 gives NaN (0/0) or inf, silently: no error, just poisoned outputs that
@@ -62,7 +66,9 @@ class DivisionByDynamicSize(Rule):
     code = "AOTI004"
     severity = Severity.WARNING
 
-    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)  # no division
+    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),  # no division
+             # `scores.mean(-1)` over seq with seq rows: seq = 0 empties the kernel, no division runs
+             Case("fixtures/softmax_attn.cpu.stripped.pt2"))
     INVALID = (
         Case("fixtures/empty_reduce.cpu.stripped.pt2", {"message_key": "division-by-dynamic-size.float", "input": 0,
                                                          "dim": 0}),
@@ -73,7 +79,7 @@ class DivisionByDynamicSize(Rule):
         seen: set[tuple] = set()
         for d in model.divisions:
             found = _first_empty(model, seen, (d.kernel, d.divisor_expr, d.integer, d.in_wrapper),
-                                 d.divisor_expr, d.sources)
+                                 d.divisor_expr, d.sources, d.space_expr)
             if found is None:
                 continue
             choice, ref, dim = found
@@ -112,7 +118,10 @@ class EmptyReduction(Rule):
     time rejects it (range checks run only with `AOTI_RUNTIME_CHECK_INPUTS=1`, or include 0).
     `sum` and `prod` are not reported: their empty results (0 and 1) are what eager PyTorch returns.
     When the same empty input also trips an index assertion (`empty-index-bound`), the call fails
-    there and the reduction is not reported.
+    there and the reduction is not reported. Nor is a reduction whose identity cannot reach an
+    output: when the same size also empties the kernel's own iteration space (an attention softmax
+    over the sequence has one row per position, so its `xnumel` has the same factor), the result
+    is empty and no identity value is ever used.
 
     ## Why it matters
     Eager PyTorch raises `amax(): Expected reduction dim 0 to have non-zero size`. The compiled kernel
@@ -136,7 +145,9 @@ class EmptyReduction(Rule):
     code = "AOTI005"
     severity = Severity.WARNING
 
-    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)  # no reduction
+    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),  # no reduction
+             # attention softmax over seq with seq rows: seq = 0 empties its output too
+             Case("fixtures/softmax_attn.cpu.stripped.pt2"))
     INVALID = (
         Case("fixtures/empty_reduce.cuda.stripped.pt2", {"message_key": "empty-reduction", "input": 0, "dim": 0}),
         Case("fixtures/stress/pkgs/two_outputs.cpu.stripped.pt2", {"message_key": "empty-reduction", "input": 2}),
@@ -147,7 +158,8 @@ class EmptyReduction(Rule):
         for r in model.reductions:
             if r.op not in REPORTED_OPS or not r.sources:
                 continue
-            found = _first_empty(model, seen, (r.kernel, r.op, r.extent_expr), r.extent_expr, r.sources)
+            found = _first_empty(model, seen, (r.kernel, r.op, r.extent_expr), r.extent_expr, r.sources,
+                                 r.space_expr)
             if found is None:
                 continue
             choice, ref, dim = found
