@@ -368,19 +368,14 @@ class _Linker:
         return mapping
 
     def _over_launches(self, facts: KernelFacts, expr: str | None, indices: list[int], space: str | None = None):
-        """(expr, its dims, `space`) over root symbols, per launch; `space` None when unknown."""
         if expr is None:
             return
         for li in indices:
             mapping = self._param_map(facts, li)
-            try:
-                resolved = intervals.substitute(expr, mapping)
+            try:  # `space` is from the same kernel's params: it substitutes when `expr` does
+                resolved, space_expr = (intervals.substitute(e, mapping) if e else None for e in (expr, space))
             except ValueError:
                 continue
-            try:
-                space_expr = intervals.substitute(space, mapping) if space else None
-            except ValueError:
-                space_expr = None
             yield resolved, self._sources(resolved), space_expr
 
     def _assertion(self, facts: KernelFacts, values: Values, raw, indices: list[int]) -> Assertion:
