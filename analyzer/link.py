@@ -368,12 +368,10 @@ class _Linker:
         return mapping
 
     def _over_launches(self, facts: KernelFacts, expr: str | None, indices: list[int], space: str | None = None):
-        if expr is None:
-            return
-        for li in indices:
-            mapping = self._param_map(facts, li)
+        for li in indices if expr is not None else ():
             try:  # `space` is from the same kernel's params: it substitutes when `expr` does
-                resolved, space_expr = (intervals.substitute(e, mapping) if e else None for e in (expr, space))
+                resolved, space_expr = (intervals.substitute(e, self._param_map(facts, li)) if e else None
+                                        for e in (expr, space))
             except ValueError:
                 continue
             yield resolved, self._sources(resolved), space_expr
