@@ -11,9 +11,10 @@ import gc
 import json
 import os
 from dataclasses import dataclass, field
+from typing import Callable
 
-from . import archive, kernels, locate, source, ts, wrapper
-from .findings import Finding, Location
+from . import archive, kernels, locate, source, triage, ts, wrapper
+from .findings import Finding, Location, PackageError
 from .link import link_model
 from .model import Model, Package, Problem
 
@@ -29,12 +30,16 @@ class Options:
     input_names: tuple[str, ...] = ()
     keep_sources: bool = False  # keep every line of the parsed sources (the HTML report shows kernels)
     source_root: str | None = None     # where the model's source files are (primary locations)
+    # Skip the walk of Triton kernels a text scan proves empty (triage.py). Results are the same
+    # either way; AOTI_LINT_FAST_PATH=0 turns it off for comparison.
+    fast_path: bool = field(default_factory=lambda: os.environ.get("AOTI_LINT_FAST_PATH", "1") != "0")
 
 
 @dataclass
 class Result:
     packages: list[Package]
     findings: list[Finding]
+    errors: list[PackageError] = field(default_factory=list)  # packages that could not be read
 
 
 def load(path: str | os.PathLike[str], options: Options | None = None) -> Package:
@@ -58,7 +63,8 @@ def _load(path: str | os.PathLike[str], options: Options, deadline: "archive.Dea
             annotate = _exported_annotation(result, pkg, options)
         for members in pkg.models:
             pkg.deadline.check(f"reading model {members.name}")
-            result.models.append(_load_model(pkg, members, options.limits, annotate, options.keep_sources))
+            result.models.append(_load_model(pkg, members, options.limits, annotate, options.keep_sources,
+                                             options.fast_path))
         return result
 
 
@@ -133,7 +139,7 @@ def _no_gc():
 
 
 def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits: "archive.Limits",
-                annotate=None, keep_sources: bool = False) -> Model:
+                annotate=None, keep_sources: bool = False, fast_path: bool = True) -> Model:
     problems: list[Problem] = []
     metadata: dict = {}
     for member in members.metadata:
@@ -158,17 +164,24 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             + " are present, so nothing can be linked", Location(members.prefix), kind="no-source"))
     for member in members.wrappers[:1]:
         with _member_guard(pkg, member, problems):
-            tree = _parse(pkg, member, sources)
+            # The fast path: helpers of Inductor's shape are read from the text, not parsed.
+            tree, texts = _parse_wrapper(pkg, member, sources, fast_path)
             facts = wrapper.parse(tree, member, limits.max_nesting)
+            if texts:
+                _add_helpers(facts, texts)
             # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
             found = kernels.parse_cpp(tree, member, limits.max_nesting)
             del tree
             for helper in facts.helpers.values():
                 pkg.deadline.check(f"parsing Triton kernel {helper.name}")
                 if helper.triton_source is not None:
-                    found.append(kernels.parse_triton(helper.name[len("call_"):], helper.triton_source, member,
-                                                      helper.source_first_line, helper.source_indent,
-                                                      helper.params))
+                    name = helper.name[len("call_"):]
+                    # The fast path: most kernels hold nothing the rules read (see triage.py).
+                    light = triage.light_triton(name, helper.triton_source, member, helper.source_first_line,
+                                                helper.source_indent) if fast_path else None
+                    found.append(light or kernels.parse_triton(name, helper.triton_source, member,
+                                                               helper.source_first_line, helper.source_indent,
+                                                               helper.params))
             wrapper_facts = facts
             kernel_facts.extend(found)
     for member in members.wrappers[1:]:
@@ -226,6 +239,19 @@ def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
             ti += 1
 
 
+def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["triage.HelperText"]) -> None:
+    """Helpers read from the text join those read from the tree, in document order."""
+    helpers = list(facts.helpers.values())
+    for text in texts:
+        source, first_line, indent, problem = wrapper._triton_comment(text.comment, text.comment_row)
+        helpers.append(wrapper.Helper(text.name, text.params, Location(facts.path, text.line, 1),
+                                      source, first_line, indent, problem))
+    helpers.sort(key=lambda h: (h.location.line, h.location.column))
+    facts.helpers = {}
+    for helper in helpers:  # as the tree gives them: first place, last value for a repeated name
+        facts.helpers[helper.name] = helper
+
+
 def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "ts.Tree":
     """One tree-sitter parse of a member, stopped once the package's time or memory budget is spent.
 
@@ -233,6 +259,22 @@ def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "t
     input byte, so neither the time nor the memory a parse needs can be told from its size."""
     pkg.deadline.check(f"parsing {member}")
     data = sources[member] = pkg.read_bytes(member)
+    return _parse_bytes(pkg, member, data)
+
+
+def _parse_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes],
+                   split_helpers: bool) -> tuple["ts.Tree", list["triage.HelperText"]]:
+    """The wrapper's parse; with `split_helpers`, the helpers of Inductor's shape are read from the
+    text and reduced to their newlines in the copy tree-sitter parses (same lines and columns)."""
+    pkg.deadline.check(f"parsing {member}")
+    data = sources[member] = pkg.read_bytes(member)
+    if not split_helpers:
+        return _parse_bytes(pkg, member, data), []
+    parsed, texts = triage.split_helpers(data)
+    return _parse_bytes(pkg, member, parsed), texts
+
+
+def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":
     tree, stopped = ts.parse(data, should_stop=pkg.deadline.should_stop)
     if stopped:
         del tree
@@ -270,22 +312,29 @@ def _exported_annotation(result: Package, pkg: "archive.Package", options: Optio
     return annotate
 
 
-def lint(paths, options: Options | None = None) -> Result:
-    """Load each package and run the selected rules."""
-    from . import rules
+def lint(paths, options: Options | None = None, *, jobs: int = 1,
+         progress: Callable[[int, int], None] | None = None, keep_going: bool = False) -> Result:
+    """Check packages: `.pt2` files, extracted package folders, and folders searched for both.
 
+    A package that cannot be read raises its ArchiveError/OSError/ValueError; with `keep_going` it
+    becomes a `PackageError` in `Result.errors` and the others go on. Each package is checked once
+    however often it is named. With `jobs` > 1, packages are checked in that many worker
+    processes (analyzer/many.py); findings come back in input order either way. `progress` is
+    called with (packages done, packages in all).
+    """
     options = options or Options()
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    selected = rules.select_rules(options.select, options.ignore)
-    packages, findings = [], []
-    for path in paths:
-        deadline = _deadline(path, options)
-        package = _load(path, options, deadline)
-        packages.append(package)
-        ctx = rules.Context(target_device=options.target_device, target_sm=options.target_sm,
-                            package=str(path))
-        with _unexpected(f"{path} (rules)"), archive.polling(deadline):
-            findings.extend(locate.locate(source.attribute(package.models, rules.run_rules(package, selected, ctx)),
-                                          source_root=options.source_root))
-    return Result(packages, findings)
+    from . import rules
+
+    rules.select_rules(options.select, options.ignore)  # an unknown selector fails before any read
+    from . import many
+
+    packages, findings, errors = [], [], []
+    for outcome in many.outcomes(many.discover(paths), options, jobs, progress, keep_going):
+        if outcome.error is not None:
+            errors.append(outcome.error)
+        elif outcome.package is not None:
+            packages.append(outcome.package)
+            findings.extend(outcome.findings)
+    return Result(packages, findings, errors)

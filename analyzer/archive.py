@@ -32,6 +32,7 @@ from typing import BinaryIO, Callable
 __all__ = [
     "Archive",
     "ArchiveError",
+    "NoModelError",
     "Deadline",
     "TimeLimitError",
     "Limits",
@@ -112,6 +113,11 @@ MIN_MEMORY = 256 * 2**20
 # stack that is already deep, so more would run out of Python's recursion limit (1000) instead of
 # reporting a limit. `max_nesting` may be lowered, never raised past this.
 MAX_NESTING_CAP = 500
+
+
+class NoModelError(ArchiveError):
+    """A readable archive without any data/aotinductor/<model>/ folder (e.g. an exported program):
+    an error when named, skipped when met while walking a folder of packages."""
 
 
 @dataclass(frozen=True)
@@ -718,7 +724,7 @@ def _discover_models(members: list[str], label: str) -> tuple[str, list[ModelMem
         if any(re.search(r"(^|/)models/[^/]+\.json$", m) for m in members):
             # A torch.export.save archive: the user probably meant the package built from it.
             hint = "; this looks like an exported program (torch.export.save): pass it with --exported-program"
-        raise ArchiveError(f"{label}: no AOTInductor model found (no data/aotinductor/<model>/ folder){hint}")
+        raise NoModelError(f"{label}: no AOTInductor model found (no data/aotinductor/<model>/ folder){hint}")
     if len(roots) > 1:
         shown = ", ".join(_q(r or "/") for r in sorted(roots))
         raise ArchiveError(f"{label}: models under more than one archive root ({shown}); refusing an ambiguous package")

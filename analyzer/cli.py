@@ -2,6 +2,9 @@
 
 Exit codes: 0 nothing at or above `--fail-on`; 1 findings at or above it; 2 a usage error or a
 package that could not be read (one `aoti-lint: error: ...` line on stderr, never a traceback).
+
+Long module: one click command per subcommand, each with its options and help text, around the
+shared option handling; the work itself lives in api.py, many.py, merge.py and report/.
 """
 
 from __future__ import annotations
@@ -301,6 +304,10 @@ def cli(debug: bool) -> None:
                    "working directory).")
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text output (default: when stdout is a terminal and NO_COLOR is unset).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Worker processes for many packages (default: the number of CPUs).")
+@click.option("--statistics", is_flag=True,
+              help="Print the number of findings per rule instead of the findings.")
 @package_options
 def check(
     packages: tuple[str, ...],
@@ -315,53 +322,93 @@ def check(
     target_device: str | None,
     target_sm: str | None,
     color: bool | None,
+    jobs: int | None,
+    statistics: bool,
     reading: Reading,
     source_root: str | None = None,
 ) -> None:
     """Check packages and report findings.
 
-    Exit 0: no finding at or above --fail-on; 1: findings at or above it; 2: usage error or
-    unreadable package.
+    PKG is a .pt2 file, an extracted package folder, or a folder searched for both. Exit 0: no
+    finding at or above --fail-on; 1: findings at or above it; 2: usage error, or a package that
+    could not be read (one error line on stderr and an entry in the report; the others are still
+    checked and reported).
     """
-    from .report import render
+    from .many import default_jobs, progress_bar
+    from .report import render, render_statistics
     from .rules import all_rules
 
     config = _config(reading, select=select, ignore=ignore, fail_on=fail_on,
                      target_device=target_device, target_sm=target_sm, format=fmt)
     if baseline_file is not None and not os.path.isfile(baseline_file):
         raise LintError(f"{baseline_file}: No such file (--baseline; create it with --write-baseline)")
-    result, findings = _lint(packages, config, reading, source_root=source_root)
+    with progress_bar() as progress:
+        result, findings = _lint(packages, config, reading, source_root=source_root, lint_args={
+            "jobs": jobs or default_jobs(), "progress": progress, "keep_going": True})
+    errors = getattr(result, "errors", [])
+    for error in errors:
+        click.echo(f"{PROG}: error: {error.message}", err=True)
+    checked = [p.path for p in result.packages]  # folders expanded, duplicates dropped
     if write_baseline is not None:
         count = baseline.write(write_baseline, findings)
         click.echo(f"{PROG}: wrote {count} baseline entr{'y' if count == 1 else 'ies'} to {write_baseline}",
                    err=True)
-        click.get_current_context().exit(0)
+        click.get_current_context().exit(2 if errors else 0)
     if baseline_file is not None:
-        findings, notes = baseline.apply_file(baseline_file, findings, packages)
+        findings, notes = baseline.apply_file(baseline_file, findings, checked)
         for note in notes:
             click.echo(f"{PROG}: {note}", err=True)
-    text = render(config.format, findings, packages=result.packages,
-                  color=_use_color(color, output), rules=all_rules())
-    _emit(text, output)
-    click.get_current_context().exit(exit_code(findings, config.fail_on, exit_zero))
+    if statistics:
+        text = render_statistics(config.format, findings, errors=errors)
+    else:
+        text = render(config.format, findings, packages=result.packages,
+                      color=_use_color(color, output), rules=all_rules(), errors=errors)
+    # Nothing read: nothing to report but the error lines, and no report (stdout or -o) that a
+    # later CI step could take for a clean run.
+    if result.packages or not errors:
+        _emit(text, output)
+    code = 2 if errors else exit_code(findings, config.fail_on, exit_zero)
+    click.get_current_context().exit(code)
 
 
-def _lint(packages: Sequence[str], config: Config, reading: Reading, **extra: Any) -> tuple[Any, list[Finding]]:
-    """api.lint, then [tool.aoti-lint] per-package-ignores and accept entries (notes on stderr)."""
+def _lint(packages: Sequence[str], config: Config, reading: Reading, lint_args: dict[str, Any] | None = None,
+          **extra: Any) -> tuple[Any, list[Finding]]:
+    """api.lint (`lint_args`: jobs, progress, keep_going), then [tool.aoti-lint] per-package-ignores
+    and accept entries (notes on stderr)."""
     from . import accept, api
     from .rules import select_rules
 
     select_rules(config.select, config.ignore)  # an unknown selector fails before any package is read
-    result = api.lint(list(packages), _options(config, reading, **extra))
+    result = api.lint(list(packages), _options(config, reading, **extra), **(lint_args or {}))
     if not (config.accept or config.per_package_ignores):
         return result, list(result.findings)
     try:
-        findings, notes = accept.apply_config(config, result.findings, packages)
+        checked = [p.path for p in result.packages]  # folders expanded, duplicates dropped
+        findings, notes = accept.apply_config(config, result.findings, checked)
     except accept.AcceptError as exc:
         raise LintError(f"{config.source}: [tool.aoti-lint] {exc}") from None
     for note in notes:
         click.echo(f"{PROG}: {note}", err=True)
     return result, findings
+
+
+@cli.command(name="merge")
+@click.argument("reports", nargs=-1, required=True, metavar="REPORT...")
+@output_option
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error",
+              help="Lowest severity that makes the exit code 1 (default: error).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors still exit 2).")
+def merge_command(reports: tuple[str, ...], output: str | None, fail_on: str, exit_zero: bool) -> None:
+    """Merge `check` reports of shards into one: JSON reports into one JSON report, SARIF logs
+    into one multi-run SARIF log. Exit codes as `check`: 2 when a merged report lists an
+    unreadable package, else 1 with findings at or above --fail-on."""
+    from .merge import merge
+
+    merged = merge(list(reports))
+    _emit(merged.text(), output)
+    gate = Severity.parse(fail_on)
+    failed = not exit_zero and any(s >= gate for s in merged.severities)
+    click.get_current_context().exit(2 if merged.errors else 1 if failed else 0)
 
 
 @cli.command()

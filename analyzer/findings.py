@@ -74,3 +74,11 @@ class Finding:
     # A place the user can open (analyzer.locate): the model source line or the package path;
     # `location` stays the member inside the package (secondary).
     primary: Location | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class PackageError:
+    """A package that could not be read at all: `package` as given or found, `message` one line."""
+
+    package: str
+    message: str

@@ -9,7 +9,6 @@ Python's recursion limit): hostile text never escapes as OverflowError or Recurs
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import math
 from collections.abc import Mapping
@@ -62,7 +61,9 @@ def substitute(expr: str, mapping: Mapping[str, str]) -> str:
     if len(free) == 1 and expr.strip() in mapping:
         return simplify(mapping[expr.strip()])
     try:
-        tree = _Substitute(mapping).visit(copy.deepcopy(_parse(expr)))
+        # A fresh tree to rewrite (the cached one is shared): parsing again is far cheaper than a
+        # deep copy, which dominated linking on wrappers with thousands of launches.
+        tree = _Substitute(mapping).visit(_parse.__wrapped__(expr))
         return simplify(ast.unparse(tree))
     except RecursionError:  # a sum of hundreds of terms nests as deep: copy and unparse recurse
         raise ValueError(f"expression nested too deeply {expr[:60]!r}") from None
@@ -104,11 +105,11 @@ class _Fold(ast.NodeTransformer):
 def simplify(expr: str) -> str:
     """Fold constants and drop redundant parentheses (cosmetic; keeps reports readable)."""
     try:
-        tree = _parse(expr)
+        _parse(expr)  # cached: refuses what cannot be parsed
     except ValueError:
         return expr
     try:
-        return ast.unparse(_Fold().visit(copy.deepcopy(tree)))
+        return ast.unparse(_Fold().visit(_parse.__wrapped__(expr)))  # a fresh tree: see substitute
     except (RecursionError, ValueError):
         return expr
 

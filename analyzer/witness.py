@@ -45,6 +45,18 @@ def valid_size(dim: Dim, prefer: int = DEFAULT_SIZE) -> int:
 
 def symbol_dims(model: Model) -> dict[str, DimRef]:
     """Root size symbol -> the input dim it is read from (`int64_t s77 = arg0_1_size[0];`)."""
+    # Rules ask this thousands of times of a linked (no longer changing) model with thousands of
+    # symbols; keep the answer on the model, keyed by what it is computed from.
+    key = (id(model.symbols), len(model.symbols), id(model.inputs), len(model.inputs))
+    cached = model.__dict__.get("_symbol_dims")
+    if cached is not None and cached[0] == key:
+        return dict(cached[1])
+    out = _symbol_dims(model)
+    model.__dict__["_symbol_dims"] = (key, out)
+    return dict(out)
+
+
+def _symbol_dims(model: Model) -> dict[str, DimRef]:
     out: dict[str, DimRef] = {}
     for sym in model.symbols.values():
         if sym.source is not None and not sym.is_stride:

@@ -10,6 +10,7 @@ those functions are never read, so the errors are only counted when they fall in
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -352,6 +353,7 @@ class _Launches:
         self.pending_comment = None
 
 
+@functools.lru_cache(maxsize=4096)  # one expression per launch's numel, repeated thousands of times
 def _integral(expr: str) -> str:
     """`int64_t s69 = (1.0/2.0)*arg0_1_size_0;` truncates: keep that in the expression
     (`trunc((1.0 / 2.0) * arg0_1_size_0)`), or a size of 1 would read as a bound of 0.5."""
@@ -420,6 +422,12 @@ def _helper(facts: WrapperFacts, name: str, match: dict, function: ts.Node) -> N
     facts.helpers[name] = helper
 
 
+_Q3 = "'" * 3
+# Blank lines, then `async_compile.triton('<name>', '''<source>''', device_str='cuda')` at column 0.
+_PLAIN_TRITON_OPEN = re.compile(r"(?:[ \t]*\n)*async_compile\.triton\('\w+', " + _Q3)
+_PLAIN_TRITON_CLOSE = re.compile(_Q3 + r"(?:, \w+='\w+')*\)\s*")
+
+
 def _triton_comment(comment: str, row0: int) -> tuple[str | None, int, int, str | None]:
     """The kernel source inside `/* async_compile.triton('<name>', '''...''', ...) */`.
 
@@ -436,6 +444,15 @@ def _triton_comment(comment: str, row0: int) -> tuple[str | None, int, int, str 
     lines = body.split("\n")
     indent = min((len(l) - len(l.lstrip(" ")) for l in lines if l.strip()), default=0)
     dedented = "\n".join(l[indent:] if len(l) >= indent else l.lstrip(" ") for l in lines)
+    # The usual shape, one call around a plain triple-quoted string, read without building an AST
+    # of the kernel (the walk below gives the same value and line for it).
+    opening = _PLAIN_TRITON_OPEN.match(dedented)
+    if opening is not None and "\r" not in dedented and "\0" not in dedented:
+        start = opening.end()
+        end = dedented.find(_Q3, start)
+        source = dedented[start:end]
+        if end >= 0 and "\\" not in source and _PLAIN_TRITON_CLOSE.fullmatch(dedented, end):
+            return source, row0 + dedented.count("\n", 0, start) + 1, indent, None
     try:
         tree = ast.parse(dedented)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:

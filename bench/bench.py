@@ -1,102 +1,274 @@
-"""Benchmark: analysis time vs. one tree-sitter parse of the package's C++ members.
+"""Benchmark: `aoti-lint check` as a user runs it, against one tree-sitter parse of the same C++.
 
-Production wrappers reach tens of MB with thousands of kernels. This script scales a real package
-(default ../shared/pt2/gather_dyn.cuda.pt2) by cloning its Triton kernel helper and launch N times
-(renamed, so every copy is a distinct kernel with its own assertion), writes the result as a zip in a
-temporary folder, and reports:
+Production packages have wrappers of tens of MB, thousands of Triton kernels and weights of many
+GB. This script builds such packages from a real fixture (default
+fixtures/small_transformer.cuda.stripped.pt2): every `call_triton_*` helper and its launch is
+replicated under new kernel names (`triton_poi_fused_gelu_view_2` -> `..._view_1017`), most copies
+from the kernels without assertions (a transformer's layer norms, GELUs, residual adds) and one in
+`--assert-every` from the kernels with assertions (its embeddings), until the wrapper reaches each
+requested size; each package also gets a deflated weights member of `--weights-gb` GiB of zeros.
+Then it prints, side by side, medians of `--repeat` runs of
 
-  parse_s     one tree-sitter parse of every C++ member
-  ast_s       one `ast.parse` of every embedded Triton kernel source (Python's parser: part of the
-              floor for CUDA packages, whose Triton kernels must be parsed as Python)
-  analyze_s   analyzer.api.lint: read, parse, extract, link, run the rules
-  ratio       analyze_s / parse_s             (target: a small constant, flat as N grows)
-  ratio_all   analyze_s / (parse_s + ast_s)
+  check_s   `python -m analyzer check --format json PKG` in a subprocess (wall time, as a user sees)
+  parse_s   a subprocess that opens the same zip, reads its C++ members and parses each once with
+            tree-sitter-cpp (the floor: one read of the C++; same interpreter start-up)
+  ratio     check_s / parse_s
+  check_cpu, parse_cpu, CPU ratio   the same in CPU time (user + system) of each child: the
+            measure to trust on a shared, loaded machine (wall time there is mostly waiting for a
+            core), but blind to work spread over cores
+  base ...  with --baseline DIR: the CPU ratio and peak RSS of that checkout's check, same run
+  RSS       peak resident memory of the check child (ru_maxrss via wait4)
+  s/MB      check_s per MB of wrapper
 
-    python bench/bench.py --kernels 100 1000 3000
+    python bench/bench.py                       # sizes 1 12 50 MB, 2 GiB of weights each
+    python bench/bench.py --mb 12 --profile     # + a cProfile of one in-process check
+    python bench/bench.py --mb 2 --jobs 8       # + -j1 vs -jN over 8 packages
+    python bench/bench.py --baseline ../old     # + the ratio of another checkout, same run
+
+Packages are cached in --workdir (default: a folder in the system temp dir) between runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import gc
+import cProfile
+import io
+import json
+import os
+import pstats
 import re
-import textwrap
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+DEFAULT_PACKAGE = REPO / "fixtures" / "small_transformer.cuda.stripped.pt2"
+HELPER = re.compile(r"template <[^\n]*>\nstatic inline void call_(triton_\w+)\(.*?\n}\n", re.S)
 
-from analyzer import api, ts  # noqa: E402
+# The floor, run as its own process: read the zip's C++ members and parse each once.
+FLOOR = """
+import sys, zipfile, tree_sitter, tree_sitter_cpp
+parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for name in z.namelist():
+        if name.endswith('.cpp'):
+            parser.parse(z.read(name))
+"""
 
 
-def scale(src: Path, n: int, out: Path) -> Path:
-    """Clone the first call_triton_* helper and its launch n times into one wrapper."""
+@dataclass
+class Built:
+    path: Path
+    kernels: int
+    asserting: int
+    wrapper_mb: float
+    cpp_mb: float
+
+
+def _launch(text: str, kernel: str) -> str:
+    """The launch of `kernel` in run_impl: its `_xnumel` line (when there is one) and the call."""
+    m = re.search(rf"(    int64_t {kernel}_xnumel = [^\n]*\n)?    call_{kernel}\([^\n]*\n", text)
+    if m is None:
+        raise SystemExit(f"no launch of {kernel} in the wrapper")
+    return m.group(0)
+
+
+def build(src: Path, mb: float, weights_gb: float, assert_every: int, workdir: Path) -> Built:
+    """A package whose wrapper has about `mb` MB: the source's helpers and launches replicated."""
+    path = workdir / f"{src.name.split('.')[0]}_{mb:g}mb_{weights_gb:g}gb_a{assert_every}.pt2"
+    meta_path = path.with_suffix(".json")
+    if path.exists() and meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        return Built(path, **meta)
     with zipfile.ZipFile(src) as zin:
         names = zin.namelist()
         wrapper_name = next(x for x in names if x.endswith(".wrapper.cpp"))
         text = zin.read(wrapper_name).decode()
-        m = re.search(r"template <[^\n]*>\nstatic inline void call_(triton_\w+)\(.*?\n}\n", text, re.S)
-        helper, kernel = m.group(0), m.group(1)
-        launch = re.search(rf"    // Topologically[^\n]*\n    call_{kernel}\([^\n]*\n", text).group(0)
-        helpers = "".join(helper.replace(kernel, f"{kernel}_c{i}") for i in range(n))
-        launches = "".join(launch.replace(kernel, f"{kernel}_c{i}") for i in range(n))
-        text = text.replace(helper, helper + helpers, 1).replace(launch, launch + launches, 1)
-        path = out / f"scaled_{n}.pt2"
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zout:
+        helpers = {m.group(1): m.group(0) for m in HELPER.finditer(text)}
+        launches = {k: _launch(text, k) for k in helpers}
+        asserting = [k for k, h in helpers.items() if "device_assert" in h]
+        plain = [k for k in helpers if k not in asserting] or asserting
+        decls = {k: re.search(rf"    CUfunction {k}\{{nullptr\}};\n", text) for k in helpers}
+        target = int(mb * 2**20)
+        new_helpers, new_launches, new_decls = [], [], []
+        size, i, n_assert = len(text), 0, 0
+        next_index = 1 + max(int(k.rsplit("_", 1)[1]) for k in helpers)
+        while size < target:
+            use_assert = bool(asserting) and i % assert_every == assert_every - 1
+            pool = asserting if use_assert else plain
+            kernel = pool[(i // assert_every if use_assert else i) % len(pool)]
+            new = f"{kernel.rsplit('_', 1)[0]}_{next_index + i}"
+            # `call_<k>(`, `<k>_xnumel`, `kernels_.<k>`, `'<k>'`, `def <k>(`: not `<k>7`.
+            rename = re.compile(rf"(?<![A-Za-z0-9]){kernel}(?![0-9])")
+            parts = [rename.sub(new, helpers[kernel]), rename.sub(new, launches[kernel])]
+            if decls[kernel] is not None:
+                parts.append(rename.sub(new, decls[kernel].group(0)))
+            new_helpers.append(parts[0])
+            new_launches.append(parts[1])
+            if len(parts) > 2:
+                new_decls.append(parts[2])
+            size += sum(len(p) for p in parts)
+            n_assert += use_assert
+            i += 1
+        last_helper = list(helpers.values())[-1]
+        last_launch = max(launches.values(), key=text.index)
+        text = text.replace(last_helper, last_helper + "\n".join(new_helpers), 1)
+        text = text.replace(last_launch, last_launch + "".join(new_launches), 1)
+        first_decl = next((d.group(0) for d in decls.values() if d is not None), None)
+        if first_decl is not None:
+            text = text.replace(first_decl, first_decl + "".join(new_decls), 1)
+        root = wrapper_name.split("/", 1)[0]
+        tmp = path.with_suffix(".tmp")
+        cpp = 0
+        # Level 1: the weights are zeros and the C++ compresses well at any level.
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
             for name in names:
-                if name == wrapper_name:
-                    zout.writestr(name, text)
-                elif not name.endswith((".so", ".cubin")):
-                    zout.writestr(name, zin.read(name))
-    return path
+                data = text.encode() if name == wrapper_name else zin.read(name)
+                if name.endswith(".cpp"):
+                    cpp += len(data)
+                if not name.endswith((".so", ".cubin")):
+                    zout.writestr(name, data)
+            if weights_gb > 0:
+                chunk = bytes(1 << 24)
+                left = int(weights_gb * 2**30)
+                with zout.open(f"{root}/data/weights/weight_0", "w", force_zip64=True) as fh:
+                    while left > 0:
+                        fh.write(chunk[:min(left, len(chunk))])
+                        left -= len(chunk)
+    meta = {"kernels": len(helpers) + i, "asserting": len(asserting) + n_assert,
+            "wrapper_mb": len(text) / 2**20, "cpp_mb": cpp / 2**20}
+    tmp.rename(path)
+    meta_path.write_text(json.dumps(meta))
+    return Built(path, **meta)
 
 
-def measure(path: Path, repeat: int) -> tuple[float, float, float, int, int]:
-    with zipfile.ZipFile(path) as z:
-        sources = [z.read(x) for x in z.namelist() if x.endswith(".cpp")]
-    quotes = "'" * 3
-    pattern = re.compile(r"async_compile\.triton\('\w+', " + quotes + "(.*?)" + quotes, re.S)
-    kernels = [textwrap.dedent(m.group(1)) for s in sources for m in pattern.finditer(s.decode())]
-    parse_s = min(_timed(lambda: [ts.parse(s) for s in sources]) for _ in range(repeat))
-    ast_s = min(_timed(lambda: [ast.parse(k) for k in kernels]) for _ in range(repeat))
-    analyze_s = min(_timed(lambda: api.lint([str(path)])) for _ in range(repeat))
-    result = api.lint([str(path)])
-    n_asserts = sum(len(m.assertions) for p in result.packages for m in p.models)
-    return parse_s, ast_s, analyze_s, sum(len(s) for s in sources), n_asserts
+def run_child(argv: list[str], cwd: Path | None = None) -> tuple[float, float, int, bytes]:
+    """Wall seconds, CPU seconds (user + system), peak RSS (bytes) of this child alone, stdout."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}: {err.decode()[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out
 
 
-def _timed(fn) -> float:
-    # The cyclic GC is off while timing (the analyzer itself runs with it off; see api._no_gc), so
-    # the floor and the analysis are measured alike.
-    gc.collect()
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        fn()
-        return time.perf_counter() - start
-    finally:
-        gc.enable()
+def check_argv(path: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "analyzer", "check", "--format", "json", *extra, str(path)]
+
+
+def measure(built: Built, repeat: int, baseline: Path | None = None) -> dict[str, float]:
+    checks, floors, check_cpu, floor_cpu, rss, base, findings = [], [], [], [], [], [], None
+    for _ in range(repeat):  # interleaved, so drift in machine load hits all alike
+        wall, cpu, _, _ = run_child([sys.executable, "-c", FLOOR, str(built.path)])
+        floors.append(wall)
+        floor_cpu.append(cpu)
+        wall, cpu, peak, out = run_child(check_argv(built.path), cwd=REPO)
+        checks.append(wall)
+        check_cpu.append(cpu)
+        rss.append(peak)
+        findings = len(json.loads(out)["findings"])
+        if baseline is not None:
+            base.append(run_child(check_argv(built.path), cwd=baseline))
+    check_s, parse_s = statistics.median(checks), statistics.median(floors)
+    check_cpu_s, parse_cpu_s = statistics.median(check_cpu), statistics.median(floor_cpu)
+    out = {"check_s": check_s, "parse_s": parse_s, "ratio": check_s / parse_s, "check_cpu": check_cpu_s,
+           "parse_cpu": parse_cpu_s, "cpu_ratio": check_cpu_s / parse_cpu_s, "rss_mb": max(rss) / 2**20,
+           "s_per_mb": check_s / built.wrapper_mb, "cpu_s_per_mb": check_cpu_s / built.wrapper_mb,
+           "findings": findings}
+    if base:
+        out["base_cpu_ratio"] = statistics.median(b[1] for b in base) / parse_cpu_s
+        out["base_rss_mb"] = max(b[2] for b in base) / 2**20
+    return out
+
+
+def profile(built: Built, top: int) -> None:
+    """cProfile of one in-process check (the same work as the subprocess, minus start-up)."""
+    sys.path.insert(0, str(REPO))
+    from analyzer import api
+
+    prof = cProfile.Profile()
+    prof.enable()
+    api.lint([str(built.path)])
+    prof.disable()
+    for key in ("tottime", "cumulative"):
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats(key).print_stats(top)
+        lines = buf.getvalue().splitlines()
+        start = next(i for i, line in enumerate(lines) if "ncalls" in line)
+        print(f"\nprofile of {built.path.name}, by {key}:")
+        print("\n".join(lines[start - 1:start + top + 1]))
+
+
+def jobs(src: Path, args: argparse.Namespace, workdir: Path) -> None:
+    """-j1 against -jN over --jobs copies of a --jobs-mb package (distinct files)."""
+    built = build(src, args.jobs_mb, 0, args.assert_every, workdir)
+    folder = workdir / f"jobs_{args.jobs}x{args.jobs_mb:g}mb"
+    folder.mkdir(exist_ok=True)
+    paths = []
+    for i in range(args.jobs):
+        copy = folder / f"pkg_{i}.pt2"
+        if not copy.exists():
+            copy.write_bytes(built.path.read_bytes())
+        paths.append(str(copy))
+    cores = os.cpu_count() or 1
+    print(f"\n{args.jobs} packages of {built.wrapper_mb:.1f} MB, medians of {args.repeat}:")
+    print(f"{'-j':>4} {'wall_s':>8} {'speed-up':>9}")
+    base = None
+    for j in sorted({1, 2, cores}):
+        walls = [run_child([*check_argv(Path(paths[0]), "-j", str(j))[:-1], *paths], cwd=REPO)[0]
+                 for _ in range(args.repeat)]
+        wall = statistics.median(walls)
+        base = base or wall
+        print(f"{j:>4} {wall:>8.2f} {base / wall:>9.2f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--package", type=Path, default=REPO.parent / "shared" / "pt2" / "gather_dyn.cuda.pt2")
-    parser.add_argument("--kernels", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--package", type=Path, default=DEFAULT_PACKAGE)
+    parser.add_argument("--mb", type=float, nargs="+", default=[1, 12, 50], help="wrapper sizes")
+    parser.add_argument("--weights-gb", type=float, default=2.0)
+    parser.add_argument("--assert-every", type=int, default=50,
+                        help="one replicated kernel in N comes from a kernel with assertions")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "aoti-lint-bench")
+    parser.add_argument("--profile", action="store_true", help="cProfile the largest package")
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--jobs", type=int, default=0, help="also time -j over this many packages")
+    parser.add_argument("--jobs-mb", type=float, default=2.0)
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another checkout (e.g. an older commit) whose check is timed alongside")
     args = parser.parse_args()
-    print(f"{'kernels':>8} {'C++ MB':>8} {'asserts':>8} {'parse_s':>9} {'ast_s':>7} {'analyze_s':>10} "
-          f"{'ratio':>6} {'ratio_all':>9}")
-    with tempfile.TemporaryDirectory() as tmp:
-        for n in args.kernels:
-            path = scale(args.package, n, Path(tmp))
-            parse_s, ast_s, analyze_s, size, asserts = measure(path, args.repeat)
-            print(f"{n:>8} {size / 2**20:>8.2f} {asserts:>8} {parse_s:>9.3f} {ast_s:>7.3f} {analyze_s:>10.3f} "
-                  f"{analyze_s / parse_s:>6.1f} {analyze_s / (parse_s + ast_s):>9.1f}")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    # `python -m analyzer` runs the checkout it is started in: this one, and --baseline.
+    print(f"source {args.package.name}; weights {args.weights_gb:g} GiB per package; "
+          f"medians of {args.repeat}; {os.cpu_count()} cores")
+    header = (f"{'wrapper MB':>10} {'kernels':>8} {'w/ assert':>9} {'findings':>8} {'check_s':>8} {'parse_s':>8} "
+              f"{'ratio':>6} {'check_cpu':>9} {'parse_cpu':>9} {'CPU ratio':>9} {'RSS MB':>7} {'s/MB':>6} "
+              f"{'CPU s/MB':>8}" + (f" {'base CPU ratio':>14} {'base RSS':>8}" if args.baseline else ""))
+    print(header)
+    built = None
+    for mb in args.mb:
+        built = build(args.package, mb, args.weights_gb, args.assert_every, args.workdir)
+        r = measure(built, args.repeat, args.baseline)
+        print(f"{built.wrapper_mb:>10.1f} {built.kernels:>8} {built.asserting:>9} {r['findings']:>8} "
+              f"{r['check_s']:>8.2f} {r['parse_s']:>8.2f} {r['ratio']:>6.2f} {r['check_cpu']:>9.2f} "
+              f"{r['parse_cpu']:>9.2f} {r['cpu_ratio']:>9.2f} {r['rss_mb']:>7.0f} {r['s_per_mb']:>6.3f} "
+              f"{r['cpu_s_per_mb']:>8.3f}"
+              + (f" {r['base_cpu_ratio']:>14.2f} {r['base_rss_mb']:>8.0f}" if "base_cpu_ratio" in r else ""),
+              flush=True)
+    if args.profile and built is not None:
+        profile(built, args.top)
+    if args.jobs:
+        jobs(args.package, args, args.workdir)
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Calls:
     """api.lint/api.load replaced; the registry holds FakeError and FakeWarning; cwd is empty."""
     calls = Calls()
 
-    def lint(paths, options=None):
+    def lint(paths, options=None, **_):
         calls.lint.append((list(paths), options))
         if calls.raises is not None:
             raise calls.raises

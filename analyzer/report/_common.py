@@ -38,17 +38,19 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def summary(findings: Sequence[Finding], packages: Sequence[object]) -> str:
+def summary(findings: Sequence[Finding], packages: Sequence[object], errors: Sequence[object] = ()) -> str:
     """`Found 1 error, 0 warnings, 2 infos in 1 package.` or `All checks passed.`, with
-    ` (N accepted)` before the period when findings were accepted on purpose."""
+    ` (N accepted)` before the period when findings were accepted on purpose, then
+    `N packages could not be read.` when some could not."""
     accepted = sum(1 for f in findings if f.accepted)
     note = f" ({accepted} accepted)" if accepted else ""
+    unread = f" {plural(len(errors), 'package')} could not be read." if errors else ""
     if len(findings) == accepted:
-        return f"All checks passed{note}."
+        return ("All checks passed" if packages or not errors else "Nothing checked") + f"{note}." + unread
     c = counts(findings)
     return (
         f"Found {plural(c[Severity.ERROR], 'error')}, {plural(c[Severity.WARNING], 'warning')}, "
-        f"{plural(c[Severity.INFO], 'info')} in {plural(len(packages), 'package')}{note}."
+        f"{plural(c[Severity.INFO], 'info')} in {plural(len(packages), 'package')}{note}." + unread
     )
 
 

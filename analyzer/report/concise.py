@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..findings import Finding
+from ..findings import Finding, PackageError
 from ._common import summary
 from .text import header
 
@@ -15,7 +15,8 @@ def render(
     packages: Sequence[object] = (),
     color: bool = False,
     rules: Sequence[type] | None = None,
+    errors: Sequence[PackageError] = (),
 ) -> str:
     lines = [header(f, color=color) for f in findings]
-    lines.append(summary(findings, packages))
+    lines.append(summary(findings, packages, errors))
     return "\n".join(lines) + "\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..findings import Finding, Severity
+from ..findings import Finding, PackageError, Severity
 from ._common import primary
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -44,5 +44,9 @@ def render(
     packages: Sequence[object] = (),
     color: bool = False,
     rules: Sequence[type] | None = None,
+    errors: Sequence[PackageError] = (),
 ) -> str:
-    return "".join(annotation(f) + "\n" for f in findings)
+    lines = [annotation(f) for f in findings]
+    lines += [f"::error file={escape_property(e.package)},title=unreadable package::{escape_data(e.message)}"
+              for e in errors]
+    return "".join(line + "\n" for line in lines)

@@ -23,6 +23,7 @@ def render(
     packages: Sequence[object] = (),
     color: bool = False,
     rules: Sequence[type] | None = None,
+    errors: Sequence[object] = (),  # unreadable packages: on stderr and in the exit code only
 ) -> str:
     seen: dict[str, int] = {}
     out: list[dict[str, Any]] = []

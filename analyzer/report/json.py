@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ..findings import Finding
+from ..findings import Finding, PackageError
 from ._common import location_json, primary
 
 SCHEMA = "aoti-lint.check/1"
@@ -44,6 +44,9 @@ def render(
     packages: Sequence[object] = (),
     color: bool = False,
     rules: Sequence[type] | None = None,
+    errors: Sequence[PackageError] = (),
 ) -> str:
-    doc = {"schema": SCHEMA, "findings": [finding_dict(f) for f in findings]}
+    doc: dict[str, Any] = {"schema": SCHEMA, "findings": [finding_dict(f) for f in findings]}
+    if errors:  # only when a package could not be read, so clean outputs keep their shape
+        doc["errors"] = [{"package": e.package, "message": e.message} for e in errors]
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

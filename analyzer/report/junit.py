@@ -31,6 +31,7 @@ def render(
     packages: Sequence[object] = (),
     color: bool = False,
     rules: Sequence[type] | None = None,
+    errors: Sequence[object] = (),  # unreadable packages: on stderr and in the exit code only
 ) -> str:
     by_package: dict[str, list[Finding]] = defaultdict(list)
     for f in findings:

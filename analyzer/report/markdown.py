@@ -6,7 +6,7 @@ import html
 import re
 from typing import Sequence
 
-from ..findings import Finding, Severity
+from ..findings import Finding, PackageError, Severity
 from ._common import about, counts, position, summary
 
 ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
@@ -105,12 +105,13 @@ def render(
     packages: Sequence[object] = (),
     color: bool = False,
     rules: Sequence[type] | None = None,
+    errors: Sequence[PackageError] = (),
 ) -> str:
     out = ["## aoti-lint", ""]
-    if not findings:
+    if not findings and not errors:
         checked = f" ({len(packages)} package{'s' if len(packages) != 1 else ''})" if packages else ""
         return "\n".join(out + [f"✅ All checks passed{checked}."]) + "\n"
-    out += [summary(findings, packages), ""]
+    out += [summary(findings, packages, errors), ""]
     c = counts(findings)
     out += ["| severity | count |", "| --- | ---: |"]
     out += [f"| {ICON[sev]} {sev} | {n} |" for sev, n in c.items()]
@@ -121,6 +122,8 @@ def render(
             f"| {cell(code_span(position(f)))} "
             f"| {cell(f.message)} |"
         )
+    for e in errors:
+        out.append(f"| - | unreadable-package | error | {cell(code_span(e.package))} | {cell(e.message)} |")
     out.append("")
     out += [_details(f) + "\n" for f in findings]
     return "\n".join(out).rstrip("\n") + "\n"

@@ -46,6 +46,7 @@ def render(
     packages: Sequence[object] = (),
     color: bool = False,
     rules: Sequence[type] | None = None,
+    errors: Sequence[object] = (),  # unreadable packages: on stderr and in the exit code only
 ) -> str:
     from .ruledoc import DOCS_URL
 

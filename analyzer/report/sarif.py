@@ -8,7 +8,7 @@ from urllib.parse import quote
 from typing import Any, Sequence
 
 from .. import __version__
-from ..findings import Finding, Severity
+from ..findings import Finding, PackageError, Severity
 from ._common import fingerprint, primary, rules_or_all
 from .ruledoc import doc_url
 
@@ -103,12 +103,29 @@ def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     return out
 
 
+def invocation(errors: Sequence[PackageError]) -> dict[str, Any]:
+    """The run's invocation when packages could not be read: one error notification each."""
+    return {
+        "executionSuccessful": False,
+        "toolExecutionNotifications": [
+            {
+                "level": "error",
+                "message": {"text": e.message},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(e.package, safe="/")}}}],
+                "descriptor": {"id": "unreadable-package"},
+            }
+            for e in errors
+        ],
+    }
+
+
 def render(
     findings: Sequence[Finding],
     *,
     packages: Sequence[object] = (),
     color: bool = False,
     rules: Sequence[type] | None = None,
+    errors: Sequence[PackageError] = (),
 ) -> str:
     documented = rules_or_all(rules)
     index = {rule.code: i for i, rule in enumerate(documented)}
@@ -130,4 +147,6 @@ def render(
             }
         ],
     }
+    if errors:
+        doc["runs"][0]["invocations"] = [invocation(errors)]
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..findings import Finding
+from ..findings import Finding, PackageError
 from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, member, paint, primary, summary
 
 
@@ -14,10 +14,11 @@ def render(
     packages: Sequence[object] = (),
     color: bool = False,
     rules: Sequence[type] | None = None,
+    errors: Sequence[PackageError] = (),
 ) -> str:
     """Findings as blocks separated by blank lines, then `Found ...` or `All checks passed.`"""
     blocks = [render_finding(f, color=color) for f in findings]
-    tail = summary(findings, packages)
+    tail = summary(findings, packages, errors)
     if findings:
         tail = paint(tail, BOLD, color=color)
         return "\n\n".join(blocks) + "\n\n" + tail + "\n"

@@ -1,0 +1,334 @@
+"""The fast path: tell from a cheap text scan which Triton kernels need the full walk.
+
+A transformer's thousands of kernels are mostly layer norms, GELUs and residual adds: no
+assertion, no division by a size, no reduction the rules read. For those, `kernels.parse_triton`
+would build and walk an AST (a third of a check's time on a 12 MB wrapper) only to return the
+kernel's parameters and signature. `light_triton` returns those same facts from a regular-
+expression scan, and returns None (walk it) whenever the scan cannot prove that the walk would
+find nothing: any `device_assert`, any reduction-like call, any division whose divisor may depend
+on a size parameter, or a source shaped differently from Inductor's. The scan over-approximates
+`kernels`' own tests (`_division`, `_REDUCTIONS`), so the facts are the same either way; the one
+difference is on a kernel whose Python does not parse: the walk reports it (`unparsed-member`),
+the scan cannot tell, and such a kernel holds nothing the rules could check.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+
+from .findings import Location
+from .kernels import KernelFacts
+
+_POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
+_PARAM = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::\s*[A-Za-z_][\w.]*\s*)?")
+_DEF = re.compile(r"^def (\w+)\((.*)\):[ \t]*$", re.M)
+_SIGNATURE = re.compile(r"triton_meta=\{'signature': (\{[^{}]*\})")
+_SIGNATURE_DICT = re.compile(r"\{(?:'[\w.*]*': '[\w.*\[\], ]*'(?:, )?)*\}$")
+# Calls whose facts the walk keeps: reductions (a superset of kernels._REDUCTIONS) and the
+# `mod`/`floordiv`/`fmod` calls that are divisions; assertions are found by their name alone.
+_WALKED_CALLS = frozenset({"max2", "max", "min2", "min", "argmax", "argmin", "prod", "max_with_index",
+                           "min_with_index", "mod", "floordiv", "fmod"})
+_WALKED_PARTS = ("max", "min", "prod", "mod", "floordiv")  # substrings of every name above
+_CALLED = re.compile(r"(\w+)\s*\(")
+_TOKEN = re.compile(r"\d[\w.]*|[A-Za-z_]\w*|\*\*|//|\S")
+_ASSIGN = re.compile(r"^\s+([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)(.*)$")
+_LOAD = re.compile(r"(?<![\w.])(?:tl\.)?load\(")
+_QUOTES = "'" * 3
+
+
+def light_triton(name: str, source: str, path: str, first_line: int, indent: int) -> KernelFacts | None:
+    """The facts `kernels.parse_triton` would return for a kernel with nothing to walk, or None."""
+    if "device_assert" in source or _QUOTES in source or '"""' in source or "\\" in source:
+        return None
+    defs = _DEF.findall(source)
+    if len(defs) != 1 or defs[0][0] != name or source.count("\ndef ") + source.startswith("def ") != 1:
+        return None
+    params = _params(defs[0][1])
+    if params is None:
+        return None
+    types = _signature(source)
+    if types is None:
+        return None
+    head, body = source.split(f"\ndef {name}(", 1) if not source.startswith("def ") else ("", source)
+    body = body.split("\n", 1)[1] if "\n" in body else ""
+    if any(part in body for part in _WALKED_PARTS) and not _WALKED_CALLS.isdisjoint(_CALLED.findall(body)):
+        return None
+    if not _one_statement_per_line(body) or _divides_by_size(body, params):
+        return None
+    def_line = head.count("\n") + 2 if head or not source.startswith("def ") else 1
+    facts = KernelFacts(name, "triton", params, Location(path, first_line + def_line - 1, indent + 1))
+    facts.param_types = types
+    return facts
+
+
+def _params(text: str) -> tuple[str, ...] | None:
+    """`in_ptr0, ks0, XBLOCK : tl.constexpr` -> names; None for anything fancier (defaults,
+    `*args`, `/`, nested annotations), which the walk handles."""
+    if not text.strip():
+        return ()
+    out = []
+    for part in text.split(","):
+        m = _PARAM.fullmatch(part)
+        if m is None:
+            return None
+        out.append(m.group(1))
+    return tuple(out)
+
+
+def _signature(source: str) -> dict[str, str] | None:
+    """`triton_meta={'signature': {...}}` as `kernels._triton_signature` reads it; {} without one."""
+    found = _SIGNATURE.findall(source)
+    if source.count("triton_meta=") != len(found) or len(found) > 1:
+        return None
+    if not found:
+        return {}
+    value = _signature_dict(found[0])
+    return None if value is None else dict(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _signature_dict(text: str) -> dict[str, str] | None:
+    """Kernels of one model share a handful of signatures: read each once."""
+    if not _SIGNATURE_DICT.match(text):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _divides_by_size(body: str, params: tuple[str, ...]) -> bool:
+    """True unless every `/`, `//` and `%` in the body divides by something that cannot reach a
+    size parameter. Reach is over-approximated like `Values.sources`: a name reaches a size when
+    any assignment to it mentions a size parameter or a name that does (the arguments of `load`
+    are offsets, which the walk does not follow either)."""
+    if "/" not in body and "%" not in body:
+        return False
+    divisors: set[str] = set()
+    for line in body.split("\n"):
+        if "/" not in line and "%" not in line:
+            continue
+        tokens = _TOKEN.findall(line)
+        for i, tok in enumerate(tokens):
+            if tok in ("/", "//", "%"):
+                operand = _operand(tokens, i + 1)
+                if not operand:
+                    return True  # not understood: walk it
+                divisors.update(operand)
+    divisors.discard("<constant>")
+    if not divisors:
+        return False  # only constant divisors (`xindex % 16`, `x / 16.0`)
+    sized = {p for p in params if not _POINTER_PARAM.match(p)}
+    assigns = []
+    for line in body.split("\n"):
+        m = _ASSIGN.match(line)
+        if m:
+            assigns.append((m.group(1), set(_names(_drop_loads(m.group(2))))))
+    changed = True
+    while changed:
+        changed = False
+        for target, names in assigns:
+            if target not in sized and names & sized:
+                sized.add(target)
+                changed = True
+    return bool(divisors & sized)
+
+
+def _one_statement_per_line(body: str) -> bool:
+    """Inductor writes one statement per line; a bracket left open (a statement over several
+    lines) or a `;` would hide names from the line-wise scan, so such a kernel is walked."""
+    for line in body.split("\n"):
+        if ";" in line or line.count("(") != line.count(")") or line.count("[") != line.count("]") \
+                or line.count("{") != line.count("}"):
+            return False
+    return True
+
+
+def _names(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(text) if t[0].isalpha() or t[0] == "_"]
+
+
+def _drop_loads(text: str) -> str:
+    """`tl.load(in_ptr0 + (x3), xmask)` -> `tl.load()`: the walk does not follow load offsets."""
+    out, pos = [], 0
+    for m in _LOAD.finditer(text):
+        if m.start() < pos:
+            continue
+        out.append(text[pos:m.end()])
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            j += 1
+        out.append(")")
+        pos = j
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _operand(tokens: list[str], i: int) -> list[str]:
+    """The names in the right operand of a binary operator starting at token i (unary signs,
+    a bracketed group or an atom with its trailers, then any `**` power); [] when unclear."""
+    names: list[str] = []
+    while i < len(tokens) and tokens[i] in ("-", "+", "~"):
+        i += 1
+    while True:
+        if i >= len(tokens):
+            return []
+        if tokens[i] in ("(", "["):
+            i = _close(tokens, i, names)
+            if i < 0:
+                return []
+        elif tokens[i][0].isalnum() or tokens[i][0] == "_":
+            if not tokens[i][0].isdigit():
+                names.append(tokens[i])
+            i += 1
+        else:
+            return []
+        # Trailers: `.attr`, calls and subscripts bind tighter than the division.
+        while i < len(tokens) and tokens[i] in (".", "(", "["):
+            if tokens[i] == ".":
+                i += 2
+            else:
+                i = _close(tokens, i, names)
+                if i < 0:
+                    return []
+        if i < len(tokens) and tokens[i] == "**":
+            i += 1
+            while i < len(tokens) and tokens[i] in ("-", "+", "~"):
+                i += 1
+            continue
+        return names or ["<constant>"]
+
+
+def _close(tokens: list[str], i: int, names: list[str]) -> int:
+    """Index past the bracket group opening at i, collecting its names; -1 when unbalanced."""
+    depth = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in ("(", "["):
+            depth += 1
+        elif tok in (")", "]"):
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif tok[0].isalpha() or tok[0] == "_":
+            names.append(tok)
+        i += 1
+    return -1
+
+
+# --- call_triton_* helpers read without tree-sitter -----------------------------------------------
+#
+# A large wrapper is mostly its helpers (a 12 MB wrapper of 2,900 kernels holds about 11 MB of them),
+# and the analysis needs four things from each: its name, parameter names, position and source
+# comment. `split_helpers` reads those from helpers of Inductor's exact shape and replaces each by
+# its newlines alone in the copy tree-sitter parses: a helper spans whole lines, so every other
+# node keeps its line and column (byte offsets shift, and are only compared within that copy); a
+# helper of any other shape stays in the text and is read from the tree.
+
+@dataclass(frozen=True)
+class HelperText:
+    name: str
+    params: tuple[str, ...]
+    line: int              # 1-based line of `static inline void call_...(`, as the tree gives it
+    comment: str           # the `/* async_compile.triton(...) */` comment
+    comment_row: int       # its 0-based row
+
+
+_HELPER_HEAD = re.compile(rb"template <[^\n]*>\nstatic inline void (call_triton_\w+)\(\n")
+_COMMENT_OPEN = b"    /*\n    async_compile.triton("
+_HELPER_PARAM = re.compile(rb"    (?:const )?[\w:<>]+&? (\w+)(?: = [\w:]+)?,?")
+_NOT_BRACE = re.compile(rb"[^{}]+")
+_UNSAFE_BODY = (b"/*", b"*/", b"//", b'R"', b"\\\n", b"#", b"'")
+
+
+def split_helpers(data: bytes) -> tuple[bytes, list[HelperText]]:
+    """(the wrapper with recognised helpers reduced to their newlines, those helpers in order).
+
+    A helper is recognised in exactly this shape, anything else is left to the tree:
+
+        template <...>                          (one line, at column 0)
+        static inline void call_triton_<k>(
+            <one parameter per line>
+        ){
+            /*
+            async_compile.triton(...)           (the comment ends at the first `*/`)
+            */
+            <body: no comments, strings with braces, raw strings, continuations, directives>
+        }                                       (the first `}` at column 0)
+    """
+    if b"static inline void call_triton_" not in data:
+        return data, []
+    pieces: list[bytes] = []
+    kept = 0  # data[kept:] is not yet in pieces
+    found: list[HelperText] = []
+    line, last, pos = 1, 0, 0
+    while True:
+        head = data.find(b"\ntemplate <", pos)
+        if head < 0:
+            break
+        start = head + 1
+        pos = start
+        m = _HELPER_HEAD.match(data, start)
+        if m is None:
+            continue
+        close = data.find(b"\n){\n", m.end() - 1)
+        if close < 0:
+            break
+        comment_start = close + 4
+        if not data.startswith(_COMMENT_OPEN, comment_start):
+            continue
+        comment_end = data.find(b"*/", comment_start + 6)
+        if comment_end < 0 or data[comment_end + 2:comment_end + 3] != b"\n":
+            continue
+        end = data.find(b"\n}\n", comment_end)
+        if end < 0:
+            break
+        end += 3
+        params = _helper_params(data[m.end():close + 1])
+        rest = data[comment_end + 3:end - 2]
+        if params is None or any(bad in rest for bad in _UNSAFE_BODY) or not _balanced_body(rest):
+            continue
+        try:
+            comment = data[comment_start + 4:comment_end + 2].decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # the tree path decodes with replacement characters: leave it to the tree
+        line += data.count(b"\n", last, start)
+        last = start
+        found.append(HelperText(m.group(1).decode("ascii"), params, line + 1, comment, line + 2 + len(params)))
+        pieces += [data[kept:start], b"\n" * data.count(b"\n", start, end)]
+        kept = end
+        pos = end - 1
+    if not found:
+        return data, []
+    pieces.append(data[kept:])
+    return b"".join(pieces), found
+
+
+def _helper_params(block: bytes) -> tuple[str, ...] | None:
+    names = []
+    for raw in block.split(b"\n")[:-1]:
+        m = _HELPER_PARAM.fullmatch(raw)
+        if m is None:
+            return None
+        names.append(m.group(1).decode("ascii"))
+    return tuple(names)
+
+
+def _balanced_body(rest: bytes) -> bool:
+    """The body after the comment: braces balanced, never closed before they open, and never on a
+    line with a string literal, so the `}` ending the match is the one closing the function."""
+    if b'"' in rest:
+        for line in rest.split(b"\n"):
+            if b'"' in line and (b"{" in line or b"}" in line):
+                return False
+    depth = 0
+    for ch in _NOT_BRACE.sub(b"", rest):
+        depth += 1 if ch == 0x7B else -1
+        if depth < 0:
+            return False
+    return depth == 0

@@ -1,0 +1,128 @@
+"""The fast path (analyzer/triage.py) gives the same facts as the full walk, on every fixture
+package: Triton kernels with nothing to walk, and call_triton_* helpers read from the text.
+The end-to-end identity (findings and linked models) is tests/test_many.py's
+test_jobs_and_fast_path_give_identical_results_on_every_package."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from analyzer import archive, kernels, triage, ts, wrapper
+from analyzer.findings import Location
+from conftest import all_packages
+
+
+def _wrappers():
+    for path in all_packages():
+        with archive.open_package(path) as pkg:
+            for members in pkg.models:
+                for member in members.wrappers[:1]:
+                    yield path, member, pkg.read_bytes(member)
+
+
+def test_fast_path_facts_equal_the_walk_on_every_kernel() -> None:
+    """Kernel by kernel: where the scan answers, the walk finds nothing to check and the same
+    name, parameters, signature and location; the scan answers for most kernels of a model."""
+    light = total = 0
+    for path in all_packages():
+        with archive.open_package(path) as pkg:
+            for members in pkg.models:
+                for member in members.wrappers[:1]:
+                    tree, _ = ts.parse(pkg.read_bytes(member))
+                    for helper in wrapper.parse(tree, member, 500).helpers.values():
+                        if helper.triton_source is None:
+                            continue
+                        name = helper.name[len("call_"):]
+                        args = (name, helper.triton_source, member, helper.source_first_line, helper.source_indent)
+                        walked = kernels.parse_triton(*args, helper.params)
+                        scanned = triage.light_triton(*args)
+                        total += 1
+                        if scanned is None:
+                            continue
+                        light += 1
+                        assert not (walked.assertions or walked.divisions or walked.reductions
+                                    or walked.messages or walked.problem), (path, name)
+                        for key in ("name", "kind", "params", "param_types", "location"):
+                            assert getattr(scanned, key) == getattr(walked, key), (path, name, key)
+    assert total > 50 and light >= 5
+
+
+@pytest.mark.parametrize("source, walked", [
+    ("def k(in_ptr0, ks0, xnumel, XBLOCK : tl.constexpr):\n    x0 = xindex % 16\n", False),
+    ("def k(in_ptr0, ks0, xnumel, XBLOCK : tl.constexpr):\n    x0 = xindex % ks0\n", True),
+    ("def k(in_ptr0, ks0):\n    a = ks0 + 1\n    b = a * 2\n    c = tl.load(in_ptr0) / b\n", True),
+    ("def k(in_ptr0, ks0):\n    a = tl.load(in_ptr0 + ks0)\n    c = 1.0 / a\n", False),
+    ("def k(in_ptr0, ks0):\n    a = x.load(in_ptr0 + ks0)\n    c = 1.0 / a\n", True),
+    ("def k(in_ptr0, ks0):\n    c = 1.0 / (2 +\n        ks0)\n", True),
+    ("def k(in_ptr0, ks0):\n    c = 1.0 / tmp.to(tl.float32) ** ks0\n", True),
+    ("def k(in_ptr0, ks0):\n    tl.device_assert(x < 3)\n", True),
+    ("def k(in_ptr0, ks0):\n    r = triton_helpers.max2(x, 1)\n", True),
+    ("def k(in_ptr0, ks0=3):\n    pass\n", True),
+])
+def test_fast_path_scan_is_conservative(source: str, walked: bool) -> None:
+    from analyzer import triage
+
+    assert (triage.light_triton("k", source, "w.cpp", 1, 4) is None) == walked
+
+
+def test_helpers_read_from_the_text_equal_the_tree_on_every_package() -> None:
+    """Every helper of every fixture is recognised; its name, parameters, location and Triton
+    source equal the tree's; the rest of the wrapper gives the same facts from the reduced copy."""
+    helpers = 0
+    for path, member, data in _wrappers():
+        full = wrapper.parse(ts.parse(data)[0], member, 500)
+        reduced, texts = triage.split_helpers(data)
+        assert reduced.count(b"\n") == data.count(b"\n")
+        assert [t.name for t in texts] == list(full.helpers), path
+        for text in texts:
+            source = wrapper._triton_comment(text.comment, text.comment_row)
+            assert wrapper.Helper(text.name, text.params, Location(member, text.line, 1), *source) \
+                == full.helpers[text.name], (path, text.name)
+        rest = wrapper.parse(ts.parse(reduced)[0], member, 500)
+        assert not rest.helpers
+        for field in dataclasses.fields(full):
+            if field.name != "helpers":
+                assert getattr(rest, field.name) == getattr(full, field.name), (path, field.name)
+        helpers += len(texts)
+    assert helpers > 40
+
+
+HELPER = b"""template <typename in_ptr0_type_, typename kernels_type_>
+static inline void call_triton_k_0(
+    const in_ptr0_type_& in_ptr0,
+    int64_t ks0,
+    const std::optional<std::string>& cubin_dir_ = std::nullopt
+){
+    /*
+    async_compile.triton('triton_k_0', '''
+    def triton_k_0(in_ptr0, ks0):
+        pass
+    ''', device_str='cuda')
+    */
+    if (x == nullptr) {
+        x = 1;
+    }
+BODY}
+"""
+
+
+@pytest.mark.parametrize("body, read", [
+    (b"", True),
+    (b"    // a comment\n", False),
+    (b'    auto s = "{";\n', False),
+    (b"    }\n    {\n", False),
+    (b"#define X 1\n", False),
+])
+def test_helper_shapes_read_from_the_text(body: bytes, read: bool) -> None:
+    data = b"int a;\n" + HELPER.replace(b"BODY", body) + b"int b;\n"
+    reduced, texts = triage.split_helpers(data)
+    assert bool(texts) == read
+    if read:
+        (text,) = texts
+        assert text.name == "call_triton_k_0" and text.params == ("in_ptr0", "ks0", "cubin_dir_")
+        assert text.line == 3 and text.comment_row == 7  # 1-based line 8
+        assert reduced.startswith(b"int a;\n\n") and reduced.endswith(b"\nint b;\n")
+    else:
+        assert reduced == data
