@@ -2,9 +2,6 @@
 
 Exit codes: 0 nothing at or above `--fail-on`; 1 findings at or above it; 2 a usage error or a
 package that could not be read (one `aoti-lint: error: ...` line on stderr, never a traceback).
-
-Long module: one click command per subcommand, each with its options and help text, around the
-shared option handling; the work itself lives in api.py, many.py, merge.py and report/.
 """
 
 from __future__ import annotations
@@ -304,10 +301,8 @@ def cli(debug: bool) -> None:
                    "working directory).")
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text output (default: when stdout is a terminal and NO_COLOR is unset).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Worker processes for many packages (default: the number of CPUs).")
-@click.option("--statistics", is_flag=True,
-              help="Print the number of findings per rule instead of the findings.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Worker processes (default: CPUs).")
+@click.option("--statistics", is_flag=True, help="The number of findings per rule instead of the findings.")
 @package_options
 def check(
     packages: tuple[str, ...],
@@ -329,10 +324,8 @@ def check(
 ) -> None:
     """Check packages and report findings.
 
-    PKG is a .pt2 file, an extracted package folder, or a folder searched for both. Exit 0: no
-    finding at or above --fail-on; 1: findings at or above it; 2: usage error, or a package that
-    could not be read (one error line on stderr and an entry in the report; the others are still
-    checked and reported).
+    PKG: a .pt2 file, an extracted package folder, or a folder searched for both. Exit 0: no finding
+    at or above --fail-on; 1: findings at or above it; 2: usage error or unreadable package.
     """
     from .many import default_jobs, progress_bar
     from .report import render, render_statistics
@@ -345,8 +338,7 @@ def check(
     with progress_bar() as progress:
         result, findings = _lint(packages, config, reading, source_root=source_root, lint_args={
             "jobs": jobs or default_jobs(), "progress": progress, "keep_going": True})
-    errors = getattr(result, "errors", [])
-    for error in errors:
+    for error in (errors := getattr(result, "errors", [])):
         click.echo(f"{PROG}: error: {error.message}", err=True)
     checked = [p.path for p in result.packages]  # folders expanded, duplicates dropped
     if write_baseline is not None:
@@ -358,23 +350,17 @@ def check(
         findings, notes = baseline.apply_file(baseline_file, findings, checked)
         for note in notes:
             click.echo(f"{PROG}: {note}", err=True)
-    if statistics:
-        text = render_statistics(config.format, findings, errors=errors)
-    else:
-        text = render(config.format, findings, packages=result.packages,
-                      color=_use_color(color, output), rules=all_rules(), errors=errors)
-    # Nothing read: nothing to report but the error lines, and no report (stdout or -o) that a
-    # later CI step could take for a clean run.
-    if result.packages or not errors:
+    text = render_statistics(config.format, findings, errors=errors) if statistics else render(
+        config.format, findings, packages=result.packages, color=_use_color(color, output), rules=all_rules(),
+        errors=errors)
+    if result.packages or not errors:  # nothing read: no report a later CI step could take for a clean run
         _emit(text, output)
-    code = 2 if errors else exit_code(findings, config.fail_on, exit_zero)
-    click.get_current_context().exit(code)
+    click.get_current_context().exit(2 if errors else exit_code(findings, config.fail_on, exit_zero))
 
 
 def _lint(packages: Sequence[str], config: Config, reading: Reading, lint_args: dict[str, Any] | None = None,
           **extra: Any) -> tuple[Any, list[Finding]]:
-    """api.lint (`lint_args`: jobs, progress, keep_going), then [tool.aoti-lint] per-package-ignores
-    and accept entries (notes on stderr)."""
+    """api.lint (with `lint_args`), then [tool.aoti-lint] per-package-ignores and accept entries."""
     from . import accept, api
     from .rules import select_rules
 
@@ -390,25 +376,6 @@ def _lint(packages: Sequence[str], config: Config, reading: Reading, lint_args: 
     for note in notes:
         click.echo(f"{PROG}: {note}", err=True)
     return result, findings
-
-
-@cli.command(name="merge")
-@click.argument("reports", nargs=-1, required=True, metavar="REPORT...")
-@output_option
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error",
-              help="Lowest severity that makes the exit code 1 (default: error).")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors still exit 2).")
-def merge_command(reports: tuple[str, ...], output: str | None, fail_on: str, exit_zero: bool) -> None:
-    """Merge `check` reports of shards into one: JSON reports into one JSON report, SARIF logs
-    into one multi-run SARIF log. Exit codes as `check`: 2 when a merged report lists an
-    unreadable package, else 1 with findings at or above --fail-on."""
-    from .merge import merge
-
-    merged = merge(list(reports))
-    _emit(merged.text(), output)
-    gate = Severity.parse(fail_on)
-    failed = not exit_zero and any(s >= gate for s in merged.severities)
-    click.get_current_context().exit(2 if merged.errors else 1 if failed else 0)
 
 
 @cli.command()
@@ -540,6 +507,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 from . import cli_report  # noqa: E402,F401  (registers `report`; it imports this module's helpers)
+from . import cli_merge  # noqa: E402,F401  (registers `merge`, the same way)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
