@@ -2,6 +2,9 @@
 
 Exit codes: 0 nothing at or above `--fail-on`; 1 findings at or above it; 2 a usage error or a
 package that could not be read (one `aoti-lint: error: ...` line on stderr, never a traceback).
+
+Long module: the click commands with their options and help text (`report` and `merge` live in
+cli_report.py and cli_merge.py); the work itself is in api.py, many.py and report/.
 """
 
 from __future__ import annotations
