@@ -172,13 +172,17 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
             found = kernels.parse_cpp(tree, member, limits.max_nesting)
             del tree
+            # read-past-constant reads the loads of every kernel given a constant: those are walked.
+            constant_names = {e.get("name") or f"constant{i}" for i, e in facts.constants.items()}
+            given_constants = {c.function for c in facts.calls if constant_names.intersection(c.args)}
             for helper in facts.helpers.values():
                 pkg.deadline.check(f"parsing Triton kernel {helper.name}")
                 if helper.triton_source is not None:
                     name = helper.name[len("call_"):]
                     # The fast path: most kernels hold nothing the rules read (see triage.py).
                     light = triage.light_triton(name, helper.triton_source, member, helper.source_first_line,
-                                                helper.source_indent) if fast_path else None
+                                                helper.source_indent) \
+                        if fast_path and helper.name not in given_constants else None
                     found.append(light or kernels.parse_triton(name, helper.triton_source, member,
                                                                helper.source_first_line, helper.source_indent,
                                                                helper.params))

@@ -8,7 +8,8 @@ expression scan, and returns None (walk it) whenever the scan cannot prove that 
 find nothing: any `device_assert`, any reduction-like call, any division whose divisor may depend
 on a size parameter, or a source shaped differently from Inductor's. The scan over-approximates
 `kernels`' own tests (`_division`, `_REDUCTIONS`), so the facts are the same either way; the one
-difference is on a kernel whose Python does not parse: the walk reports it (`unparsed-member`),
+caller (api.py) walks every kernel that a launch gives a constant, whose loads `read-past-constant`
+reads. The one difference is on a kernel whose Python does not parse: the walk reports it (`unparsed-member`),
 the scan cannot tell, and such a kernel holds nothing the rules could check.
 """
 
