@@ -7,10 +7,10 @@ kernel's parameters and signature. `light_triton` returns those same facts from 
 expression scan, and returns None (walk it) whenever the scan cannot prove that the walk would
 find nothing: any `device_assert`, any reduction-like call, any division whose divisor may depend
 on a size parameter, or a source shaped differently from Inductor's. The scan over-approximates
-`kernels`' own tests (`_division`, `_REDUCTIONS`), so the facts are the same either way; the one
-caller (api.py) walks every kernel that a launch gives a constant, whose loads `read-past-constant`
-reads. The one difference is on a kernel whose Python does not parse: the walk reports it (`unparsed-member`),
-the scan cannot tell, and such a kernel holds nothing the rules could check.
+`kernels`' own tests (`_division`, `_REDUCTIONS`), so the facts are the same either way. The
+caller (api.py) still walks every kernel that a launch gives a constant: `read-past-constant` reads
+its loads. One difference remains, on a kernel whose Python does not parse: the walk reports it
+(`unparsed-member`), the scan cannot tell, and such a kernel holds nothing the rules could check.
 """
 
 from __future__ import annotations
