@@ -48,13 +48,31 @@ def find_source_file(recorded: str, roots: Iterable[str], cwd: str) -> str | Non
         root_abs = os.path.abspath(root)
         if os.path.isabs(recorded) and os.path.isfile(recorded):
             rel = relative(recorded, root_abs)
-            if not os.path.isabs(rel) and not rel.startswith(".."):
+            if not os.path.isabs(rel) and not rel.startswith("..") and not _installed(root_abs, rel):
                 return relative(recorded, cwd)
         for start in range(len(parts)):
             candidate = os.path.join(root_abs, *parts[start:])
-            if os.path.isfile(candidate):
+            if os.path.isfile(candidate) and not _installed(root_abs, os.path.join(*parts[start:])):
                 return relative(candidate, cwd)
     return None
+
+
+_INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
+
+
+def _installed(root: str, rel: str) -> bool:
+    """Whether `rel` under `root` is installed library code (a site-packages folder or a virtualenv,
+    e.g. the `.venv` in a checkout), not a file of the user's repository: a stack trace through
+    transformers must not point a review comment into `.venv/lib/.../modeling_gpt2.py`."""
+    parts = PurePosixPath(rel.replace(os.sep, "/")).parts
+    if _INSTALL_DIRS.intersection(parts):
+        return True
+    folder = root
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
+        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+            return True
+    return False
 
 
 def member_on_disk(package: str, member: str) -> str | None:

@@ -93,3 +93,24 @@ def test_find_source_file_and_relative(tmp_path):
     assert find_source_file("../../etc/passwd", [cwd], cwd) is None
     assert relative(str(tmp_path / "a.pt2"), cwd) == "a.pt2"
     assert relative("/elsewhere/a.pt2", cwd) == "/elsewhere/a.pt2"
+
+
+def test_installed_library_code_is_never_a_user_source(tmp_path):
+    """A stack trace through transformers names site-packages: a checkout with its own `.venv` (or any
+    virtualenv / site-packages folder under the root) must not turn that into a repository path."""
+    site = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages" / "transformers"
+    site.mkdir(parents=True)
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (site / "modeling_gpt2.py").write_text("x = 1\n")
+    recorded = "/opt/venv/lib/python3.11/site-packages/transformers/modeling_gpt2.py"
+    cwd = str(tmp_path)
+    assert find_source_file(recorded, [cwd], cwd) is None
+    assert find_source_file(str(site / "modeling_gpt2.py"), [cwd], cwd) is None
+    env = tmp_path / "env" / "transformers"      # a virtualenv not named site-packages
+    env.mkdir(parents=True)
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (env / "modeling_gpt2.py").write_text("x = 1\n")
+    assert find_source_file("/x/env/transformers/modeling_gpt2.py", [cwd], cwd) is None
+    (tmp_path / "transformers").mkdir()                  # the user's own copy still counts
+    (tmp_path / "transformers" / "modeling_gpt2.py").write_text("x = 1\n")
+    assert find_source_file(recorded, [cwd], cwd) == "transformers/modeling_gpt2.py"
