@@ -24,23 +24,12 @@ from typing import Iterable, Sequence
 from . import intervals
 from . import witness as W
 from .findings import Finding
-from .model import Dim, DimRef, Model, span
+from .model import Dim, DimRef, Enforcement, Model, span
 
 
-class Enforced(enum.Enum):
-    """Who rejects a violation of a check at run time."""
-
-    ALWAYS = "always"
-    ENV = "env"      # only with AOTI_RUNTIME_CHECK_INPUTS=1
-    NEVER = "none"
-
-    @property
-    def words(self) -> str:
-        return {"always": "always", "env": "only with AOTI_RUNTIME_CHECK_INPUTS=1", "none": "never"}[self.value]
-
-    @classmethod
-    def of(cls, text: str | None) -> "Enforced":
-        return {"always": cls.ALWAYS, "env": cls.ENV}.get(text or "none", cls.NEVER)
+# Who rejects a violation at run time, in the contract's words (model.Enforcement is the one state).
+WHO_CHECKS = {Enforcement.ALWAYS: "always", Enforcement.ENV: "only with AOTI_RUNTIME_CHECK_INPUTS=1",
+              Enforcement.NONE: "never"}
 
 
 class Kind(enum.Enum):
@@ -64,7 +53,7 @@ class DimContract:
     max: int | None = None
     declared_min: int | None = None
     declared_max: int | None = None
-    enforced: Enforced = Enforced.NEVER
+    enforced: Enforcement = Enforcement.NONE
     tied_expr: str | None = None      # must equal this (in user names)
 
     @property
@@ -79,7 +68,7 @@ class InputContract:
     user_name: str | None
     dtype: str | None
     device: str | None
-    dtype_enforced: Enforced
+    dtype_enforced: Enforcement
     dims: tuple[DimContract, ...]
 
     @property
@@ -111,8 +100,8 @@ class Contract:
     skipped: list[str] = field(default_factory=list)   # findings a shape guard cannot check
 
 
-UNCHECKED = {Enforced.ENV: "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
-             Enforced.NEVER: "never checked", Enforced.ALWAYS: "checked"}
+UNCHECKED = {Enforcement.ENV: "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
+             Enforcement.NONE: "never checked", Enforcement.ALWAYS: "checked"}
 
 # Findings whose condition the guard checks (the fixes of these codes point at `contract`).
 GUARDED_CODES = ("AOTI001", "AOTI002", "AOTI003", "AOTI004", "AOTI005")
@@ -122,11 +111,11 @@ def build(package: str, model: Model, findings: Iterable[Finding] = ()) -> Contr
     """The contract of one model: inputs as compiled, and the failing conditions behind `findings`."""
     contract = Contract(package=package, model=model.name, device=model.device, checks_gated=model.checks_gated,
                         symbols=W.symbol_dims(model))
-    gate = Enforced.ENV if model.checks_gated else Enforced.ALWAYS if model.checks_gated is False else Enforced.NEVER
+    gate = Enforcement.ENV if model.checks_gated else Enforcement.ALWAYS if model.checks_gated is False else Enforcement.NONE
     for inp in model.inputs:
         dims = tuple(_dim_contract(model, inp.index, d) for d in inp.dims)
         contract.inputs.append(InputContract(inp.index, inp.name, inp.user_name, inp.dtype, inp.device,
-                                             gate if (inp.dtype or inp.device) else Enforced.NEVER, dims))
+                                             gate if (inp.dtype or inp.device) else Enforcement.NONE, dims))
     for f in findings:
         if f.model != model.name or f.code not in GUARDED_CODES or f.code == "AOTI002":
             continue  # AOTI002 is the compiled range, checked per dim below
@@ -143,7 +132,7 @@ def build(package: str, model: Model, findings: Iterable[Finding] = ()) -> Contr
 
 def _dim_contract(model: Model, index: int, d: Dim) -> DimContract:
     return DimContract(d.dim, model.inputs[index].dim_display(d.dim), d.value, d.min, d.max, d.declared_min,
-                       d.declared_max, Enforced.of(d.enforced),
+                       d.declared_max, Enforcement(d.enforced),
                        W.display_expr(model, d.tied_expr) if d.tied_expr else None)
 
 
@@ -159,14 +148,14 @@ def _range_conditions(model: Model, ref: DimRef, d: Dim) -> list[Condition]:
         if d.enforced != "always":
             out.append(Condition(Kind.STATIC, f"{symbol} != {d.value}", ref,
                                  f"the package was compiled for {shown} == {d.value} only "
-                                 f"({UNCHECKED[Enforced.of(d.enforced)]})"))
+                                 f"({UNCHECKED[Enforcement(d.enforced)]})"))
         return out
     if d.tied_expr and d.tie_enforced != "always":
         out.append(Condition(Kind.TIE, f"{symbol} != {d.tied_expr}", ref,
                              f"the package assumes {shown} == {W.display_expr(model, d.tied_expr)} and reads "
                              f"past the end of a smaller tensor"))
     if d.enforced != "always":
-        unchecked = UNCHECKED[Enforced.of(d.enforced)]
+        unchecked = UNCHECKED[Enforcement(d.enforced)]
         if d.min is not None and d.min > 0:
             out.append(Condition(Kind.RANGE, f"{symbol} < {d.min}", ref,
                                  f"the package was compiled for {shown} >= {d.min} ({unchecked})", "AOTI002"))
@@ -227,7 +216,7 @@ def render_text(contracts: Sequence[Contract]) -> str:
         for inp in c.inputs:
             alias = f" ({inp.name})" if inp.user_name and inp.user_name != inp.name else ""
             lines.append(f"  input {inp.index} {inp.display}{alias}: dtype {inp.dtype or '?'}, device "
-                         f"{inp.device or c.device or '?'} (checked: {inp.dtype_enforced.words})")
+                         f"{inp.device or c.device or '?'} (checked: {WHO_CHECKS[inp.dtype_enforced]})")
             width = max((len(d.display) for d in inp.dims), default=0)
             for d in inp.dims:
                 declared = ""
@@ -235,7 +224,7 @@ def render_text(contracts: Sequence[Contract]) -> str:
                     declared = f", declared {span(d.declared_min, d.declared_max)}"
                 tied = f", must equal {d.tied_expr}" if d.tied_expr else ""
                 lines.append(f"    {d.display:<{width}}  {d.compiled}{declared}{tied}  "
-                             f"(checked: {d.enforced.words})")
+                             f"(checked: {WHO_CHECKS[d.enforced]})")
         if c.conditions:
             lines.append("  calls the package does not reject by default, and what happens:")
             for cond in c.conditions:

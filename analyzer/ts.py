@@ -473,7 +473,10 @@ _CPP_HANDLERS = {
     "argument_list": _CppToPy.argument_list,
     "pointer_expression": _CppToPy.pointer,
     **{kind: _CppToPy.unknown for kind in ("string_literal", "concatenated_string", "raw_string_literal",
-                                           "char_literal", "null", "nullptr", "initializer_list")},
+                                           "char_literal", "null", "nullptr", "initializer_list",
+                                           # Not a size: `Vectorized<float>{...}`, an uncalled lambda,
+                                           # and text tree-sitter could not parse (fixtures/real).
+                                           "compound_literal_expression", "lambda_expression", "ERROR")},
 }
 
 
