@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import archive, kernels, locate, source, triage, ts, wrapper
+from . import archive, kernels, layout, locate, source, triage, ts, wrapper
 from .findings import Finding, Location, PackageError
 from .link import link_model
 from .model import Model, Package, Problem
@@ -61,11 +61,34 @@ def _load(path: str | os.PathLike[str], options: Options, deadline: "archive.Dea
         result = Package(path=str(path))
         with _unexpected(pkg.label):
             annotate = _exported_annotation(result, pkg, options)
+        sources: dict[str, bytes] = {}
         for members in pkg.models:
             pkg.deadline.check(f"reading model {members.name}")
-            result.models.append(_load_model(pkg, members, options.limits, annotate, options.keep_sources,
+            result.models.append(_load_model(pkg, members, options.limits, annotate, sources,
                                              options.fast_path))
+        with _unexpected(pkg.label):
+            made_by = layout.producer(pkg, result.models, sources)
+            result.torch, result.torch_evidence = made_by.torch, made_by.evidence
+            source_members = layout.account(pkg, result, sources)
+            for members, model in zip(pkg.models, result.models):
+                _keep_source_lines(model, sources)
+                if options.keep_sources:
+                    _keep_all_lines(model, {p: d for p, d in sources.items() if p.startswith(members.prefix)})
+        _refuse_unknown_layout(pkg, result, sources, source_members)
         return result
+
+
+def _refuse_unknown_layout(pkg: "archive.Package", result: Package, sources: dict[str, bytes],
+                           source_members: list[str]) -> None:
+    """No model recognised (no wrapper defining run_impl) but source present: the layout is not
+    understood, and that is never a clean pass."""
+    if any(layout.defines_run_impl(data) for data in sources.values()):
+        return  # a wrapper was recognised (a parse failure in it is an unparsed-member finding)
+    if source_members:
+        raise archive.ArchiveError(
+            f"{pkg.label}: {len(source_members)} member(s) hold C++/Triton source (first: {source_members[0]!r}) but "
+            "none defines an AOTInductor wrapper (AOTInductorModel::run_impl): this package layout is not "
+            "understood, so nothing in it was checked")
 
 
 class InternalError(Exception):
@@ -139,8 +162,9 @@ def _no_gc():
 
 
 def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits: "archive.Limits",
-                annotate=None, keep_sources: bool = False, fast_path: bool = True) -> Model:
+                annotate=None, sources: dict[str, bytes] | None = None, fast_path: bool = True) -> Model:
     problems: list[Problem] = []
+    sources = {} if sources is None else sources
     metadata: dict = {}
     for member in members.metadata:
         try:
@@ -155,14 +179,20 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             for key, value in data.items():
                 metadata.setdefault(str(key), value)
     kernel_facts: list[kernels.KernelFacts] = []
-    sources: dict[str, bytes] = {}
     wrapper_facts = None
-    if not members.wrappers:
+    with _unexpected(f"{pkg.label}: {members.prefix.rstrip('/')}"):
+        sourced = layout.pick_sources(members, lambda m: _read(pkg, m, sources))
+    if not sourced.wrappers and members.binaries and not sourced.kernels:
         problems.append(Problem(
-            "no wrapper source (*.wrapper.cpp) in the package: only binaries"
-            + (f" ({len(members.binaries)} file(s))" if members.binaries else "")
-            + " are present, so nothing can be linked", Location(members.prefix), kind="no-source"))
-    for member in members.wrappers[:1]:
+            f"no wrapper source in the package: only binaries ({len(members.binaries)} file(s)) are present, "
+            "so nothing can be linked", Location(members.prefix), kind="no-source"))
+    elif not sourced.wrappers:
+        # Sources without a recognisable wrapper are reported by layout.account (member by member).
+        problems.append(Problem(
+            "no wrapper (a C++ member defining AOTInductorModel::run_impl) in the model folder"
+            + (f"; {len(sourced.kernels)} other C++ member(s) cannot be linked without it" if sourced.kernels else
+               "; it holds no source and no binaries"), Location(members.prefix), kind="parse"))
+    for member in sourced.wrappers[:1]:
         with _member_guard(pkg, member, problems):
             # The fast path: helpers of Inductor's shape are read from the text, not parsed.
             tree, texts = _parse_wrapper(pkg, member, sources, fast_path)
@@ -188,10 +218,10 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                                                                helper.params))
             wrapper_facts = facts
             kernel_facts.extend(found)
-    for member in members.wrappers[1:]:
+    for member in sourced.wrappers[1:]:
         problems.append(Problem("more than one wrapper in one model folder; only the first was analysed",
                                 Location(member), kind="parse"))
-    for member in members.kernels:
+    for member in sourced.kernels if sourced.wrappers else ():
         with _member_guard(pkg, member, problems):
             tree = _parse(pkg, member, sources)
             kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
@@ -200,16 +230,18 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
     cpp_only = members.cmake is not None and not any(b.endswith(".so") for b in binaries)
     with _unexpected(f"{pkg.label}: {members.prefix.rstrip('/')}"):
         model = link_model(members.name, metadata, wrapper_facts, kernel_facts,
-                           kernel_paths=tuple(members.kernels), binaries=binaries, cpp_only=cpp_only,
-                           problems=problems, annotate=annotate)
+                           kernel_paths=tuple(sourced.kernels if sourced.wrappers else ()), binaries=binaries,
+                           cpp_only=cpp_only, problems=problems, annotate=_with_minimums(wrapper_facts, annotate))
     model.metadata_path = members.metadata[0] if members.metadata else None
-    _keep_source_lines(model, sources)
-    if keep_sources:
-        for path, data in sources.items():
-            # Numbered by "\n" only, as tree-sitter and the locations count lines.
-            text = data.decode("utf-8", "replace").split("\n")
-            model.source_lines[path] = {n: line.rstrip("\r") for n, line in enumerate(text, start=1)}
     return model
+
+
+def _keep_all_lines(model: Model, sources: dict[str, bytes]) -> None:
+    """Every line of the model's source members (for the HTML report)."""
+    for path, data in sources.items():
+        # Numbered by "\n" only, as tree-sitter and the locations count lines.
+        text = data.decode("utf-8", "replace").split("\n")
+        model.source_lines[path] = {n: line.rstrip("\r") for n, line in enumerate(text, start=1)}
 
 
 def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
@@ -262,7 +294,7 @@ def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "t
     Always stoppable: adversarial C++ parses at 0.05 MB/s and costs up to ~1.5 KB of memory per
     input byte, so neither the time nor the memory a parse needs can be told from its size."""
     pkg.deadline.check(f"parsing {member}")
-    data = sources[member] = pkg.read_bytes(member)
+    data = _read(pkg, member, sources)
     return _parse_bytes(pkg, member, data)
 
 
@@ -271,7 +303,7 @@ def _parse_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes
     """The wrapper's parse; with `split_helpers`, the helpers of Inductor's shape are read from the
     text and reduced to their newlines in the copy tree-sitter parses (same lines and columns)."""
     pkg.deadline.check(f"parsing {member}")
-    data = sources[member] = pkg.read_bytes(member)
+    data = _read(pkg, member, sources)
     if not split_helpers:
         return _parse_bytes(pkg, member, data), []
     parsed, texts = triage.split_helpers(data)
@@ -286,6 +318,24 @@ def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":
             pkg.deadline.check(f"parsing {member}")
         pkg.deadline.raise_memory(f"parsing {member}")
     return tree
+
+
+def _with_minimums(wrapper_facts, annotate):
+    """Run layout.infer_minimums once the inputs exist and before any chain quotes their ranges."""
+    def run(model: Model) -> None:
+        layout.infer_minimums(model, wrapper_facts)
+        if annotate is not None:
+            annotate(model)
+
+    return run
+
+
+def _read(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> bytes:
+    """A member's bytes, read once per package."""
+    data = sources.get(member)
+    if data is None:
+        data = sources[member] = pkg.read_bytes(member)
+    return data
 
 
 def _exported_annotation(result: Package, pkg: "archive.Package", options: Options):
@@ -314,6 +364,13 @@ def _exported_annotation(result: Package, pkg: "archive.Package", options: Optio
         exported.apply(model, ep, options.input_names)
 
     return annotate
+
+
+def find_text(path: str | os.PathLike[str], needle: str, options: Options | None = None) -> list[Location]:
+    """Every place in the package's text members holding `needle` (for `why` before it says "no match")."""
+    options = options or Options()
+    with archive.open_package(path, options.limits) as pkg:
+        return layout.find_text(pkg, needle)
 
 
 def lint(paths, options: Options | None = None, *, jobs: int = 1,

@@ -456,7 +456,7 @@ def why(package: str, message: str | None, log: str | None, fmt: str, output: st
     # The log is untrusted text too: it gets its own --timeout (and --max-memory) budget.
     label = "MESSAGE" if message is not None else ("<stdin>" if log == "-" else str(log))
     deadline = archive.Deadline(options.limits.timeout_s, label, options.limits.max_memory)
-    explanation = why_module.explain_failure(pkg, text, deadline)
+    explanation = api.text_hits(package, why_module.explain_failure(pkg, text, deadline), options)
     rendered = why_report.render_json(explanation) if fmt == "json" else why_report.render_text(explanation)
     _emit(rendered if rendered.endswith("\n") else rendered + "\n", output)
     click.get_current_context().exit(0 if getattr(explanation, "matched", bool(explanation)) else 1)

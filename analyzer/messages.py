@@ -272,6 +272,12 @@ RANGE = Catalog("RANGE", {
     "static": "static size {value}",
     "compiled": "compiled for {span}, {checked}",
     "declared": "; declared {span}",
+    # Dim.lower_unchecked
+    "unrecorded": "compiled range not recorded in the package (no input checks in this layout; export's 0/1 "
+                  "specialization still means the code assumes sizes >= {min}), never checked at run time",
+    "disabled": "compiled for {span} (export's 0/1 specialization), lower bound never checked, not even with "
+                "AOTI_RUNTIME_CHECK_INPUTS=1 (built with aot_inductor.check_lowerbound=False)",
+    "disabled.upper": "; its upper bound {checked}",
 })
 
 # When a dim's range check runs, as part of RANGE["compiled"] and as an `inspect` table cell.
@@ -291,6 +297,11 @@ ENFORCEMENT = Catalog("ENFORCEMENT", {
     "env": "the check runs only when AOTI_RUNTIME_CHECK_INPUTS=1 is set",
     "none": "nothing checks it at run time",
     "always": "the check runs at every call",
+    # Dim.lower_unchecked: minimums that no check records or runs, in any environment.
+    "unrecorded": "the package records and checks no input range (torch 2.6 layout), not even with "
+                  "AOTI_RUNTIME_CHECK_INPUTS=1",
+    "disabled": "the lower bound is never checked, not even with AOTI_RUNTIME_CHECK_INPUTS=1 (built with "
+                "aot_inductor.check_lowerbound=False)",
 })
 
 # Every fix of a failure a shape guard can reject points at `aoti-lint contract` (issue 11 part 6).
@@ -387,5 +398,7 @@ WHY = Catalog("WHY", {
     "why.report.lost-cuda": "CUDA device-side assert (the assertion text is not in the log): {raw}",
     "why.report.no-match": "no match in {package}: nothing in the package produces this message (was the log "
                            "produced by another build of the model?)",
+    "why.report.unlinked-text": "no linked cause in {package}, but the message occurs in the package at {where}: "
+                                "code the analyzer did not link; check it by hand",
     "why.report.count": "{count} candidate cause(s) in {package}, most likely first:",
 })

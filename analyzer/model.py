@@ -75,6 +75,10 @@ class Dim:
     tied_expr: str | None = None
     tie_enforced: Enforcement = Enforcement.NONE
     tie_location: Location | None = None
+    # Why the compiled minimum (export's 0/1 specialization: 2) is never checked, whatever the
+    # environment: "unrecorded" (the package records and checks no input range: torch 2.6) or
+    # "disabled" (built with aot_inductor.check_lowerbound=False). None: `enforced` says it all.
+    lower_unchecked: str | None = None
 
     def __setattr__(self, name: str, value: object) -> None:
         # The parsers set these after construction too: every assignment is validated.
@@ -101,6 +105,13 @@ def range_text(dim: Dim | None) -> str:
         return RANGE["unknown"]
     if dim.value is not None:
         return RANGE["static"].format(value=dim.value)
+    if dim.lower_unchecked:
+        text = RANGE[dim.lower_unchecked].format(span=span(dim.min, dim.max), min=dim.min)
+        if dim.lower_unchecked == "disabled" and dim.max is not None:
+            text += RANGE["disabled.upper"].format(checked=CHECKED[dim.enforced])
+        if dim.declared_min is not None or dim.declared_max is not None:
+            text += RANGE["declared"].format(span=span(dim.declared_min, dim.declared_max))
+        return str(text)
     text = RANGE["compiled"].format(span=span(dim.min, dim.max), checked=CHECKED[dim.enforced])
     if dim.declared_min is not None or dim.declared_max is not None:
         text += RANGE["declared"].format(span=span(dim.declared_min, dim.declared_max))
@@ -352,4 +363,7 @@ class Package:
     path: str
     models: list[Model] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # The torch release(s) whose layout and codegen the package shows ("2.6", ">=2.10"); None: unknown.
+    torch: str | None = None
+    torch_evidence: list[str] = field(default_factory=list)
 

@@ -35,7 +35,7 @@ def accepts(dim: Dim | None, size: int) -> bool:
         return False
     if dim.value is not None:
         return size == dim.value
-    if dim.enforced != Enforcement.ALWAYS:
+    if dim.enforced != Enforcement.ALWAYS or dim.lower_unchecked and size < (dim.min or 0):
         return True
     return size >= min_possible(dim) and (dim.max is None or size <= dim.max)
 
@@ -47,7 +47,8 @@ def can_be_zero(dim: Dim | None) -> bool:
 
 def env_check_rejects_zero(dim: Dim | None) -> bool:
     """True when setting AOTI_RUNTIME_CHECK_INPUTS=1 would make the package reject size 0 here."""
-    return dim is not None and dim.value is None and dim.enforced == Enforcement.ENV and (dim.min or 0) >= 1
+    return dim is not None and dim.value is None and dim.enforced == Enforcement.ENV and (dim.min or 0) >= 1 \
+        and not dim.lower_unchecked
 
 
 def effective_min(dim: Dim) -> int:

@@ -26,6 +26,7 @@ _NON_PRODUCING_SHIMS = re.compile(
 )
 _TENSOR_NAME = re.compile(r"^(buf\d+|arg\d+_\d+)$")
 _DTYPE_FN = re.compile(r"aoti_torch_dtype_(\w+)\(\)")
+_INPUT_HANDLE = re.compile(r"^ConstantHandle\(\s*input_handles\[(\d+)\]\s*\)$")
 
 
 @dataclass
@@ -176,11 +177,12 @@ def _constructor(facts: WrapperFacts, body: ts.Node) -> None:
 
 # --- check_input_N -----------------------------------------------------------------------------
 
-def _check_input(facts: WrapperFacts, index: int, body: ts.Node, function: ts.Node) -> None:
+def _check_input(facts: WrapperFacts, index: int, body: ts.Node, function: ts.Node, only: str | None = None) -> None:
+    """`only`: read just this tensor's checks (torch 2.7 checks every input in one function)."""
     check = facts.checks.setdefault(index, InputCheck(index=index, name="", location=_loc(facts.path, function)))
     for m in ts.matches("size_checks", body):
         sizes, limit, dim_index = ts.text(m["sizes"]), ts.integer(m["limit"]), ts.integer(m["dim"])
-        if limit is None or dim_index is None:
+        if limit is None or dim_index is None or only is not None and sizes != f"{only}_size":
             continue
         check.name = sizes.removesuffix("_size")
         dim = check.dims.setdefault(dim_index, DimCheck())
@@ -189,6 +191,8 @@ def _check_input(facts: WrapperFacts, index: int, body: ts.Node, function: ts.No
     for m in ts.matches("declarations", body):
         name = ts.text(m["name"])
         value = ts.text(m["value"])
+        if only is not None and not name.startswith(only + "_"):
+            continue
         if name.endswith("_expected_dtype"):
             dm = _DTYPE_FN.search(value)
             if dm:
@@ -208,6 +212,13 @@ def _check_gate(facts: WrapperFacts, body: ts.Node) -> None:
         cm = _CHECK_INPUT.match(ts.text(m["function"]).strip())
         if cm:
             facts.checks_called.add(int(cm.group(1)))
+    if not facts.checks_called:
+        # torch 2.7: no check_input_N; each input's checks follow its
+        # `ConstantHandle arg0_1 = ConstantHandle(input_handles[0]);` in this function.
+        for m in ts.matches("declarations", body):
+            hm = _INPUT_HANDLE.match(ts.text(m["value"]))
+            if hm:
+                _check_input(facts, int(hm.group(1)), body, m["declaration"], only=ts.text(m["name"]))
 
 
 # --- run_impl ----------------------------------------------------------------------------------

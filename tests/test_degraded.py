@@ -22,7 +22,7 @@ def rewrite(src, dst, edit):
 
 def test_no_wrapper_source_is_a_problem(tmp_path):
     pkg = rewrite(require(SHARED_PT2 / "gather_dyn.cuda.pt2"), tmp_path / "bin_only.pt2",
-                  lambda n, d: None if n.endswith(".wrapper.cpp") else d)
+                  lambda n, d: None if n.endswith(".cpp") else d)
     (model,) = api.load(pkg).models
     assert model.assertions == []
     (problem,) = [p for p in model.problems if p.kind == "no-source"]

@@ -20,6 +20,8 @@ def _dim_json(dim: Dim) -> dict:
     if dim.declared_min is not None or dim.declared_max is not None:
         out["declared_min"] = dim.declared_min
         out["declared_max"] = dim.declared_max
+    if dim.lower_unchecked:
+        out["lower_unchecked"] = dim.lower_unchecked
     return out
 
 
@@ -83,6 +85,8 @@ def render_json(package: Package) -> str:
     doc = {
         "schema": SCHEMA,
         "package": package.path,
+        "torch": package.torch,
+        "torch_evidence": list(package.torch_evidence),
         "models": [model_json(m) for m in package.models],
         "problems": [{"kind": p.kind, "message": p.message, "location": location_json(p.location)}
                      for p in package.problems],
@@ -93,6 +97,10 @@ def render_json(package: Package) -> str:
 def _range(dim: Dim) -> str:
     if dim.value is not None:
         return str(dim.value)
+    if dim.lower_unchecked == "unrecorded":
+        return f"unknown (>= {dim.min} by export's 0/1 specialization)"
+    if dim.lower_unchecked == "disabled":
+        return span(dim.min, dim.max) + " (lower bound never checked: check_lowerbound=False)"
     return span(dim.min, dim.max)
 
 
@@ -103,6 +111,8 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 def render_text(package: Package, color: bool = False) -> str:
     out = [f"{package.path}"]
+    made_by = f"torch {package.torch}" if package.torch else "unknown torch version"
+    out.append(f"  produced by: {made_by}" + (f" ({'; '.join(package.torch_evidence)})" if package.torch_evidence else ""))
     for problem in package.problems:
         out.append(f"  problem: {problem.message}")
     if not package.models:

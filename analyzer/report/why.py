@@ -19,6 +19,7 @@ def to_json(result: WhyResult) -> dict:
         "matched": result.matched,
         "failures": [_failure_json(f) for f in result.failures],
         "candidates": [_candidate_json(c) for c in result.candidates],
+        "text_hits": [location_json(h) for h in result.text_hits],
     }
 
 
@@ -74,6 +75,10 @@ def render_text(result: WhyResult) -> str:
     if not result.failures and not result.candidates:
         return WHY["why.report.nothing"] + "\n"
     lines = [WHY["why.report.failure"].format(failure=_failure_line(f)) for f in result.failures]
+    if not result.candidates and result.text_hits:
+        lines.append(WHY["why.report.unlinked-text"].format(
+            package=result.package, where=", ".join(str(h) for h in result.text_hits)))
+        return "\n".join(lines) + "\n"
     if not result.candidates:
         lines.append(WHY["why.report.no-match"].format(package=result.package))
         return "\n".join(lines) + "\n"

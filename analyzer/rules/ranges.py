@@ -79,10 +79,11 @@ class UnenforcedLowerBound(Rule):
                 kernels = users.get(symbol, [])
                 below = E.below_min(model, ref, dim.min)  # a multiple of n for a dim read as n*k
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
-                              enforcement=ENFORCEMENT[dim.enforced], below=below,
+                              enforcement=ENFORCEMENT[dim.lower_unchecked or dim.enforced], below=below,
                               kernels=", ".join(kernels), check_expr=W.check_expr(model, ref))
                 message = MESSAGES["unenforced-lower-bound" if kernels else "unenforced-lower-bound.no-kernels"]
-                fix = FIXES["unenforced-lower-bound" if dim.enforced == "env" else "unenforced-lower-bound.none"]
+                fix = FIXES["unenforced-lower-bound" if dim.enforced == "env" and not dim.lower_unchecked
+                            else "unenforced-lower-bound.none"]
                 sym = model.symbols.get(symbol) if symbol else None
                 # Point at the check that is skipped (check_input_N), else at the symbol's binding.
                 location = dim.check_location or (sym.location if sym is not None and sym.location is not None

@@ -41,6 +41,9 @@ class WhyResult:
     package: str
     failures: tuple[Failure, ...]
     candidates: tuple[Candidate, ...]
+    # Where the failure's message occurs in the package's text members when no candidate matched
+    # (searched before saying that nothing in the package produces it).
+    text_hits: tuple[Location, ...] = ()
 
     @property
     def matched(self) -> bool:
