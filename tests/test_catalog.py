@@ -8,6 +8,7 @@ real package shows (integer division, every reduction op, every compute-capabili
 from __future__ import annotations
 
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import test_rules as TR
 import test_why as TW
 from analyzer import api
 from analyzer.findings import Location
+from analyzer.model import range_text
 from analyzer.model import (Assertion, Dim, DimRef, Input, Launch, Model, Package, Problem, ProblemKind, Symbol,
                             range_text)
 from analyzer.report.inspect import render_text as inspect_text
@@ -143,6 +145,11 @@ def _why() -> None:
     multi = TW._gather_model("cuda")
     multi.assertions[0].index_sources = (0, 1)
     explain_failure(TW._package(multi), multi.assertions[0].message)
+    # no candidate, but the message is in a text member nothing links (layout.find_text)
+    unlinked = explain_failure(TW._package(TW._gather_model("cpu")), "index out of bounds: i < 4")
+    render_text(replace(unlinked, text_hits=(Location("extra.h", 4, 3),)))
+    # check_lowerbound=False with an upper bound (checked only with the variable)
+    assert "upper bound" in range_text(Dim(0, symbol="s0", min=2, max=100, enforced="env", lower_unchecked="disabled"))
 
 
 def _undefined_index(tmp: Path) -> Path:

@@ -62,6 +62,12 @@ class UnenforcedLowerBound(Rule):
         Case("fixtures/real/nonzero_size.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.rejected",
                                                              "severity": Severity.INFO, "input": 0, "dim": 0}),
         Case("fixtures/pos_embedding.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound"}),
+        # torch 2.6 records no range at all; check_lowerbound=False never checks the minimum.
+        Case("fixtures/versions/2.6/gather_dyn.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound", "input": 0,
+                                                                    "dim": 0, "fix_key": "unenforced-lower-bound.none"}),
+        Case("fixtures/versions/2.15/gather_nolb.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound",
+                                                                      "input": 0, "dim": 0,
+                                                                      "fix_key": "unenforced-lower-bound.none"}),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
