@@ -7,6 +7,7 @@ rules -> findings. Each member is read once and parsed once.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import json
 import os
@@ -371,6 +372,15 @@ def find_text(path: str | os.PathLike[str], needle: str, options: Options | None
     options = options or Options()
     with archive.open_package(path, options.limits) as pkg:
         return layout.find_text(pkg, needle)
+
+
+def text_hits(path: str | os.PathLike[str], explanation, options: Options | None = None):
+    """`explanation` (a why.WhyResult) with `text_hits` filled when no candidate matched: `why` never
+    says that nothing matches before every text member was searched for the failure's message."""
+    if not dataclasses.is_dataclass(explanation) or getattr(explanation, "candidates", True):
+        return explanation
+    hits = [h for f in explanation.failures if f.message for h in find_text(path, f.message, options)]
+    return dataclasses.replace(explanation, text_hits=tuple(hits)) if hits else explanation
 
 
 def lint(paths, options: Options | None = None, *, jobs: int = 1,
