@@ -452,6 +452,7 @@ def why(package: str, message: str | None, log: str | None, fmt: str, output: st
     from .report import why as why_report
 
     options = _options(_config(reading), reading)
+    pkg = api.load(package, options)
     # The log is untrusted text too: it gets its own --timeout (and --max-memory) budget.
     label = "MESSAGE" if message is not None else ("<stdin>" if log == "-" else str(log))
     deadline = archive.Deadline(options.limits.timeout_s, label, options.limits.max_memory)
