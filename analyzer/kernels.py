@@ -262,7 +262,16 @@ def _triton_signature(fn: ast.FunctionDef) -> dict[str, str]:
 # --- C++ kernels -------------------------------------------------------------------------------
 
 _CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
-_CPU_REDUCE = re.compile(r"\b(max|min|argmax|argmin|prod)_(?:masked_reduce|propagate_nan|combine)\b|\b(argmax|argmin)_combine")
+_REDUCE_OPS = ("max", "min", "argmax", "argmin", "prod")
+
+
+def _reduce_op(name: str) -> str | None:
+    """The reduction a C++ accumulator helper performs, from its name: `max_masked_reduce`,
+    `min_propagate_nan`, `argmax_combine[_vec]` -> max, min, argmax."""
+    for suffix in ("_masked_reduce", "_propagate_nan", "_combine"):
+        if name.endswith(suffix) and name[:-len(suffix)] in _REDUCE_OPS:
+            return name[:-len(suffix)]
+    return next((op for op in ("argmax", "argmin") if name.startswith(op + "_combine")), None)
 
 
 def parse_cpp(tree: ts.Tree, path: str, max_depth: int = 200) -> list[KernelFacts]:
@@ -358,11 +367,8 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
         right = ts.text(m["right"])
         if not left.startswith("tmp_acc"):
             continue
-        rm = _CPU_REDUCE.search(right)
-        op = None
-        if rm:
-            op = rm.group(1) or rm.group(2)
-        elif re.search(rf"\b{re.escape(left)}\s*\*", right):
+        op = next(filter(None, (_reduce_op(ts.text(i)) for i in ts.identifiers(m["right"]))), None)
+        if op is None and any(ts.text(p["factor"]) == left for p in ts.matches("products", m["right"])):
             op = "prod"
         if op is None:
             continue

@@ -394,10 +394,11 @@ def _call(facts: WrapperFacts, fn: str, arg_nodes: list[ts.Node], stmt: ts.Node,
             names.append(out)
             args.append(out)
             continue
-        tensor = re.search(r"\b(\w+)\.(?:data_ptr|get)\(\)", raw)
+        tensor = next((ts.text(c["object"]) for c in ts.matches("method_calls", arg)
+                       if ts.text(c["method"]) in ("data_ptr", "get") and ts.text(c["args"]) == "()"), None)
         if tensor:
-            names.append(tensor.group(1))
-            args.append(tensor.group(1))
+            names.append(tensor)
+            args.append(tensor)
             continue
         if ts.is_identifier(arg):
             names.append(raw)
