@@ -1,11 +1,12 @@
-"""The README's limits table says what `archive.Limits` really defaults to (one home for the numbers:
-the code; the README is checked against it, so the two cannot drift)."""
+"""The README's tables say what the code says: the limits table what `archive.Limits` defaults to, the
+rules table every registered rule (the code is the one home; the README is checked against it)."""
 
 from __future__ import annotations
 
 import re
 
 from analyzer.archive import Limits
+from analyzer.rules import all_rules
 from conftest import REPO
 
 FIELDS = {"--max-members": "max_members", "--max-member-size": "max_member_bytes",
@@ -30,3 +31,9 @@ def test_readme_limits_table_matches_the_defaults():
     defaults = Limits()
     for option, field in FIELDS.items():
         assert rows[option] == getattr(defaults, field), f"README says {option} defaults to {rows[option]}"
+
+
+def test_readme_rule_table_lists_every_rule():
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| (AOTI\d{3}) \| `([a-z-]+)` \|",
+                                                        (REPO / "README.md").read_text("utf-8"), re.M)}
+    assert rows == {rule.code: rule.name for rule in all_rules()}
