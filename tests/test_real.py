@@ -18,6 +18,8 @@ from conftest import FIXTURES
 
 REAL = FIXTURES / "real"
 RUNTIME = REAL / "runtime.json"
+# Probe records: runtime.json, plus runtime.<topic>.json files written by other probe runs.
+RUNTIMES = sorted(REAL.glob("runtime*.json"))
 
 
 @lru_cache(maxsize=None)
@@ -33,7 +35,7 @@ def _by_rule(name: str, rule: str) -> list:
 def _records(name: str) -> list[dict]:
     if not RUNTIME.exists():
         pytest.skip("fixtures/real/runtime.json is missing")
-    return [r for r in json.loads(RUNTIME.read_text()) if r["name"] == name]
+    return [r for path in RUNTIMES for r in json.loads(path.read_text()) if r["name"] == name]
 
 
 def _record(name: str, **sizes: int) -> dict:
