@@ -61,6 +61,9 @@ class Finding:
     dim: int | None = None
     symbol: str | None = None
     witness: str | None = None
+    # Every witness of the finding, `witness` (the primary) first: a finding about several sizes
+    # (AOTI002: the size below the minimum and 0; AOTI010: both ends of a declared range) has more.
+    witnesses: tuple[str, ...] = ()
     fix: str | None = None
     chain: tuple[str, ...] = ()
     key: str = ""

@@ -110,11 +110,20 @@ MESSAGES = Catalog("MESSAGES", {
     "empty-index-bound.zero-with": "empty (with {assignment})",
     # AOTI002 unenforced-lower-bound
     "unenforced-lower-bound":
-        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
-        "{kernels} unchecked",
+        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} {kernels} unchecked",
     "unenforced-lower-bound.no-kernels":
-        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
-        "the compiled code unchecked",
+        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} the compiled code "
+        "unchecked",
+    # {reach}: the witness sizes (issue 10 point 4: 0 as well as the size just below the minimum).
+    "unenforced-lower-bound.reach": "size {below} reaches",
+    "unenforced-lower-bound.reach-zero": "sizes {below} and 0 reach",
+    # Appended: the exported program's declared range on the same dim (AOTI010 merged, issue 11 part 4b).
+    "unenforced-lower-bound.declared":
+        "; the exported program declares {declared}, so size(s) {sizes} are allowed by the contract but were "
+        "never compiled for",
+    # Appended: the input's other dims (one finding per input).
+    "unenforced-lower-bound.also": "; the same holds for {dims}",
+    "unenforced-lower-bound.dim": "{dim_display} ({where}, compiled for >= {min}, size {below})",
     # AOTI003 index-exceeds-constant-bound
     "index-exceeds-constant-bound.unbounded":
         "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) has "
@@ -167,6 +176,10 @@ MESSAGES = Catalog("MESSAGES", {
     "compiled-range-narrower-than-declared":
         "{dim_display} ({where}) is declared {declared} by the exported program but the package was compiled "
         "for {compiled}: size(s) {sizes} are allowed by the contract but were never compiled for ({enforcement}); "
+        "they reach {kernels}",
+    "compiled-range-narrower-than-declared.above-only":
+        "{dim_display} ({where}) is declared {declared} by the exported program but the package was compiled "
+        "for {compiled}: sizes above {max} are allowed by the contract but were never compiled for ({enforcement}); "
         "they reach {kernels}",
     # AOTI011 unchecked-extern-call
     "unchecked-extern-call":
@@ -229,6 +242,9 @@ FIXES = Catalog("FIXES", {
     "compiled-range-narrower-than-declared":
         "reject {dim_display} < {min} before calling the model (`if {check_expr} < {min}: ...`) or run with "
         "AOTI_RUNTIME_CHECK_INPUTS=1, and declare the real contract when exporting (Dim(..., min={min}))",
+    "compiled-range-narrower-than-declared.above-only":
+        "reject {dim_display} > {max} before calling the model (`if {check_expr} > {max}: ...`) or run with "
+        "AOTI_RUNTIME_CHECK_INPUTS=1, and declare the real contract when exporting (Dim(..., max={max}))",
     "unchecked-extern-call":
         "validate {inputs} before calling the model (the values the op indexes with must be in range), or "
         "build for a device whose lowering checks them; report the unchecked call upstream",

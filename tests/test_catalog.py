@@ -66,6 +66,7 @@ def _hand_built() -> None:
         run(model, "unenforced-dim-equality")
         run(model, "unenforced-lower-bound")
     run(TR._pos_model(seq_max=1000, declared_max=1000), "index-exceeds-constant-bound")
+    run(TR._gather_model(min_=1), "unenforced-lower-bound")  # compiled for >= 1: only size 0 is below
     model = TR._gather_model()
     model.assertions[0].linked = False
     run(model, "unlinked-assertion")

@@ -1,6 +1,6 @@
 """`aoti-lint contract`: the enforced input contract and the generated `check_inputs` guard.
 
-On every fixture package: each AOTI001-005/010/012 finding's witness, run through the generated
+On every fixture package: each witness of each AOTI001-005/010/012 finding, run through the generated
 guard, is rejected with a ValueError naming the finding's input dim; the inputs the fixture was
 exported with and its "normal" run-time probe (fixtures/README.md, runtime.cpu.json) are accepted.
 """
@@ -79,11 +79,15 @@ def test_witnesses_rejected_examples_accepted(fix, path):
     for finding in guarded:
         if finding.code in contract.GUARDED_CODES:  # every such fix points at the guard
             assert "aoti-lint contract" in (finding.fix or ""), finding.code
-        shapes = [shape for _, shape in parse_witness(finding.witness)]
-        with pytest.raises(ValueError) as info:
-            check(*[Shape(s) for s in shapes])
-        shown = model.inputs[finding.input].dim_display(finding.dim)
-        assert f"{model.inputs[finding.input].display}.shape[" in str(info.value), (finding.code, shown)
+        # Every witness, not only the primary one (AOTI002: below the minimum and 0; AOTI010: both ends).
+        assert finding.witnesses[0] == finding.witness
+        for witness in finding.witnesses:
+            shapes = [shape for _, shape in parse_witness(witness)]
+            assert len(shapes) == len(model.inputs), witness
+            with pytest.raises(ValueError) as info:
+                check(*[Shape(s) for s in shapes])
+            shown = model.inputs[finding.input].dim_display(finding.dim)
+            assert f"{model.inputs[finding.input].display}.shape[" in str(info.value), (finding.code, shown, witness)
 
     import torch  # the examples are built with torch (CPU tensors)
 

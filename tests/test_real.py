@@ -47,9 +47,19 @@ def _record(name: str, **sizes: int) -> dict:
     pytest.fail(f"no run-time record of {name} at {sizes}")
 
 
-def _seq(finding) -> int:
-    ((_, shape),) = W.parse_witness(finding.witness)
+def _env_record(name: str, label: str) -> dict:
+    (record,) = [r for r in _records(name) if r["label"] == label]
+    return record
+
+
+def _seq(finding, witness: str | None = None) -> int:
+    ((_, shape),) = W.parse_witness(witness or finding.witness)
     return shape[1]
+
+
+def _sizes(finding, dim: int) -> list[int]:
+    """The size of `dim` (of the finding's input) in each of its witnesses, in order."""
+    return [dict(enumerate(W.parse_witness(w)))[finding.input][1][dim] for w in finding.witnesses]
 
 
 # -- issue 10 point 1: a declared max that only AOTI_RUNTIME_CHECK_INPUTS=1 enforces ----------------
@@ -121,6 +131,8 @@ def test_emptied_target_returns_silently_where_eager_raises(name, label):
 def test_lower_bound_names_extern_calls_empty_at_zero(name):
     (f,) = [f for f in _by_rule(name, "unenforced-lower-bound") if (f.input, f.dim) == (0, 1)]
     assert "at size 0" in f.message and _seq(f) == 1
+    # The witnesses: 1 (below the minimum, runs) and 0 (the empty tensor the shim calls die on).
+    assert _sizes(f, 1) == [1, 0] and f.witness == f.witnesses[0]
     assert any(line.startswith("at size 0 (x.shape = (2, 0))") for line in f.chain), f.chain
     if name == "bert":
         assert "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu" in f.message
@@ -170,17 +182,45 @@ def test_non_multiple_rejected_with_the_variable():
 
 
 def test_lower_bound_witness_keeps_the_multiple():
-    (f,) = [f for f in _by_rule("wav2vec2_fe", "unenforced-lower-bound") if f.dim == 1]
-    ((_, shape),) = W.parse_witness(f.witness)
-    assert shape[1] == 60
+    (f,) = _by_rule("wav2vec2_fe", "unenforced-lower-bound")  # one finding for x: dims 0 and 1
+    assert (f.input, f.dim) == (0, 0) and "x.shape[1] (input 0 dim 1, compiled for >= 80, size 60)" in f.message
+    assert _sizes(f, 0) == [1, 0, 3, 3] and _sizes(f, 1) == [80, 80, 60, 0]
 
 
 def test_compiled_max_below_declared_is_reported():
-    (f,) = [f for f in _by_rule("resnetish", "compiled-range-narrower-than-declared") if f.dim == 0]
-    assert "above 15" in f.message
+    # batch declared [0, inf), compiled [2, 15]: merged into unenforced-lower-bound, both ends named.
+    assert not _by_rule("resnetish", "compiled-range-narrower-than-declared")
+    (f,) = _by_rule("resnetish", "unenforced-lower-bound")
+    assert f.dim == 0 and "above 15" in f.message and _sizes(f, 0) == [1, 0, 16]
     (above,) = [r for r in _records("resnetish") if r["label"] == "batch=16"]
     (checked,) = [r for r in _records("resnetish") if r["label"] == "batch=16+env"]
     assert above["aoti"]["ok"] and not checked["aoti"]["ok"] and "too large" in checked["aoti"]["error"]
+
+
+def test_compiled_max_below_declared_max_only():
+    """Issue 16 part 3: batch declared [2, inf) and compiled [2, 15]: only sizes above 15 are in the
+    contract but not compiled for; 16 runs by default and is rejected with the variable."""
+    (f,) = _by_rule("resnetish_min2", "compiled-range-narrower-than-declared")
+    assert (f.code, f.input, f.dim, f.message_key) == ("AOTI010", 0, 0, "compiled-range-narrower-than-declared.above-only")
+    assert _sizes(f, 0) == [16] and "> 15" in f.fix
+    above, checked, top = _record("resnetish_min2", batch=16), _env_record("resnetish_min2", "batch=16+env"), \
+        _record("resnetish_min2", batch=15)
+    assert above["aoti"]["ok"] and above["aoti"]["matches_eager"], above
+    assert not checked["aoti"]["ok"] and "dim value is too large" in checked["aoti"]["error"], checked
+    assert top["aoti"]["ok"] and top["aoti"]["matches_eager"], top
+
+
+def test_lower_and_declared_ranges_merged_per_input():
+    """Issue 11 part 4b: one unenforced-lower-bound per input; compiled-range-narrower-than-declared
+    only on sizes it does not cover."""
+    for pkg in sorted(REAL.glob("*.cpu.stripped.pt2")):
+        name = pkg.name.split(".")[0]
+        lower = _by_rule(name, "unenforced-lower-bound")
+        assert len({f.input for f in lower}) == len(lower), name
+        covered = {(f.input, int(k.split(".d")[1].split(">=")[0])) for f in lower for k in f.key.split(";")}
+        for f in _by_rule(name, "compiled-range-narrower-than-declared"):
+            # On a dim it covers, only the sizes above the compiled max are left to say (resnetish_min2).
+            assert (f.input, f.dim) not in covered or f.message_key.endswith(".above-only"), (name, f.input, f.dim)
 
 
 @pytest.mark.parametrize("name", ["vit", "resnetish", "llama", "gpt2", "bert"])

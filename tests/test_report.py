@@ -315,13 +315,14 @@ def test_json_contract() -> None:
     first = doc["findings"][0]
     assert list(first) == [
         "code", "rule", "severity", "message", "package", "model", "kernel", "input", "dim",
-        "symbol", "location", "member", "member_line", "witness", "fix", "chain", "source",
+        "symbol", "location", "member", "member_line", "witness", "witnesses", "fix", "chain", "source",
     ]
+    assert first["witnesses"] == [first["witness"]]  # a finding built with one witness
     assert first["severity"] == "error"
     assert first["location"] == {"path": CUDA_WRAPPER, "line": 656, "column": 9}
     assert (first["input"], first["dim"]) == (0, 0)
     last = doc["findings"][-1]
-    assert (last["input"], last["dim"], last["witness"]) == (None, None, None)
+    assert (last["input"], last["dim"], last["witness"], last["witnesses"]) == (None, None, None, [])
     assert [f["severity"] for f in doc["findings"]] == ["error", "warning", "info", "error", "warning"]
 
 

@@ -724,3 +724,30 @@ def test_declared_min_at_compiled_min_is_quiet():
     # topk_index declares Dim("s", min=3) for a dim compiled for >= 3: only the other dims report.
     findings = _declared_findings("topk_index")
     assert all((f.input, f.dim) != (0, 1) for f in findings)
+
+
+def test_declared_range_merged_into_lower_bound():
+    """Issue 11 part 4b: with both rules, the declared-but-not-compiled sizes below the minimum are said by
+    unenforced-lower-bound (one finding per input); run alone, compiled-range-narrower-than-declared
+    still says them (test_declared_zero_min_but_compiled_for_two)."""
+    from analyzer import api as _api
+
+    pkg, ep = FIXTURES / "gather_dyn.cpu.stripped.pt2", FIXTURES / "gather_dyn.ep.pt2"
+    found = _api.lint([pkg], _api.Options(exported_program=str(ep))).findings
+    assert not [f for f in found if f.code == "AOTI010"]
+    lower = [f for f in found if f.code == "AOTI002"]
+    assert [(f.input, f.dim, f.key) for f in lower] == [(0, 0, "lower:in0.d0>=2"), (1, 0, "lower:in1.d0>=2")]
+    assert all("declares [0, inf)" in f.message for f in lower)
+    # Witnesses: below the minimum (the primary) and 0, each rejected by the generated guard.
+    assert lower[0].witnesses == ("x.shape = (1, 8), idx.shape = (3,)", "x.shape = (0, 8), idx.shape = (3,)")
+
+
+def test_lower_bound_one_finding_per_input():
+    model = _gather_model()
+    model.inputs[0].dims[1] = Dim(1, "s27", None, 2, None, "env")
+    model.symbols["s27"] = Symbol("s27", "s27", DimRef(0, 1), Location("g/w.wrapper.cpp", 693, 5))
+    (first, second) = _run(model, "unenforced-lower-bound")
+    assert (first.input, first.dim, second.input) == (0, 0, 1)
+    assert first.key == "lower:in0.d0>=2;lower:in0.d1>=2"
+    assert [W.parse_witness(w)[0][1] for w in first.witnesses] == [(1, 3), (0, 3), (3, 1), (3, 0)]
+    assert "arg0_1.size(1) (input 0 dim 1" in first.message

@@ -29,6 +29,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "member": f.location.path,
         "member_line": f.location.line,
         "witness": f.witness,
+        "witnesses": list(f.witnesses) or ([f.witness] if f.witness else []),
         "fix": f.fix,
         "chain": list(f.chain),
         "source": f.source.to_json() if f.source is not None else None,

@@ -58,6 +58,12 @@ class Context:
     package: str = ""                 # the package path as the user gave it
     target_device: str | None = None  # "cpu" | "cuda" | None (unknown: rules stay quiet about it)
     target_sm: str | None = None      # compute capability digits, e.g. "80", "90a"
+    # Codes of the rules run together (`run_rules` fills it; empty: unknown, read as every rule).
+    # A rule that defers to another one (AOTI010 to AOTI002) asks `runs()` whether it runs.
+    rules: frozenset[str] = frozenset()
+
+    def runs(self, code: str) -> bool:
+        return not self.rules or code in self.rules
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,7 @@ class Rule:
         `message` and `fix` filled from the catalog (`MESSAGES[key].format(...)`) carry their key,
         which the finding keeps as `message_key` / `fix_key`."""
         fix = fields.pop("fix", None)
+        witnesses = tuple(dict.fromkeys(w for w in (fields.pop("witness", None), *fields.pop("witnesses", ())) if w))
         return Finding(
             code=self.code,
             rule=self.name,
@@ -121,6 +128,8 @@ class Rule:
             location=location,
             package=ctx.package,
             fix=None if fix is None else str(fix),
+            witness=witnesses[0] if witnesses else None,
+            witnesses=witnesses,
             message_key=getattr(message, "key", ""),
             fix_key=getattr(fix, "key", ""),
             **fields,  # type: ignore[arg-type]
@@ -276,9 +285,10 @@ def run_rules(
     ctx = ctx or Context()
     if not ctx.package:
         ctx = replace(ctx, package=package.path)
+    instances = [rule() if isinstance(rule, type) else rule for rule in rules]
+    ctx = replace(ctx, rules=frozenset(r.code for r in instances))
     found: list[Finding] = []
-    for rule in rules:
-        instance = rule() if isinstance(rule, type) else rule
+    for instance in instances:
         found.extend(instance.check_package(package, ctx))
         for model in package.models:
             poll(f"running rule {instance.name}")

@@ -3,16 +3,17 @@ declared range the package does not enforce at run time."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
 from .. import intervals
 from .. import witness as W
-from ..findings import Finding, Severity
+from ..findings import Finding, Location, Severity
 from ..model import DimRef, Model, span
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location, range_step, where
-from ..messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES
+from ..messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES, Text
 
 
 @register
@@ -22,10 +23,13 @@ class UnenforcedLowerBound(Rule):
     ## What it does
     Finds dynamic input dimensions compiled for a minimum size of 1 or more (usually 2: `torch.export`
     specializes sizes 0 and 1 unless told otherwise) whose `check_input_N` range check runs only with
-    `AOTI_RUNTIME_CHECK_INPUTS=1`, or that nothing checks at all. The finding lists the kernels whose
-    launch arguments, assertions, reductions or divisions read the dimension. A dimension that must
-    equal another one (`idx` and `src` of `index_add` share `m`) is reported once, at the dimension
-    whose size the package reads.
+    `AOTI_RUNTIME_CHECK_INPUTS=1`, or that nothing checks at all. One finding per input names all its
+    dimensions, the kernels whose launch arguments, assertions, reductions or divisions read them,
+    and the extern (ATen shim) calls that receive an empty tensor at size 0. Its witnesses are the
+    largest size below each minimum and 0. A dimension that must equal another one (`idx` and `src`
+    of `index_add` share `m`) is reported once, at the dimension whose size the package reads. With
+    an exported program that declares sizes below the compiled minimum, the finding says so too
+    (`compiled-range-narrower-than-declared` is then not reported for that dimension).
 
     ## Why it matters
     Sizes below the minimum were never compiled for: the generated code may assume a size of at least
@@ -73,37 +77,107 @@ class UnenforcedLowerBound(Rule):
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         users = _kernels_by_symbol(model)
         for inp in model.inputs:
-            for dim in inp.dims:
-                if dim.value is not None or dim.min is None or dim.min < 1 or dim.enforced not in ("env", "none"):
-                    continue
-                ref = DimRef(inp.index, dim.dim)
-                symbol = dim.symbol or W.symbol_of(model, ref)
-                if symbol is None or _tied_to_another_dim(model, symbol, ref):
-                    # No size symbol of its own: the package reads this dim through the dim it must
-                    # equal (`assert_size_stride(arg6_1, {s17, 8L}, ...)`), which is reported.
-                    continue
-                kernels = users.get(symbol, [])
-                below = E.below_min(model, ref, dim.min)  # a multiple of n for a dim read as n*k
-                fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
-                              enforcement=ENFORCEMENT[dim.lower_unchecked or dim.enforced], below=below,
-                              kernels=", ".join(kernels), check_expr=W.check_expr(model, ref))
-                message = MESSAGES["unenforced-lower-bound" if kernels else "unenforced-lower-bound.no-kernels"]
-                fix = FIXES["unenforced-lower-bound" if dim.enforced == "env" and not dim.lower_unchecked
-                            else "unenforced-lower-bound.none"]
-                sym = model.symbols.get(symbol) if symbol else None
-                # Point at the check that is skipped (check_input_N), else at the symbol's binding.
-                location = dim.check_location or (sym.location if sym is not None and sym.location is not None
-                                                  else model_location(model))
-                chain = [range_step(model, ref, dim, symbol)]
-                chain += [CHAIN["read-by"].format(kernel=k) for k in kernels]
-                # Sizes 0..below: an always-on assert that rejects them, extern calls fed empty tensors.
-                text, extra, severity = E.lower_bound_facts(model, ref, below, fields) or \
-                    (message.format(**fields), (), None)
-                yield self.finding(
-                    model, ctx, text, location, severity=severity,
-                    input=ref.input, dim=ref.dim, symbol=symbol,
-                    witness=W.witness(model, {ref: below}), fix=fix.format(**fields), chain=(*chain, *extra),
-                    key=f"lower:in{ref.input}.d{ref.dim}>={dim.min}")
+            # One finding per input, all its dims in it (issue 11 part 4b), the most severe first.
+            parts = [part for dim in inp.dims if (part := _lower_part(model, inp, dim, users)) is not None]
+            if not parts:
+                continue
+            parts.sort(key=lambda part: -(part.severity or self.severity))
+            first = parts[0]
+            message = first.message
+            if len(parts) > 1:
+                others = MESSAGES["unenforced-lower-bound.also"].format(dims=", ".join(p.short for p in parts[1:]))
+                message = Text(message + others, message.key)
+            yield self.finding(
+                model, ctx, message, first.location, severity=max(p.severity or self.severity for p in parts),
+                input=first.ref.input, dim=first.ref.dim, symbol=first.symbol,
+                witnesses=tuple(w for p in parts for w in p.witnesses), fix=first.fix, chain=tuple(line for p in parts for line in p.chain),
+                key=";".join(p.key for p in parts))
+
+
+@dataclass(frozen=True)
+class _LowerPart:
+    """What `unenforced-lower-bound` says about one dim of an input."""
+
+    ref: DimRef
+    symbol: str
+    message: Text
+    short: str            # the dim in the message of a finding led by another dim
+    fix: Text
+    location: Location
+    chain: tuple[str, ...]
+    severity: Severity | None
+    witnesses: tuple[str, ...]   # below the minimum (the primary), 0, above a declared-but-not-compiled max
+    key: str
+
+
+def _lower_symbol(model: Model, inp, dim) -> str | None:
+    """The size symbol of a dim whose compiled minimum (>= 1) only the variable or nothing checks;
+    None when the dim is not `unenforced-lower-bound`'s."""
+    if dim.value is not None or dim.min is None or dim.min < 1 or dim.enforced not in ("env", "none"):
+        return None
+    ref = DimRef(inp.index, dim.dim)
+    symbol = dim.symbol or W.symbol_of(model, ref)
+    if symbol is None or _tied_to_another_dim(model, symbol, ref):
+        # No size symbol of its own: the package reads this dim through the dim it must equal
+        # (`assert_size_stride(arg6_1, {s17, 8L}, ...)`), which is reported.
+        return None
+    return symbol
+
+
+def _declared_gap(dim) -> tuple[list[int], bool]:
+    """Sizes the exported program declares but the package was not compiled for: those below the
+    compiled minimum, and whether any above the compiled maximum (the 32-bit indexing limit of
+    CUDA codegen is not a maximum)."""
+    if dim.value is not None or dim.min is None or dim.declared_min is None:
+        return [], False
+    below = list(range(dim.declared_min, dim.min))
+    above = dim.max is not None and dim.max < W.INT32_MAX and (dim.declared_max is None or dim.declared_max > dim.max)
+    return below, above
+
+
+def _sizes_text(below: list[int], above: bool, maximum: int | None) -> str:
+    text = ", ".join(str(v) for v in below)
+    if above:
+        text += MESSAGES["compiled-range-narrower-than-declared.above"].format(max=maximum)
+    return text
+
+
+def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPart | None:
+    symbol = _lower_symbol(model, inp, dim)
+    if symbol is None:
+        return None
+    ref = DimRef(inp.index, dim.dim)
+    kernels = users.get(symbol, [])
+    below = E.below_min(model, ref, dim.min)  # a multiple of n for a dim read as n*k
+    zero = below > 0 and W.can_be_zero(dim)
+    fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
+                  enforcement=ENFORCEMENT[dim.lower_unchecked or dim.enforced], below=below,
+                  kernels=", ".join(kernels), check_expr=W.check_expr(model, ref))
+    fields["reach"] = MESSAGES["unenforced-lower-bound.reach-zero" if zero else "unenforced-lower-bound.reach"].format(
+        below=below)
+    message = MESSAGES["unenforced-lower-bound" if kernels else "unenforced-lower-bound.no-kernels"]
+    fix = FIXES["unenforced-lower-bound" if dim.enforced == "env" and not dim.lower_unchecked
+                else "unenforced-lower-bound.none"]
+    sym = model.symbols.get(symbol)
+    # Point at the check that is skipped (check_input_N), else at the symbol's binding.
+    location = dim.check_location or (sym.location if sym is not None and sym.location is not None
+                                      else model_location(model))
+    chain = [range_step(model, ref, dim, symbol)]
+    chain += [CHAIN["read-by"].format(kernel=k) for k in kernels]
+    # Sizes 0..below: an always-on assert that rejects them, extern calls fed empty tensors.
+    text, extra, severity = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None)
+    # compiled-range-narrower-than-declared on the same dim is said here (issue 11 part 4b).
+    declared_below, above = _declared_gap(dim)
+    if declared_below:
+        text = Text(text + MESSAGES["unenforced-lower-bound.declared"].format(
+            declared=span(dim.declared_min, dim.declared_max),
+            sizes=_sizes_text(declared_below, above, dim.max)), text.key)
+    # Witnesses: the largest size below the minimum, then 0 where it reaches the kernels (extern calls
+    # given an empty tensor die there: issue 10 point 4), then max+1 of a declared range above it.
+    sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above else [])
+    return _LowerPart(ref, symbol, text, MESSAGES["unenforced-lower-bound.dim"].format(**fields),
+                      fix.format(**fields), location, (*chain, *extra), severity,
+                      tuple(W.witness(model, {ref: size}) for size in sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}")
 
 
 @register
@@ -182,7 +256,9 @@ class CompiledRangeNarrowerThanDeclared(Rule):
     dynamic dimension's declared range (`Dim("n")` declares [0, inf) unless told otherwise) with the
     range the package was compiled for (`check_input_N`: usually `>= 2`, because `torch.export`
     specializes sizes 0 and 1). Reports the sizes the user allowed but the package never compiled for,
-    and the kernels that read that dimension.
+    below the compiled minimum and above the compiled maximum, and the kernels that read that
+    dimension; a witness for each end. Sizes below the minimum of a dimension that
+    `unenforced-lower-bound` reports are said in its finding instead, when both rules run.
 
     ## Why it matters
     Callers read the exported contract, not the generated C++: they will send sizes 0 and 1 because the
@@ -197,7 +273,7 @@ class CompiledRangeNarrowerThanDeclared(Rule):
     ```
 
     ## Fix
-    Make the contract and the package agree: reject (or pad) sizes below the compiled minimum before
+    Make the contract and the package agree: reject (or pad) sizes outside the compiled range before
     calling the model and document it, or run with `AOTI_RUNTIME_CHECK_INPUTS=1` so the package rejects
     them with a clear error. Declaring `Dim("n", min=2)` states the real contract.
     """
@@ -218,39 +294,42 @@ class CompiledRangeNarrowerThanDeclared(Rule):
         Case("fixtures/real/resnetish.cpu.stripped.pt2", {"message_key": "compiled-range-narrower-than-declared",
                                                           "input": 0, "dim": 0},
              exported="fixtures/real/resnetish.ep.pt2"),
+        # batch declared [2, inf), compiled [2, 15]: only the sizes above 15 (issue 16 part 3).
+        Case("fixtures/real/resnetish_min2.cpu.stripped.pt2",
+             {"message_key": "compiled-range-narrower-than-declared.above-only", "input": 0, "dim": 0},
+             exported="fixtures/real/resnetish_min2.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         users = _kernels_by_symbol(model)
         for inp in model.inputs:
             for dim in inp.dims:
-                if dim.value is not None or dim.declared_min is None or dim.min is None:
-                    continue
-                if dim.declared_min >= dim.min:
+                below, above = _declared_gap(dim)
+                if not below and not above:
                     continue
                 ref = DimRef(inp.index, dim.dim)
                 symbol = dim.symbol or W.symbol_of(model, ref)
                 if symbol is not None and _tied_to_another_dim(model, symbol, ref):
                     continue
-                missing = list(range(dim.declared_min, dim.min))
-                sizes_text = ", ".join(str(v) for v in missing)
-                if dim.max is not None and (dim.declared_max is None or dim.declared_max > dim.max):
-                    # ... and sizes above the compiled max that the declared range allows (issue 16).
-                    sizes_text += MESSAGES["compiled-range-narrower-than-declared.above"].format(max=dim.max)
+                if below and ctx.runs(UnenforcedLowerBound.code) and _lower_symbol(model, inp, dim):
+                    continue  # said by unenforced-lower-bound's finding on this input (issue 11 part 4b)
                 kernels = users.get(symbol, []) if symbol else []
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
                               declared=span(dim.declared_min, dim.declared_max), compiled=span(dim.min, dim.max),
-                              sizes=sizes_text, kernels=", ".join(kernels) or "the compiled code",
-                              enforcement=ENFORCEMENT.get(dim.enforced, dim.enforced), min=dim.min,
+                              sizes=_sizes_text(below, above, dim.max), kernels=", ".join(kernels) or "the compiled code",
+                              enforcement=ENFORCEMENT.get(dim.enforced, dim.enforced), min=dim.min, max=dim.max,
                               check_expr=W.check_expr(model, ref))
                 location = dim.check_location or model_location(model)
                 chain = (range_step(model, ref, dim, symbol), *(CHAIN["read-by"].format(kernel=k) for k in kernels))
+                # Below the minimum first; an above-max-only gap (issue 16 part 3) has max+1.
+                key = "compiled-range-narrower-than-declared" + ("" if below else ".above-only")
                 yield self.finding(
-                    model, ctx, MESSAGES["compiled-range-narrower-than-declared"].format(**fields), location,
+                    model, ctx, MESSAGES[key].format(**fields), location,
                     input=ref.input, dim=ref.dim, symbol=symbol,
-                    witness=W.witness(model, {ref: missing[0]}),
-                    fix=FIXES["compiled-range-narrower-than-declared"].format(**fields), chain=chain,
-                    key=f"declared:in{ref.input}.d{ref.dim}:{dim.declared_min}<{dim.min}")
+                    witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *([dim.max + 1] if above else [])]),
+                    fix=FIXES[key].format(**fields), chain=chain,
+                    key=f"declared:in{ref.input}.d{ref.dim}:{dim.declared_min}<{dim.min}" if below
+                    else f"declared:in{ref.input}.d{ref.dim}:{dim.max}<{span(dim.declared_min, dim.declared_max)}")
 
 
 def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
