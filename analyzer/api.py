@@ -11,6 +11,7 @@ import dataclasses
 import gc
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -203,7 +204,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
             found = kernels.parse_cpp(tree, member, limits.max_nesting)
             del tree
-            # read-past-constant reads the loads of every kernel given a constant: those are walked.
+            # read-past-constant reads the loads of every kernel given a constant (their definitions).
             constant_names = {e.get("name") or f"constant{i}" for i, e in facts.constants.items()}
             given_constants = {c.function for c in facts.calls if constant_names.intersection(c.args)}
             for helper in facts.helpers.values():
@@ -212,8 +213,11 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                     name = helper.name[len("call_"):]
                     # The fast path: most kernels hold nothing the rules read (see triage.py).
                     light = triage.light_triton(name, helper.triton_source, member, helper.source_first_line,
-                                                helper.source_indent) \
-                        if fast_path and helper.name not in given_constants else None
+                                                helper.source_indent) if fast_path else None
+                    if light is not None and helper.name in given_constants:
+                        # read-past-constant reads its loads: their definitions, from the function alone.
+                        light = triage.with_definitions(light, name, helper.triton_source,
+                                                        helper.source_first_line, helper.source_indent)
                     found.append(light or kernels.parse_triton(name, helper.triton_source, member,
                                                                helper.source_first_line, helper.source_indent,
                                                                helper.params))
@@ -312,12 +316,20 @@ def _parse_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes
 
 
 def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":
+    started, rss = time.monotonic(), archive.rss_bytes()
     tree, stopped = ts.parse(data, should_stop=pkg.deadline.should_stop)
     if stopped:
         del tree
         if pkg.deadline.expired:
             pkg.deadline.check(f"parsing {member}")
         pkg.deadline.raise_memory(f"parsing {member}")
+    # Node text of the stoppable parse's tree costs 15x a slice; the tree re-parsed with itself as
+    # the old tree holds its bytes. That re-parse cannot be stopped and at worst repeats the parse:
+    # it runs only when twice the time and the memory the parse took are still in the budget.
+    spent, grew, now = time.monotonic() - started, archive.rss_bytes() - rss, archive.rss_bytes()
+    limit = pkg.deadline.max_memory
+    if pkg.deadline.remaining > 2 * spent + 1 and (limit is None or now + 2 * max(grew, 0) < limit):
+        tree = ts.with_own_text(tree, data)
     return tree
 
 

@@ -56,14 +56,22 @@ class _Substitute(ast.NodeTransformer):
 def substitute(expr: str, mapping: Mapping[str, str]) -> str:
     """Replace free names by (parenthesized) expressions."""
     free = names(expr)
-    if not free & mapping.keys():
+    used = free & mapping.keys()
+    if not used:
         return expr
     if len(free) == 1 and expr.strip() in mapping:
         return simplify(mapping[expr.strip()])
+    # The result depends only on the mapping of the expression's own names: thousands of launches
+    # share a few numel expressions (`768*s27`) and parameter maps.
+    return _substitute(expr, tuple(sorted((name, mapping[name]) for name in used)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _substitute(expr: str, pairs: tuple[tuple[str, str], ...]) -> str:
     try:
         # A fresh tree to rewrite (the cached one is shared): parsing again is far cheaper than a
         # deep copy, which dominated linking on wrappers with thousands of launches.
-        tree = _Substitute(mapping).visit(_parse.__wrapped__(expr))
+        tree = _Substitute(dict(pairs)).visit(_parse.__wrapped__(expr))
         return simplify(ast.unparse(tree))
     except RecursionError:  # a sum of hundreds of terms nests as deep: copy and unparse recurse
         raise ValueError(f"expression nested too deeply {expr[:60]!r}") from None

@@ -35,11 +35,15 @@ _SOURCE_MARK = re.compile(rb'#include\s*[<"]|extern\s+"C"|@triton\.jit|\bdef\s+t
 _WRAPPER_MARK = re.compile(rb"AOTInductorModel::run_impl\s*\(")
 # Assertion or check text; one hit per line is enough.
 CHECK_TEXT = re.compile(r"index out of bounds|\bAOTI_TORCH_CHECK\b|tl\.device_assert|\bTORCH_CHECK\b")
+# A literal of each alternative above: a line without one of these cannot match CHECK_TEXT.
+_CHECK_LITERALS = ("index out of bounds", "TORCH_CHECK", "tl.device_assert")
 # Lines that mention a check without being one: macro definitions and includes.
 _NOT_A_CHECK = re.compile(r"^\s*#\s*(define|include|undef|ifn?def|if|endif)\b")
 # Sequential size symbols (torch <= 2.7): `int64_t s0 = arg0_1_size[0];`; hashed ones (2.8+): `s77`.
 _SIZE_SYMBOL = re.compile(rb"int64_t (s\d+) = \w+_size\[\d+\];")
-_ALIAS = re.compile(rb"\bint64_t (s\d+) = (s\d+);")
+# `\bint64_t (s\d+) = (s\d+);`, written to start with a literal (a leading `\b` makes the regex
+# engine try every position of a 12 MB wrapper); the word boundary is checked in _has_alias.
+_ALIAS = re.compile(rb"int64_t (s\d+) = (s\d+);")
 
 
 @dataclass
@@ -129,10 +133,18 @@ def producer(pkg: "archive.Package", models: list[Model], sources: dict[str, byt
         # CPU wrappers of 2.13 and later assert every input's sizes and strides in run_impl.
         evidence.append("no assert_size_stride on the inputs of a CPU wrapper")
         return Producer("2.10-2.12", evidence)
-    if any(_ALIAS.search(w) for w in wrappers):
+    if any(_has_alias(w) for w in wrappers):
         evidence.append("size-symbol aliases (int64_t sA = sB;)")
         low = max(low, ALIAS_SINCE, key=_version_key)
     return Producer(f">={low}", evidence)
+
+
+def _has_alias(data: bytes) -> bool:
+    for m in _ALIAS.finditer(data):
+        before = data[m.start() - 1:m.start()]
+        if not before or not (before.isalnum() or before == b"_"):
+            return True
+    return False
 
 
 def _version_key(v: str) -> tuple[int, ...]:
@@ -145,9 +157,22 @@ def scan_text(data: bytes) -> list[tuple[int, str]]:
     """(1-based line, stripped text) of every line holding assertion or check text."""
     hits: list[tuple[int, str]] = []
     text = data.decode("utf-8", "replace")
-    if CHECK_TEXT.search(text) is None:
-        return hits
-    for number, line in enumerate(text.split("\n"), 1):
+    # Only lines holding one of CHECK_TEXT's literals can match it: find those with str.find (a
+    # regex search of a 12 MB wrapper, with its `\b` alternatives, costs about a second), then
+    # test each such line as a whole, as before.
+    starts: set[int] = set()
+    for literal in _CHECK_LITERALS:
+        at = text.find(literal)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            end = text.find("\n", at)
+            at = -1 if end < 0 else text.find(literal, end)
+    number, counted = 1, 0
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        line = text[start:len(text) if end < 0 else end]
+        number += text.count("\n", counted, start)
+        counted = start
         if CHECK_TEXT.search(line) and not _NOT_A_CHECK.match(line):
             hits.append((number, line.strip()[:300]))
     return hits

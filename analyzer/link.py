@@ -19,7 +19,7 @@ from .kernels import KernelFacts
 from .model import (Assertion, Constant, Dim, DimRef, Division, Input, Kernel, Launch, Model, Problem,
                     Reduction, Symbol, range_text)
 from .messages import CHAIN
-from .values import POINTER_PARAM, Values, divisor_of
+from .values import POINTER_PARAM, Values, divisor_texts
 from .wrapper import WrapperFacts
 
 _UNBACKED = re.compile(r"^u\d+$")
@@ -147,15 +147,7 @@ class _Linker:
 
     def _wrapper_division(self, name: str, expr: str, location: Location) -> None:
         # Integer `/` or `%` by a size symbol in the wrapper traps (SIGFPE) when that size is 0.
-        try:
-            tree = ast.parse(expr, mode="eval")
-        except SyntaxError:
-            return
-        for node in ast.walk(tree):
-            found = divisor_of(node)
-            if found is None:
-                continue
-            text = ast.unparse(found[1])
+        for text in divisor_texts(expr):
             resolved = self._resolve(text)
             sources = self._sources(resolved)
             if sources:

@@ -10,6 +10,7 @@ inclusive maximum over the kernel's parameters; the launch arguments map those t
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import re
 from typing import Callable, Iterable
@@ -19,6 +20,13 @@ from .kernels import KernelFacts, Values
 from .model import ConstantRead, DimRef, Model
 
 _POINTER = re.compile(r"^(in_out_ptr|in_ptr)\d+$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _loads_of(expr: ast.expr) -> tuple[tuple[str, ast.expr], ...]:
+    """`_loads(expr)`, once per expression object: the fast path shares one parsed expression
+    among all kernels holding the same line (triage._expression); AST nodes hash by identity."""
+    return tuple(_loads(expr))
 
 
 def _loads(expr: ast.expr) -> Iterable[tuple[str, ast.expr]]:
@@ -51,15 +59,15 @@ def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: li
     index), from the first launch that passes a constant; located by `facts.locate`."""
     locate = facts.locate or (lambda _: facts.location)
     constants = {c.name: c for c in model.constants}
+    if not constants or not any(_given_a_constant(facts.params, model.launches[i].args, constants) for i in indices):
+        return []  # no launch passes this kernel a constant with a shape: nothing to read past
     launches = [(model.launches[i], param_map(facts, i)) for i in indices]
-    if not constants:
-        return []
     out: list[ConstantRead] = []
     seen: set[tuple[str, str]] = set()
     params = facts.params
     for defs in facts.defs.values():
         for pos, expr in defs:
-            for ptr, index in _loads(expr):
+            for ptr, index in _loads_of(expr):
                 if ptr not in params:
                     continue
                 key = (ptr, ast.dump(index))
@@ -89,6 +97,17 @@ def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: li
                                             location=locate(pos)))
                     break
     return out
+
+
+def _given_a_constant(params: tuple[str, ...], args: tuple[str, ...], constants: dict) -> bool:
+    """Does this launch pass a constant with a shape at a pointer parameter's first slot?"""
+    for ptr in set(params):
+        if _POINTER.match(ptr):
+            slot = params.index(ptr)
+            const = constants.get(args[slot]) if slot < len(args) else None
+            if const is not None and const.shape:
+                return True
+    return False
 
 
 def annotate(model: Model, wrapper, kfacts: dict[str, KernelFacts], param_map, sources, canonical, resolve) -> None:

@@ -9,7 +9,8 @@ find nothing: any `device_assert`, any reduction-like call, any division whose d
 on a size parameter, or a source shaped differently from Inductor's. The scan over-approximates
 `kernels`' own tests (`_division`, `_REDUCTIONS`), so the facts are the same either way. The
 caller (api.py) still walks every kernel that a launch gives a constant: `read-past-constant` reads
-its loads. One difference remains, on a kernel whose Python does not parse: the walk reports it
+its loads: for such a kernel the scan's answer is completed by `with_definitions`, a parse of
+the function alone. One difference remains, on a kernel whose Python does not parse: the walk reports it
 (`unparsed-member`), the scan cannot tell, and such a kernel holds nothing the rules could check.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import keyword
 import re
 from dataclasses import dataclass
 
@@ -63,6 +65,94 @@ def light_triton(name: str, source: str, path: str, first_line: int, indent: int
     facts = KernelFacts(name, "triton", params, Location(path, first_line + def_line - 1, indent + 1))
     facts.param_types = types
     return facts
+
+
+def with_definitions(light: KernelFacts, name: str, source: str, first_line: int, indent: int) -> KernelFacts | None:
+    """`light` with the definitions `read-past-constant` reads in a kernel given a constant, as the
+    walk collects them (`tmpN = ...` and annotated assignments to a name, in the walk's order and
+    at the same lines), from a parse of the function alone: the decorator's dicts are most of an
+    Inductor kernel's text, and `light_triton` already vouched that nothing else is to be found.
+    None (walk it) when the function does not parse as the scan read it."""
+    start = 0 if source.startswith("def ") else source.find(f"\ndef {name}(") + 1
+    offset = source.count("\n", 0, start)  # lines above the def: the walk's line numbers count them
+    path = light.location.path
+    light.locate = lambda line: Location(path, first_line + line - 1, indent + 1)
+    defs = _line_definitions(source[start:], offset)
+    if defs is not None:
+        light.defs = defs
+        return light
+    try:
+        tree = ast.parse(source[start:])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    fn = tree.body[0] if tree.body else None
+    if not isinstance(fn, ast.FunctionDef) or fn.name != name or tuple(a.arg for a in fn.args.args) != light.params:
+        return None
+    defs = light.defs
+    for stmt in fn.body:
+        # kernels._walk_statements' order restricted to statements (expressions hold none).
+        stack: list[ast.AST] = [stmt]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        defs.setdefault(target.id, []).append((node.lineno + offset, node.value))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                defs.setdefault(node.target.id, []).append((node.lineno + offset, node.value))
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if isinstance(value, _BLOCKS):
+                    stack.append(value)
+                elif isinstance(value, list):
+                    stack.extend(v for v in value if isinstance(v, _BLOCKS))
+    return light
+
+
+# Nodes that hold statements (the walk's Assign/AnnAssign are statements).
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+_SIMPLE_ASSIGN = re.compile(r"([A-Za-z_]\w*) = (.+)")
+_CALL_STATEMENT = re.compile(r"([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*\(")
+
+
+def _line_definitions(function: str, offset: int) -> dict[str, list[tuple[int, ast.expr]]] | None:
+    """The definitions of a function whose body is flat, line by line: every statement one line at
+    the body's indentation, either `name = <expression>` or a call (`tl.store(...)`); None for
+    anything else (blocks, other statements), which the parse of the whole function reads. Each
+    expression is parsed once per distinct text (`x0 = xindex % 768`, `xoffset = ...` recur in
+    most kernels of a model). Statement order is source order, as the walk's for a flat body."""
+    lines = function.split("\n")
+    defs: dict[str, list[tuple[int, ast.expr]]] = {}
+    body_indent = None
+    for number, line in enumerate(lines[1:], start=offset + 2):
+        stripped = line.strip()
+        if not stripped or stripped[0] == "#":
+            continue
+        lead = line[:len(line) - len(line.lstrip())]
+        if body_indent is None:
+            body_indent = lead
+        if not lead or lead != body_indent or stripped.endswith(":") or stripped.endswith("\\"):
+            return None
+        m = _SIMPLE_ASSIGN.fullmatch(stripped)
+        if m is not None and not keyword.iskeyword(m.group(1)):
+            value = _expression(m.group(2))
+            if value is None:
+                return None
+            defs.setdefault(m.group(1), []).append((number, value))
+            continue
+        call = _CALL_STATEMENT.match(stripped)
+        if call is None or keyword.iskeyword(call.group(1)) or _expression(stripped) is None:
+            return None
+    return defs if body_indent is not None else None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _expression(text: str) -> ast.expr | None:
+    """One line's expression (shared by every kernel holding that line: never mutated)."""
+    try:
+        return ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _params(text: str) -> tuple[str, ...] | None:

@@ -48,11 +48,8 @@ def parse(data: bytes, should_stop=None) -> tuple[Tree | None, bool]:
     """Parse C++ bytes. With `should_stop` the parse is fed through a read callback and polls it
     through tree-sitter's progress callback (about every 12 KB of input, whatever the content: the
     parser can spend seconds and GBs on one adversarial line), stopping once it returns True.
-    Returns (tree, stopped); the tree is None when stopped.
-
-    A callback-fed tree has no source of its own: node text is read back through the callback, so
-    after the parse it hands out small chunks (a 1 MiB chunk per node text would cost 10x the
-    analysis)."""
+    Returns (tree, stopped); the tree is None when stopped. Such a tree reads node text back through
+    the callback, in small chunks (1 MiB per node text would cost 10x the analysis): `with_own_text`."""
     if should_stop is None:
         return _parser().parse(data), False
     chunk = [_PARSE_CHUNK]
@@ -78,6 +75,12 @@ def parse(data: bytes, should_stop=None) -> tuple[Tree | None, bool]:
         return None, True
     chunk[0] = _TEXT_CHUNK
     return tree, stopped
+
+
+def with_own_text(tree: Tree, data: bytes) -> Tree:
+    """`tree` re-parsed with itself as the old tree (reused whole, ~0.1 ms per MB), holding `data`: node text
+    is a slice (0.3 us), not a callback (4 us). Not stoppable, at worst a full parse: the caller decides."""
+    return _parser().parse(data, old_tree=tree)
 
 
 def _grammar_text(name: str) -> str:

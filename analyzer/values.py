@@ -14,6 +14,7 @@ calls by their short name. A kind without a handler reads as unknown (or raises 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import TYPE_CHECKING, Callable
 
@@ -59,6 +60,17 @@ def divisor_of(node: ast.AST) -> tuple[ast.expr, ast.expr, bool] | None:
             and call_name(node).split(".")[-1] in ("mod", "floordiv", "fmod"):
         return node.args[0], node.args[1], True
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def divisor_texts(expr: str) -> tuple[str, ...]:
+    """The divisors (as text) of every division in a size expression (`s0 // 2` -> ("2",));
+    () when it does not parse. The wrapper repeats a few numel expressions thousands of times."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return ()
+    return tuple(ast.unparse(found[1]) for node in ast.walk(tree) if (found := divisor_of(node)) is not None)
 
 
 def division(values: "Values", node: ast.AST, line: int) -> tuple[str, str | None, bool] | None:

@@ -387,6 +387,11 @@ def _call(facts: WrapperFacts, fn: str, arg_nodes: list[ts.Node], stmt: ts.Node,
     outputs: list[str] = []
     for arg in arg_nodes:
         raw = ts.text(arg)
+        if ts.is_identifier(arg):
+            # Most launch arguments are bare names: no `&`, no method call, and a name converts to itself.
+            names.append(raw)
+            args.append(raw)
+            continue
         out = ts.address_of(arg)
         if out is not None:
             out = out.removesuffix("_handle")
@@ -394,18 +399,16 @@ def _call(facts: WrapperFacts, fn: str, arg_nodes: list[ts.Node], stmt: ts.Node,
             names.append(out)
             args.append(out)
             continue
+        # The query runs only where its method name can match (it is part of the argument's text).
         tensor = next((ts.text(c["object"]) for c in ts.matches("method_calls", arg)
-                       if ts.text(c["method"]) in ("data_ptr", "get") and ts.text(c["args"]) == "()"), None)
+                       if ts.text(c["method"]) in ("data_ptr", "get") and ts.text(c["args"]) == "()"), None) \
+            if "data_ptr" in raw or "get" in raw else None
         if tensor:
             names.append(tensor)
             args.append(tensor)
             continue
-        if ts.is_identifier(arg):
-            names.append(raw)
-        else:
-            # Views passed inline (`reinterpret_tensor_wrapper(buf1, ...)`) still name their buffer.
-            inner = next((ts.text(i) for i in ts.identifiers(arg) if _TENSOR_NAME.match(ts.text(i))), None)
-            names.append(inner)
+        # Views passed inline (`reinterpret_tensor_wrapper(buf1, ...)`) still name their buffer.
+        names.append(next((ts.text(i) for i in ts.identifiers(arg) if _TENSOR_NAME.match(ts.text(i))), None))
         try:
             args.append(ts.cpp_to_py(arg, max_depth))
         except ts.ExprTooDeep:

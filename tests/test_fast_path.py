@@ -5,6 +5,7 @@ test_jobs_and_fast_path_give_identical_results_on_every_package."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 
 import pytest
@@ -25,7 +26,7 @@ def _wrappers():
 def test_fast_path_facts_equal_the_walk_on_every_kernel() -> None:
     """Kernel by kernel: where the scan answers, the walk finds nothing to check and the same
     name, parameters, signature and location; the scan answers for most kernels of a model."""
-    light = total = 0
+    light = total = given = 0
     for path in all_packages():
         with archive.open_package(path) as pkg:
             for members in pkg.models:
@@ -46,7 +47,50 @@ def test_fast_path_facts_equal_the_walk_on_every_kernel() -> None:
                                     or walked.messages or walked.problem), (path, name)
                         for key in ("name", "kind", "params", "param_types", "location"):
                             assert getattr(scanned, key) == getattr(walked, key), (path, name, key)
-    assert total > 50 and light >= 5
+                        # Given a constant, the kernel gets the walk's definitions (read-past-constant).
+                        _assert_same_definitions(walked, args, (path, name))
+                        given += 1
+    assert total > 50 and light >= 5 and given >= 5
+
+
+def _definitions(facts: kernels.KernelFacts) -> list[tuple[str, int, str, Location]]:
+    return [(name, line, ast.dump(expr), facts.locate(line))
+            for name, found in facts.defs.items() for line, expr in found]
+
+
+def _assert_same_definitions(walked: kernels.KernelFacts, args: tuple, where) -> None:
+    """triage.with_definitions, line by line and by the parse of the whole function, equals the walk."""
+    for line_by_line in (True, False):
+        light = triage.light_triton(*args)
+        saved = triage._line_definitions
+        if not line_by_line:
+            triage._line_definitions = lambda *_: None
+        try:
+            full = triage.with_definitions(light, args[0], args[1], args[3], args[4])
+        finally:
+            triage._line_definitions = saved
+        assert full is not None, where
+        assert _definitions(full) == _definitions(walked), (where, line_by_line)
+        assert list(full.defs) == list(walked.defs), where
+
+
+@pytest.mark.parametrize("body, line_by_line", [
+    ("    xoffset = tl.program_id(0) * XBLOCK\n    x0 = (xindex % 16)  # c\n\n# odd comment\n"
+     "    tmp0 = tl.load(in_ptr0 + (x0), xmask)\n    tmp0 = tmp0 + 1\n    tl.store(out_ptr0 + (x0), tmp0)\n", True),
+    ("    x0 = xindex\n    for r0_offset in range(0, r0_numel, RBLOCK):\n        tmp0 = tl.load(in_ptr0 + (x0))\n"
+     "        if x0:\n            tmp1 = tmp0\n    tmp2 = x0\n", False),
+    ("    x0: tl.int32 = xindex\n    tmp0 = tl.load(in_ptr0 + (x0))\n", False),
+    ("    x0 = x1 = xindex\n    tmp0 = tl.load(in_ptr0 + (x0))\n", False),
+    ("    x0 = xindex\n    x1 += 1\n", False),
+    ("    x0 = xindex\n    pass\n", False),
+    ("    x0 = xindex\n    x1 = (x0 := 3)\n", True),
+])
+def test_definitions_of_a_kernel_given_a_constant_equal_the_walk(body: str, line_by_line: bool) -> None:
+    source = "@triton.jit\ndef k(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):\n" + body
+    args = ("k", source, "w.cpp", 10, 4)
+    assert triage.light_triton(*args) is not None
+    assert (triage._line_definitions(source[source.index("def "):], 1) is not None) == line_by_line
+    _assert_same_definitions(kernels.parse_triton(*args), args, body)
 
 
 @pytest.mark.parametrize("source, walked", [
