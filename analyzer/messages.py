@@ -275,6 +275,12 @@ CHAIN = Catalog("CHAIN", {
     "reduction": "{op} reduction in {kernel} over {extent} elements (over {extent_expr})",
     "reduction-empty": "with {assignment} nothing is reduced and the identity is returned",
     "tie": "{describe} must equal {expr} ({tied_expr})",
+    # A witness outside the exported program's declared range (rules/__init__.py `_contract`).
+    "outside-contract":
+        "outside the contract: {sizes}; the package does not reject it, but the caller promised not to send it "
+        "({was} lowered to {now})",
+    "outside-contract.message": " (outside the declared contract: {sizes})",
+    "outside-contract.witness": "outside the contract: {witness} ({sizes})",
 })
 
 NO_BOUND = Catalog("NO_BOUND", {

@@ -210,6 +210,21 @@ def parse_witness(text: str) -> list[tuple[str, tuple[int, ...]]]:
     return out
 
 
+def outside_declared(model: Model, witness: str) -> list[tuple[DimRef, int]]:
+    """The dims a witness sets outside the exported program's declared range (`Dim("n", min=2)` and
+    n = 0): sizes the caller promised never to send. Empty without a declared range."""
+    out = []
+    for inp, (_, shape) in zip(model.inputs, parse_witness(witness)):
+        for d in inp.dims:
+            if d.value is not None or d.dim >= len(shape):
+                continue
+            size = shape[d.dim]
+            if (d.declared_min is not None and size < d.declared_min) or \
+                    (d.declared_max is not None and size > d.declared_max):
+                out.append((DimRef(inp.index, d.dim), size))
+    return out
+
+
 # -- searching sizes ----------------------------------------------------------------------------
 
 def zero_choice(model: Model, sources: Iterable[DimRef], works, skip: Iterable[DimRef] = ()) -> dict[DimRef, int] | None:

@@ -208,6 +208,11 @@ def test_compiled_max_below_declared_max_only():
     assert above["aoti"]["ok"] and above["aoti"]["matches_eager"], above
     assert not checked["aoti"]["ok"] and "dim value is too large" in checked["aoti"]["error"], checked
     assert top["aoti"]["ok"] and top["aoti"]["matches_eager"], top
+    # Sizes 1 and 0 are below the declared min 2: unenforced-lower-bound is outside the contract (info).
+    (lower,) = _by_rule("resnetish_min2", "unenforced-lower-bound")
+    assert lower.severity == Severity.INFO and _sizes(lower, 0) == [1, 0]
+    assert any(c.startswith("outside the contract: x.shape[0] = 1 or 0, declared [2, inf)") for c in lower.chain)
+    assert _record("resnetish_min2", batch=1)["aoti"]["ok"] and _record("resnetish_min2", batch=0)["aoti"]["ok"]
 
 
 def test_lower_and_declared_ranges_merged_per_input():

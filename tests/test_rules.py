@@ -751,3 +751,45 @@ def test_lower_bound_one_finding_per_input():
     assert first.key == "lower:in0.d0>=2;lower:in0.d1>=2"
     assert [W.parse_witness(w)[0][1] for w in first.witnesses] == [(1, 3), (0, 3), (3, 1), (3, 0)]
     assert "arg0_1.size(1) (input 0 dim 1" in first.message
+
+
+# --- issue 11 part 4c: witnesses outside the declared contract ---------------------------------------
+
+def _with_exported(name: str, code: str) -> list:
+    from analyzer import api as _api
+
+    pkg, ep = FIXTURES / f"{name}.cpu.stripped.pt2", FIXTURES / f"{name}.ep.pt2"
+    return [f for f in _api.lint([pkg], _api.Options(exported_program=str(ep))).findings if f.code == code]
+
+
+def test_outside_contract_lowers_one_severity():
+    # interp_gather: x.shape[2] declared [17, inf); AOTI001's witness empties it (0).
+    (f,) = _with_exported("interp_gather", "AOTI001")
+    assert (f.severity, f.input, f.dim) == (Severity.WARNING, 0, 2)
+    assert f.chain[-1].startswith("outside the contract: x.shape[2] = 0, declared [17, inf)")
+    assert f.message_key == "empty-index-bound.expr"  # the key survives the note
+    (plain,) = [f for f in api.lint([FIXTURES / "interp_gather.cpu.stripped.pt2"]).findings if f.code == "AOTI001"]
+    assert plain.severity == Severity.ERROR and not any("outside the contract" in c for c in plain.chain)
+
+
+def test_outside_contract_only_some_witnesses_keeps_severity():
+    # topk_index: scores.shape[1] declared [3, inf) (its witnesses 2 and 0 are outside), scores.shape[0]
+    # declared [0, inf): one finding for scores, still a warning, the outside witnesses named.
+    lower = [f for f in _with_exported("topk_index", "AOTI002") if f.input == 0]
+    (f,) = lower
+    assert (f.severity, f.dim) == (Severity.WARNING, 0)
+    outside = [c for c in f.chain if c.startswith("outside the contract:")]
+    assert len(outside) == 2 and all("scores.shape[1] = " in c for c in outside)
+
+
+def test_outside_contract_hand_built():
+    model = _gather_model()
+    model.inputs[0].dims[0].declared_min = 2                      # x: the caller promised n >= 2
+    model.inputs[1].dims[0].declared_min = 0
+    found = {(f.code, f.input): f for f in run_rules(Package("pkg.pt2", [model]), all_rules(), Context())}
+    assert found[("AOTI001", 0)].severity == Severity.WARNING     # error -> warning
+    assert found[("AOTI002", 0)].severity == Severity.INFO        # warning -> info
+    assert found[("AOTI002", 1)].severity == Severity.WARNING     # idx: 0 and 1 are declared
+    assert [(w, W.outside_declared(model, w)) for w in found[("AOTI002", 0)].witnesses] == [
+        ("arg0_1.shape = (1, 8), arg1_1.shape = (3,)", [(DimRef(0, 0), 1)]),
+        ("arg0_1.shape = (0, 8), arg1_1.shape = (3,)", [(DimRef(0, 0), 0)])]

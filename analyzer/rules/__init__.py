@@ -111,18 +111,26 @@ class Rule:
         location: Location,
         *,
         severity: Severity | None = None,
+        contract: bool = True,
         **fields: object,
     ) -> Finding:
         """A Finding with this rule's code, name and severity, and the model and package filled in.
 
         `message` and `fix` filled from the catalog (`MESSAGES[key].format(...)`) carry their key,
-        which the finding keeps as `message_key` / `fix_key`."""
+        which the finding keeps as `message_key` / `fix_key`. `witness` is the primary witness,
+        `witnesses` more of them. Witnesses outside the exported program's declared range lower the
+        severity (`_contract`) unless `contract=False`: a severity that already says how a declared
+        max is enforced (a max that only AOTI_RUNTIME_CHECK_INPUTS=1 checks: warning)."""
         fix = fields.pop("fix", None)
         witnesses = tuple(dict.fromkeys(w for w in (fields.pop("witness", None), *fields.pop("witnesses", ())) if w))
+        severity = self.severity if severity is None else severity
+        if contract and witnesses and not isinstance(model, str):
+            message, severity, fields["chain"] = _contract(model, witnesses, message, severity,
+                                                           tuple(fields.get("chain", ())))
         return Finding(
             code=self.code,
             rule=self.name,
-            severity=self.severity if severity is None else severity,
+            severity=severity,
             message=str(message),
             model=model if isinstance(model, str) else model.name,
             location=location,
@@ -165,6 +173,44 @@ class Rule:
         if current is not None:
             out[current] = "\n".join(lines).strip()
         return out
+
+
+def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity: Severity,
+              chain: tuple[str, ...]) -> tuple[str, Severity, tuple[str, ...]]:
+    """Witnesses outside the exported program's declared range (issue 11 part 4c). When every witness
+    is, the finding is said to be outside the contract and drops one severity (error -> warning,
+    warning -> info): the package still does not enforce it, but the caller promised not to send it.
+    When only some are, a chain line says which."""
+    from .. import witness as W
+    from ..messages import CHAIN, Text
+
+    outside = [W.outside_declared(model, w) for w in witnesses]
+    if not any(outside):
+        return message, severity, chain
+    if not all(outside):
+        return message, severity, chain + tuple(
+            CHAIN["outside-contract.witness"].format(witness=w, sizes=_declared_text(model, o))
+            for w, o in zip(witnesses, outside) if o)
+    sizes = _declared_text(model, [pair for pairs in outside for pair in pairs])
+    lower = Severity(max(Severity.INFO, severity - 1))
+    note = CHAIN["outside-contract.message"].format(sizes=sizes)
+    line = CHAIN["outside-contract"].format(sizes=sizes, was=severity, now=lower)
+    return Text(str(message) + note, getattr(message, "key", "")), lower, chain + (line,)
+
+
+def _declared_text(model: "Model", pairs) -> str:
+    """`x.shape[0] = 1 or 0, declared [2, inf)`, once per dim."""
+    from ..model import span
+
+    by_dim: dict = {}
+    for ref, size in pairs:
+        by_dim.setdefault(ref, {})[size] = None
+    parts = []
+    for ref, sizes in by_dim.items():
+        dim = model.dim(ref)
+        parts.append(f"{model.inputs[ref.input].dim_display(ref.dim)} = {' or '.join(map(str, sizes))}, declared "
+                     f"{span(dim.declared_min, dim.declared_max)}")
+    return "; ".join(parts)
 
 
 RULES: list[type[Rule]] = []

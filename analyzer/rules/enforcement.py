@@ -185,7 +185,7 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], effect: str):
              f"{W.assignment_text(model, assignment)} that is {'?' if value is None else int(value) - 1} >= {a.bound_value}")
     return rule.finding(
         model, ctx, MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location,
-        severity=severity,
+        severity=severity, contract=False,  # severity_for already weighs the declared max
         kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
         witness=W.witness(model, assignment), fix=FIXES["index-exceeds-constant-bound.unenforced-max"].format(**fields),
         chain=chain,

@@ -66,6 +66,12 @@ class UnenforcedLowerBound(Rule):
         Case("fixtures/real/nonzero_size.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.rejected",
                                                              "severity": Severity.INFO, "input": 0, "dim": 0}),
         Case("fixtures/pos_embedding.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound"}),
+        # Issue 11 part 4c: batch declared [2, inf): sizes 1 and 0 are outside the contract (info).
+        Case("fixtures/real/resnetish_min2.cpu.stripped.pt2", {"severity": Severity.INFO, "input": 0, "dim": 0},
+             exported="fixtures/real/resnetish_min2.ep.pt2"),
+        # scores.shape[1] declared [3, inf): its witness is outside the contract, scores.shape[0]'s is not.
+        Case("fixtures/topk_index.cpu.stripped.pt2", {"severity": Severity.WARNING, "input": 0, "dim": 0},
+             exported="fixtures/topk_index.ep.pt2"),
         # torch 2.6 records no range at all; check_lowerbound=False never checks the minimum.
         Case("fixtures/versions/2.6/gather_dyn.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound", "input": 0,
                                                                     "dim": 0, "fix_key": "unenforced-lower-bound.none"}),
@@ -81,7 +87,9 @@ class UnenforcedLowerBound(Rule):
             parts = [part for dim in inp.dims if (part := _lower_part(model, inp, dim, users)) is not None]
             if not parts:
                 continue
-            parts.sort(key=lambda part: -(part.severity or self.severity))
+            # Dims whose every witness is outside the declared contract (issue 11 part 4c) come last.
+            parts.sort(key=lambda part: (-(part.severity or self.severity),
+                                         all(W.outside_declared(model, w) for w in part.witnesses)))
             first = parts[0]
             message = first.message
             if len(parts) > 1:
@@ -174,7 +182,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
             sizes=_sizes_text(declared_below, above, dim.max)), text.key)
     # Witnesses: the largest size below the minimum, then 0 where it reaches the kernels (extern calls
     # given an empty tensor die there: issue 10 point 4), then max+1 of a declared range above it.
-    sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above else [])
+    sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
     return _LowerPart(ref, symbol, text, MESSAGES["unenforced-lower-bound.dim"].format(**fields),
                       fix.format(**fields), location, (*chain, *extra), severity,
                       tuple(W.witness(model, {ref: size}) for size in sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}")

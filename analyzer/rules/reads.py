@@ -87,10 +87,11 @@ class ReadPastConstant(Rule):
             if found is None:
                 continue
             ref, size = found
-            if E.exceeds_declared(model, read.index_max, limit):
+            contract = E.exceeds_declared(model, read.index_max, limit)
+            if contract:
                 # The compiled or declared range itself allows it: as index-exceeds-constant-bound.
                 severity = Severity.ERROR if W.unbounded(model.dim(ref)) else Severity.WARNING
-            else:
+            else:  # past the max: severity_for already weighs how it is declared and enforced
                 severity, _ = E.severity_for(model, refs)
             table = E.constant_label(model, read.constant)
             assignment = {ref: size}
@@ -103,6 +104,7 @@ class ReadPastConstant(Rule):
                                   assignment=W.assignment_text(model, assignment), numel=read.numel),)
             yield self.finding(
                 model, ctx, MESSAGES["read-past-constant"].format(**fields), read.location, severity=severity,
+                contract=contract,
                 kernel=read.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, assignment), fix=FIXES["read-past-constant"].format(**fields), chain=chain,
                 key=f"read:{read.constant}:{W.normalize_expr(model, read.index_max)}>{limit};kernel:{read.kernel}")
