@@ -40,6 +40,7 @@ class RawAssertion:
     bound_py: str | None               # the bound in Python syntax over kernel params
     location: Location
     line: int                          # position key inside the kernel (for reaching definitions)
+    space: str | None = None           # the check runs only when this (over kernel params) is > 0
 
 
 @dataclass
@@ -199,6 +200,8 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
                 else:
                     candidates.append((node, line))
     values = Values(facts)
+    for raw in facts.assertions:
+        raw.space = _triton_space(values, raw.line)
     reduction_extent: str | None | bool = False  # computed on first use
     for node, line in candidates:
         found = division(values, node, line)
@@ -329,8 +332,9 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
             continue
         lower, var, bound = parse_message(message)
         line, col = ts.position(c["statement"])
+        pos = ts.span(c["statement"])[0]
         facts.assertions.append(RawAssertion(message, var, lower, bound, bound_to_py(bound) if bound else None,
-                                             Location(path, line, col), ts.span(c["statement"])[0]))
+                                             Location(path, line, col), pos, _product(_cpp_loops(facts, pos))))
     values = Values(facts)
     for var, defs in facts.defs.items():
         for pos, expr in defs:

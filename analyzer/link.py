@@ -9,6 +9,7 @@ calls that produced them. Everything is done with dictionaries built once; nothi
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 from collections import defaultdict
 
@@ -414,8 +415,9 @@ class _Linker:
             a.linked = False
             a.unlinked_reason = "the bound could not be mapped to a launch argument"
             return a
-        a.bound_expr = bound_exprs[0]
-        a.bound_sources = tuple(sorted(bound_sources))
+        a.bound_expr, a.bound_sources = bound_exprs[0], tuple(sorted(bound_sources))
+        with contextlib.suppress(ValueError):  # the check's own iteration space, at the same launch
+            a.space_expr = intervals.substitute(raw.space, chain_launch[1]) if raw.space else None
         a.index_sources = tuple(sorted(index_inputs))
         if extent_exprs:
             a.index_extent = extent_exprs[0]
@@ -435,8 +437,7 @@ class _Linker:
         return a
 
     def _via(self, buf: str, before: int) -> str | None:
-        """`loaded from buf1, written by aoti_torch_cpu_searchsorted_Tensor at w.cpp:930` for an
-        index that comes through an intermediate buffer."""
+        """`loaded from buf1, written by aoti_torch_cpu_cumsum at w.cpp:930` (an index via a buffer)."""
         canonical = self._canonical(buf)
         if canonical in self.input_by_name or canonical in self.constant_names:
             return None

@@ -199,6 +199,9 @@ class Assertion:
     index_extent_sources: tuple[DimRef, ...] = ()
     # Inputs whose values (through unbacked symbols such as `u0 = x.item()`) set the extent.
     index_extent_value_inputs: tuple[int, ...] = ()
+    # The kernel's own iteration space around the check (as for `Division`): when a size makes it
+    # 0, the check never runs.
+    space_expr: str | None = None
     linked: bool = True
     unlinked_reason: str | None = None
     chain: tuple[str, ...] = ()

@@ -267,9 +267,10 @@ def _index_dims(model: Model, a: Assertion, refs: Iterable[DimRef]) -> list[DimR
 
 
 def _bound_fails(model: Model, a: Assertion, choice: Assignment) -> bool:
-    """Under `choice` the assertion's bound is <= 0 while an index still exists."""
+    """Under `choice` the assertion's bound is <= 0 while an index still exists (and the check
+    runs: the kernel's own iteration space around it is not empty)."""
     value = evaluate_at(model, a.bound_expr, choice) if a.bound_expr else None
-    if value is None or value > 0:
+    if value is None or value > 0 or empties(model, a.space_expr, choice):
         return False
     if a.index_extent:
         extent = evaluate_at(model, a.index_extent, choice)

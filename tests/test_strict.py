@@ -18,8 +18,9 @@ def strict_mode(monkeypatch):
 
 
 def test_every_package_parses_in_strict_mode(strict_mode):
-    real = sorted((FIXTURES / "real").glob("*.cpu.stripped.pt2")) + sorted((FIXTURES / "real" / "cuda").glob("*.pt2"))
-    assert len(real) >= 12  # the models nobody here wrote (transformers, AOTI-test-like)
+    real = [pkg for folder in ("real", "stranger") for pkg in
+            sorted((FIXTURES / folder).glob("*.cpu.stripped.pt2")) + sorted((FIXTURES / folder / "cuda").glob("*.pt2"))]
+    assert len(real) >= 22  # the models nobody here wrote (transformers, AOTI-test-like)
     packages = all_packages() + real
     assert len(packages) > 40  # fixtures/, fixtures/stress/pkgs, fixtures/real and ../shared/pt2
     for path in packages:
