@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 from . import intervals
 from . import witness as W
 from .findings import Finding
-from .model import Dim, DimRef, Enforcement, Model, span
+from .model import Dim, DimRef, Enforcement, Evidence, Model, span
 
 
 # Who rejects a violation at run time, in the contract's words (model.Enforcement is the one state).
@@ -42,6 +42,7 @@ class Kind(enum.Enum):
     TABLE = "constant-table"
     DIVISION = "division-by-empty-size"
     REDUCTION = "empty-reduction"
+    MULTIPLE = "divisibility"
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,28 @@ def build(package: str, model: Model, findings: Iterable[Finding] = ()) -> Contr
     for inp in model.inputs:
         for d in inp.dims:
             contract.conditions.extend(_range_conditions(model, DimRef(inp.index, d.dim), d))
+    contract.conditions.extend(_relation_conditions(model))
     return contract
+
+
+def _relation_conditions(model: Model) -> list[Condition]:
+    """A dim the package takes to be `n*k + b` (analyzer.relations) whose check is gated or absent:
+    other sizes run as the nearest smaller one, with wrong values (AOTI014)."""
+    out = []
+    for rel in model.relations:
+        if rel.enforced == Enforcement.ALWAYS:
+            continue
+        shown = model.inputs[rel.ref.input].dim_display(rel.ref.dim)
+        size = f"__in{rel.ref.input}_d{rel.ref.dim}"
+        expr = f"({size} - {rel.offset}) % {rel.n} != 0" if rel.offset else f"{size} % {rel.n} != 0"
+        read = Evidence.QUOTIENT in rel.evidence
+        out.append(Condition(Kind.MULTIPLE, expr, rel.ref,
+                             f"the package was compiled for {shown} == {rel.n}*{rel.symbol}"
+                             + (f" + {rel.offset}" if rel.offset else "")
+                             + f" ({UNCHECKED[rel.enforced]}): other sizes "
+                             + ("run as the nearest smaller one and return wrong values" if read else
+                                "break what it was compiled for"), "AOTI014" if read else None))
+    return out
 
 
 def _dim_contract(model: Model, index: int, d: Dim) -> DimContract:

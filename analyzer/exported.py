@@ -530,7 +530,8 @@ def _declared_range(text: str, ranges: dict) -> tuple[int | None, int | None]:
 
 
 def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] = ()) -> None:
-    """Set `Input.user_name` and `Dim.declared_min/declared_max` from an exported program.
+    """Set `Input.user_name`, `Dim.declared_min/declared_max/declared_expr` and the model's
+    `declared_ranges` (range_constraints) from an exported program.
 
     Inputs are matched by position (`inputs_info_` order == the exported program's user inputs).
     When the exported program does not fit the package (input count, rank or a static size
@@ -551,6 +552,7 @@ def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] =
                 kind="parse"))
         else:
             model.graph = list(ep.nodes)
+            model.declared_ranges = dict(ep.range_constraints)
             shared: dict[str, list] = {}
             for inp, declared in zip(model.inputs, ep.inputs):
                 inp.user_name = declared.name
@@ -559,6 +561,7 @@ def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] =
                     decl = by_dim.get(dim.dim)
                     if decl is not None:
                         dim.declared_min, dim.declared_max = decl.min, decl.max
+                        dim.declared_expr = decl.symbol if decl.value is None else None
                         if decl.symbol and decl.value is None:
                             shared.setdefault(decl.symbol, []).append(dim)
             # Dims the export declared with one Dim are equal by contract. Where the package kept no

@@ -79,6 +79,8 @@ class Dim:
     # environment: "unrecorded" (the package records and checks no input range: torch 2.6) or
     # "disabled" (built with aot_inductor.check_lowerbound=False). None: `enforced` says it all.
     lower_unchecked: str | None = None
+    # The exported program's expression for this dim (`20*s6` for `20 * Dim("k")`), over its symbols.
+    declared_expr: str | None = None
 
     def __setattr__(self, name: str, value: object) -> None:
         # The parsers set these after construction too: every assignment is validated.
@@ -263,6 +265,38 @@ class SizeCheck:
     sizes: tuple[str, ...]
     location: Location
     gated: bool = False
+    strides: tuple[str, ...] = ()     # as written too (`20*s6`); empty when not read
+
+
+class Evidence(TextEnum):
+    """Where a derived-dim relation (`size == n*k + b`) was read (analyzer.relations)."""
+
+    QUOTIENT = "quotient"       # run_impl reads k = size // n (`int64_t s6 = (1.0/20.0)*arg5_1_size_1;`)
+    SIZE_CHECK = "size-check"   # assert_size_stride expects the size `20L*s6`
+    STRIDE = "stride"           # assert_size_stride expects a stride `20L*s6` that is this dim's size
+    EXPORTED = "exported"       # the exported program declares the dim `20*s6`
+
+
+@dataclass
+class Relation:
+    """An input dim the package takes to be `n*symbol + offset`: other sizes break it.
+
+    `enforced` says who rejects a size that breaks it (ALWAYS, ENV: the gated assert_size_stride,
+    NONE); `location` is that check, else where the relation was read; `symbol_min`/`symbol_max`
+    the range of `symbol` where known (range_constraints)."""
+
+    ref: DimRef
+    n: int
+    symbol: str
+    offset: int = 0
+    enforced: Enforcement = Enforcement.NONE
+    location: Location | None = None
+    evidence: tuple[Evidence, ...] = ()
+    symbol_min: int | None = None
+    symbol_max: int | None = None
+
+    def fits(self, size: int) -> bool:
+        return (size - self.offset) % self.n == 0
 
 
 @dataclass
@@ -326,6 +360,10 @@ class Model:
     reductions: list[Reduction] = field(default_factory=list)
     constant_reads: list[ConstantRead] = field(default_factory=list)
     size_checks: list[SizeCheck] = field(default_factory=list)
+    # Derived-dim relations (analyzer.relations), one per input dim at most.
+    relations: list[Relation] = field(default_factory=list)
+    # The exported program's range_constraints: symbol or expression -> (min, max), None unbounded.
+    declared_ranges: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
     # (kernel, message, location) of kernels' other literal checks (not index bounds).
     kernel_messages: list[tuple[str, str, Location]] = field(default_factory=list)
     checks_gated: bool | None = None   # True: check_input_N run only with AOTI_RUNTIME_CHECK_INPUTS

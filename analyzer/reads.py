@@ -112,10 +112,11 @@ def _given_a_constant(params: tuple[str, ...], args: tuple[str, ...], constants:
 
 def annotate(model: Model, wrapper, kfacts: dict[str, KernelFacts], param_map, sources, canonical, resolve) -> None:
     """After linking: every kernel's constant reads (`model.constant_reads`), and the shapes of extern
-    calls' arguments and the size checks (`shapes.annotate`)."""
-    from . import shapes
+    calls' arguments and the size checks (`shapes.annotate`), derived-dim relations (`relations.derive`)."""
+    from . import relations, shapes
 
     shapes.annotate(model, wrapper, canonical, resolve)
+    relations.derive(model)   # reads the size checks and the exported program's expressions
     launches: dict[str, list[int]] = {}
     for i, launch in enumerate(model.launches):
         if not launch.extern:

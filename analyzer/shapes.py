@@ -33,7 +33,7 @@ def annotate(model: Model, wrapper: WrapperFacts, canonical: Callable[[str], str
              resolve: Callable[[str], str]) -> None:
     """Set `arg_shapes` of every extern launch (matched to its wrapper call by location) and the
     model's `size_checks`."""
-    model.size_checks = [SizeCheck(a.tensor, a.sizes, a.location, a.gated) for a in wrapper.size_asserts]
+    model.size_checks = [SizeCheck(a.tensor, a.sizes, a.location, a.gated, a.strides) for a in wrapper.size_asserts]
     reader = ShapeReader(wrapper, model, canonical, resolve)
     calls = {(c.location, c.function): c for c in wrapper.calls}
     for launch in model.launches:

@@ -18,7 +18,7 @@ import math
 import re
 from typing import Iterable, Mapping
 
-from . import intervals
+from . import intervals, relations
 from .model import Assertion, Dim, DimRef, Model, range_text  # noqa: F401 - re-exported for the rules
 from .sizes import INT32_MAX, can_be_zero, effective_max, effective_min  # noqa: F401 - INT32_MAX re-exported
 
@@ -127,7 +127,8 @@ def sizes(model: Model, assignment: Assignment | None = None) -> dict[DimRef, in
             elif dim.symbol is not None and dim.symbol in by_symbol:
                 out[ref] = by_symbol[dim.symbol]
             else:
-                out[ref] = valid_size(dim)
+                # A dim read as n*k takes a multiple of n: a witness breaks only what it means to.
+                out[ref] = relations.fitting_at_least(model, ref, valid_size(dim))
     # Dims the package ties to others (`y.shape[0] == x.shape[0] // 2 + 1`) follow them, so that a
     # witness breaks only what it means to break.
     values = {name: out[ref] for name, ref in symbol_dims(model).items() if ref in out}

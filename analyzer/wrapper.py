@@ -46,6 +46,7 @@ class SizeAssert:
     sizes: tuple[str, ...]
     location: Location
     gated: bool = False            # inside `if (_check_aoti_runtime_check_inputs_env()) { ... }`
+    strides: tuple[str, ...] = ()  # `{20L*s6, 1L}` as `20*s6`, `1` (a derived dim's relation)
 
 
 @dataclass
@@ -292,9 +293,16 @@ def _size_asserts(facts: WrapperFacts, body: ts.Node) -> None:
     gates = [ts.span(m["only_if_set"]) for m in ts.matches("gates", body) if "only_if_set" in m]
     for m in ts.matches("size_asserts", body):
         start, _ = ts.span(m["statement"])
-        sizes = tuple(re.sub(r"(?<=\d)L\b", "", ts.text(v).strip()) for v in ts.children(m["sizes"]))
+        sizes = _literal_list(m["sizes"])
+        strides = _literal_list(m["strides"]) if "strides" in m else ()
         gated = any(low <= start < high for low, high in gates)
-        facts.size_asserts.append(SizeAssert(ts.text(m["tensor"]), sizes, _loc(facts.path, m["statement"]), gated))
+        facts.size_asserts.append(SizeAssert(ts.text(m["tensor"]), sizes, _loc(facts.path, m["statement"]), gated,
+                                             strides))
+
+
+def _literal_list(node: ts.Node) -> tuple[str, ...]:
+    """`{s77, 20L*s6}` -> ("s77", "20*s6"): each entry as written, `L` suffixes dropped."""
+    return tuple(re.sub(r"(?<=\d)L\b", "", ts.text(v).strip()) for v in ts.children(node))
 
 
 def _symbol_asserts(facts: WrapperFacts, body: ts.Node) -> None:

@@ -91,9 +91,12 @@ LIMITATIONS: dict[str, str] = {
         STATIC + " Equalities the package checks itself (`check_input_N` with the check always on) are not "
         "reported."),
     "unenforced-divisibility": (
-        STATIC + " Relations are read from the package's quotient symbols (`s6 = (1.0/20.0)*size`) and its "
-        "size checks (`assert_size_stride(x, {..., 20L*s6})`); other derived relations (`2*k + 1`, products "
-        "of dims) are not reported yet."),
+        STATIC + " Relations (`analyzer.relations`) are read from the package's quotient symbols "
+        "(`s6 = (1.0/20.0)*size`, `c10::div_floor_integer`), its size checks "
+        "(`assert_size_stride(x, {..., 20L*s6}, {20L*s6, 1L})`: sizes and strides) and the exported "
+        "program's dim expressions (`20*s6`) and range constraints. A relation only the exported program "
+        "declares (run_impl reads no quotient) is not reported, and products of dims (`h*w` "
+        "flattened into one dim) are not read."),
     "read-past-constant": (
         STATIC + " Only loads whose index the value-range engine bounds over iteration ranges are checked; "
         "a read in a kernel whose constant-bound index assertion over the same size fails first is left "

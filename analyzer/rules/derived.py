@@ -2,96 +2,34 @@
 
 from __future__ import annotations
 
-import math
-import re
-from dataclasses import dataclass
 from typing import Iterable
 
-from .. import intervals
+from .. import relations as R
 from .. import witness as W
 from ..findings import Finding, Location, Severity
-from ..model import DimRef, Model
+from ..model import Enforcement, Evidence, Model, Relation, span
 from . import Case, Context, Rule, register
-from ..messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES
-
-_QUOTIENT = re.compile(r"^trunc\((?P<c>.+?) \* (?P<x>\w+)\)$|^floordiv\((?P<x2>\w+), (?P<n>\d+)\)$")
-
-
-@dataclass(frozen=True)
-class Divisibility:
-    """A dim read as `symbol = size // n` whose size the package takes to be `n * symbol`."""
-
-    ref: DimRef
-    n: int
-    symbol: str
-    enforced: str                     # "always" | "env" | "none": the size check of `n * symbol`
-    location: Location | None
-
-
-def divisibilities(model: Model) -> list[Divisibility]:
-    """`int64_t s6 = (1.0/20.0)*arg5_1_size_1;` (a quotient of an input size) with the input's
-    expected size `20L*s6` in `assert_size_stride` (gated or not)."""
-    roots = W.symbol_dims(model)
-    out: list[Divisibility] = []
-    for sym in model.symbols.values():
-        m = _QUOTIENT.match(sym.expr.replace("(", "(", 1))
-        if not m:
-            continue
-        if m.group("x"):
-            try:
-                c = intervals.evaluate(m.group("c"), {})
-            except ValueError:
-                continue
-            if not c or c <= 0:
-                continue
-            n = round(1 / c)
-            if n < 2 or not math.isclose(n * c, 1.0, rel_tol=1e-9):
-                continue
-            x = m.group("x")
-        else:
-            n, x = int(m.group("n")), m.group("x2")
-        ref = roots.get(x)
-        if ref is None or n < 2:
-            continue
-        inp = model.inputs[ref.input]
-        enforced, location = "none", None
-        for check in model.size_checks:
-            if check.tensor != inp.name or ref.dim >= len(check.sizes):
-                continue
-            size = check.sizes[ref.dim].replace(" ", "")
-            if re.fullmatch(rf"\(?{n}L?\*{re.escape(sym.name)}\)?|\(?{re.escape(sym.name)}\*{n}L?\)?", size):
-                enforced, location = ("env" if check.gated else "always"), check.location
-                if not check.gated:
-                    break
-        out.append(Divisibility(ref, n, sym.name, enforced, location or sym.location))
-    return out
-
-
-def non_multiple(model: Model, d: Divisibility) -> int | None:
-    """The smallest size in the dim's compiled/declared range that is not a multiple of n."""
-    dim = model.dim(d.ref)
-    if dim is None or dim.value is not None:
-        return None
-    low, high = W.effective_min(dim), W.effective_max(dim)
-    size = max(low, 1)
-    if size % d.n == 0:
-        size += 1
-    return size if high is None or size <= high else None
-
-
-def largest_multiple_below(n: int, size: int) -> int:
-    """The largest multiple of n below `size` (0 at least)."""
-    return max(0, ((size - 1) // n) * n)
-
+from ..messages import CHAIN, CONTRACT_HINT, ENFORCEMENT, FIXES, MESSAGES
 
 MESSAGES["unenforced-divisibility"] = (
-    "{dim_display} ({where}) is assumed to be a multiple of {n}: the package reads {symbol} = {dim_display} "
-    "// {n} and uses {n}*{symbol} as the size, but {enforcement}: a size like {size} runs as if it were "
+    "{dim_display} ({where}) is assumed to be {assumed}: the package reads {symbol} = {quotient} "
+    "and uses {relation} as the size, but {enforcement}: a size like {size} runs as if it were "
     "{rounded} and returns wrong values without any message")
 FIXES["unenforced-divisibility"] = (
-    "check `{check_expr} % {n} == 0` before calling the model (pad or trim the input to a multiple of {n}), "
-    "or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package's size check `{n}*{symbol}` rejects it")
-CHAIN["unenforced-divisibility"] = "{symbol} = {dim_display} // {n} (read by run_impl); expected size {n}*{symbol}: {enforcement}"
+    "check `{check_expr} % {n} == {remainder}` before calling the model (pad or trim the input to a multiple "
+    "of {n}), or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package's size check `{relation}` rejects "
+    "it" + CONTRACT_HINT)
+FIXES["unenforced-divisibility.none"] = (
+    "check `{check_expr} % {n} == {remainder}` before calling the model (pad or trim the input to a multiple "
+    "of {n}); the package has no check of this, not even with AOTI_RUNTIME_CHECK_INPUTS=1" + CONTRACT_HINT)
+CHAIN["unenforced-divisibility"] = (
+    "{symbol} = {quotient} (read by run_impl); expected size {relation}: {enforcement}")
+CHAIN["unenforced-divisibility.declared"] = "exported program: {dim_display} = {relation}{symbol_range}"
+
+
+def _relation_text(rel: Relation) -> str:
+    text = f"{rel.n}*{rel.symbol}"
+    return text + (f" + {rel.offset}" if rel.offset > 0 else f" - {-rel.offset}" if rel.offset < 0 else "")
 
 
 @register
@@ -99,11 +37,18 @@ class UnenforcedDivisibility(Rule):
     """A dynamic dimension the package assumes to be a multiple of a constant is not checked.
 
     ## What it does
-    Finds input dims that the package reads as a quotient (`int64_t s6 = (1.0/20.0)*arg5_1_size_1;`,
-    from an export with `20 * Dim("k")`, a conv stride, a patch size or a `view(-1, 2)`) and whose
-    size it then takes to be `20*s6`, when the check that the size really is `20*s6`
-    (`assert_size_stride`) runs only with `AOTI_RUNTIME_CHECK_INPUTS=1` or not at all. The witness is
-    the smallest size inside the compiled range that is not a multiple.
+    Finds input dims the package was compiled to take as `n*k` (an export with `20 * Dim("k")`, a conv
+    stride, a patch size, Swin's 2x2 patch merging, a `view(-1, 2)`) when nothing rejects other sizes
+    by default. The relation is read by `analyzer.relations` from the package (run_impl's quotient
+    `int64_t s6 = (1.0/20.0)*arg5_1_size_1;` or `c10::div_floor_integer`, and the expected size
+    `20L*s6` or stride of `assert_size_stride`) and from the exported program (the dim's expression
+    `20*s6`, `s6`'s range constraint). The only check is that `assert_size_stride`: it runs only with
+    `AOTI_RUNTIME_CHECK_INPUTS=1` (torch 2.13) or is absent (torch 2.11 CUDA wrappers);
+    `check_input_N` checks the range (80..16000), not the multiple. The witness is the smallest size
+    inside the compiled (and declared) range that breaks the relation. Severity: error (the package
+    computes with the rounded size: silent wrong values, confirmed at run time on every real fixture).
+    A relation only the exported program declares (run_impl reads no quotient) is not reported: it
+    shapes witnesses and the contract's guard only.
 
     ## Why it matters
     The compiled code computes with the rounded-down size: a length of 801 runs as 800. The result has
@@ -118,38 +63,74 @@ class UnenforcedDivisibility(Rule):
     ```
 
     ## Fix
-    Check `x.shape[1] % 20 == 0` before calling the model (pad or trim to a multiple), or run with
-    `AOTI_RUNTIME_CHECK_INPUTS=1` so that the package's own size check rejects other lengths.
+    Check `x.shape[1] % 20 == 0` before calling the model (pad or trim to a multiple): the guard
+    `aoti-lint contract PKG --emit python` writes checks it. Or run with `AOTI_RUNTIME_CHECK_INPUTS=1`
+    so that the package's own size check rejects other lengths, where the package has that check
+    (torch 2.13 CPU and CUDA builds; torch 2.11 CUDA wrappers have none).
     """
 
     name = "unenforced-divisibility"
     code = "AOTI014"
     severity = Severity.ERROR
     VALID = (Case("fixtures/real/gpt2.cpu.stripped.pt2", exported="fixtures/real/gpt2.ep.pt2"),
-             Case("fixtures/real/resnetish.cpu.stripped.pt2"))
+             Case("fixtures/real/resnetish.cpu.stripped.pt2"),
+             # ViT's 32x32 images are static: patch 8 divides them at compile time.
+             Case("fixtures/real/vit.cpu.stripped.pt2", exported="fixtures/real/vit.ep.pt2"))
     INVALID = (
         # `20 * Dim("k", min=4, max=800)` for stride-20 convolutions: 801 runs as 800.
         Case("fixtures/real/wav2vec2_fe.cpu.stripped.pt2", {"message_key": "unenforced-divisibility", "input": 0,
                                                             "dim": 1}, exported="fixtures/real/wav2vec2_fe.ep.pt2"),
         Case("fixtures/real/pairs.cpu.stripped.pt2", {"message_key": "unenforced-divisibility", "input": 0, "dim": 0}),
         Case("fixtures/real/patch_embed.cpu.stripped.pt2", {"message_key": "unenforced-divisibility", "dim": 2}),
+        # transformers' SwinPatchMerging over a [batch, 2*h, 2*w, 16] map: eager pads odd sizes, the package floors.
+        Case("fixtures/real/swin_merge.cpu.stripped.pt2", {"message_key": "unenforced-divisibility", "input": 0,
+                                                          "dim": 1}, exported="fixtures/real/swin_merge.ep.pt2"),
+        # torch 2.11 CUDA: no assert_size_stride at all, so AOTI_RUNTIME_CHECK_INPUTS=1 does not help.
+        Case("fixtures/real/cuda/wav2vec2_fe.cuda.stripped.pt2", {"message_key": "unenforced-divisibility", "input": 0,
+                                                                  "dim": 1, "fix_key": "unenforced-divisibility.none"},
+             exported="fixtures/real/wav2vec2_fe.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
-        for d in divisibilities(model):
-            if d.enforced == "always":
+        for rel in model.relations:
+            if rel.enforced == Enforcement.ALWAYS:
                 continue
-            size = non_multiple(model, d)
+            size = R.breaking_size(model, rel.ref)
             if size is None:
                 continue
-            ref = d.ref
-            fields = dict(dim_display=W.dim_display(model, ref), where=f"input {ref.input} dim {ref.dim}",
-                          n=d.n, symbol=d.symbol, enforcement=ENFORCEMENT[d.enforced], size=size,
-                          rounded=(size // d.n) * d.n, check_expr=W.check_expr(model, ref))
-            chain = (CHAIN["unenforced-divisibility"].format(**fields),)
+            ref = rel.ref
+            if Evidence.QUOTIENT not in rel.evidence:
+                continue     # declared only: nothing says how the package reads the dim
+            display = W.dim_display(model, ref)
+            fields = dict(dim_display=display, where=f"input {ref.input} dim {ref.dim}", n=rel.n,
+                          symbol=rel.symbol, relation=_relation_text(rel), assumed=_assumed(rel), quotient=_quotient_text(rel, display),
+                          enforcement=ENFORCEMENT[rel.enforced], size=size, remainder=rel.offset % rel.n,
+                          rounded=(size - rel.offset) // rel.n * rel.n + rel.offset,
+                          check_expr=W.check_expr(model, ref), symbol_range=_symbol_range(rel))
+            chain = [CHAIN["unenforced-divisibility"].format(**fields)]
+            if Evidence.EXPORTED in rel.evidence:
+                chain.append(CHAIN["unenforced-divisibility.declared"].format(**fields))
+            message = MESSAGES["unenforced-divisibility"]
+            fix = FIXES["unenforced-divisibility" if rel.enforced == Enforcement.ENV else "unenforced-divisibility.none"]
             yield self.finding(
-                model, ctx, MESSAGES["unenforced-divisibility"].format(**fields),
-                d.location or Location(model.wrapper_path or model.name),
-                input=ref.input, dim=ref.dim, symbol=d.symbol, witness=W.witness(model, {ref: size}),
-                fix=FIXES["unenforced-divisibility"].format(**fields), chain=chain,
-                key=f"divisible:in{ref.input}.d{ref.dim}%{d.n}")
+                model, ctx, message.format(**fields), rel.location or Location(model.wrapper_path or model.name),
+                input=ref.input, dim=ref.dim, symbol=rel.symbol, witness=W.witness(model, {ref: size}),
+                fix=fix.format(**fields), chain=tuple(chain), key=f"divisible:in{ref.input}.d{ref.dim}%{rel.n}")
+
+
+def _assumed(rel: Relation) -> str:
+    if rel.offset % rel.n == 0:
+        return f"a multiple of {rel.n}"
+    return f"{rel.offset % rel.n} more than a multiple of {rel.n}"
+
+
+def _quotient_text(rel: Relation, display: str) -> str:
+    inner = f"({display} - {rel.offset})" if rel.offset > 0 else f"({display} + {-rel.offset})" \
+        if rel.offset < 0 else display
+    return f"{inner} // {rel.n}"
+
+
+def _symbol_range(rel: Relation) -> str:
+    if rel.symbol_min is None and rel.symbol_max is None:
+        return ""
+    return f" with {rel.symbol} in {span(rel.symbol_min, rel.symbol_max)}"

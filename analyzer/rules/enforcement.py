@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from enum import Enum
 
-from .. import intervals
+from .. import intervals, relations
 from .. import witness as W
 from ..findings import Severity
 from ..model import Dim, DimRef, Model
@@ -316,9 +316,4 @@ def extern_failure(model: Model, launch) -> dict | None:
 def below_min(model: Model, ref: DimRef, minimum: int) -> int:
     """The largest size below the compiled minimum that keeps the dim's derived relation (a multiple
     of 20 for a length read as 20*k): a witness that fails for its size, not for its remainder."""
-    from .derived import divisibilities, largest_multiple_below
-
-    for d in divisibilities(model):
-        if d.ref == ref:
-            return largest_multiple_below(d.n, minimum)
-    return minimum - 1
+    return relations.fitting_below(model, ref, minimum)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .. import intervals
+from .. import intervals, relations
 from .. import witness as W
 from ..findings import Finding, Location, Severity
 from ..model import DimRef, Model, span
@@ -313,9 +313,12 @@ class CompiledRangeNarrowerThanDeclared(Rule):
         for inp in model.inputs:
             for dim in inp.dims:
                 below, above = _declared_gap(dim)
+                ref = DimRef(inp.index, dim.dim)
+                # A dim declared n*k (analyzer.relations) allows only multiples: 8 below 16, not 9..15.
+                rel = relations.relation(model, ref)
+                below = [v for v in below if rel is None or rel.fits(v)]
                 if not below and not above:
                     continue
-                ref = DimRef(inp.index, dim.dim)
                 symbol = dim.symbol or W.symbol_of(model, ref)
                 if symbol is not None and _tied_to_another_dim(model, symbol, ref):
                     continue
