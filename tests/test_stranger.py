@@ -5,6 +5,8 @@ what the packages did at run time (fixtures/stranger/runtime.json, from fixtures
 
 from __future__ import annotations
 
+import json
+import re
 from functools import lru_cache
 
 import pytest
@@ -37,3 +39,69 @@ def test_mixtral_batch_zero_empties_the_checks_own_loop():
     assert routed and all(a.space_expr for a in routed)
     zero_batch = {ref: 0 for ref in routed[0].bound_sources if ref.dim == 0}
     assert zero_batch and all(W.empties(model, a.space_expr, zero_batch) for a in routed)
+
+
+# -- run-time records (fixtures/stranger/runtime.json: aoti_load_package and eager, CPU) ----------------
+
+def _records(name: str) -> dict[str, dict]:
+    path = STRANGER / "runtime.json"
+    if not path.exists():
+        pytest.skip("fixtures/stranger/runtime.json is missing")
+    return {r["label"]: r for r in json.loads(path.read_text()) if r["name"] == name}
+
+
+def _sizes(witness: str) -> list[tuple[int, ...]]:
+    return [tuple(int(v) for v in re.findall(r"-?\d+", shape)) for shape in re.findall(r"\(([^)]*)\)", witness)]
+
+
+@pytest.mark.parametrize("name", ["t5_enc", "qwen2", "roberta", "mixtral", "nn_tfm"])
+def test_empty_sequence_kills_the_process_and_the_finding_says_size_zero(name):
+    """seq = 0 ends every attention package with SIGFPE (CPU flash attention divides by the length),
+    whether or not eager raises first (nn_tfm: eager returns an empty result). The dim's
+    unenforced-lower-bound finding carries a witness of size 0 among its witnesses."""
+    record = _records(name)["seq=0"]
+    assert record["rc"] == -8 and record["signal"] == "SIGFPE"
+    [finding] = [f for f in _lint(name) if f.code == "AOTI002" and f.input == 0 and f.dim == 1]
+    assert any(_sizes(w)[0][1] == 0 for w in finding.witnesses)
+    assert any(_sizes(w)[0][1] == 1 for w in finding.witnesses)
+    # With the variable set the package rejects 0 itself.
+    assert "dim value is too small" in _records(name)["seq=0+env"]["aoti"]["error"]
+
+
+def test_mixtral_batch_zero_runs():
+    """The record behind test_mixtral_batch_zero_empties_the_checks_own_loop: batch 0 returns."""
+    record = _records("mixtral")["batch=0"]
+    assert record["rc"] == 0 and record["aoti"]["ok"]
+
+
+def test_nn_tfm_reads_past_its_position_table_silently():
+    """seq = 65 (declared max 64, checked only with the variable): the package returns a result
+    where eager raises (size mismatch); read-past-constant names exactly that size."""
+    found = [f for f in _lint("nn_tfm") if f.code == "AOTI013"]
+    assert found and {f.witness for f in found} == {"x.shape = (2, 65)"}
+    assert {f.severity.value for f in found} == {"warning"}  # the declared max is 64: gated, not absent
+    record = _records("nn_tfm")["seq=max+1"]
+    assert record["aoti"]["ok"] and not record["eager"]["ok"]
+    assert "dim value is too large" in _records("nn_tfm")["seq=max+1+env"]["aoti"]["error"]
+
+
+def test_embedding_bag_is_quiet_but_for_the_contract():
+    """EmbeddingBag runs at n, b in {0, 1} in both eager and the package: nothing but the
+    compiled-for->=2 contract warnings (one per input)."""
+    records = _records("bag")
+    for label in ("n=0", "n=1", "b=0", "b=1"):
+        assert records[label]["aoti"]["ok"] and records[label]["eager"]["ok"], label
+    assert _codes("bag") == ["AOTI002", "AOTI002"]
+    assert {f.severity.value for f in _lint("bag")} == {"warning"}
+
+
+@pytest.mark.xfail(strict=True, reason="value ranges through intermediate buffers (cumsum of the padding "
+                                       "mask) are not derived yet: RoBERTa's position index is taken as data")
+def test_roberta_position_ids_past_the_table():
+    """RoBERTa's position ids are cumsum(mask) + padding_idx: at seq = 129 (declared max 128, checked
+    only with the variable) the index reaches 130 in a 130-row table; the package aborts (CPU) and
+    fires a device assert (CUDA, torch.compile on the H200: `index out of bounds: 0 <= tmp20 < 130`)."""
+    record = _records("roberta")["seq=max+1"]
+    assert record["rc"] == -6
+    found = [f for f in _lint("roberta") if f.code == "AOTI003"]
+    assert found and all(f.witness == "x.shape = (2, 129)" for f in found)
