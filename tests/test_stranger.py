@@ -13,6 +13,7 @@ import pytest
 
 from analyzer import api
 from analyzer import witness as W
+from analyzer.findings import Severity
 from conftest import FIXTURES
 
 STRANGER = FIXTURES / "stranger"
@@ -61,9 +62,10 @@ def test_empty_sequence_kills_the_process_and_the_finding_says_size_zero(name):
     unenforced-lower-bound finding carries a witness of size 0 among its witnesses."""
     record = _records(name)["seq=0"]
     assert record["rc"] == -8 and record["signal"] == "SIGFPE"
-    [finding] = [f for f in _lint(name) if f.code == "AOTI002" and f.input == 0 and f.dim == 1]
-    assert any(_sizes(w)[0][1] == 0 for w in finding.witnesses)
-    assert any(_sizes(w)[0][1] == 1 for w in finding.witnesses)
+    [finding] = [f for f in _lint(name) if f.code == "AOTI002" and f.input == 0]  # one per input
+    shapes = [_sizes(w)[0] for w in finding.witnesses]
+    assert (2, 0) in shapes or (3, 0) in shapes    # seq = 0, the other dim a healthy size
+    assert (2, 1) in shapes or (3, 1) in shapes
     # With the variable set the package rejects 0 itself.
     assert "dim value is too small" in _records(name)["seq=0+env"]["aoti"]["error"]
 
@@ -79,7 +81,7 @@ def test_nn_tfm_reads_past_its_position_table_silently():
     where eager raises (size mismatch); read-past-constant names exactly that size."""
     found = [f for f in _lint("nn_tfm") if f.code == "AOTI013"]
     assert found and {f.witness for f in found} == {"x.shape = (2, 65)"}
-    assert {f.severity.value for f in found} == {"warning"}  # the declared max is 64: gated, not absent
+    assert {f.severity for f in found} == {Severity.WARNING}  # the declared max is 64: gated, not absent
     record = _records("nn_tfm")["seq=max+1"]
     assert record["aoti"]["ok"] and not record["eager"]["ok"]
     assert "dim value is too large" in _records("nn_tfm")["seq=max+1+env"]["aoti"]["error"]
@@ -92,7 +94,7 @@ def test_embedding_bag_is_quiet_but_for_the_contract():
     for label in ("n=0", "n=1", "b=0", "b=1"):
         assert records[label]["aoti"]["ok"] and records[label]["eager"]["ok"], label
     assert _codes("bag") == ["AOTI002", "AOTI002"]
-    assert {f.severity.value for f in _lint("bag")} == {"warning"}
+    assert {f.severity for f in _lint("bag")} == {Severity.WARNING}
 
 
 @pytest.mark.xfail(strict=True, reason="value ranges through intermediate buffers (cumsum of the padding "
