@@ -218,9 +218,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                         # read-past-constant reads its loads: their definitions, from the function alone.
                         light = triage.with_definitions(light, name, helper.triton_source,
                                                         helper.source_first_line, helper.source_indent)
-                    found.append(light or kernels.parse_triton(name, helper.triton_source, member,
-                                                               helper.source_first_line, helper.source_indent,
-                                                               helper.params))
+                    found.append(light or _walk_triton(name, helper, member, fast_path))
             wrapper_facts = facts
             kernel_facts.extend(found)
     for member in sourced.wrappers[1:]:
@@ -239,6 +237,20 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                            cpp_only=cpp_only, problems=problems, annotate=_with_minimums(wrapper_facts, annotate))
     model.metadata_path = members.metadata[0] if members.metadata else None
     return model
+
+
+def _walk_triton(name: str, helper: "wrapper.Helper", member: str, fast_path: bool) -> "kernels.KernelFacts":
+    """The full walk of a Triton kernel; on the fast path without parsing its decorator."""
+    short = triage.without_decorator(name, helper.triton_source) if fast_path else None
+    source = helper.triton_source if short is None else short[0]
+    facts = kernels.parse_triton(name, source, member, helper.source_first_line, helper.source_indent,
+                                 helper.params)
+    if short is not None:
+        if facts.problem is not None:  # reported as the whole source would be
+            return kernels.parse_triton(name, helper.triton_source, member, helper.source_first_line,
+                                        helper.source_indent, helper.params)
+        facts.param_types = short[1]
+    return facts
 
 
 def _keep_all_lines(model: Model, sources: dict[str, bytes]) -> None:

@@ -59,16 +59,20 @@ def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: li
     index), from the first launch that passes a constant; located by `facts.locate`."""
     locate = facts.locate or (lambda _: facts.location)
     constants = {c.name: c for c in model.constants}
-    if not constants or not any(_given_a_constant(facts.params, model.launches[i].args, constants) for i in indices):
-        return []  # no launch passes this kernel a constant with a shape: nothing to read past
+    params = facts.params
+    # Pointer parameters some launch passes a constant with a shape: only their loads can read
+    # past one (the others' ranges are not computed; most kernels load constants and buffers).
+    given = {ptr for ptr in params if _POINTER.match(ptr) and any(
+        _shaped(constants, model.launches[i].args, params.index(ptr)) for i in indices)}
+    if not given:
+        return []
     launches = [(model.launches[i], param_map(facts, i)) for i in indices]
     out: list[ConstantRead] = []
     seen: set[tuple[str, str]] = set()
-    params = facts.params
     for defs in facts.defs.values():
         for pos, expr in defs:
             for ptr, index in _loads_of(expr):
-                if ptr not in params:
+                if ptr not in given:
                     continue
                 key = (ptr, ast.dump(index))
                 if key in seen:
@@ -99,15 +103,9 @@ def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: li
     return out
 
 
-def _given_a_constant(params: tuple[str, ...], args: tuple[str, ...], constants: dict) -> bool:
-    """Does this launch pass a constant with a shape at a pointer parameter's first slot?"""
-    for ptr in set(params):
-        if _POINTER.match(ptr):
-            slot = params.index(ptr)
-            const = constants.get(args[slot]) if slot < len(args) else None
-            if const is not None and const.shape:
-                return True
-    return False
+def _shaped(constants: dict, args: tuple[str, ...], slot: int) -> bool:
+    const = constants.get(args[slot]) if slot < len(args) else None
+    return const is not None and bool(const.shape)
 
 
 def annotate(model: Model, wrapper, kfacts: dict[str, KernelFacts], param_map, sources, canonical, resolve) -> None:

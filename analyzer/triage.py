@@ -46,10 +46,13 @@ def light_triton(name: str, source: str, path: str, first_line: int, indent: int
     """The facts `kernels.parse_triton` would return for a kernel with nothing to walk, or None."""
     if "device_assert" in source or _QUOTES in source or '"""' in source or "\\" in source:
         return None
-    defs = _DEF.findall(source)
-    if len(defs) != 1 or defs[0][0] != name or source.count("\ndef ") + source.startswith("def ") != 1:
+    if source.count("\ndef ") + source.startswith("def ") != 1:
         return None
-    params = _params(defs[0][1])
+    # The one line starting with `def `: the only place _DEF (`^def ...$`, multi-line) can match.
+    found = _DEF.match(source, 0 if source.startswith("def ") else source.find("\ndef ") + 1)
+    if found is None or found.group(1) != name:
+        return None
+    params = _params(found.group(2))
     if params is None:
         return None
     types = _signature(source)
@@ -65,6 +68,20 @@ def light_triton(name: str, source: str, path: str, first_line: int, indent: int
     facts = KernelFacts(name, "triton", params, Location(path, first_line + def_line - 1, indent + 1))
     facts.param_types = types
     return facts
+
+
+def without_decorator(name: str, source: str) -> tuple[str, dict[str, str]] | None:
+    """For a kernel that must be walked: its source with every line above `def <name>(` left
+    empty (the decorator's dicts are most of the text; the walk keeps the same line numbers) and
+    its signature as the scan reads it; None when the source is not that one decorated def."""
+    if source.count("\ndef ") != 1 or source.startswith("def "):
+        return None
+    at = source.find("\ndef ") + 1
+    found = _DEF.match(source, at)
+    types = _signature(source)
+    if found is None or found.group(1) != name or types is None or source.find("triton_meta=", at) >= 0:
+        return None
+    return "\n" * source.count("\n", 0, at) + source[at:], types
 
 
 def with_definitions(light: KernelFacts, name: str, source: str, first_line: int, indent: int) -> KernelFacts | None:
@@ -232,11 +249,17 @@ def _divides_by_size(body: str, params: tuple[str, ...]) -> bool:
 def _one_statement_per_line(body: str) -> bool:
     """Inductor writes one statement per line; a bracket left open (a statement over several
     lines) or a `;` would hide names from the line-wise scan, so such a kernel is walked."""
-    for line in body.split("\n"):
-        if ";" in line or line.count("(") != line.count(")") or line.count("[") != line.count("]") \
-                or line.count("{") != line.count("}"):
+    if ";" in body:
+        return False
+    lines = body.split("\n")
+    for opening, closing in _BRACKETS:
+        if (opening in body or closing in body) and \
+                [line.count(opening) for line in lines] != [line.count(closing) for line in lines]:
             return False
     return True
+
+
+_BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
 
 
 def _names(text: str) -> list[str]:
@@ -333,7 +356,7 @@ class HelperText:
 _HELPER_HEAD = re.compile(rb"template <[^\n]*>\nstatic inline void (call_triton_\w+)\(\n")
 _COMMENT_OPEN = b"    /*\n    async_compile.triton("
 _HELPER_PARAM = re.compile(rb"    (?:const )?[\w:<>]+&? (\w+)(?: = [\w:]+)?,?")
-_NOT_BRACE = re.compile(rb"[^{}]+")
+_NOT_BRACE = bytes(b for b in range(256) if b not in b"{}")  # deleted by bytes.translate
 _UNSAFE_BODY = (b"/*", b"*/", b"//", b'R"', b"\\\n", b"#", b"'")
 
 
@@ -382,7 +405,7 @@ def split_helpers(data: bytes) -> tuple[bytes, list[HelperText]]:
         end += 3
         params = _helper_params(data[m.end():close + 1])
         rest = data[comment_end + 3:end - 2]
-        if params is None or any(bad in rest for bad in _UNSAFE_BODY) or not _balanced_body(rest):
+        if params is None or _unsafe_body(rest) or not _balanced_body(rest):
             continue
         try:
             comment = data[comment_start + 4:comment_end + 2].decode("utf-8")
@@ -398,6 +421,12 @@ def split_helpers(data: bytes) -> tuple[bytes, list[HelperText]]:
         return data, []
     pieces.append(data[kept:])
     return b"".join(pieces), found
+
+
+def _unsafe_body(rest: bytes) -> bool:
+    """Any of _UNSAFE_BODY in the body (written out: this runs once per helper)."""
+    return b"/*" in rest or b"*/" in rest or b"//" in rest or b'R"' in rest or b"\\\n" in rest \
+        or b"#" in rest or b"'" in rest
 
 
 def _helper_params(block: bytes) -> tuple[str, ...] | None:
@@ -418,7 +447,7 @@ def _balanced_body(rest: bytes) -> bool:
             if b'"' in line and (b"{" in line or b"}" in line):
                 return False
     depth = 0
-    for ch in _NOT_BRACE.sub(b"", rest):
+    for ch in rest.translate(None, _NOT_BRACE):
         depth += 1 if ch == 0x7B else -1
         if depth < 0:
             return False

@@ -226,8 +226,13 @@ def _check_gate(facts: WrapperFacts, body: ts.Node) -> None:
 
 def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
     _declarations(facts, body, max_depth)
-    _size_asserts(facts, body)
-    _symbol_asserts(facts, body)
+    # Each query walks all of run_impl (thousands of launches): run it only where the words it
+    # matches (`assert_size_stride`, a `throw`) are in the text.
+    text = ts.text(body)
+    if "assert_size_stride" in text:
+        _size_asserts(facts, body)
+    if "throw" in text:
+        _symbol_asserts(facts, body)
     _int_arrays(facts, body, max_depth)
     _Launches(facts, max_depth).walk(body)
 

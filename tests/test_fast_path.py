@@ -26,7 +26,7 @@ def _wrappers():
 def test_fast_path_facts_equal_the_walk_on_every_kernel() -> None:
     """Kernel by kernel: where the scan answers, the walk finds nothing to check and the same
     name, parameters, signature and location; the scan answers for most kernels of a model."""
-    light = total = given = 0
+    light = total = given = undecorated = 0
     for path in all_packages():
         with archive.open_package(path) as pkg:
             for members in pkg.models:
@@ -41,6 +41,13 @@ def test_fast_path_facts_equal_the_walk_on_every_kernel() -> None:
                         scanned = triage.light_triton(*args)
                         total += 1
                         if scanned is None:
+                            # Walked: without its decorator, it gives the same facts.
+                            short = triage.without_decorator(name, helper.triton_source)
+                            if short is not None:
+                                shorter = kernels.parse_triton(name, short[0], *args[2:], helper.params)
+                                shorter.param_types = short[1]
+                                _assert_same_facts(shorter, walked, (path, name))
+                                undecorated += 1
                             continue
                         light += 1
                         assert not (walked.assertions or walked.divisions or walked.reductions
@@ -50,7 +57,14 @@ def test_fast_path_facts_equal_the_walk_on_every_kernel() -> None:
                         # Given a constant, the kernel gets the walk's definitions (read-past-constant).
                         _assert_same_definitions(walked, args, (path, name))
                         given += 1
-    assert total > 50 and light >= 5 and given >= 5
+    assert total > 50 and light >= 5 and given >= 5 and undecorated >= 20
+
+
+def _assert_same_facts(a: kernels.KernelFacts, b: kernels.KernelFacts, where) -> None:
+    for field in dataclasses.fields(a):
+        if field.name not in ("defs", "locate"):
+            assert getattr(a, field.name) == getattr(b, field.name), (where, field.name)
+    assert _definitions(a) == _definitions(b), where
 
 
 def _definitions(facts: kernels.KernelFacts) -> list[tuple[str, int, str, Location]]:

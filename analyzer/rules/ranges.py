@@ -347,14 +347,23 @@ def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
     """Root symbol -> generated kernels that read it (launch arguments resolved through
     `model.symbols`, assertion bounds and extents, reductions, divisions), in launch order."""
     out: dict[str, list[str]] = {}
+    seen: dict[str, list[str]] = {}  # expression -> its roots, in order (thousands of launches share a few)
 
     def add(kernel: str, expr: str | None) -> None:
         if not expr:
             return
+        found = seen.get(expr)
+        if found is None:
+            found = seen[expr] = _roots(expr)
+        for root in found:
+            out.setdefault(root, {})[kernel] = None
+
+    def _roots(expr: str) -> list[str]:
         try:
             names = intervals.names(expr)
         except ValueError:
-            return
+            return []
+        found = []
         for name in names:
             sym = model.symbols.get(name)
             roots = {name}
@@ -363,8 +372,8 @@ def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
                     roots = intervals.names(sym.expr)
                 except ValueError:
                     roots = set()
-            for root in roots:
-                out.setdefault(root, {})[kernel] = None
+            found.extend(roots)
+        return found
 
     for launch in model.launches:
         if launch.extern:
