@@ -229,3 +229,17 @@ def test_guard_rejects_aoti014_witnesses_and_accepts_healthy_sizes(name, cuda):
 def _dim_name(name: str, dim: int) -> str:
     return {"wav2vec2_fe": {1: "k"}, "patch_embed": {2: "hp", 3: "wp"}, "pairs": {0: "p"},
             "swin_merge": {1: "h", 2: "w"}}[name][dim]
+
+
+# -- inspect and contract show the relation ----------------------------------------------------------
+
+def test_inspect_shows_the_relation():
+    from analyzer.report import inspect
+
+    pkg = api.load(str(REAL / "cuda" / "wav2vec2_fe.cuda.stripped.pt2"),
+                   api.Options(exported_program=str(REAL / "wav2vec2_fe.ep.pt2")))
+    doc = json.loads(inspect.render_json(pkg))
+    dim = doc["models"][0]["inputs"][0]["dims"][1]
+    assert dim["relation"] == {"n": 20, "symbol": "s6", "offset": 0, "enforced": "none",
+                               "evidence": ["quotient", "exported"]}
+    assert "multiple of 20 (20*s6, checked: never)" in inspect.render_text(pkg)

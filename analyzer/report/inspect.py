@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .. import source
-from ..model import Assertion, Dim, Input, Model, Package, span
+from ..model import Assertion, Dim, Input, Model, Package, Relation, span
 from ..messages import CHECKED_CELL
 from ._common import location_json
 
@@ -13,7 +13,7 @@ SCHEMA = "aoti-lint.inspect/1"
 
 
 
-def _dim_json(dim: Dim) -> dict:
+def _dim_json(dim: Dim, rel: Relation | None = None) -> dict:
     if dim.value is not None:
         return {"dim": dim.dim, "value": dim.value}
     out = {"dim": dim.dim, "symbol": dim.symbol, "min": dim.min, "max": dim.max, "enforced": dim.enforced}
@@ -22,16 +22,23 @@ def _dim_json(dim: Dim) -> dict:
         out["declared_max"] = dim.declared_max
     if dim.lower_unchecked:
         out["lower_unchecked"] = dim.lower_unchecked
+    if rel is not None:   # compiled as n*symbol + offset (analyzer.relations)
+        out["relation"] = {"n": rel.n, "symbol": rel.symbol, "offset": rel.offset, "enforced": rel.enforced,
+                           "evidence": [str(e) for e in rel.evidence]}
     return out
 
 
-def _input_json(inp: Input) -> dict:
+def _relations(model: Model) -> dict:
+    return {(r.ref.input, r.ref.dim): r for r in model.relations}
+
+
+def _input_json(inp: Input, relations: dict | None = None) -> dict:
     out = {"index": inp.index, "name": inp.name}
     if inp.user_name:
         out["user_name"] = inp.user_name
     out["dtype"] = inp.dtype
     out["device"] = inp.device
-    out["dims"] = [_dim_json(d) for d in inp.dims]
+    out["dims"] = [_dim_json(d, (relations or {}).get((inp.index, d.dim))) for d in inp.dims]
     return out
 
 
@@ -65,7 +72,7 @@ def model_json(model: Model) -> dict:
         "wrapper": model.wrapper_path,
         "cpp_only": model.cpp_only,
         "checks_gated": model.checks_gated,
-        "inputs": [_input_json(i) for i in model.inputs],
+        "inputs": [_input_json(i, _relations(model)) for i in model.inputs],
         "constants": [{"index": c.index, "name": c.name, "shape": list(c.shape) if c.shape else None,
                        "original_fqn": c.original_fqn} for c in model.constants],
         "symbols": [{"name": sym.name, "expr": sym.expr, "unbacked": sym.unbacked,
@@ -135,6 +142,7 @@ def render_text(package: Package, color: bool = False) -> str:
             out.append("  input checks: run at every call")
         out.append(f"  inputs ({len(model.inputs)}):")
         rows = [["#", "name", "dtype", "dim", "symbol", "compiled", "enforced"]]
+        relations = _relations(model)
         for inp in model.inputs:
             name = inp.name + (f" ({inp.user_name})" if inp.user_name else "")
             if not inp.dims:
@@ -144,6 +152,11 @@ def render_text(package: Package, color: bool = False) -> str:
                 declared = ""
                 if dim.value is None and (dim.declared_min is not None or dim.declared_max is not None):
                     declared = f", declared {span(dim.declared_min, dim.declared_max)}"
+                rel = relations.get((inp.index, dim.dim))
+                if rel is not None:
+                    declared += f", multiple of {rel.n} ({rel.n}*{rel.symbol}" + \
+                        (f"{rel.offset:+d}" if rel.offset else "") + \
+                        (f", checked: {CHECKED_CELL[rel.enforced]})" if rel.enforced != dim.enforced else ")")
                 rows.append([str(inp.index) if first else "", name if first else "", (inp.dtype or "?") if first else "",
                              str(dim.dim), dim.symbol or "-", _range(dim) + declared,
                              CHECKED_CELL[dim.enforced]])
