@@ -102,6 +102,9 @@ def _why() -> None:
     ]
     for text in texts:
         render_text(explain_failure(pkg, text))
+    # A derived dim's assert_size_stride (`801==800`: not a multiple of 20).
+    render_text(explain_failure(api.load(FIXTURES / "real" / "wav2vec2_fe.cpu.stripped.pt2"),
+                                "expected size 2==2, stride 801==800 at dim=0; expected size 801==800, stride 1==1 at dim=1"))
     cuda = TW._package(TW._gather_model("cuda"))
     render_text(explain_failure(cuda, "CUDA error: device-side assert triggered"))
     render_text(explain_failure(TW._package(Model(name="m", device="cuda")), "index out of bounds: 0 <= t < ks0"))

@@ -243,3 +243,28 @@ def test_inspect_shows_the_relation():
     assert dim["relation"] == {"n": 20, "symbol": "s6", "offset": 0, "enforced": "none",
                                "evidence": ["quotient", "exported"]}
     assert "multiple of 20 (20*s6, checked: never)" in inspect.render_text(pkg)
+
+
+# -- `why` routes the gated assert_size_stride's failure to the relation -----------------------------
+
+@pytest.mark.parametrize("name, log, dim, got", [
+    ("wav2vec2_fe", "wav2vec2_fe.k_size=801+env.log", 1, "801"),
+    ("wav2vec2_fe", "wav2vec2_fe.witness_unenforced-divisibility_1+env.log", 1, "81"),
+    ("patch_embed", "patch_embed.witness_unenforced-divisibility_2+env.log", 3, "17"),
+    ("pairs", "pairs.witness_unenforced-divisibility_1+env.log", 0, "5"),
+    ("swin_merge", "swin_merge.h_size=5+env.log", 1, "5"),
+    ("swin_merge", "swin_merge.w_size=9+env.log", 2, "9"),
+])
+def test_why_routes_size_check_failures_to_the_relation(name, log, dim, got):
+    """The real logs of these sizes with AOTI_RUNTIME_CHECK_INPUTS=1 (`expected size 2==2, stride 801==800
+    at dim=0; expected size 801==800, ... at dim=1`): the mismatching chunk, named as a multiple."""
+    from analyzer.why import explain_failure
+
+    path = REAL / "logs" / log
+    if not path.exists():
+        pytest.skip(f"{path} missing")
+    pkg = api.load(str(REAL / f"{name}.cpu.stripped.pt2"), api.Options(exported_program=str(REAL / f"{name}.ep.pt2")))
+    result = explain_failure(pkg, path.read_text())
+    (cand,) = result.candidates
+    assert cand.key == "why.check.multiple" and cand.bound_sources == (DimRef(0, dim),)
+    assert f"was {got}, not a multiple of {DERIVED[name][dim]}" in cand.cause and "AOTI014" in cand.cause

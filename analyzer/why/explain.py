@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 from .. import sizes
 from .. import witness as W
 from ..findings import Location
-from ..model import Assertion, Dim, DimRef, Input, Model, Package, span
+from ..model import Assertion, Dim, DimRef, Input, Model, Package, Relation, span
 from ..messages import FIXES, MESSAGES, WHY
 from .parse import KERNEL_NAME, CheckKind, Deadline, Failure, FailureKind, normalize, parse_failure
 
@@ -278,6 +278,10 @@ def _check_candidates(package: Package, failure: Failure) -> list[Candidate]:
         # The failing check itself (`if (arg1_1_size[0] < 2)` in check_input_N) when it was located.
         location = (dim.check_location if dim is not None and dim.check_location is not None
                     else Location(model.wrapper_path) if model.wrapper_path else None)
+        rel = _broken_relation(model, failure)
+        if rel is not None:   # assert_size_stride of a derived dim: `801==800` is 801 read as 20*40
+            key, cause, fix = _multiple_cause(model, failure, rel)
+            refs, location = (rel.ref,), rel.location or location
         out.append(((not consistent,), Candidate(kind=FailureKind.INPUT_CHECK, model=model.name,
                                                  message=failure.message, cause=cause, fix=fix, location=location,
                                                  bound_sources=refs, key=key, failure=failure)))
@@ -329,6 +333,30 @@ def _check_cause(model: Model, f: Failure, inp: Input | None, dim: Dim | None) -
         special=WHY["why.check.too-small.special"] if str(f.expected) == "2" else "")
     key = f"why.check.{f.check}"   # one template per CheckKind (tests/test_catalog.py)
     return key, WHY[key].format(**fields), WHY[f"{key}.fix"].format(**fields)
+
+
+def _broken_relation(model: Model, f: Failure) -> Relation | None:
+    """The derived dim (analyzer.relations) an `expected size 801==800 at dim=1` failure is about:
+    the expected size keeps the relation and is the failing size rounded down to it."""
+    if f.check != CheckKind.SIZE:
+        return None
+    try:
+        got, expected = int(f.got or ""), int(f.expected or "")
+    except ValueError:
+        return None
+    for rel in model.relations:
+        if rel.ref.dim == f.dim and not rel.fits(got) and (got - rel.offset) // rel.n * rel.n + rel.offset == expected:
+            return rel
+    return None
+
+
+def _multiple_cause(model: Model, f: Failure, rel: Relation) -> tuple[str, str, str]:
+    inp = model.inputs[rel.ref.input]
+    fields = dict(where=model.describe(rel.ref), got=f.got, expected=f.expected, n=rel.n,
+                  relation=f"{rel.n}*{rel.symbol}" + (f"{rel.offset:+d}" if rel.offset else ""),
+                  expr=inp.dim_display(rel.ref.dim), remainder=rel.offset % rel.n)
+    return ("why.check.multiple", WHY["why.check.multiple"].format(**fields),
+            WHY["why.check.multiple.fix"].format(**fields))
 
 
 # -- device mismatches --------------------------------------------------------------------------

@@ -259,7 +259,10 @@ def _check_failure(line: str) -> Failure | None:
             match = pattern.search(line)
             if match:
                 return _input_check(check, match, line)
-    match = _SIZE_STRIDE.search(line) if "expected size " in line else None
+    # One chunk per dim (`expected size 2==2, stride 801==800 at dim=0; expected size 801==800, ...`):
+    # the first whose size differs says which size was wrong, else the first.
+    chunks = list(_SIZE_STRIDE.finditer(line)) if "expected size " in line else []
+    match = next((m for m in chunks if m.group("got") != m.group("expected")), chunks[0] if chunks else None)
     if match:
         return Failure(kind=FailureKind.INPUT_CHECK, message=match.group(0), raw=line.strip(), check=CheckKind.SIZE,
                        dim=int(match.group("dim")), expected=match.group("expected"), got=match.group("got"))
