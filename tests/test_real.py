@@ -115,6 +115,9 @@ def test_unchecked_extern_call_gets_input_dim_and_witness(name, dims):
     shapes = dict(W.parse_witness(f.witness))
     assert shapes["x"][0] == 0 and all(s[0] > 0 for n, s in shapes.items() if n != "x"), f.witness
     assert any("is empty" in line for line in f.chain), f.chain
+    # The message names them too (issue 10 point 3).
+    assert f.message_key == "unchecked-extern-call.empty-target" and "x.shape[0] (input 0 dim 0)" in f.message
+    assert f.witness in f.message and "x.shape[0] == 0" in f.fix
     if name == "index_put":
         assert any("x.shape[1] (input 0 dim 1)" in line for line in f.chain)  # w = 0 empties it too
 
@@ -250,3 +253,4 @@ def test_cuda_packages_give_the_same_findings(name, rule, severity):
     assert found and {f.severity for f in found} == {severity}
     cpu = {(f.input, f.dim, f.witness) for f in _by_rule(name, rule)}
     assert {(f.input, f.dim, f.witness) for f in found} == cpu
+

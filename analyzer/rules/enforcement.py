@@ -157,6 +157,14 @@ FIXES["index-exceeds-constant-bound.unenforced-max"] = (
     "reject `{check_expr} > {limit}` before calling the model" + CONTRACT_HINT)
 MESSAGES["compiled-range-narrower-than-declared.above"] = " and every size above {max}"
 CHAIN["unenforced-lower-bound.zero"] = "at size 0 ({zero}): {calls} {verb} an empty tensor"
+# Issue 10 point 3: the message names the input dims and the witness too.
+MESSAGES["unchecked-extern-call.empty-target"] = (
+    "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK and fails unseen when {dims} is 0 (e.g. {witness}): "
+    "its target {target} is then empty and every index is out of range, but the error it returns is discarded "
+    "and the model returns without any message where eager PyTorch raises")
+FIXES["unchecked-extern-call.empty-target"] = (
+    "reject `{empty_test}` before calling the model (eager PyTorch raises for it) and validate {inputs} "
+    "(the values the op indexes with must be in range); report the unchecked call upstream")
 CHAIN["unchecked-extern-call.empty-target"] = (
     "with {dims} = 0 its target (sizes {target}) is empty, so every index is out of range: eager PyTorch "
     "raises, the package returns without a message")
@@ -310,7 +318,8 @@ def extern_failure(model: Model, launch) -> dict | None:
     shown = "(" + ", ".join(W.display_expr(model, s) for s in target) + ")"
     dims = " or ".join(f"{W.dim_display(model, r)} (input {r.input} dim {r.dim})" for r in refs)
     return dict(input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
-                witness=W.witness(model, {ref: 0}), dims=dims, target=shown)
+                witness=W.witness(model, {ref: 0}), dims=dims, target=shown,
+                empty_test=" or ".join(f"{W.check_expr(model, r)} == 0" for r in refs))
 
 
 def below_min(model: Model, ref: DimRef, minimum: int) -> int:

@@ -262,10 +262,11 @@ class UncheckedExternCall(Rule):
     )
     INVALID = (
         # `aoti_torch_cpu_scatter_reduce_two_out(...)` with its error code discarded.
-        Case("fixtures/stress/pkgs/scatter_add.cpu.stripped.pt2", {"message_key": "unchecked-extern-call",
-                                                                    "fix_key": "unchecked-extern-call"}),
+        Case("fixtures/stress/pkgs/scatter_add.cpu.stripped.pt2", {"message_key": "unchecked-extern-call.empty-target",
+                                                                    "fix_key": "unchecked-extern-call.empty-target"}),
         # index_put with h = 0 (or w = 0) empties the target: the finding names the dim (issue 10 point 3).
-        Case("fixtures/real/index_put.cpu.stripped.pt2", {"message_key": "unchecked-extern-call", "input": 0,
+        Case("fixtures/real/index_put.cpu.stripped.pt2", {"message_key": "unchecked-extern-call.empty-target",
+                                                          "fix_key": "unchecked-extern-call.empty-target", "input": 0,
                                                           "dim": 0}, exported="fixtures/real/index_put.ep.pt2"),
     )
 
@@ -279,11 +280,13 @@ class UncheckedExternCall(Rule):
             chain = tuple(c for c in (launch.comment,) if c)
             # The sizes that make the call fail: an input dim that empties its target.
             failure = E.extern_failure(model, launch) or {}
+            key = "unchecked-extern-call"
             if failure:
-                chain += (CHAIN["unchecked-extern-call.empty-target"].format(
-                    dims=failure.pop("dims"), target=failure.pop("target")),)
-            yield self.finding(model, ctx, MESSAGES["unchecked-extern-call"].format(**fields), launch.location,
-                               fix=FIXES["unchecked-extern-call"].format(**fields), chain=chain,
+                fields.update({k: failure.pop(k) for k in ("dims", "target", "empty_test")}, witness=failure["witness"])
+                chain += (CHAIN["unchecked-extern-call.empty-target"].format(**fields),)
+                key = "unchecked-extern-call.empty-target"
+            yield self.finding(model, ctx, MESSAGES[key].format(**fields), launch.location,
+                               fix=FIXES[key].format(**fields), chain=chain,
                                key=f"unchecked:{launch.kernel}:" + ",".join(f"in{i}" for i in inputs), **failure)
 
 
