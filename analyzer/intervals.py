@@ -108,6 +108,28 @@ class _Fold(ast.NodeTransformer):
             return left.left
         return node
 
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        """`floordiv(k*X - c, k)` with 0 <= c <= k integers -> `X - 1` (`X` when c == 0): the row of the
+        last element of a Triton `xindex // k` over `xnumel = k*X`. Sizes are integers, so
+        floor(X - c/k) is X - ceil(c/k)."""
+        self.generic_visit(node)
+        if not (isinstance(node.func, ast.Name) and node.func.id == "floordiv" and len(node.args) == 2):
+            return node
+        num, den = node.args
+        c = 0
+        if isinstance(num, ast.BinOp) and isinstance(num.op, ast.Sub) and _int(num.right) is not None:
+            num, c = num.left, _int(num.right)
+        k = _int(den)
+        if (k is None or k <= 0 or not 0 <= c <= k or not isinstance(num, ast.BinOp)
+                or not isinstance(num.op, ast.Mult) or _int(num.left) != k):
+            return node
+        return num.right if c == 0 else ast.BinOp(num.right, ast.Sub(), ast.Constant(1))
+
+
+def _int(node: ast.AST) -> int | None:
+    value = node.value if isinstance(node, ast.Constant) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
 
 @functools.lru_cache(maxsize=8192)
 def simplify(expr: str) -> str:

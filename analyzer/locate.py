@@ -37,9 +37,12 @@ def relative(path: str, cwd: str) -> str:
     return rel.replace(os.sep, "/")
 
 
-def find_source_file(recorded: str, roots: Iterable[str], cwd: str) -> str | None:
+def find_source_file(recorded: str, roots: Iterable[str], cwd: str, line: int | None = None,
+                     code: str | None = None) -> str | None:
     """The file a recorded source path names, under one of `roots`, relative to `cwd`: the path as
-    recorded when it exists under a root, else its longest trailing part that does."""
+    recorded when it exists under a root, else its longest trailing part that does. With the
+    recorded `line` and its `code`, a file whose line differs is not it (a build elsewhere whose
+    path happens to end like a file here: the review comment would land on unrelated code)."""
     parts = [p for p in (PureWindowsPath(recorded).parts if "\\" in recorded else PurePosixPath(recorded).parts)
              if p not in ("/", "\\")]
     if not parts or ".." in parts:
@@ -48,13 +51,34 @@ def find_source_file(recorded: str, roots: Iterable[str], cwd: str) -> str | Non
         root_abs = os.path.abspath(root)
         if os.path.isabs(recorded) and os.path.isfile(recorded):
             rel = relative(recorded, root_abs)
-            if not os.path.isabs(rel) and not rel.startswith("..") and not _installed(root_abs, rel):
+            if (not os.path.isabs(rel) and not rel.startswith("..") and not _installed(root_abs, rel)
+                    and _holds(recorded, line, code)):
                 return relative(recorded, cwd)
         for start in range(len(parts)):
             candidate = os.path.join(root_abs, *parts[start:])
-            if os.path.isfile(candidate) and not _installed(root_abs, os.path.join(*parts[start:])):
+            if (os.path.isfile(candidate) and not _installed(root_abs, os.path.join(*parts[start:]))
+                    and _holds(candidate, line, code)):
                 return relative(candidate, cwd)
     return None
+
+
+_MAX_SOURCE_BYTES = 16 << 20  # a user's source file; anything larger is not read to compare a line
+
+
+def _holds(path: str, line: int | None, code: str | None) -> bool:
+    """Does line `line` of `path` read `code` (whitespace aside)? True when there is nothing to compare."""
+    if not line or not code or not code.strip():
+        return True
+    try:
+        if os.path.getsize(path) > _MAX_SOURCE_BYTES:
+            return False
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, text in enumerate(handle, 1):
+                if number == line:
+                    return text.strip() == code.strip()
+    except OSError:
+        return False
+    return False
 
 
 _INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
@@ -92,15 +116,16 @@ def locate(findings: Iterable[Finding], *, source_root: str | None = None, cwd: 
     """Findings with `primary` set (see the module docstring)."""
     cwd = os.path.abspath(cwd or os.getcwd())
     roots = [cwd] + ([source_root] if source_root else [])
-    cache: dict[str, str | None] = {}
+    cache: dict[tuple, str | None] = {}
     out = []
     for f in findings:
         primary = None
         src = f.source
         if src is not None and getattr(src, "file", None):
-            if src.file not in cache:
-                cache[src.file] = find_source_file(src.file, roots, cwd)
-            found = cache[src.file]
+            key = (src.file, src.line, getattr(src, "code", None))
+            if key not in cache:
+                cache[key] = find_source_file(src.file, roots, cwd, src.line, getattr(src, "code", None))
+            found = cache[key]
             if found is not None:
                 primary = Location(found, src.line or 0, 0)
         if primary is None and f.package:

@@ -171,18 +171,20 @@ class Values:
 
     def _name(self, node: ast.Name, line: int, depth: int, upper: bool) -> str | None:
         name = node.id
+        m = _ITER_INDEX.match(name)
+        # Triton's `xindex = xoffset + tl.arange(0, XBLOCK)` says nothing by itself (program_id);
+        # its masked range is [0, xnumel): ask the numel first, the definition only without one.
+        numel = self._numel(m.group("p"), line, depth - 1) if m else None
+        if numel is not None:
+            return f"({numel}) - 1" if upper else "0"
         found = self.definition(name, line)
         if found is not None:
             return self._range(found[1], found[0], depth, upper)
         extent = self.facts.extent_at(name, line)
         if extent is not None:
             return f"({extent}) - 1" if upper else "0"
-        m = _ITER_INDEX.match(name)
         if m:
-            numel = self._numel(m.group("p"), line, depth - 1)
-            if numel is None:
-                return None if upper else "0"
-            return f"({numel}) - 1" if upper else "0"
+            return None if upper else "0"
         if name in self.params and not POINTER_PARAM.match(name):
             return name
         return None

@@ -42,3 +42,15 @@ def test_substitute_and_simplify():
 
 def test_evaluate_point():
     assert intervals.evaluate("s77 * 8", {"s77": 3}) == 24
+
+
+def test_floordiv_of_a_multiple_minus_a_remainder_folds():
+    """`xindex // 64` over `xnumel = 64*s` reaches floordiv(64*s - 1, 64) = s - 1 (sizes are integers)."""
+    from analyzer.intervals import simplify
+    assert simplify("31 + 32 * floordiv(64 * s27 - 1, 64)") == "31 + 32 * (s27 - 1)"
+    assert simplify("floordiv(8 * s, 8)") == "s"
+    assert simplify("floordiv(8 * s - 8, 8)") == "s - 1"
+    for kept in ("floordiv(8 * s - 9, 8)", "floordiv(8 * s - 1, 4)", "floordiv(s * 8 - 1, 8)", "floordiv(8 * s + 1, 8)"):
+        assert simplify(kept) == kept
+    for s in range(0, 40):  # the fold agrees with Python's floor division
+        assert (64 * s - 1) // 64 == s - 1 and (8 * s - 8) // 8 == s - 1

@@ -114,3 +114,26 @@ def test_installed_library_code_is_never_a_user_source(tmp_path):
     (tmp_path / "transformers").mkdir()                  # the user's own copy still counts
     (tmp_path / "transformers" / "modeling_gpt2.py").write_text("x = 1\n")
     assert find_source_file(recorded, [cwd], cwd) == "transformers/modeling_gpt2.py"
+
+
+def test_a_file_whose_recorded_line_differs_is_not_the_source(tmp_path):
+    """A build elsewhere recorded `fixtures/real/generate.py:3`; a file here with that path but other
+    code on line 3 is not the model's source (the comment would land on unrelated code)."""
+    (tmp_path / "fixtures" / "real").mkdir(parents=True)
+    (tmp_path / "fixtures" / "real" / "generate.py").write_text("a = 1\nb = 2\nc = 3\n")
+    cwd, recorded = str(tmp_path), "/build/fixtures/real/generate.py"
+    assert find_source_file(recorded, [cwd], cwd, 3, "  c = 3") == "fixtures/real/generate.py"
+    assert find_source_file(recorded, [cwd], cwd, 3, "return self.enc(x)") is None
+    assert find_source_file(recorded, [cwd], cwd, 9, "c = 3") is None      # past the end
+    assert find_source_file(recorded, [cwd], cwd) == "fixtures/real/generate.py"  # nothing to compare
+
+
+def test_stranger_stack_trace_does_not_land_on_this_repository(monkeypatch):
+    """fixtures/stranger's nn_tfm was built from another checkout's fixtures/real/generate.py; this
+    repository has a file of that name with other code at the recorded line: the package is primary."""
+    monkeypatch.chdir(REPO)
+    pkg, ep = "fixtures/stranger/cuda/nn_tfm.cuda.stripped.pt2", "fixtures/stranger/nn_tfm.ep.pt2"
+    doc = json.loads(_check(pkg, "--exported-program", ep, "--format", "json"))
+    reads = [f for f in doc["findings"] if f["code"] == "AOTI013"]
+    assert reads and all(f["location"]["path"] == pkg for f in reads)
+    assert all(f["source"]["file"].endswith("fixtures/real/generate.py") for f in reads)

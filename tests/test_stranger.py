@@ -107,3 +107,11 @@ def test_roberta_position_ids_past_the_table():
     assert record["rc"] == -6
     found = [f for f in _lint("roberta") if f.code == "AOTI003"]
     assert found and all(f.witness == "x.shape = (2, 129)" for f in found)
+
+
+def test_nn_tfm_cuda_reads_past_its_position_table():
+    """The same read on CUDA: the Triton kernel loads `pos` at `x0 + 32*x2` with `x2 = xindex // 64`
+    and `xindex < xnumel = 64*seq`; the index's range comes from xnumel (xindex itself is
+    `xoffset + tl.arange(...)`, which alone says nothing)."""
+    found = [f for f in _lint("nn_tfm", "cuda") if f.code == "AOTI013"]
+    assert len(found) == 2 and {f.witness for f in found} == {"x.shape = (2, 65)"}
