@@ -275,21 +275,21 @@ def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
     for path, lines in wanted.items():
         data = sources[path]
         table = model.source_lines.setdefault(path, {})
-        # Walk line starts once per member (members can be tens of MB).
+        # Members can be tens of MB with thousands of wanted lines: split them a window of about
+        # 1 MB at a time (whole lines), numbering lines by "\n" as tree-sitter does.
         targets = sorted(lines)
-        line_no, start, ti = 1, 0, 0
-        while ti < len(targets):
-            target = targets[ti]
-            while line_no < target:
-                nl = data.find(b"\n", start)
-                if nl < 0:
-                    break
-                start, line_no = nl + 1, line_no + 1
-            if line_no != target:
-                break
-            end = data.find(b"\n", start)
-            table[target] = data[start:end if end >= 0 else len(data)].decode("utf-8", "replace")[:400]
-            ti += 1
+        line_no, pos, ti = 1, 0, 0
+        while ti < len(targets) and pos <= len(data):
+            end = data.find(b"\n", min(pos + _WINDOW, len(data)))
+            end = len(data) if end < 0 else end
+            window = data[pos:end].split(b"\n")
+            while ti < len(targets) and targets[ti] < line_no + len(window):
+                table[targets[ti]] = window[targets[ti] - line_no].decode("utf-8", "replace")[:400]
+                ti += 1
+            line_no, pos = line_no + len(window), end + 1
+
+
+_WINDOW = 1 << 20
 
 
 def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["triage.HelperText"]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import keyword
 import math
 from collections.abc import Mapping
 
@@ -17,9 +18,12 @@ INF = math.inf
 Interval = tuple[float, float]
 
 
+_MAX_EXPR = 20_000
+
+
 @functools.lru_cache(maxsize=4096)
 def _parse(expr: str) -> ast.expr:
-    if len(expr) > 20_000:
+    if len(expr) > _MAX_EXPR:
         raise ValueError("expression too long")
     try:
         return ast.parse(expr, mode="eval").body
@@ -29,6 +33,8 @@ def _parse(expr: str) -> ast.expr:
 
 def names(expr: str) -> frozenset[str]:
     """Free names of an expression (function names excluded)."""
+    if expr.isascii() and expr.isidentifier() and not keyword.iskeyword(expr) and len(expr) <= _MAX_EXPR:
+        return frozenset((expr,))  # a bare name (most launch arguments): what the parse gives, sooner
     return _names(expr)
 
 

@@ -227,6 +227,11 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
 
 
 
+# Fields walked per node class: not the expression contexts and operators (`Load()`, `Add()`), leaf
+# nodes that are none of what the caller looks for (a third of a kernel's nodes).
+_WALKED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _walk_statements(stmt: ast.stmt):
     """(node, line of its statement) for every node under `stmt`; faster than ast.walk for the
     shapes Inductor emits, and iterative (no recursion on hostile nesting)."""
@@ -236,7 +241,10 @@ def _walk_statements(stmt: ast.stmt):
         yield node, line
         if isinstance(node, ast.stmt):
             line = node.lineno
-        for field in node._fields:
+        fields = _WALKED_FIELDS.get(type(node))
+        if fields is None:
+            fields = _WALKED_FIELDS[type(node)] = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
+        for field in fields:
             value = getattr(node, field, None)
             if isinstance(value, ast.AST):
                 stack.append((value, line))

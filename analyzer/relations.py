@@ -26,6 +26,7 @@ not for its remainder) and `fitting_at_least` (a healthy size for the other dims
 from __future__ import annotations
 
 import ast
+import functools
 import math
 
 from . import intervals
@@ -116,6 +117,7 @@ def _enforce(rel: Relation, enforced: Enforcement, location, evidence: Evidence)
 
 # -- expressions (Python syntax, parsed with ast, never evaluated) ---------------------------------
 
+@functools.lru_cache(maxsize=4096)  # thousands of launch numels share a few expressions
 def _quotient(expr: str) -> tuple[str, int] | None:
     """(size symbol, n) for `trunc(0.05 * s)`, `trunc((1.0 / 20.0) * s)`, `floordiv(s, 20)`, `s // 20`."""
     try:
