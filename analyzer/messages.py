@@ -403,7 +403,7 @@ WHY = Catalog("WHY", {
     "why.check.size.fix": "pass inputs of the compiled shape (run with AOTI_RUNTIME_CHECK_INPUTS=1 to learn which "
                           "input)",
     # assert_size_stride of a derived dim (analyzer.relations): `expected size 801==800`.
-    "why.check.multiple": "{where} was {got}, not a multiple of {n}: the package was compiled for {relation} and "
+    "why.check.multiple": "{where} was {got}, not {assumed}: the package was compiled for {relation} and "
                           "takes it as {expected}; without AOTI_RUNTIME_CHECK_INPUTS=1 this size returns wrong values "
                           "silently (unenforced-divisibility, AOTI014)",
     "why.check.multiple.fix": "pad or trim {expr} to a multiple of {n} before the call (`{expr} % {n} == {remainder}`); "

@@ -6,7 +6,8 @@ such relation once from the linked model (after linking, from records only) and 
 read (`model.Evidence`):
 
 - QUOTIENT: run_impl recovers k from the input size: `int64_t s6 = (1.0/20.0)*arg5_1_size_1;`
-  (`trunc(0.05 * arg5_1_size_1)`), `c10::div_floor_integer(size, 20L)` (`floordiv(size, 20)`).
+  (`trunc(0.05 * arg5_1_size_1)`), `c10::div_floor_integer(size, 20L)` (`floordiv(size, 20)`), and for
+  `2*k + 1` sizes `int64_t s6 = (-1.0/2.0) + (1.0/2.0)*arg4_1_size_2;`.
 - SIZE_CHECK: `assert_size_stride(arg5_1, {s77, 20L*s6}, ...)`, the expected size of the dim: the
   only check of the relation torch emits (gated by AOTI_RUNTIME_CHECK_INPUTS in torch 2.13; absent
   in 2.11 CUDA wrappers). `check_input_N` checks only the compiled range (`size < 80`, `> 16000`) and
@@ -43,7 +44,8 @@ def derive(model: Model) -> None:
     for sym in model.symbols.values():
         q = _quotient(sym.expr)
         if q is not None and q[0] in roots:
-            _add(found, Relation(roots[q[0]], q[1], sym.name, location=sym.location, evidence=(Evidence.QUOTIENT,)))
+            _add(found, Relation(roots[q[0]], q[1], sym.name, q[2], location=sym.location,
+                                 evidence=(Evidence.QUOTIENT,)))
     for inp in model.inputs:
         for dim in inp.dims:
             form = _affine(dim.declared_expr) if dim.declared_expr and dim.value is None else None
@@ -118,36 +120,73 @@ def _enforce(rel: Relation, enforced: Enforcement, location, evidence: Evidence)
 # -- expressions (Python syntax, parsed with ast, never evaluated) ---------------------------------
 
 @functools.lru_cache(maxsize=4096)  # thousands of launch numels share a few expressions
-def _quotient(expr: str) -> tuple[str, int] | None:
-    """(size symbol, n) for `trunc(0.05 * s)`, `trunc((1.0 / 20.0) * s)`, `floordiv(s, 20)`, `s // 20`."""
+def _quotient(expr: str) -> tuple[str, int, int] | None:
+    """(size symbol, n, b) for k = (size - b) / n read from a size: `trunc(0.05 * s)`,
+    `trunc((1.0 / 20.0) * s)`, `trunc(-0.5 + 0.5 * s)` (b = 1: `2*k + 1` sizes), `floordiv(s, 20)`,
+    `floordiv(s - 1, 2)`, `s // 2`."""
     try:
         node = ast.parse(expr, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 2 \
-            and node.func.id == "floordiv":
-        name, n = node.args
-        return _named(name, _constant(n))
+            and node.func.id == "floordiv" or isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+        top, n = (node.args if isinstance(node, ast.Call) else (node.left, node.right))
+        inner, divisor = _linear(top, 0), _constant(n)
+        if inner is None or divisor is None or not float(divisor).is_integer():
+            return None
+        names = [k for k, v in inner.items() if k and v]
+        if len(names) != 1 or inner[names[0]] != 1 or divisor < 2:
+            return None
+        return names[0], int(divisor), -inner.get("", 0)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1 \
             and node.func.id in ("trunc", "floor", "int"):
         node = node.args[0]
-    if not isinstance(node, ast.BinOp):
+    form = _scaled(node, 0)
+    if form is None:
         return None
-    if isinstance(node.op, (ast.FloorDiv, ast.Div)):
-        return _named(node.left, _constant(node.right))
-    if isinstance(node.op, ast.Mult):
-        for name, factor in ((node.left, node.right), (node.right, node.left)):
-            c = _constant(factor)
-            if isinstance(name, ast.Name) and c and c > 0:
-                n = round(1 / c)
-                if n >= 2 and math.isclose(n * c, 1.0, rel_tol=1e-9):
-                    return name.id, n
-    return None
+    names = [k for k, v in form.items() if k and v]
+    if len(names) != 1 or form[names[0]] <= 0:
+        return None
+    c, a = form[names[0]], form.get("", 0.0)
+    n = round(1 / c)
+    b = round(-a * n) if n else 0
+    if n < 2 or not math.isclose(n * c, 1.0, rel_tol=1e-9) or not math.isclose(-a * n, b, abs_tol=1e-9):
+        return None
+    return names[0], n, b
 
 
-def _named(node: ast.AST, n: float | None) -> tuple[str, int] | None:
-    if isinstance(node, ast.Name) and n is not None and n >= 2 and float(n).is_integer():
-        return node.id, int(n)
+def _scaled(node: ast.AST, depth: int) -> dict[str, float] | None:
+    """{symbol: coefficient, "": constant} of a linear expression with float coefficients
+    (`-0.5 + 0.5 * s`, `(1.0 / 20.0) * s`), None otherwise."""
+    if depth > 50:
+        return None
+    d = depth + 1
+    c = _constant(node) if not any(isinstance(n, ast.Name) for n in ast.walk(node)) else None
+    if c is not None:
+        return {"": c}
+    if isinstance(node, ast.Name):
+        return {node.id: 1.0}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _scaled(node.operand, d)
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        left, right = _scaled(node.left, d), _scaled(node.right, d)
+        if left is None or right is None:
+            return None
+        sign = 1 if isinstance(node.op, ast.Add) else -1
+        out = dict(left)
+        for k, v in right.items():
+            out[k] = out.get(k, 0.0) + sign * v
+        return out
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        left, right = _scaled(node.left, d), _scaled(node.right, d)
+        if left is None or right is None:
+            return None
+        if set(right) == {""} and (isinstance(node.op, ast.Mult) or right[""]):
+            f = right[""] if isinstance(node.op, ast.Mult) else 1 / right[""]
+            return {k: v * f for k, v in left.items()}
+        if isinstance(node.op, ast.Mult) and set(left) == {""}:
+            return {k: v * left[""] for k, v in right.items()}
     return None
 
 
@@ -215,6 +254,12 @@ def relation(model: Model, ref: DimRef) -> Relation | None:
         if rel.ref == ref:
             return rel
     return None
+
+
+def multiple_text(rel: Relation) -> str:
+    """`a multiple of 20`, `1 more than a multiple of 2`: the relation in words (messages, why)."""
+    remainder = rel.offset % rel.n
+    return f"{remainder} more than a multiple of {rel.n}" if remainder else f"a multiple of {rel.n}"
 
 
 def _range(model: Model, ref: DimRef) -> tuple[int, int | None] | None:

@@ -85,6 +85,9 @@ class UnenforcedDivisibility(Rule):
         # transformers' SwinPatchMerging over a [batch, 2*h, 2*w, 16] map: eager pads odd sizes, the package floors.
         Case("fixtures/real/swin_merge.cpu.stripped.pt2", {"message_key": "unenforced-divisibility", "input": 0,
                                                           "dim": 1}, exported="fixtures/real/swin_merge.ep.pt2"),
+        # `2*k + 1` (a U-Net skip): `s6 = (-1.0/2.0) + (1.0/2.0)*size`; an even length runs as the odd one below.
+        Case("fixtures/real/unet_skip.cpu.stripped.pt2", {"message_key": "unenforced-divisibility", "input": 0,
+                                                         "dim": 2}, exported="fixtures/real/unet_skip.ep.pt2"),
         # torch 2.11 CUDA: no assert_size_stride at all, so AOTI_RUNTIME_CHECK_INPUTS=1 does not help.
         Case("fixtures/real/cuda/wav2vec2_fe.cuda.stripped.pt2", {"message_key": "unenforced-divisibility", "input": 0,
                                                                   "dim": 1, "fix_key": "unenforced-divisibility.none"},
@@ -103,7 +106,7 @@ class UnenforcedDivisibility(Rule):
                 continue     # declared only: nothing says how the package reads the dim
             display = W.dim_display(model, ref)
             fields = dict(dim_display=display, where=f"input {ref.input} dim {ref.dim}", n=rel.n,
-                          symbol=rel.symbol, relation=_relation_text(rel), assumed=_assumed(rel), quotient=_quotient_text(rel, display),
+                          symbol=rel.symbol, relation=_relation_text(rel), assumed=R.multiple_text(rel), quotient=_quotient_text(rel, display),
                           enforcement=ENFORCEMENT[rel.enforced], size=size, remainder=rel.offset % rel.n,
                           rounded=(size - rel.offset) // rel.n * rel.n + rel.offset,
                           check_expr=W.check_expr(model, ref), symbol_range=_symbol_range(rel))
@@ -116,12 +119,6 @@ class UnenforcedDivisibility(Rule):
                 model, ctx, message.format(**fields), rel.location or Location(model.wrapper_path or model.name),
                 input=ref.input, dim=ref.dim, symbol=rel.symbol, witness=W.witness(model, {ref: size}),
                 fix=fix.format(**fields), chain=tuple(chain), key=f"divisible:in{ref.input}.d{ref.dim}%{rel.n}")
-
-
-def _assumed(rel: Relation) -> str:
-    if rel.offset % rel.n == 0:
-        return f"a multiple of {rel.n}"
-    return f"{rel.offset % rel.n} more than a multiple of {rel.n}"
 
 
 def _quotient_text(rel: Relation, display: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from .. import sizes
+from .. import relations, sizes
 from .. import witness as W
 from ..findings import Location
 from ..model import Assertion, Dim, DimRef, Input, Model, Package, Relation, span
@@ -353,6 +353,7 @@ def _broken_relation(model: Model, f: Failure) -> Relation | None:
 def _multiple_cause(model: Model, f: Failure, rel: Relation) -> tuple[str, str, str]:
     inp = model.inputs[rel.ref.input]
     fields = dict(where=model.describe(rel.ref), got=f.got, expected=f.expected, n=rel.n,
+                  assumed=relations.multiple_text(rel),
                   relation=f"{rel.n}*{rel.symbol}" + (f"{rel.offset:+d}" if rel.offset else ""),
                   expr=inp.dim_display(rel.ref.dim), remainder=rel.offset % rel.n)
     return ("why.check.multiple", WHY["why.check.multiple"].format(**fields),
