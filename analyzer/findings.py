@@ -46,8 +46,11 @@ class Finding:
     `input`/`dim`/`symbol` are None when the finding is not about one input dimension.
     `chain` is the human-readable linking chain (assertion -> parameter -> launch -> symbol -> input).
     `key` is the normalized expression used for stable fingerprints (never a hashed member name).
-    `message_key` / `fix_key` name the catalog templates (`analyzer/messages.py`) of `message` and `fix`:
-    tests assert on them, not on prose.
+    `message` is the headline (under ~100 characters, in the user's names: analyzer/headline.py);
+    `detail` the full explanation, with the compiler's names. `message_key` / `fix_key` name the
+    catalog templates (`analyzer/messages.py`) of the message (HEADLINES and MESSAGES share the key)
+    and of `fix`; `message_fields` are the fields the detail was filled with. Tests assert on keys
+    and fields, not on prose.
     """
 
     code: str
@@ -77,6 +80,8 @@ class Finding:
     # A place the user can open (analyzer.locate): the model source line or the package path;
     # `location` stays the member inside the package (secondary).
     primary: Location | None = field(default=None, compare=False)
+    detail: str = ""
+    message_fields: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from . import archive, locate, source
+from . import archive, locate
 from .api import InternalError, Options, _deadline, _load, _unexpected
 from .findings import Finding, PackageError
 from .model import Package
@@ -132,9 +132,8 @@ def check_one(target: Target, options: Options, keep_going: bool = True) -> Outc
     ctx = rules.Context(target_device=options.target_device, target_sm=options.target_sm, package=target.path)
     selected = rules.select_rules(options.select, options.ignore)
     with _unexpected(f"{target.path} (rules)"), archive.polling(deadline):
-        found = rules.run_rules(package, selected, ctx)
-        return Outcome(package, list(locate.locate(source.attribute(package.models, found),
-                                                   source_root=options.source_root)))
+        found = rules.run_rules(package, selected, ctx)  # with each finding's source and headline
+        return Outcome(package, list(locate.locate(found, source_root=options.source_root)))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -24,14 +24,16 @@ class Text(str):
     """A filled template: the text, and the catalog key it came from (findings keep the key)."""
 
     key: str
+    fields: dict
 
-    def __new__(cls, text: str, key: str) -> "Text":
+    def __new__(cls, text: str, key: str, fields: dict | None = None) -> "Text":
         out = super().__new__(cls, text)
         out.key = key
+        out.fields = dict(fields or {})  # what the template was filled with (a headline reuses them)
         return out
 
-    def __reduce__(self):  # copy, deepcopy and pickle keep the key
-        return (Text, (str(self), self.key))
+    def __reduce__(self):  # copy, deepcopy and pickle keep the key and fields
+        return (Text, (str(self), self.key, self.fields))
 
 
 class Template(str):
@@ -55,7 +57,7 @@ class Template(str):
     def format(self, *args: object, **fields: object) -> Text:  # type: ignore[override]
         if TRACE:
             USED[(self.table, self.key)].update(k for k, v in fields.items() if str(v))
-        return Text(str.format(self, *args, **fields), self.key)
+        return Text(str.format(self, *args, **fields), self.key, fields)
 
 
 class Catalog(dict):
@@ -196,6 +198,68 @@ MESSAGES = Catalog("MESSAGES", {
     "unparsed-member.parse": "parse error",
     "unparsed-member.unreadable": "unreadable",
     "unparsed-member.limit": "analysis limit reached",
+})
+
+# The headline of each finding: under ~100 characters, effect first, in the user's names. Keyed like
+# MESSAGES (every MESSAGES key that is a whole message, i.e. not in FRAGMENTS, has one; the
+# catalog test checks it). Filled by analyzer/headline.py with the message's own fields plus:
+# `{dim_name}` (`x.shape[1]`, or `input 0 dim 1` without names), `{input_name}`, `{site}` (
+# ` in `transformer.wpe` (Embedding)` / ` at model.py:12` / empty), `{user_op}` (the user's op:
+# `embedding`, else `kernel`), `{verb}` (what a failed index check does on the device, VERBS),
+# `{table_name}` (a constant's user name), `{aten_op}` (an extern call's ATen op). Compiler names
+# (tmpN, ksN, sN, argN_1, kernel names) never appear here: they belong to the detail.
+HEADLINES = Catalog("HEADLINES", {
+    "empty-index-bound": "empty {dim_name} {verb} the {user_op}{site}: every index is out of bounds",
+    "empty-index-bound.expr": "empty {dim_name} {verb} the {user_op}{site}: its index bound becomes 0",
+    "unenforced-lower-bound": "{dim_name} = {below} runs unchecked in code compiled for >= {min}",
+    "unenforced-lower-bound.no-kernels": "{dim_name} = {below} is accepted unchecked by code compiled for >= {min}",
+    "unenforced-lower-bound.empty-calls":
+        "{dim_name} < {min} runs unchecked; at 0 ATen calls get empty tensors",
+    "unenforced-lower-bound.rejected":
+        "{dim_name} = {below} fails with an unexpected size error (compiled for >= {min})",
+    "index-exceeds-constant-bound.unbounded": "{dim_name} > {limit} {verb} the {user_op}{site} ({bound_value} rows)",
+    "index-exceeds-constant-bound.bounded":
+        "{dim_name} > {limit} (allowed up to {max}) {verb} the {user_op}{site}",
+    "index-exceeds-constant-bound.unenforced-max":
+        "{dim_name} > {limit} {verb} the {user_op}{site}: its max is unchecked",
+    "index-exceeds-constant-bound.values": "a value >= {value} in {input_name} {verb} the {user_op}{site}",
+    "division-by-dynamic-size.float": "empty {dim_name} gives NaN/inf silently: division by 0 in the {user_op}{site}",
+    "division-by-dynamic-size.integer": "empty {dim_name} kills the process: integer division by 0 in the {user_op}{site}",
+    "division-by-dynamic-size.integer-kernel":
+        "empty {dim_name}: integer division by 0 in the {user_op}{site} (undefined result)",
+    "empty-reduction": "empty {dim_name}: the {op} in the {user_op}{site} returns its identity, eager raises",
+    "target-device-mismatch.device": "model '{model}' is compiled for {device} and cannot run on {target}",
+    "target-device-mismatch.sm": "model '{model}' is compiled for sm_{package_sm} and cannot run on sm_{target_sm}",
+    "no-kernel-source": "kernels present only as binaries: their index checks cannot be verified",
+    "unlinked-assertion": "an index check in the {user_op}{site} is not linked to any input: check it by hand",
+    "compiled-range-narrower-than-declared": "{dim_name} = {sizes}: allowed by the export, never compiled for",
+    "unchecked-extern-call": "errors of `{aten_op}`{site} are discarded: partial result, no message",
+    "unenforced-dim-equality": "{dim_name} != {expr} is unchecked: a smaller tensor is read past its end",
+    "unparsed-member": "part of the package was skipped ({what}); the rest was analysed",
+    "read-past-constant": "{dim_name} > {limit} silently reads past the end of {table_name}{site}",
+    "unenforced-divisibility": "{dim_name} not a multiple of {n} silently returns wrong values",
+})
+
+# Keys of MESSAGES that are parts of a message (filled into another), not a finding's message: they
+# have no headline.
+FRAGMENTS: set[str] = {
+    "empty-index-bound.zero", "empty-index-bound.zero-with", "index-exceeds-constant-bound.values-witness",
+    "target-device-mismatch.sm.major", "target-device-mismatch.sm.minor", "target-device-mismatch.sm.arch",
+    "unchecked-extern-call.inputs", "unparsed-member.parse", "unparsed-member.unreadable", "unparsed-member.limit",
+    "unenforced-lower-bound.sdpa", "compiled-range-narrower-than-declared.above",
+}
+
+# What a failed index check does, by device, as a headline's verb.
+VERBS = Catalog("VERBS", {
+    "cuda": "crashes",
+    "cpu": "aborts",
+    "unknown": "fails",
+})
+
+# Lines of the human reports (text, markdown) that are not about one finding.
+REPORT = Catalog("REPORT", {
+    # A fix already printed in full for an earlier finding of the same package.
+    "see-fix": "as for {code} above",
 })
 
 FIXES = Catalog("FIXES", {

@@ -7,6 +7,7 @@ Real packages come from two places: `../shared/pt2` (the starter set, beside the
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,11 @@ SHARED_PT2 = SHARED / "pt2"
 FIXTURES = REPO / "fixtures"
 GOLDEN = REPO / "tests" / "golden"
 UPDATE_GOLDEN = bool(os.environ.get("AOTI_LINT_UPDATE_GOLDEN"))
+
+# A compiler name a headline must not show when the exported program gives the user's names:
+# Triton/C++ temporaries (tmp4), kernel size parameters (ks0), size symbols (s77, u0), wrapper
+# argument names (arg0_1) and generated kernel names.
+COMPILER_NAME = re.compile(r"\btmp\d+|\bks\d+|\b[su]\d+\b|\barg\d+_\d+|\btriton_\w+|\bcpp_fused\w*|\bbuf\d+")
 
 
 def shared_packages() -> list[Path]:

@@ -22,10 +22,12 @@ from analyzer.model import (Assertion, Dim, DimRef, Input, Launch, Model, Packag
                             range_text)
 from analyzer.report.inspect import render_text as inspect_text
 from analyzer.report.why import render_text
-from analyzer import messages
+from analyzer import headline, messages
+from analyzer.source import Source
 from analyzer.rules import Case, all_rules, run_rules
 from analyzer.why import CheckKind, explain_failure
-from conftest import FIXTURES, REPO, SHARED_PT2
+from analyzer.report import render
+from conftest import COMPILER_NAME, FIXTURES, REPO, SHARED_PT2
 
 LOGS = REPO / "tests" / "data"
 STRESS = REPO / "fixtures" / "stress"
@@ -39,12 +41,25 @@ def _real(case: Case, rule) -> None:
     options = api.Options(select=(rule.name,), target_device=case.target_device, target_sm=case.target_sm,
                           exported_program=exported)
     api.lint(str(path), options)
+    # With the exported program beside the package too: headlines then name the user's module.
+    beside = path.with_name(path.name.split(".")[0] + ".ep.pt2")
+    if exported is None and beside.exists() and "versions" not in path.parts:
+        api.lint(str(path), replace(options, exported_program=str(beside)))
+
+
+def _with_source(model: Model, findings) -> None:
+    """Headlines of hand-built findings as if an exported program named their module."""
+    src = Source(file="/home/u/model.py", line=3, code="y = x % n", module="block.mod",
+                 module_class="torch.nn.Module", op="aten.remainder.Tensor", node="remainder")
+    for f in findings:
+        headline.headline(model, replace(f, source=src))
 
 
 def _hand_built() -> None:
     run = TR._run
     for integer, in_wrapper in ((False, False), (True, False), (True, True)):
-        run(TR._reduce_model(integer=integer, in_wrapper=in_wrapper), "division-by-dynamic-size")
+        model = TR._reduce_model(integer=integer, in_wrapper=in_wrapper)
+        _with_source(model, run(model, "division-by-dynamic-size"))
     for op in ("max", "min", "argmax", "argmin"):
         run(TR._reduce_model(op=op), "empty-reduction")
     for package, target in (("90", "80"), ("86", "80"), ("90a", "91")):
@@ -75,7 +90,7 @@ def _hand_built() -> None:
     assert f.message_key == "unchecked-extern-call" and f.witness is None
     model = TR._gather_model()
     model.assertions[0].linked = False
-    run(model, "unlinked-assertion")
+    _with_source(model, run(model, "unlinked-assertion"))
     # A bound that only both dims together make 0 (`s77 + s88`).
     model = TR._gather_model(bound_expr="s77 + s88")
     model.inputs.append(Input(2, "arg2_1", [Dim(0, "s88", None, 2, None, "env")]))
@@ -192,6 +207,12 @@ def used(tmp_path_factory):
             api.load(FIXTURES / name)
         (model,) = api.load(_undefined_index(tmp_path_factory.mktemp("catalog"))).models
         assert model.assertions[0].chain[0] == "tmp99 in cpp_fused_index_mul_0"
+        # The text report refers to a fix printed above (GPT-2's three AOTI003 share one).
+        gpt2 = api.lint(str(REPO / "fixtures/real/gpt2.cpu.stripped.pt2"),
+                        api.Options(exported_program=str(REPO / "fixtures/real/gpt2.ep.pt2")))
+        render("text", gpt2.findings, packages=[gpt2])
+        scatter = api.load(STRESS / "pkgs" / "scatter_add.cpu.stripped.pt2")
+        _with_source(scatter.models[0], run_rules(scatter, all_rules()))
         for name in ("gather_dyn.cuda.stripped.pt2", "gather_dyn.cpu.stripped.pt2"):
             pkg = api.load(FIXTURES / name)
             pkg.problems.extend(Problem(f"problem {kind}", kind=kind) for kind in ProblemKind)
@@ -214,6 +235,30 @@ def test_every_field_is_filled(used):
             if (catalog.name, key) in used:
                 empty = template.fields - used[(catalog.name, key)]
                 assert not empty, f"{catalog.name}[{key!r}]: fields never filled: {sorted(empty)}"
+
+
+def test_every_message_has_a_headline():
+    """Each whole message of MESSAGES (not a fragment filled into another) has its headline under
+    the same key, and nothing else has one: a rule that adds a message must add its headline."""
+    assert messages.FRAGMENTS <= set(messages.MESSAGES), sorted(messages.FRAGMENTS - set(messages.MESSAGES))
+    wanted = set(messages.MESSAGES) - messages.FRAGMENTS
+    assert not wanted - set(messages.HEADLINES), f"messages without a headline: {sorted(wanted - set(messages.HEADLINES))}"
+    assert not set(messages.HEADLINES) - wanted, f"headlines of no message: {sorted(set(messages.HEADLINES) - wanted)}"
+
+
+def test_headline_templates_name_no_compiler_symbol():
+    """Headlines speak the user's names: their fixed text, and the message fields they take, never
+    hold a compiler name (the detail does)."""
+    compiler_fields = {"kernel", "bound", "symbol", "symbols", "assertion", "call", "divisor", "divisor_expr",
+                       "where", "dim_display", "extent", "table", "kernels", "calls", "check_expr", "inputs"}
+    for key, template in messages.HEADLINES.items():
+        assert not template.fields & compiler_fields, (key, sorted(template.fields & compiler_fields))
+        assert not COMPILER_NAME.search(template.format_map(_Blank())), key
+
+
+class _Blank(dict):
+    def __missing__(self, key: str) -> str:
+        return ""
 
 
 def test_one_template_per_input_check():

@@ -102,7 +102,7 @@ def test_rules_on_kernel_never_launched(tmp_path):
     pkg = rewrite(require(SHARED_PT2 / "gather_dyn.cuda.pt2"), tmp_path / "unlaunched.pt2", drop_launch)
     findings = [f for f in api.lint([pkg]).findings if f.rule == "unlinked-assertion"]
     (f,) = findings
-    assert "never launched" in f.message and f.location.line == 656
+    assert "never launched" in f.detail and f.location.line == 656
 
 
 def test_rules_on_broken_parts(tmp_path):

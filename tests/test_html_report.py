@@ -89,7 +89,7 @@ def test_page_is_self_contained_and_links_reach_the_source(page: Path) -> None:
     linked = dict(parser.links)
     for fid, finding in zip(articles, findings):
         node = parser.ids[fid]
-        assert finding["code"] in node["text"] and finding["message"] in node["text"]
+        assert finding["code"] in node["text"] and finding["message"] in node["text"] and finding["detail"] in node["text"]
         target = parser.ids[linked[fid][1:]]
         assert "hl" in target["class"] and "pre.source" in target["parents"]
         # The target line is the finding's line: its number and its source text.

@@ -68,7 +68,7 @@ def test_gpt2_position_table_max_enforced_only_by_the_variable():
     found = _by_rule("gpt2", "index-exceeds-constant-bound")
     assert found and {f.severity for f in found} == {Severity.WARNING}
     assert {(f.input, f.dim, _seq(f)) for f in found} == {(0, 1, 129)}
-    assert all("inner.wpe.weight" in f.message and "(128x64" in f.message for f in found)
+    assert all("inner.wpe.weight" in f.detail and "(128x64" in f.detail for f in found)
     assert all("AOTI_RUNTIME_CHECK_INPUTS=1" in f.fix for f in found)
     # The table read that the assertion guards is not reported a second time.
     assert not _by_rule("gpt2", "read-past-constant")
@@ -94,7 +94,7 @@ def test_gpt2_witness_aborts_and_the_variable_rejects_it():
 def test_position_ids_buffer_read_past_its_end(name):
     (f,) = _by_rule(name, "read-past-constant")
     assert (f.code, f.severity, f.input, f.dim, _seq(f)) == ("AOTI013", Severity.WARNING, 0, 1, 129)
-    assert "inner.embeddings.position_ids (1x128" in f.message and f.kernel.startswith("cpp_fused_")
+    assert "inner.embeddings.position_ids (1x128" in f.detail and f.kernel.startswith("cpp_fused_")
     record = _record(name, seq=129)
     # Predicted: no error from the package (nothing checks the read), where eager raises.
     assert record["aoti"]["ok"] and not record["eager"]["ok"], record
@@ -133,13 +133,13 @@ def test_emptied_target_returns_silently_where_eager_raises(name, label):
 @pytest.mark.parametrize("name", ["bert", "distilbert", "llama"])
 def test_lower_bound_names_extern_calls_empty_at_zero(name):
     (f,) = [f for f in _by_rule(name, "unenforced-lower-bound") if (f.input, f.dim) == (0, 1)]
-    assert "at size 0" in f.message and _seq(f) == 1
+    assert "at size 0" in f.detail and _seq(f) == 1
     # The witnesses: 1 (below the minimum, runs) and 0 (the empty tensor the shim calls die on).
     assert _sizes(f, 1) == [1, 0] and f.witness == f.witnesses[0]
     assert any(line.startswith("at size 0 (x.shape = (2, 0))") for line in f.chain), f.chain
     if name == "bert":
-        assert "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu" in f.message
-        assert "SIGFPE" in f.message
+        assert "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu" in f.detail
+        assert "SIGFPE" in f.detail
 
 
 @pytest.mark.parametrize("name", ["bert", "distilbert", "llama"])
@@ -153,8 +153,8 @@ def test_size_zero_kills_the_process(name):
 
 def test_always_on_assert_is_named_instead_of_unchecked():
     (f,) = [f for f in _by_rule("nonzero_size", "unenforced-lower-bound") if (f.input, f.dim) == (0, 0)]
-    assert f.severity == Severity.INFO and "Expected u0 >= 2" in f.message
-    assert "aoti_torch_cpu_nonzero" in f.message and "unchecked" not in f.message
+    assert f.severity == Severity.INFO and "Expected u0 >= 2" in f.detail
+    assert "aoti_torch_cpu_nonzero" in f.detail and "unchecked" not in f.detail
     record = _record("nonzero_size", n=1)
     assert not record["aoti"]["ok"] and "Expected u0 >= 2 but received 1" in record["aoti"]["error"], record
 
@@ -186,7 +186,7 @@ def test_non_multiple_rejected_with_the_variable():
 
 def test_lower_bound_witness_keeps_the_multiple():
     (f,) = _by_rule("wav2vec2_fe", "unenforced-lower-bound")  # one finding for x: dims 0 and 1
-    assert (f.input, f.dim) == (0, 0) and "x.shape[1] (input 0 dim 1, compiled for >= 80, size 60)" in f.message
+    assert (f.input, f.dim) == (0, 0) and "x.shape[1] (input 0 dim 1, compiled for >= 80, size 60)" in f.detail
     assert _sizes(f, 0) == [1, 0, 3, 3] and _sizes(f, 1) == [80, 80, 60, 0]
 
 
@@ -194,7 +194,7 @@ def test_compiled_max_below_declared_is_reported():
     # batch declared [0, inf), compiled [2, 15]: merged into unenforced-lower-bound, both ends named.
     assert not _by_rule("resnetish", "compiled-range-narrower-than-declared")
     (f,) = _by_rule("resnetish", "unenforced-lower-bound")
-    assert f.dim == 0 and "above 15" in f.message and _sizes(f, 0) == [1, 0, 16]
+    assert f.dim == 0 and "above 15" in f.detail and _sizes(f, 0) == [1, 0, 16]
     (above,) = [r for r in _records("resnetish") if r["label"] == "batch=16"]
     (checked,) = [r for r in _records("resnetish") if r["label"] == "batch=16+env"]
     assert above["aoti"]["ok"] and not checked["aoti"]["ok"] and "too large" in checked["aoti"]["error"]

@@ -314,7 +314,7 @@ def test_json_contract() -> None:
     assert doc["schema"] == "aoti-lint.check/1"
     first = doc["findings"][0]
     assert list(first) == [
-        "code", "rule", "severity", "message", "package", "model", "kernel", "input", "dim",
+        "code", "rule", "severity", "message", "detail", "message_key", "package", "model", "kernel", "input", "dim",
         "symbol", "location", "member", "member_line", "witness", "witnesses", "fix", "chain", "source",
     ]
     assert first["witnesses"] == [first["witness"]]  # a finding built with one witness
@@ -367,7 +367,9 @@ def test_sarif_results() -> None:
     assert physical["region"]["startLine"] == 656 and physical["region"]["startColumn"] == 9
     logical = first["locations"][0]["logicalLocations"][0]
     assert logical["fullyQualifiedName"] == "pt2/gather_dyn.cuda.pt2::model::triton_poi_fused_index_mul_0"
-    assert "Witness: arg0_1.shape = (0, 8)" in first["message"]["text"]
+    # text: the headline only; markdown: headline, detail, witness, fix.
+    assert first["message"]["text"] == FINDINGS[0].message
+    assert "Witness: `arg0_1.shape = (0, 8), arg1_1.shape = (3,)`" in first["message"]["markdown"]
     assert results[2]["level"] == "note"
     # A package-level finding has no line: no region at all.
     assert "region" not in results[-1]["locations"][0]["physicalLocation"]

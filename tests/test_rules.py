@@ -281,14 +281,14 @@ def test_extent_max_equal_to_bound_checked_only_with_the_variable_is_warning():
     for model in (_pos_model(seq_max=512), _pos_model(seq_max=400, declared_max=1000)):
         (f,) = _run(model, "index-exceeds-constant-bound")
         assert f.severity == Severity.WARNING and f.witness == "arg1_1.shape = (3, 513, 16)", f
-        assert "AOTI_RUNTIME_CHECK_INPUTS=1" in f.message and "AOTI_RUNTIME_CHECK_INPUTS=1" in f.fix
+        assert "AOTI_RUNTIME_CHECK_INPUTS=1" in f.detail and "AOTI_RUNTIME_CHECK_INPUTS=1" in f.fix
         assert f.key == "extent-unenforced:in0.d1>512;kernel:cpp_fused_add_arange_embedding_0"
 
 
 def test_extent_declared_max_equal_to_bound_never_checked_is_error():
     (f,) = _run(_pos_model(seq_max=None, declared_max=512), "index-exceeds-constant-bound")
     assert f.severity == Severity.ERROR and f.witness == "arg1_1.shape = (3, 513, 16)"
-    assert "nothing checks" in f.message
+    assert "nothing checks" in f.detail
 
 
 def test_extent_max_above_bound_is_warning():
@@ -317,7 +317,7 @@ def test_extent_int32_max_counts_as_unbounded():
     # CUDA packages record 2147483647 as the max of some dims (32-bit indexing), not a user bound.
     (f,) = _run(_pos_model(seq_max=2**31 - 1), "index-exceeds-constant-bound")
     assert f.severity == Severity.ERROR and f.message_key == "index-exceeds-constant-bound.unbounded"
-    assert "2147483647" in f.message   # the NO_BOUND["int32"] field names the limit
+    assert "2147483647" in f.detail   # the NO_BOUND["int32"] field names the limit
 
 
 def test_extent_of_expression_solved_for_smallest_size():
@@ -363,12 +363,12 @@ def test_empty_index_bound_env_gated():
     assert f.key == "bound:in0.d0;index:in1;kernel:cpp_fused_index_mul_0"
     assert f.chain[0] == "values of input 1 (arg1_1) -> tmp7 in cpp_fused_index_mul_0"
     assert f.chain[-1] == "with arg0_1.size(0) = 0 the bound is 0: no index satisfies `tmp7 < 0`"
-    assert "RuntimeError" in f.message
+    assert "RuntimeError" in f.detail
 
 
 def test_empty_index_bound_unchecked():
     (f,) = _run(_gather_model(enforced="none"), "empty-index-bound")
-    assert "not checked at run time" in f.message
+    assert "not checked at run time" in f.detail
     assert "AOTI_RUNTIME_CHECK_INPUTS" not in f.fix  # there is no check to turn on
     (f,) = _run(_gather_model(), "empty-index-bound")
     assert "AOTI_RUNTIME_CHECK_INPUTS=1" in f.fix
@@ -439,7 +439,7 @@ def test_user_names_in_witness_and_fix():
     (f,) = _run(model, "empty-index-bound")
     assert f.witness == "x.shape = (0, 8), idx.shape = (3,)"
     assert "`if x.shape[0] == 0: ...`" in f.fix
-    assert "x.shape[0] (input 0 dim 0)" in f.message
+    assert "x.shape[0] (input 0 dim 0)" in f.detail
 
 
 def test_unenforced_lower_bound():
@@ -447,7 +447,7 @@ def test_unenforced_lower_bound():
     assert [(f.input, f.dim, f.symbol) for f in found] == [(0, 0, "s77"), (1, 0, "s95")]
     assert found[0].witness == "arg0_1.shape = (1, 8), arg1_1.shape = (3,)"
     assert found[1].witness == "arg0_1.shape = (3, 8), arg1_1.shape = (1,)"
-    assert all("cpp_fused_index_mul_0" in f.message for f in found)
+    assert all("cpp_fused_index_mul_0" in f.detail for f in found)
     assert found[0].location == Location("g/w.wrapper.cpp", 692, 5)
     assert found[0].key == "lower:in0.d0>=2"
     assert _run(_gather_model(enforced="always"), "unenforced-lower-bound") == []
@@ -471,7 +471,7 @@ def test_unenforced_lower_bound_kernels_through_composite_symbols():
                              Location("g/w.wrapper.cpp", 702, 5))]
     model.assertions = []
     found = _run(model, "unenforced-lower-bound")
-    assert all("triton_k" in f.message for f in found) and len(found) == 2
+    assert all("triton_k" in f.detail for f in found) and len(found) == 2
 
 
 def _reduce_model(enforced="env", op="max", integer=False, in_wrapper=False) -> Model:
@@ -488,15 +488,15 @@ def _reduce_model(enforced="env", op="max", integer=False, in_wrapper=False) -> 
 
 def test_division_and_reduction():
     (d,) = _run(_reduce_model(), "division-by-dynamic-size")
-    assert d.witness == "arg0_1.shape = (0, 5)" and "NaN" in d.message and d.severity == Severity.WARNING
+    assert d.witness == "arg0_1.shape = (0, 5)" and "NaN" in d.detail and d.severity == Severity.WARNING
     (r,) = _run(_reduce_model(), "empty-reduction")
-    assert r.witness == "arg0_1.shape = (0, 5)" and "-inf" in r.message
+    assert r.witness == "arg0_1.shape = (0, 5)" and "-inf" in r.detail
     assert r.key == "reduce:max:in0.d0;kernel:triton_red_fused_add_amax_mean_0"
 
 
 def test_integer_division_in_wrapper_variant():
     (d,) = _run(_reduce_model(integer=True, in_wrapper=True), "division-by-dynamic-size")
-    assert "SIGFPE" in d.message and d.kernel is None
+    assert "SIGFPE" in d.detail and d.kernel is None
 
 
 def test_division_behind_a_tripped_index_assertion_is_not_reported():
@@ -708,7 +708,7 @@ def test_declared_zero_min_but_compiled_for_two(device):
     findings = _declared_findings("gather_dyn", device)
     assert [(f.input, f.dim, f.code) for f in findings] == [(0, 0, "AOTI010"), (1, 0, "AOTI010")]
     first = findings[0]
-    assert "x.shape[0]" in first.message and "0, 1" in first.message
+    assert "x.shape[0]" in first.detail and "0, 1" in first.detail
     assert first.witness == "x.shape = (0, 8), idx.shape = (3,)"
 
 

@@ -144,7 +144,7 @@ def test_check_lowerbound_false_is_never_checked(path):
     dim = model.inputs[0].dims[0]
     assert (dim.min, dim.lower_unchecked) == (2, "disabled")
     (finding,) = [f for f in api.lint([path]).findings if f.rule == "unenforced-lower-bound" and f.input == 0]
-    assert "never checked" in finding.message and "not even with AOTI_RUNTIME_CHECK_INPUTS=1" in finding.message
+    assert "never checked" in finding.detail and "not even with AOTI_RUNTIME_CHECK_INPUTS=1" in finding.detail
 
 
 def _rewrite(src: Path, dst: Path, edit) -> Path:

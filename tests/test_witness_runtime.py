@@ -78,7 +78,7 @@ def test_empty_index_bound_witness_trips_the_named_assertion(fresh_cpu_package):
     message = _assertion_message(model, finding)
     assert proc.returncode != 0, output
     assert "index out of bounds" in output and message in output, output
-    assert f'"{message}"' in finding.message
+    assert f'"{message}"' in finding.detail
     _ok(_run(path, model, _control_shapes(model, finding))[0])
 
 

@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 
 from ..findings import Finding, PackageError
 from . import concise, github, gitlab, json, junit, markdown, rdjson, sarif, text
+from ._common import ordered
 
 Renderer = Callable[..., str]
 
@@ -37,12 +38,13 @@ def render(
     rules: Sequence[type] | None = None,
     errors: Sequence[PackageError] = (),
 ) -> str:
-    """`FORMATS[fmt](...)`, with a ValueError naming the formats for an unknown one."""
+    """`FORMATS[fmt](...)` over the findings in report order (`_common.ordered`: by package, then
+    severity, then location), with a ValueError naming the formats for an unknown one."""
     try:
         renderer = FORMATS[fmt]
     except KeyError:
         raise ValueError(f"unknown format {fmt!r} (use {', '.join(FORMATS)})") from None
-    return renderer(findings, packages=packages, color=color, rules=rules, errors=errors)
+    return renderer(ordered(findings), packages=packages, color=color, rules=rules, errors=errors)
 
 
 def render_statistics(fmt: str, findings: Sequence[Finding], *, errors: Sequence[PackageError] = ()) -> str:

@@ -54,6 +54,27 @@ def summary(findings: Sequence[Finding], packages: Sequence[object], errors: Seq
     )
 
 
+def ordered(findings: Sequence[Finding]) -> list[Finding]:
+    """The report order: packages as given, then by severity (errors first), then by location
+    (the primary one: a model source line, else the package), then code; stable otherwise."""
+    first: dict[str, int] = {}
+    for f in findings:
+        first.setdefault(f.package, len(first))
+
+    def key(item: tuple[int, Finding]) -> tuple:
+        i, f = item
+        loc = primary(f)
+        return (first[f.package], -int(f.severity), loc.path, loc.line, loc.column, f.code, i)
+
+    return [f for _, f in sorted(enumerate(findings), key=key)]
+
+
+def detail(finding: Finding) -> str | None:
+    """The full explanation, when it says more than the headline."""
+    text = finding.detail
+    return text if text and text != finding.message else None
+
+
 def primary(finding: Finding):
     """The location a user can open (model source line or package path); the member otherwise."""
     return finding.primary or finding.location

@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 from .. import __version__
 from ..findings import Finding
 from ..model import Model, Package, range_text
-from ._common import position, summary
+from ._common import ordered, position, summary
 
 KERNEL_LINES = 60     # a kernel block's length when nothing else ends it
 EXCERPT_CONTEXT = 4   # lines around a finding outside every kernel block
@@ -131,6 +131,8 @@ def _finding(fid: str, f: Finding, target: str | None) -> str:
              f'<div><span class="badge {sev}">{_e(sev)}</span> <b>{_e(f.code)}</b> {_e(f.rule)}'
              + (' <span class="badge acc">accepted</span>' if f.accepted else "") + "</div>",
              f'<p class="msg">{_e(f.message)}</p>']
+    if f.detail and f.detail != f.message:
+        parts.append(f'<p class="detail">{_e(f.detail)}</p>')
     if f.accepted:
         parts.append(f'<p class="meta">accepted: {_e(f.accepted)}</p>')
     if f.chain:
@@ -180,7 +182,7 @@ def _model_section(page: _Page, p: int, m: int, model: Model, findings: list[tup
 
 
 def render_html(packages: Sequence[Package], findings: Iterable[Finding]) -> str:
-    findings = list(findings)
+    findings = ordered(list(findings))  # the order of every other format
     page = _Page()
     body = []
     for p, pkg in enumerate(packages):

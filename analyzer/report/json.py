@@ -12,13 +12,16 @@ SCHEMA = "aoti-lint.check/1"
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
-    """One finding as the contract spells it (`input`/`dim`/... null when not about one);
+    """One finding as the contract spells it (`message` the headline, `detail` the full
+    explanation; `input`/`dim`/... null when not about one);
     `accepted` (the reason) only on a finding accepted in [tool.aoti-lint]."""
     out = {
         "code": f.code,
         "rule": f.rule,
         "severity": str(f.severity),
         "message": f.message,
+        "detail": f.detail or f.message,
+        "message_key": f.message_key,
         "package": f.package,
         "model": f.model,
         "kernel": f.kernel,

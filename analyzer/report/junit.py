@@ -9,7 +9,7 @@ from typing import Sequence
 from xml.etree import ElementTree as ET
 
 from ..findings import Finding
-from ._common import position
+from ._common import detail, position
 
 
 # XML 1.0 cannot carry most control characters (a hostile member name can hold them), even escaped.
@@ -46,7 +46,7 @@ def render(
             ET.SubElement(suite, "testcase", name="aoti-lint", classname=_xml(name))
         for f in own:
             case = ET.SubElement(suite, "testcase", name=_xml(f"{f.code} {f.rule} {position(f)}"), classname=_xml(name))
-            body = "\n".join(x for x in (f.message, *f.chain, f.witness and f"witness: {f.witness}",
+            body = "\n".join(x for x in (f.message, detail(f), *f.chain, f.witness and f"witness: {f.witness}",
                                          f.fix and f"fix: {f.fix}") if x)
             if f.accepted:
                 skipped += 1

@@ -59,7 +59,7 @@ def mermaid(f: Finding) -> list[str]:
     if f.kernel:
         nodes["k"] = f"kernel {f.kernel}"
         path.append("k")
-    quoted = _QUOTED.search(f.message)
+    quoted = _QUOTED.search(f.detail or f.message)
     check = f"{quoted.group(1)}" if quoted else f"{f.code} {f.rule}"
     nodes["at"] = f"{check}<br/>{position(f).rsplit('/', 1)[-1]}"
     path.append("at")
@@ -79,6 +79,8 @@ def _details(f: Finding) -> str:
     title = html.escape(f"{f.code} {f.rule}: {position(f)}")
     lines = [f"<details><summary>{title}</summary>", ""]
     lines.append(f"{ICON[f.severity]} **{f.severity}**: {f.message}")
+    if f.detail and f.detail != f.message:
+        lines += ["", f.detail]
     if f.accepted:
         lines += ["", f"**Accepted:** {f.accepted}"]
     lines.append("")

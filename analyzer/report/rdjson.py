@@ -11,7 +11,7 @@ import json
 from typing import Any, Sequence
 
 from ..findings import Finding, Severity
-from ._common import position
+from ._common import detail, position
 
 SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
 
@@ -20,7 +20,7 @@ def diagnostic(f: Finding) -> dict[str, Any]:
     from .ruledoc import doc_url
     from ..rules import find_rule
 
-    lines = [f"{position(f)}: {f.message}"]
+    lines = [f"{position(f)}: {f.message}"] + ([f.detail] if detail(f) else [])
     if f.accepted:
         lines.insert(0, f"accepted: {f.accepted}")
     if f.witness:

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from .. import __version__
 from ..findings import Finding, PackageError, Severity
-from ._common import fingerprint, primary, rules_or_all
+from ._common import detail, fingerprint, primary, rules_or_all
 from .ruledoc import doc_url
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -46,13 +46,18 @@ def rule_descriptor(rule: Any) -> dict[str, Any]:
     }
 
 
-def _message(f: Finding) -> str:
+def _message(f: Finding) -> dict[str, str]:
+    """`text`: the headline (what code scanning lists); `markdown`: the headline, then the full
+    explanation, the witness and the fix."""
     parts = [f.message]
+    extra = detail(f)
+    if extra:
+        parts.append(extra)
     if f.witness:
-        parts.append(f"Witness: {f.witness}")
+        parts.append(f"Witness: `{f.witness}`")
     if f.fix:
         parts.append(f"Fix: {f.fix}")
-    return "\n".join(parts)
+    return {"text": f.message, "markdown": "\n\n".join(parts)}
 
 
 def _location(f: Finding) -> dict[str, Any]:
@@ -86,14 +91,14 @@ def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     if f.code in rule_index:
         out["ruleIndex"] = rule_index[f.code]
     out["level"] = LEVEL[f.severity]
-    out["message"] = {"text": _message(f)}
+    out["message"] = _message(f)
     out["locations"] = [_location(f)]
     out["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(f)}
     if f.accepted:
         out["suppressions"] = [{"kind": "external", "status": "accepted", "justification": f.accepted}]
     props: dict[str, Any] = {"rule": f.rule, "package": f.package, "model": f.model,
                              "member": f.location.path, "member_line": f.location.line}
-    for key in ("kernel", "input", "dim", "symbol", "witness", "fix"):
+    for key in ("detail", "kernel", "input", "dim", "symbol", "witness", "fix"):
         value = getattr(f, key)
         if value is not None:
             props[key] = value

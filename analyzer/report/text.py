@@ -1,11 +1,21 @@
-"""The default `check` format: one block per finding, ruff-like, then a summary line."""
+"""The default `check` format: one block per finding, ruff-like, then a summary line.
+
+A block is the headline (`path:line:col: CODE [rule] severity: headline`), then indented detail:
+the full explanation (wrapped), where in the package, the user's source, the linking chain, the
+snippet, the witness and the fix. A fix already printed for an earlier finding of the same package
+is referred to (`fix: as for AOTI003 above`) instead of repeated.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 from ..findings import Finding, PackageError
-from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, member, paint, primary, summary
+from ..messages import REPORT
+from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, detail, member, paint, primary, summary
+
+WIDTH = 100  # the detail paragraph's wrap width
 
 
 def render(
@@ -17,7 +27,13 @@ def render(
     errors: Sequence[PackageError] = (),
 ) -> str:
     """Findings as blocks separated by blank lines, then `Found ...` or `All checks passed.`"""
-    blocks = [render_finding(f, color=color) for f in findings]
+    fixes: dict[tuple[str, str], str] = {}  # (package, fix) -> the code that printed it in full
+    blocks = []
+    for f in findings:
+        seen = fixes.get((f.package, f.fix or ""))
+        if f.fix and seen is None:
+            fixes[(f.package, f.fix)] = f.code
+        blocks.append(render_finding(f, color=color, fix_seen=seen))
     tail = summary(findings, packages, errors)
     if findings:
         tail = paint(tail, BOLD, color=color)
@@ -25,20 +41,31 @@ def render(
     return tail + "\n"
 
 
-def header(f: Finding, *, color: bool) -> str:
-    """`path:line:col: CODE [rule-name] severity: message`"""
+def where(f: Finding, *, color: bool = False) -> str:
+    """`path:line:col` of the primary location."""
     loc = primary(f)
-    where = paint(loc.path, BOLD, color=color)
+    out = paint(loc.path, BOLD, color=color)
     if loc.line:
-        where += f":{loc.line}" + (f":{loc.column}" if loc.column else "")
+        out += f":{loc.line}" + (f":{loc.column}" if loc.column else "")
+    return out
+
+
+def header(f: Finding, *, color: bool) -> str:
+    """`path:line:col: CODE [rule-name] severity: headline`"""
     sev = SEVERITY_COLOR[f.severity]
     code = paint(f.code, BOLD, sev, color=color)
     level = paint(str(f.severity) + (" (accepted)" if f.accepted else ""), sev, color=color)
-    return f"{where}: {code} [{f.rule}] {level}: {f.message}"
+    return f"{where(f, color=color)}: {code} [{f.rule}] {level}: {f.message}"
 
 
-def render_finding(f: Finding, *, color: bool = False) -> str:
+def render_finding(f: Finding, *, color: bool = False, fix_seen: str | None = None) -> str:
+    """One finding's block; `fix_seen` is the code of an earlier finding of the package that
+    printed the same fix in full."""
     lines = [header(f, color=color)]
+    text = detail(f)
+    if text:
+        lines += textwrap.wrap(" ".join(text.split()), WIDTH, initial_indent="  ", subsequent_indent="  ",
+                               break_long_words=False, break_on_hyphens=False)
     origin = f"  in {f.package}, model {f.model}" if f.package else f"  in model {f.model}"
     inside = member(f)
     if inside:
@@ -55,7 +82,8 @@ def render_finding(f: Finding, *, color: bool = False) -> str:
     if f.witness:
         lines.append(f"  {paint('witness', BOLD, color=color)}: {f.witness}")
     if f.fix:
-        lines.append(f"  {paint('fix', BOLD, CYAN, color=color)}: {f.fix}")
+        fix = REPORT["see-fix"].format(code=fix_seen) if fix_seen else f.fix
+        lines.append(f"  {paint('fix', BOLD, CYAN, color=color)}: {fix}")
     return "\n".join(lines)
 
 

@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
+from .. import headline, source
 from ..archive import poll  # the package's time and memory budget, not its bytes
 from ..findings import Finding, Location, Severity
 
@@ -116,9 +117,10 @@ class Rule:
     ) -> Finding:
         """A Finding with this rule's code, name and severity, and the model and package filled in.
 
-        `message` and `fix` filled from the catalog (`MESSAGES[key].format(...)`) carry their key,
-        which the finding keeps as `message_key` / `fix_key`. `witness` is the primary witness,
-        `witnesses` more of them. Witnesses outside the exported program's declared range lower the
+        `message` (the full explanation, kept as `detail`) and `fix` filled from the catalog
+        (`MESSAGES[key].format(...)`) carry their key, which the finding keeps as `message_key` /
+        `fix_key`; `run_rules` replaces `message` with the headline (HEADLINES[key]). `witness` is
+        the primary witness, `witnesses` more of them. Witnesses outside the exported program's declared range lower the
         severity (`_contract`) unless `contract=False`: a severity that already says how a declared
         max is enforced (a max that only AOTI_RUNTIME_CHECK_INPUTS=1 checks: warning)."""
         fix = fields.pop("fix", None)
@@ -132,6 +134,8 @@ class Rule:
             rule=self.name,
             severity=severity,
             message=str(message),
+            detail=str(message),
+            message_fields=getattr(message, "fields", None),
             model=model if isinstance(model, str) else model.name,
             location=location,
             package=ctx.package,
@@ -195,7 +199,8 @@ def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity
     lower = Severity(max(Severity.INFO, severity - 1))
     note = CHAIN["outside-contract.message"].format(sizes=sizes)
     line = CHAIN["outside-contract"].format(sizes=sizes, was=severity, now=lower)
-    return Text(str(message) + note, getattr(message, "key", "")), lower, chain + (line,)
+    fields = {**(getattr(message, "fields", None) or {}), "outside_contract": sizes}  # the headline says it too
+    return Text(str(message) + note, getattr(message, "key", ""), fields), lower, chain + (line,)
 
 
 def _declared_text(model: "Model", pairs) -> str:
@@ -340,7 +345,8 @@ def run_rules(
             poll(f"running rule {instance.name}")
             found.extend(instance.check(model, ctx))
     # A rule that built its Finding by hand may have left `package` empty; the source line under
-    # the finding's location comes from the model (reporters never open the archive).
+    # the finding's location comes from the model (reporters never open the archive); then the
+    # user's code behind each finding (source.py) and its headline (headline.py).
     models = {m.name: m for m in package.models}
     out = []
     for f in found:
@@ -351,4 +357,5 @@ def run_rules(
             if line is not None:
                 f = replace(f, snippet=(line,))
         out.append(f)
+    out = headline.fill(package.models, source.attribute(package.models, out))
     return sorted(dict.fromkeys(out), key=sort_key)

@@ -1,0 +1,130 @@
+"""Headlines: each finding's short message (under ~100 characters, effect first, in the user's
+names), from the catalog's HEADLINES table, the fields its long message (`detail`) was filled with,
+and what the model and the finding's `source` say: the input's user name, the module and line of the
+user's code, what a failed check does on the device.
+
+Reads only the linked model and the findings (like the rules); run by `rules.run_rules` after source
+attribution.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Iterable
+
+from .findings import Finding
+from .messages import HEADLINES, VERBS
+from .model import Model
+from .source import short_op
+
+LIMIT = 100        # a headline's length
+NAME_LIMIT = 40    # a user name (input, module path) inside it
+ELLIPSIS = "…"
+
+_SHIM = re.compile(r"^aoti_torch_(?:cpu|cuda|xpu|mps)_")
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters with an ellipsis, never inside a code span (`...`)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if cut.count("`") % 2:  # an open code span: end before it
+        cut = cut[: cut.rfind("`")]
+    return cut.rstrip(" ,;:(") + ELLIPSIS
+
+
+def _name(text: str) -> str:
+    """A user name kept readable: a huge one keeps its head and its tail."""
+    if len(text) <= NAME_LIMIT:
+        return text
+    half = (NAME_LIMIT - 1) // 2
+    return text[:half] + ELLIPSIS + text[-half:]
+
+
+def dim_name(model: Model | None, f: Finding) -> str:
+    """`` `x.shape[1]` `` (the exported program's name), else `input 0 dim 1`; the input alone
+    when the finding is about a whole input."""
+    if f.input is None:
+        return "an input"
+    inp = model.inputs[f.input] if model is not None and 0 <= f.input < len(model.inputs) else None
+    if inp is not None and inp.user_name:
+        name = _name(inp.user_name)
+        return f"`{name}.shape[{f.dim}]`" if f.dim is not None else f"`{name}`"
+    return f"input {f.input} dim {f.dim}" if f.dim is not None else f"input {f.input}"
+
+
+def input_name(model: Model | None, f: Finding) -> str:
+    if f.input is None:
+        return "an input"
+    inp = model.inputs[f.input] if model is not None and 0 <= f.input < len(model.inputs) else None
+    if inp is not None and inp.user_name:
+        return f"`{_name(inp.user_name)}`"
+    return f"input {f.input}"
+
+
+def sites(f: Finding) -> list[str]:
+    """Where in the user's code, longest first: ` in `transformer.wpe` (Embedding)`, ` in
+    `transformer.wpe``, then nothing; ` at modeling_gpt2.py:576` for the root module."""
+    src = f.source
+    if src is None:
+        return [""]
+    cls = getattr(src, "class_name", None)
+    if src.module:
+        name = f" in `{_name(src.module)}`"
+        return [f"{name} ({cls})", name, ""] if cls else [name, ""]
+    if src.file:
+        base = src.file.replace("\\", "/").rsplit("/", 1)[-1]
+        return [f" at {_name(base)}:{src.line}", ""]
+    if cls:
+        return [f" in `{_name(cls)}.forward`", ""]
+    return [""]
+
+
+def user_op(f: Finding) -> str:
+    """The user's op (`embedding`, `mean`) behind the finding, else `kernel`."""
+    src = f.source
+    return short_op(src.op) if src is not None and src.op else "kernel"
+
+
+def fields(model: Model | None, f: Finding) -> dict[str, object]:
+    """The message's own fields plus the user-facing ones every headline may use."""
+    given = dict(f.message_fields or {})
+    device = str(getattr(model, "device", None) or "").split(":")[0].lower()
+    table = str(given.get("table", "") or "")
+    given.update(
+        dim_name=dim_name(model, f),
+        input_name=input_name(model, f),
+        user_op=user_op(f),
+        verb=VERBS.get(device, VERBS["unknown"]),
+        table_name=f"`{_name(table.split(' (')[0])}`" if table else "a constant",
+        aten_op=_SHIM.sub("", f.kernel or "") or "an ATen call",
+        model=given.get("model", f.model),
+    )
+    return given
+
+
+def headline(model: Model | None, f: Finding) -> str:
+    """The finding's headline; its detail cut short when the catalog has none for its key."""
+    template = HEADLINES.get(f.message_key)
+    if template is None:
+        return shorten(" ".join(f.detail.split()) or f.message, LIMIT)
+    values = fields(model, f)
+    text = ""
+    for site in sites(f):  # drop the class, then the place, before cutting the text
+        text = str(template.format(**{**values, "site": site}))
+        if len(text) <= LIMIT:
+            return text
+    return shorten(text, LIMIT)
+
+
+def fill(models: Iterable[Model], findings: Iterable[Finding]) -> list[Finding]:
+    """Findings with `message` set to their headline (the long text stays in `detail`)."""
+    by_name = {m.name: m for m in models}
+    out = []
+    for f in findings:
+        if f.detail:
+            f = replace(f, message=headline(by_name.get(f.model), f))
+        out.append(f)
+    return out
