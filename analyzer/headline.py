@@ -14,15 +14,15 @@ from dataclasses import replace
 from typing import Iterable
 
 from .findings import Finding
-from .messages import HEADLINES, VERBS
+from .messages import HEADLINES, SHORT_IDENTITIES, VERBS
 from .model import Model
-from .source import short_op
+from .source import DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
 
 LIMIT = 100        # a headline's length
 NAME_LIMIT = 40    # a user name (input, module path) inside it
 ELLIPSIS = "…"
 
-_SHIM = re.compile(r"^aoti_torch_(?:cpu|cuda|xpu|mps)_")
+_SHIM = re.compile(r"^aoti_torch_(?:(?:cpu|cuda|xpu|mps)_)?")
 
 
 def shorten(text: str, limit: int) -> str:
@@ -83,37 +83,56 @@ def sites(f: Finding) -> list[str]:
 
 
 def user_op(f: Finding) -> str:
-    """The user's op (`embedding`, `mean`) behind the finding, else `kernel`."""
+    """The user's op (`embedding`, `mean`) behind the finding; without an exported program, the
+    first op of the kernel's name that can raise it (`index` of `triton_poi_fused_index_mul_0`),
+    else `kernel`."""
     src = f.source
-    return short_op(src.op) if src is not None and src.op else "kernel"
+    if src is not None and src.op:
+        return short_op(src.op)
+    known = _OPS.get(f.code, _ALL_OPS)
+    return next((op for op in kernel_ops(f.kernel) if op in known), "kernel") if f.kernel else "kernel"
+
+
+_ALL_OPS = INDEX_OPS | DIVISION_OPS | frozenset().union(*REDUCTION_OPS.values())
+# The ops that can raise each rule's finding, to name one from a kernel's name.
+_OPS = {"AOTI001": INDEX_OPS, "AOTI003": INDEX_OPS, "AOTI008": INDEX_OPS, "AOTI004": DIVISION_OPS | {"mean"},
+        "AOTI005": frozenset().union(*REDUCTION_OPS.values())}
 
 
 def fields(model: Model | None, f: Finding) -> dict[str, object]:
     """The message's own fields plus the user-facing ones every headline may use."""
     given = dict(f.message_fields or {})
+    more = int(given.get("more_dims", 0) or 0)  # a finding about several dims of one input
+    dim = dim_name(model, f) + (f" (and {more} more dim{'s' if more > 1 else ''})" if more else "")
     device = str(getattr(model, "device", None) or "").split(":")[0].lower()
     table = str(given.get("table", "") or "")
     given.update(
-        dim_name=dim_name(model, f),
+        dim_name=dim,
         input_name=input_name(model, f),
         user_op=user_op(f),
         verb=VERBS.get(device, VERBS["unknown"]),
         table_name=f"`{_name(table.split(' (')[0])}`" if table else "a constant",
-        aten_op=_SHIM.sub("", f.kernel or "") or "an ATen call",
+        aten_op=_SHIM.sub("", str(given.get("call") or f.kernel or "")) or "ATen",
         model=given.get("model", f.model),
     )
+    if "op" in given:  # a reduction's identity, short
+        given["identity"] = SHORT_IDENTITIES.get(str(given["op"]), "its identity")
     return given
 
 
 def headline(model: Model | None, f: Finding) -> str:
     """The finding's headline; its detail cut short when the catalog has none for its key."""
     template = HEADLINES.get(f.message_key)
+    fallback = shorten(" ".join(f.detail.split()) or f.message, LIMIT)
     if template is None:
-        return shorten(" ".join(f.detail.split()) or f.message, LIMIT)
+        return fallback
     values = fields(model, f)
     text = ""
     for site in sites(f):  # drop the class, then the place, before cutting the text
-        text = str(template.format(**{**values, "site": site}))
+        try:
+            text = str(template.format(**{**values, "site": site}))
+        except (KeyError, IndexError):  # a message built without its fields: never fail a report
+            return fallback
         if len(text) <= LIMIT:
             return text
     return shorten(text, LIMIT)

@@ -29,8 +29,13 @@ class Text(str):
     def __new__(cls, text: str, key: str, fields: dict | None = None) -> "Text":
         out = super().__new__(cls, text)
         out.key = key
-        out.fields = dict(fields or {})  # what the template was filled with (a headline reuses them)
+        # What the template was filled with (a headline reuses them); a Text rebuilt from a Text
+        # (`Text(message + more, message.key)`) keeps them.
+        out.fields = dict(getattr(text, "fields", None) or {} if fields is None else fields)
         return out
+
+    def __add__(self, other: str) -> "Text":  # a message with a fragment appended keeps key and fields
+        return Text(str.__add__(self, other), self.key, self.fields)
 
     def __reduce__(self):  # copy, deepcopy and pickle keep the key and fields
         return (Text, (str(self), self.key, self.fields))
@@ -209,15 +214,15 @@ MESSAGES = Catalog("MESSAGES", {
 # `{table_name}` (a constant's user name), `{aten_op}` (an extern call's ATen op). Compiler names
 # (tmpN, ksN, sN, argN_1, kernel names) never appear here: they belong to the detail.
 HEADLINES = Catalog("HEADLINES", {
-    "empty-index-bound": "empty {dim_name} {verb} the {user_op}{site}: every index is out of bounds",
+    "empty-index-bound": "empty {dim_name} {verb} the {user_op}{site}: its index bound is 0",
     "empty-index-bound.expr": "empty {dim_name} {verb} the {user_op}{site}: its index bound becomes 0",
-    "unenforced-lower-bound": "{dim_name} = {below} runs unchecked in code compiled for >= {min}",
-    "unenforced-lower-bound.no-kernels": "{dim_name} = {below} is accepted unchecked by code compiled for >= {min}",
+    "unenforced-lower-bound": "{dim_name} < {min} runs unchecked in code compiled for >= {min}",
+    "unenforced-lower-bound.no-kernels": "{dim_name} < {min} is accepted unchecked by code compiled for >= {min}",
     "unenforced-lower-bound.empty-calls":
         "{dim_name} < {min} runs unchecked; at 0 ATen calls get empty tensors",
     "unenforced-lower-bound.rejected":
         "{dim_name} = {below} fails with an unexpected size error (compiled for >= {min})",
-    "index-exceeds-constant-bound.unbounded": "{dim_name} > {limit} {verb} the {user_op}{site} ({bound_value} rows)",
+    "index-exceeds-constant-bound.unbounded": "{dim_name} > {limit} {verb} the {user_op}{site}: past its {bound_value} rows",
     "index-exceeds-constant-bound.bounded":
         "{dim_name} > {limit} (allowed up to {max}) {verb} the {user_op}{site}",
     "index-exceeds-constant-bound.unenforced-max":
@@ -227,14 +232,16 @@ HEADLINES = Catalog("HEADLINES", {
     "division-by-dynamic-size.integer": "empty {dim_name} kills the process: integer division by 0 in the {user_op}{site}",
     "division-by-dynamic-size.integer-kernel":
         "empty {dim_name}: integer division by 0 in the {user_op}{site} (undefined result)",
-    "empty-reduction": "empty {dim_name}: the {op} in the {user_op}{site} returns its identity, eager raises",
+    "empty-reduction": "empty {dim_name} makes the {user_op}{site} return {identity}; eager raises",
     "target-device-mismatch.device": "model '{model}' is compiled for {device} and cannot run on {target}",
     "target-device-mismatch.sm": "model '{model}' is compiled for sm_{package_sm} and cannot run on sm_{target_sm}",
     "no-kernel-source": "kernels present only as binaries: their index checks cannot be verified",
     "unlinked-assertion": "an index check in the {user_op}{site} is not linked to any input: check it by hand",
     "compiled-range-narrower-than-declared": "{dim_name} = {sizes}: allowed by the export, never compiled for",
+    "compiled-range-narrower-than-declared.above-only":
+        "{dim_name} > {max}: allowed by the export, never compiled for",
     "unchecked-extern-call": "errors of `{aten_op}`{site} are discarded: partial result, no message",
-    "unenforced-dim-equality": "{dim_name} != {expr} is unchecked: a smaller tensor is read past its end",
+    "unenforced-dim-equality": "{dim_name} != `{expr}` is unchecked: a smaller tensor is read past its end",
     "unparsed-member": "part of the package was skipped ({what}); the rest was analysed",
     "read-past-constant": "{dim_name} > {limit} silently reads past the end of {table_name}{site}",
     "unenforced-divisibility": "{dim_name} not a multiple of {n} silently returns wrong values",
@@ -246,8 +253,18 @@ FRAGMENTS: set[str] = {
     "empty-index-bound.zero", "empty-index-bound.zero-with", "index-exceeds-constant-bound.values-witness",
     "target-device-mismatch.sm.major", "target-device-mismatch.sm.minor", "target-device-mismatch.sm.arch",
     "unchecked-extern-call.inputs", "unparsed-member.parse", "unparsed-member.unreadable", "unparsed-member.limit",
-    "unenforced-lower-bound.sdpa", "compiled-range-narrower-than-declared.above",
+    "unenforced-lower-bound.sdpa", "compiled-range-narrower-than-declared.above", "unenforced-lower-bound.reach",
+    "unenforced-lower-bound.reach-zero", "unenforced-lower-bound.declared", "unenforced-lower-bound.also",
+    "unenforced-lower-bound.dim",
 }
+
+# What an empty reduction returns, by op, in a headline (`{identity}`).
+SHORT_IDENTITIES = Catalog("SHORT_IDENTITIES", {
+    "max": "-inf",
+    "min": "inf",
+    "argmax": "index 0",
+    "argmin": "index 0",
+})
 
 # What a failed index check does, by device, as a headline's verb.
 VERBS = Catalog("VERBS", {

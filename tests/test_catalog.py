@@ -210,7 +210,7 @@ def used(tmp_path_factory):
         # The text report refers to a fix printed above (GPT-2's three AOTI003 share one).
         gpt2 = api.lint(str(REPO / "fixtures/real/gpt2.cpu.stripped.pt2"),
                         api.Options(exported_program=str(REPO / "fixtures/real/gpt2.ep.pt2")))
-        render("text", gpt2.findings, packages=[gpt2])
+        render("text", gpt2.findings, packages=gpt2.packages)
         scatter = api.load(STRESS / "pkgs" / "scatter_add.cpu.stripped.pt2")
         _with_source(scatter.models[0], run_rules(scatter, all_rules()))
         for name in ("gather_dyn.cuda.stripped.pt2", "gather_dyn.cpu.stripped.pt2"):

@@ -737,7 +737,7 @@ def test_declared_range_merged_into_lower_bound():
     assert not [f for f in found if f.code == "AOTI010"]
     lower = [f for f in found if f.code == "AOTI002"]
     assert [(f.input, f.dim, f.key) for f in lower] == [(0, 0, "lower:in0.d0>=2"), (1, 0, "lower:in1.d0>=2")]
-    assert all("declares [0, inf)" in f.message for f in lower)
+    assert all("declares [0, inf)" in f.detail for f in lower)
     # Witnesses: below the minimum (the primary) and 0, each rejected by the generated guard.
     assert lower[0].witnesses == ("x.shape = (1, 8), idx.shape = (3,)", "x.shape = (0, 8), idx.shape = (3,)")
 
@@ -750,7 +750,8 @@ def test_lower_bound_one_finding_per_input():
     assert (first.input, first.dim, second.input) == (0, 0, 1)
     assert first.key == "lower:in0.d0>=2;lower:in0.d1>=2"
     assert [W.parse_witness(w)[0][1] for w in first.witnesses] == [(1, 3), (0, 3), (3, 1), (3, 0)]
-    assert "arg0_1.size(1) (input 0 dim 1" in first.message
+    assert "arg0_1.size(1) (input 0 dim 1" in first.detail
+    assert first.message_fields["more_dims"] == 1 and first.message.startswith("input 0 dim 0 (and 1 more dim) < 2")
 
 
 # --- issue 11 part 4c: witnesses outside the declared contract ---------------------------------------

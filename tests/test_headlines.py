@@ -1,0 +1,150 @@
+"""Headlines first, details after (issue 11 part 3), on real packages: every finding's message is a
+headline of at most 100 characters in the user's names (no compiler name when the exported program
+gives names), `--format concise` lines stay within 160 characters, findings come by severity, and a
+fix repeated within a package is printed once."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from analyzer import api
+from analyzer.findings import Severity
+from analyzer.headline import LIMIT, shorten
+from analyzer.messages import HEADLINES, REPORT
+from analyzer.report import render
+from analyzer.report.concise import WIDTH
+from conftest import COMPILER_NAME, FIXTURES, REPO
+
+REAL = FIXTURES / "real"
+
+
+def _exported(package: Path) -> Path | None:
+    """The exported program of a fixture: `NAME.ep.pt2` beside it, or in fixtures/real for CUDA builds."""
+    stem = package.name.split(".")[0]
+    for folder in (package.parent, REAL):
+        candidate = folder / f"{stem}.ep.pt2"
+        if candidate.exists():
+            return candidate
+    return None
+
+
+PACKAGES = sorted(p for p in [*FIXTURES.glob("*.stripped.pt2"), *REAL.glob("*.stripped.pt2"),
+                              *(REAL / "cuda").glob("*.stripped.pt2")] if _exported(p) is not None)
+
+
+@lru_cache(maxsize=None)
+def _lint(package: Path, exported: bool = True):
+    ep = _exported(package) if exported else None
+    return api.lint(str(package), api.Options(exported_program=None if ep is None else str(ep)))
+
+
+def _rel(path: Path) -> str:
+    return str(path.relative_to(REPO))
+
+
+def test_the_fixtures_cover_every_family():
+    codes = {f.code for p in PACKAGES for f in _lint(p).findings}
+    assert len(PACKAGES) >= 40
+    assert {"AOTI001", "AOTI002", "AOTI003", "AOTI004", "AOTI005", "AOTI012", "AOTI013", "AOTI014"} <= codes
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=_rel)
+def test_headlines_are_short_and_in_the_users_names(package):
+    result = _lint(package)
+    for f in result.findings:
+        assert f.message_key in HEADLINES, f.message_key
+        assert len(f.message) <= LIMIT, f.message
+        assert not COMPILER_NAME.search(f.message), f.message
+        assert f.detail and f.detail != f.message  # the long explanation stays, as detail
+    for line in render("concise", result.findings, packages=result.packages).splitlines():
+        assert len(line) <= WIDTH, line
+
+
+def test_headlines_without_names_are_short_too():
+    for name in ("gather_dyn.cuda.stripped.pt2", "small_transformer.cpu.stripped.pt2"):
+        for f in _lint(FIXTURES / name, exported=False).findings:
+            assert len(f.message) <= LIMIT and not re.search(r"\btmp\d+|\bks\d+|cpp_fused|triton_", f.message), f.message
+
+
+def test_headline_says_effect_module_and_size():
+    """GPT-2's position table: the size that trips it, what it does on the device, the module."""
+    cpu = [f for f in _lint(REAL / "gpt2.cpu.stripped.pt2").findings if f.code == "AOTI003"]
+    cuda = [f for f in _lint(REAL / "cuda" / "gpt2.cuda.stripped.pt2").findings if f.code == "AOTI003"]
+    assert cpu and cuda
+    for f in cpu:
+        assert f.message.startswith("`x.shape[1]` > 128 aborts") and "`inner.wpe` (Embedding)" in f.message
+    assert all("crashes" in f.message for f in cuda)
+    (gather,) = [f for f in _lint(FIXTURES / "gather_dyn.cuda.stripped.pt2").findings if f.code == "AOTI001"]
+    assert gather.message.startswith("empty `x.shape[0]` crashes the index at generate.py:")
+
+
+def test_huge_user_names_are_cut_safely(tmp_path):
+    name = "x" * 300
+    result = api.lint(str(FIXTURES / "gather_dyn.cuda.stripped.pt2"), api.Options(input_names=(name, "idx")))
+    assert result.findings
+    for f in result.findings:
+        assert len(f.message) <= LIMIT and f.message.count("`") % 2 == 0, f.message
+        assert f.input != 0 or name in f.detail  # the detail keeps the whole name
+    for line in render("concise", result.findings, packages=result.packages).splitlines():
+        assert len(line) <= WIDTH
+    assert shorten("a `" + "b" * 200 + "` c", 20) == "a…"
+
+
+def test_reports_are_sorted_by_severity_within_each_package():
+    a, b = REAL / "bert.cpu.stripped.pt2", FIXTURES / "gather_dyn.cpu.stripped.pt2"
+    findings = [*_lint(b).findings, *_lint(a).findings]
+    doc = json.loads(render("json", findings, packages=[1, 2]))["findings"]
+    packages = [entry["package"] for entry in doc]
+    assert packages == sorted(packages, key=[str(b), str(a)].index)  # packages keep their input order
+    for package in (str(a), str(b)):
+        levels = [Severity.parse(e["severity"]) for e in doc if e["package"] == package]
+        assert levels == sorted(levels, reverse=True)
+    assert doc[0]["code"] == "AOTI001"  # gather_dyn's error leads its block
+    # An error found after warnings still leads: the order does not depend on the rules' order.
+    again = json.loads(render("json", list(reversed(findings)), packages=[1, 2]))["findings"]
+    assert [e["package"] for e in again][0] == str(a) and again[[e["package"] for e in again].index(str(b))]["code"] == "AOTI001"
+    # then by location: each severity's findings in path, line, column order
+    for package in (str(a), str(b)):
+        for level in ("error", "warning"):
+            places = [(e["location"]["path"], e["location"]["line"], e["location"]["column"]) for e in doc
+                      if e["package"] == package and e["severity"] == level]
+            assert places == sorted(places)
+
+
+def test_repeated_fix_is_printed_once_per_package():
+    result = _lint(REAL / "gpt2.cpu.stripped.pt2")
+    fixes = [f.fix for f in result.findings if f.code == "AOTI003"]
+    assert len(fixes) == 3 and len(set(fixes)) == 1
+    text = render("text", result.findings, packages=result.packages)
+    assert text.count(fixes[0]) == 1
+    assert text.count("fix: " + REPORT["see-fix"].format(code="AOTI003")) == 2
+    # Per package: the same package checked under two paths prints it in full twice.
+    again = [f.__class__(**{**f.__dict__, "package": "other.pt2"}) for f in result.findings]
+    assert render("text", [*result.findings, *again], packages=[1, 2]).count(fixes[0]) == 2
+
+
+def test_text_block_is_headline_then_detail():
+    result = _lint(FIXTURES / "gather_dyn.cuda.stripped.pt2")
+    text = render("text", result.findings, packages=result.packages)
+    first, second = text.splitlines()[:2]
+    assert first.endswith(result.findings[0].message) or "AOTI001" in first
+    assert second.startswith("  index bound `ks0`")  # the detail, indented, after the headline
+    block = text.split("\n\n")[0].splitlines()
+    wrapped = block[1:next(i for i, line in enumerate(block) if line.startswith("  in "))]
+    assert len(wrapped) >= 2 and all(len(line) <= 100 for line in wrapped)
+    assert " ".join(line.strip() for line in wrapped) == " ".join(result.findings[0].detail.split())
+
+
+def test_json_message_is_the_headline_and_detail_the_explanation():
+    result = _lint(FIXTURES / "gather_dyn.cuda.stripped.pt2")
+    doc = json.loads(render("json", result.findings, packages=result.packages))
+    for entry, f in zip(doc["findings"], sorted(result.findings, key=lambda f: -f.severity)):
+        assert entry["message"] == f.message and entry["detail"] == f.detail and entry["message_key"] == f.message_key
+    sarif = json.loads(render("sarif", result.findings, packages=result.packages))
+    for res in sarif["runs"][0]["results"]:
+        assert len(res["message"]["text"]) <= LIMIT and res["properties"]["detail"] in res["message"]["markdown"]
