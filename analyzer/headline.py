@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from .findings import Finding
-from .messages import HEADLINES, SHORT_IDENTITIES, VERBS
+from .messages import HEADLINES, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS
 from .model import Model
 from .source import DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
 
@@ -127,13 +127,17 @@ def headline(model: Model | None, f: Finding) -> str:
     if template is None:
         return fallback
     values = fields(model, f)
+    # Witnesses the exported program's contract excludes (the severity dropped): said where it fits.
+    note = OUTSIDE_CONTRACT if values.get("outside_contract") else ""
     text = ""
     for site in sites(f):  # drop the class, then the place, before cutting the text
         try:
             text = str(template.format(**{**values, "site": site}))
         except (KeyError, IndexError):  # a message built without its fields: never fail a report
             return fallback
-        if len(text) <= LIMIT:
+        if len(text) + len(note) <= LIMIT:
+            return text + note
+        if len(text) <= LIMIT and site == "":
             return text
     return shorten(text, LIMIT)
 

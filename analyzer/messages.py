@@ -258,6 +258,9 @@ FRAGMENTS: set[str] = {
     "unenforced-lower-bound.dim",
 }
 
+# Appended to a headline whose witnesses the exported program's declared range excludes.
+OUTSIDE_CONTRACT = " (outside the declared range)"
+
 # What an empty reduction returns, by op, in a headline (`{identity}`).
 SHORT_IDENTITIES = Catalog("SHORT_IDENTITIES", {
     "max": "-inf",
