@@ -8,6 +8,9 @@ rules append to an assertion's linking chain, `EFFECTS[...]` what happens at run
 
 Each table is a `Catalog`: it records which keys were looked up and which fields were given when
 `TRACE` is on, so that a test can show that every template and every field is used.
+
+Long module: it is data, every sentence of the tool in one table per kind, so that wording, headlines
+and their tests stay in one place; code that fills them lives with the rules and reporters.
 """
 
 from __future__ import annotations
