@@ -244,6 +244,8 @@ HEADLINES = Catalog("HEADLINES", {
     "compiled-range-narrower-than-declared.above-only":
         "{dim_name} > {max}: allowed by the export, never compiled for",
     "unchecked-extern-call": "errors of `{aten_op}`{site} are discarded: partial result, no message",
+    "unchecked-extern-call.empty-target":
+        "empty {dim_name} makes `{aten_op}`{site} fail unseen: no error, a partial result",
     "unenforced-dim-equality": "{dim_name} != `{expr}` is unchecked: a smaller tensor is read past its end",
     "unparsed-member": "part of the package was skipped ({what}); the rest was analysed",
     "read-past-constant": "{dim_name} > {limit} silently reads past the end of {table_name}{site}",

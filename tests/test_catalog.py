@@ -166,6 +166,10 @@ def _why() -> None:
             render_text(explain_failure(api.load(path), (STRESS / "logs" / log).read_text()))
     shim = TW._gather_model("cpu")
     shim.launches.append(Launch("aoti_torch_cpu_x", ("buf0",), Location("w.cpp", 3, 1), extern=True))
+    unchecked = TW._gather_model("cpu")  # an unchecked call's headline
+    unchecked.launches.append(Launch("aoti_torch_cpu_x", ("arg1_1",), Location("w.cpp", 3, 1), extern=True,
+                                     error_checked=False))
+    _with_source(unchecked, run_rules(TW._package(unchecked), all_rules()))
     explain_failure(TW._package(shim), "Error: aoti_torch_cpu_x(buf0) API call failed at w.cpp, line 3")
     multi = TW._gather_model("cuda")
     multi.assertions[0].index_sources = (0, 1)

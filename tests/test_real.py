@@ -116,8 +116,8 @@ def test_unchecked_extern_call_gets_input_dim_and_witness(name, dims):
     assert shapes["x"][0] == 0 and all(s[0] > 0 for n, s in shapes.items() if n != "x"), f.witness
     assert any("is empty" in line for line in f.chain), f.chain
     # The message names them too (issue 10 point 3).
-    assert f.message_key == "unchecked-extern-call.empty-target" and "x.shape[0] (input 0 dim 0)" in f.message
-    assert f.witness in f.message and "x.shape[0] == 0" in f.fix
+    assert f.message_key == "unchecked-extern-call.empty-target" and "x.shape[0] (input 0 dim 0)" in f.detail
+    assert f.witness in f.detail and "x.shape[0] == 0" in f.fix
     if name == "index_put":
         assert any("x.shape[1] (input 0 dim 1)" in line for line in f.chain)  # w = 0 empties it too
 
