@@ -175,3 +175,24 @@ def test_hostile_names_stay_data():
     check = _guard(source)
     with pytest.raises(ValueError, match="compiled for"):
         check(Shape((1,)))
+
+
+REAL = FIXTURES / "real"
+
+
+@pytest.mark.parametrize("pkg", sorted(REAL.glob("*.cpu.stripped.pt2")), ids=lambda p: p.name.split(".")[0])
+def test_real_packages_every_witness_rejected(pkg):
+    """fixtures/real (with their exported programs): every witness of every guarded finding, the
+    extra ones too (AOTI002 at 0, AOTI010 above the compiled max), is rejected; healthy sizes pass."""
+    from analyzer import witness as W
+
+    ep = REAL / f"{pkg.name.split('.')[0]}.ep.pt2"
+    result = api.lint([str(pkg)], api.Options(exported_program=str(ep)))
+    (model,) = result.packages[0].models
+    check = _guard(contract.render_python([contract.build(str(pkg), model, result.findings)]))
+    witnesses = [w for f in result.findings if f.code in GUARDED for w in f.witnesses if "read from the values" not in w]
+    for witness in witnesses:
+        with pytest.raises(ValueError):
+            check(*[Shape(shape) for _, shape in parse_witness(witness)])
+    check(*[Shape(shape) for shape in W.witness_shapes(model, {})])
+    assert witnesses

@@ -254,3 +254,91 @@ def test_cuda_packages_give_the_same_findings(name, rule, severity):
     cpu = {(f.input, f.dim, f.witness) for f in _by_rule(name, rule)}
     assert {(f.input, f.dim, f.witness) for f in found} == cpu
 
+
+# -- every witness of the range and extern-call rules, run through aoti_load_package ------------------
+
+def _generate():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("fixtures_real_generate", REAL / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("fixtures_real_generate", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@lru_cache(maxsize=None)
+def _specs() -> dict:
+    return {name: fix.dims for name, fix in _generate().REAL.items()}
+
+
+def _named_sizes(name: str, witness: str) -> dict[str, int]:
+    """A witness's sizes by the model's dim names (first position of each dim, as probe.py maps them)."""
+    shapes = [shape for _, shape in W.parse_witness(witness)]
+    return {d.name: shapes[d.at[0][0]][d.at[0][1]] for d in _specs()[name] if d.at}
+
+
+def _witness_record(name: str, finding, witness: str) -> dict | None:
+    """The default-environment run of `witness`: its own `witness:` probe, else an edge probe with the
+    same sizes on the dims the witness sets (the others at their normal, healthy sizes)."""
+    records = [r for r in _records(name) if not r["env"]]
+    for r in records:
+        if r["label"].startswith("witness:") and r.get("finding", {}).get("witness") == witness:
+            return r
+    healthy = _named_sizes(name, W.witness(_model(name), {}))
+    wanted = {k: v for k, v in _named_sizes(name, witness).items() if healthy.get(k) != v}
+    for r in records:
+        if r["label"] != "normal" and wanted and all(r["sizes"].get(k) == v for k, v in wanted.items()) and \
+                all(r["sizes"][k] == n for k, n in _normal(name).items() if k not in wanted):
+            return r
+    return None
+
+
+@lru_cache(maxsize=None)
+def _model(name: str):
+    ep = str(REAL / f"{name}.ep.pt2")
+    (model,) = api.load(REAL / f"{name}.cpu.stripped.pt2", api.Options(exported_program=ep)).models
+    return model
+
+
+def _normal(name: str) -> dict[str, int]:
+    (normal,) = [r for r in _records(name) if r["label"] == "normal" and not r["env"]]
+    return normal["sizes"]
+
+
+# What each rule predicts for its witnesses at run time (default environment).
+PREDICTED = {
+    # Never compiled for, not rejected: it runs, or fails past the skipped check (a shim, an assert).
+    "unenforced-lower-bound": lambda r: "dim value is too small" not in r["aoti"].get("error", ""),
+    "compiled-range-narrower-than-declared": lambda r: "dim value is too" not in r["aoti"].get("error", ""),
+    # The shim's error is discarded: the package returns where eager raises.
+    "unchecked-extern-call": lambda r: r["aoti"]["ok"] and not r["eager"]["ok"],
+    # Wrong values, or a result where eager raises.
+    "unenforced-divisibility": lambda r: r["aoti"]["ok"] and (not r["eager"]["ok"]
+                                                              or r["aoti"].get("matches_eager") is False),
+}
+PROBED = ["bert", "distilbert", "llama", "vit", "resnetish", "resnetish_min2", "scatter_reduce", "index_put",
+          "pairs", "patch_embed", "gpt2", "wav2vec2_fe", "nonzero_size"]
+
+
+@pytest.mark.parametrize("name", PROBED)
+def test_every_witness_ran_as_predicted(name):
+    if not (REAL / f"{name}.cpu.stripped.pt2").exists():
+        pytest.skip(f"{name} missing")
+    checked = 0
+    for f in _lint(name):
+        if f.rule not in PREDICTED:
+            continue
+        for witness in f.witnesses:
+            record = _witness_record(name, f, witness)
+            assert record is not None, f"no run-time record of {name} {f.code} witness {witness}"
+            assert PREDICTED[f.rule](record), (f.code, witness, record["label"], record["aoti"], record["eager"])
+            checked += 1
+    assert checked
+
+
+@pytest.mark.parametrize("name", PROBED)
+def test_healthy_inputs_still_pass(name):
+    (normal,) = [r for r in _records(name) if r["label"] == "normal" and not r["env"]]
+    assert normal["aoti"]["ok"] and normal["aoti"].get("matches_eager", True), normal
