@@ -94,7 +94,7 @@ def test_relations_without_the_exported_program():
     assert all(Evidence.EXPORTED not in r.evidence for r in model.relations)
 
 
-CUDA = ("wav2vec2_fe", "patch_embed", "pairs", "swin_merge")
+CUDA = ("wav2vec2_fe", "patch_embed", "pairs", "swin_merge", "unet_skip")
 
 
 @pytest.mark.parametrize("name", CUDA)
