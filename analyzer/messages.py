@@ -297,6 +297,8 @@ FIXES = Catalog("FIXES", {
         "Dim(..., min=0) does not change this: the package is still compiled for >= {min})",
     "unenforced-lower-bound.none":
         "check `{check_expr} >= {min}` before calling the model and handle smaller inputs outside it",
+    # Appended to the first dim's fix when the input has more (one finding per input).
+    "unenforced-lower-bound.also": "; the same for the input's other dims (`{checks}`)",
     "index-exceeds-constant-bound":
         "declare the dimension's real limit when exporting (Dim(..., max={bound_value})) and run with "
         "AOTI_RUNTIME_CHECK_INPUTS=1, or reject `{check_expr} > {limit}` before calling the model, or size the "

@@ -749,6 +749,7 @@ def test_lower_bound_one_finding_per_input():
     (first, second) = _run(model, "unenforced-lower-bound")
     assert (first.input, first.dim, second.input) == (0, 0, 1)
     assert first.key == "lower:in0.d0>=2;lower:in0.d1>=2"
+    assert first.fix_key == "unenforced-lower-bound" and "(`arg0_1.shape[1] >= 2`)" in first.fix
     assert [W.parse_witness(w)[0][1] for w in first.witnesses] == [(1, 3), (0, 3), (3, 1), (3, 0)]
     assert "arg0_1.size(1) (input 0 dim 1" in first.detail
     assert first.message_fields["more_dims"] == 1 and first.message.startswith("input 0 dim 0 (and 1 more dim) < 2")

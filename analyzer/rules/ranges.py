@@ -98,8 +98,17 @@ class UnenforcedLowerBound(Rule):
             yield self.finding(
                 model, ctx, message, first.location, severity=max(p.severity or self.severity for p in parts),
                 input=first.ref.input, dim=first.ref.dim, symbol=first.symbol,
-                witnesses=tuple(w for p in parts for w in p.witnesses), fix=first.fix, chain=tuple(line for p in parts for line in p.chain),
+                witnesses=tuple(w for p in parts for w in p.witnesses), fix=_fix(parts),
+                chain=tuple(line for p in parts for line in p.chain),
                 key=";".join(p.key for p in parts))
+
+
+def _fix(parts: list["_LowerPart"]) -> Text:
+    """The first dim's fix, and the checks of the input's other dims."""
+    if len(parts) == 1:
+        return parts[0].fix
+    return parts[0].fix + FIXES["unenforced-lower-bound.also"].format(
+        checks=" and ".join(f"{p.check} >= {p.min}" for p in parts[1:]))
 
 
 @dataclass(frozen=True)
@@ -116,6 +125,8 @@ class _LowerPart:
     severity: Severity | None
     witnesses: tuple[str, ...]   # below the minimum (the primary), 0, above a declared-but-not-compiled max
     key: str
+    check: str            # `x.shape[1]`, for the fix
+    min: int
 
 
 def _lower_symbol(model: Model, inp, dim) -> str | None:
@@ -185,7 +196,8 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
     return _LowerPart(ref, symbol, text, MESSAGES["unenforced-lower-bound.dim"].format(**fields),
                       fix.format(**fields), location, (*chain, *extra), severity,
-                      tuple(W.witness(model, {ref: size}) for size in sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}")
+                      tuple(W.witness(model, {ref: size}) for size in sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}",
+                      fields["check_expr"], dim.min)
 
 
 @register
