@@ -285,6 +285,8 @@ VERBS = Catalog("VERBS", {
 REPORT = Catalog("REPORT", {
     # A fix already printed in full for an earlier finding of the same package.
     "see-fix": "as for {code} above",
+    # The markdown report cut to its size budget.
+    "more": "**{count} more findings in the full report** (`aoti-lint --format text`, JSON or SARIF).",
 })
 
 FIXES = Catalog("FIXES", {

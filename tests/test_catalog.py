@@ -26,7 +26,7 @@ from analyzer import headline, messages
 from analyzer.source import Source
 from analyzer.rules import Case, all_rules, run_rules
 from analyzer.why import CheckKind, explain_failure
-from analyzer.report import render
+from analyzer.report import markdown, render
 from conftest import COMPILER_NAME, FIXTURES, REPO, SHARED_PT2
 
 LOGS = REPO / "tests" / "data"
@@ -215,6 +215,7 @@ def used(tmp_path_factory):
         gpt2 = api.lint(str(REPO / "fixtures/real/gpt2.cpu.stripped.pt2"),
                         api.Options(exported_program=str(REPO / "fixtures/real/gpt2.ep.pt2")))
         render("text", gpt2.findings, packages=gpt2.packages)
+        markdown.render(gpt2.findings, packages=gpt2.packages, budget=3000)  # cut: "N more findings"
         scatter = api.load(STRESS / "pkgs" / "scatter_add.cpu.stripped.pt2")
         _with_source(scatter.models[0], run_rules(scatter, all_rules()))
         for name in ("gather_dyn.cuda.stripped.pt2", "gather_dyn.cpu.stripped.pt2"):

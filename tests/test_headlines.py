@@ -148,3 +148,60 @@ def test_json_message_is_the_headline_and_detail_the_explanation():
     sarif = json.loads(render("sarif", result.findings, packages=result.packages))
     for res in sarif["runs"][0]["results"]:
         assert len(res["message"]["text"]) <= LIMIT and res["properties"]["detail"] in res["message"]["markdown"]
+
+
+# --- markdown for a pull-request comment (issue 11 part 7) -------------------------------------------
+
+def _markdown_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("| ") and not line.startswith(("| severity", "| ---"))]
+
+
+@pytest.mark.parametrize("name", ["real/gpt2.cpu.stripped.pt2", "real/cuda/bert.cuda.stripped.pt2",
+                                  "gather_dyn.cuda.stripped.pt2", "empty_reduce.cpu.stripped.pt2"])
+def test_markdown_one_row_per_finding_nothing_twice(name):
+    result = _lint(FIXTURES / name)
+    findings = result.findings
+    text = render("markdown", findings, packages=result.packages)
+    rows = _markdown_rows(text)
+    assert len(rows) == len(findings) == text.count("<details>")
+    for f in findings:
+        # the headline only in its row (identical headlines: one row each), never in the details
+        same = sum(1 for g in findings if g.message == f.message)
+        assert text.count(f.message) == same, f.message
+        assert f.detail in text
+    for fix in {f.fix for f in findings if f.fix}:
+        assert text.count(fix) == 1  # printed once, then "as for CODE above"
+    assert "| severity | count |" not in text  # the summary line says the counts once
+    assert len(text) <= 60_000
+
+
+def test_markdown_where_is_the_users_source_or_the_package():
+    result = _lint(FIXTURES / "gather_dyn.cuda.stripped.pt2")
+    rows = _markdown_rows(render("markdown", result.findings, packages=result.packages))
+    assert "| 🔴 error | AOTI001 | empty `x.shape[0]` crashes the index at generate.py:" in rows[0]
+    assert rows[0].endswith("| `fixtures/generate.py:62` |")
+    assert all(r.endswith("| `fixtures/gather_dyn.cuda.stripped.pt2` |") for r in rows[1:])
+
+
+def test_markdown_is_cut_to_its_budget_with_a_count():
+    """A registry's worth of findings: the comment stays under 60,000 characters (GitHub's limit is
+    65,536), the first findings keep their rows and details, a line counts the rest, and the
+    unreadable packages keep their rows."""
+    from analyzer.findings import PackageError
+    from analyzer.report.markdown import BUDGET
+
+    base = [f for name in ("real/gpt2.cpu.stripped.pt2", "real/bert.cpu.stripped.pt2",
+                           "gather_dyn.cuda.stripped.pt2") for f in _lint(FIXTURES / name).findings]
+    many = [f.__class__(**{**f.__dict__, "package": f"models/m{i:03d}.pt2"}) for i in range(60) for f in base]
+    errors = [PackageError("models/broken.pt2", "not a zip file")]
+    text = render("markdown", many, packages=list(range(61)), errors=errors)
+    assert len(text) <= BUDGET
+    rows = [r for r in _markdown_rows(text) if "unreadable-package" not in r]
+    shown = text.count("<details>")
+    assert rows and len(rows) == shown < len(many)
+    more = re.search(r"\*\*(\d+) more findings in the full report\*\*", text)
+    assert more is not None and int(more.group(1)) == len(many) - shown
+    assert sum("unreadable-package" in r for r in _markdown_rows(text)) == 1
+    # Under the budget nothing is cut and no count is printed.
+    small = render("markdown", base, packages=[1, 2, 3])
+    assert "more findings in the full report" not in small and small.count("<details>") == len(base)

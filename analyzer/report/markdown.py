@@ -1,4 +1,12 @@
-"""`--format markdown`: one pull-request comment (GitHub-flavoured Markdown)."""
+"""`--format markdown`: one pull-request comment (GitHub-flavoured Markdown).
+
+The summary line, then one table row per finding (severity, code, headline, where: the user's source
+line or the package), then each finding's details collapsed in `<details>` (the full explanation,
+where inside the package, the user's code, the chain as a diagram and as text, the witness, the
+fix). Nothing is said twice: the headline only in its row, a fix repeated within a package only
+referred to. The comment stays within BUDGET characters (GitHub's limit is 65,536): when the
+findings do not fit, the last rows and details are left out and a line says how many.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,8 @@ import re
 from typing import Sequence
 
 from ..findings import Finding, PackageError, Severity
-from ._common import about, counts, position, summary
+from ..messages import REPORT
+from ._common import detail, member, position, primary, summary
 
 ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 
@@ -75,29 +84,48 @@ def mermaid(f: Finding) -> list[str]:
     return lines
 
 
-def _details(f: Finding) -> str:
-    title = html.escape(f"{f.code} {f.rule}: {position(f)}")
+BUDGET = 60_000
+
+
+def _where(f: Finding) -> str:
+    """The primary location: the user's source line, else the package (or its member on disk)."""
+    loc = primary(f)
+    return f"{loc.path}:{loc.line}" if loc.line else loc.path
+
+
+def row(f: Finding) -> str:
+    level = f"{ICON[f.severity]} {f.severity}" + (" (accepted)" if f.accepted else "")
+    return f"| {level} | {f.code} | {cell(f.message)} | {cell(code_span(_where(f)))} |"
+
+
+def details(f: Finding, fix_seen: str | None = None) -> str:
+    """The collapsed block of one finding; `fix_seen`: the code that printed the same fix above."""
+    title = html.escape(f"{f.code} {f.rule}") + f" at <code>{html.escape(_where(f))}</code>"
     lines = [f"<details><summary>{title}</summary>", ""]
-    lines.append(f"{ICON[f.severity]} **{f.severity}**: {f.message}")
-    if f.detail and f.detail != f.message:
-        lines += ["", f.detail]
     if f.accepted:
-        lines += ["", f"**Accepted:** {f.accepted}"]
-    lines.append("")
-    pkg = f"{code_span(f.package)}, " if f.package else ""
-    lines.append(f"In {pkg}{about(f)}.")
+        lines += [f"**Accepted:** {f.accepted}", ""]
+    text = detail(f)
+    if text:
+        lines += [text, ""]
+    inside = member(f) or (position(f) if f.location.path != _where(f).split(":")[0] else None)
+    place = [f"model {f.model}"] + ([f"member {code_span(inside)}"] if inside else [])
+    lines += [(f"In {code_span(f.package)}, " if f.package else "In ") + ", ".join(place) + ".", ""]
+    if f.source is not None:
+        lines += [f"**Source:** {f.source.describe()}", ""]
+        if f.source.code:
+            lines += ["```python", f.source.code, "```", ""]
     diagram = mermaid(f)
     if diagram:
-        lines += ["", *diagram]
+        lines += [*diagram, ""]
     if f.chain:
-        lines += ["", "Linking chain:", "", "```text", *f.chain, "```"]
+        lines += ["```text", *f.chain, "```", ""]
     if f.snippet:
-        lines += ["", "```text", *(line.rstrip("\r\n") for line in f.snippet), "```"]
+        lines += ["```text", *(line.rstrip("\r\n") for line in f.snippet), "```", ""]
     if f.witness:
-        lines += ["", f"**Witness:** {code_span(f.witness)}"]
+        lines += [f"**Witness:** {code_span(f.witness)}", ""]
     if f.fix:
-        lines += ["", f"**Fix:** {f.fix}"]
-    lines += ["", "</details>"]
+        lines += [f"**Fix:** {REPORT['see-fix'].format(code=fix_seen) if fix_seen else f.fix}", ""]
+    lines.append("</details>")
     return "\n".join(lines)
 
 
@@ -108,24 +136,37 @@ def render(
     color: bool = False,
     rules: Sequence[type] | None = None,
     errors: Sequence[PackageError] = (),
+    budget: int = BUDGET,
 ) -> str:
     out = ["## aoti-lint", ""]
     if not findings and not errors:
         checked = f" ({len(packages)} package{'s' if len(packages) != 1 else ''})" if packages else ""
         return "\n".join(out + [f"✅ All checks passed{checked}."]) + "\n"
     out += [summary(findings, packages, errors), ""]
-    c = counts(findings)
-    out += ["| severity | count |", "| --- | ---: |"]
-    out += [f"| {ICON[sev]} {sev} | {n} |" for sev, n in c.items()]
-    out += ["", "| code | rule | severity | location | message |", "| --- | --- | --- | --- | --- |"]
+    header = ["| severity | code | finding | where |", "| --- | --- | --- | --- |"]
+    failed = [f"| 🔴 error | - | unreadable-package: {cell(e.message)} | {cell(code_span(e.package))} |"
+              for e in errors]
+    rows, blocks = [], []
+    fixes: dict[tuple[str, str], str] = {}
     for f in findings:
-        out.append(
-            f"| {f.code} | {cell(f.rule)} | {f.severity}{' (accepted)' if f.accepted else ''} "
-            f"| {cell(code_span(position(f)))} "
-            f"| {cell(f.message)} |"
-        )
-    for e in errors:
-        out.append(f"| - | unreadable-package | error | {cell(code_span(e.package))} | {cell(e.message)} |")
-    out.append("")
-    out += [_details(f) + "\n" for f in findings]
-    return "\n".join(out).rstrip("\n") + "\n"
+        seen = fixes.get((f.package, f.fix or ""))
+        if f.fix and seen is None:
+            fixes[(f.package, f.fix)] = f.code
+        rows.append(row(f))
+        blocks.append(details(f, seen))
+    # The most findings (in report order) whose rows and details fit, with room for the cut line.
+    fixed = sum(len(line) + 1 for line in (*out, *header, *failed)) + 2
+    more = REPORT["more"].format(count=len(findings))
+    room = budget - fixed - len(more) - 4
+    kept, used = len(findings), 0
+    for i, (r, b) in enumerate(zip(rows, blocks)):
+        used += len(r) + 1 + len(b) + 2
+        if used > room:
+            kept = i
+            break
+    table = [*header, *rows[:kept], *failed]
+    body = out + table + [""]
+    if kept < len(findings):
+        body += [REPORT["more"].format(count=len(findings) - kept), ""]
+    body += [b + "\n" for b in blocks[:kept]]
+    return "\n".join(body).rstrip("\n") + "\n"
