@@ -90,7 +90,7 @@ BUDGET = 60_000
 def _where(f: Finding) -> str:
     """The primary location: the user's source line, else the package (or its member on disk)."""
     loc = primary(f)
-    return f"{loc.path}:{loc.line}" if loc.line else loc.path
+    return f"{loc.path}:{loc.line}" + (f":{loc.column}" if loc.column else "") if loc.line else loc.path
 
 
 def row(f: Finding) -> str:
