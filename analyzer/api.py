@@ -199,11 +199,11 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             # The fast path: helpers of Inductor's shape are read from the text, not parsed.
             tree, texts = _parse_wrapper(pkg, member, sources, fast_path)
             facts = wrapper.parse(tree, member, limits.max_nesting)
-            if texts:
-                _add_helpers(facts, texts)
             # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
             found = kernels.parse_cpp(tree, member, limits.max_nesting)
-            del tree
+            del tree  # before the helpers' sources are read: the two are the largest things held
+            if texts:
+                _add_helpers(facts, texts)
             # read-past-constant reads the loads of every kernel given a constant (their definitions).
             constant_names = {e.get("name") or f"constant{i}" for i, e in facts.constants.items()}
             given_constants = {c.function for c in facts.calls if constant_names.intersection(c.args)}
@@ -292,13 +292,15 @@ def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
 _WINDOW = 1 << 20
 
 
-def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["triage.HelperText"]) -> None:
-    """Helpers read from the text join those read from the tree, in document order."""
+def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["triage.HelperText | None"]) -> None:
+    """Helpers read from the text join those read from the tree, in document order; `texts` is
+    emptied on the way."""
     helpers = list(facts.helpers.values())
-    for text in texts:
+    for i, text in enumerate(texts):
         source, first_line, indent, problem = wrapper._triton_comment(text.comment, text.comment_row)
         helpers.append(wrapper.Helper(text.name, text.params, Location(facts.path, text.line, 1),
                                       source, first_line, indent, problem))
+        texts[i] = None  # its comment is read: let it go (a 50 MB wrapper holds 30 MB of them)
     helpers.sort(key=lambda h: (h.location.line, h.location.column))
     facts.helpers = {}
     for helper in helpers:  # as the tree gives them: first place, last value for a repeated name

@@ -36,7 +36,7 @@ _WRAPPER_MARK = re.compile(rb"AOTInductorModel::run_impl\s*\(")
 # Assertion or check text; one hit per line is enough.
 CHECK_TEXT = re.compile(r"index out of bounds|\bAOTI_TORCH_CHECK\b|tl\.device_assert|\bTORCH_CHECK\b")
 # A literal of each alternative above: a line without one of these cannot match CHECK_TEXT.
-_CHECK_LITERALS = ("index out of bounds", "TORCH_CHECK", "tl.device_assert")
+_CHECK_LITERALS = (b"index out of bounds", b"TORCH_CHECK", b"tl.device_assert")
 # Lines that mention a check without being one: macro definitions and includes.
 _NOT_A_CHECK = re.compile(r"^\s*#\s*(define|include|undef|ifn?def|if|endif)\b")
 # Sequential size symbols (torch <= 2.7): `int64_t s0 = arg0_1_size[0];`; hashed ones (2.8+): `s77`.
@@ -156,22 +156,22 @@ def _version_key(v: str) -> tuple[int, ...]:
 def scan_text(data: bytes) -> list[tuple[int, str]]:
     """(1-based line, stripped text) of every line holding assertion or check text."""
     hits: list[tuple[int, str]] = []
-    text = data.decode("utf-8", "replace")
-    # Only lines holding one of CHECK_TEXT's literals can match it: find those with str.find (a
-    # regex search of a 12 MB wrapper, with its `\b` alternatives, costs about a second), then
-    # test each such line as a whole, as before.
+    # Only lines holding one of CHECK_TEXT's literals can match it: find those in the bytes (no
+    # decoded copy of a 50 MB member; a regex search of it, with its `\b` alternatives, costs about
+    # a second), then decode and test each such line as a whole. Lines are the same either way:
+    # UTF-8 decoding with replacement never joins or splits them at a "\n".
     starts: set[int] = set()
     for literal in _CHECK_LITERALS:
-        at = text.find(literal)
+        at = data.find(literal)
         while at >= 0:
-            starts.add(text.rfind("\n", 0, at) + 1)
-            end = text.find("\n", at)
-            at = -1 if end < 0 else text.find(literal, end)
+            starts.add(data.rfind(b"\n", 0, at) + 1)
+            end = data.find(b"\n", at)
+            at = -1 if end < 0 else data.find(literal, end)
     number, counted = 1, 0
     for start in sorted(starts):
-        end = text.find("\n", start)
-        line = text[start:len(text) if end < 0 else end]
-        number += text.count("\n", counted, start)
+        end = data.find(b"\n", start)
+        line = data[start:len(data) if end < 0 else end].decode("utf-8", "replace")
+        number += data.count(b"\n", counted, start)
         counted = start
         if CHECK_TEXT.search(line) and not _NOT_A_CHECK.match(line):
             hits.append((number, line.strip()[:300]))

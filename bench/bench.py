@@ -27,7 +27,7 @@ then the 1 MB package with and without its weights (the same cost: the weights a
 and -j1 against -j2 over --jobs packages (wall and CPU time of the process tree, load average).
 One command prints every number of the README's performance table:
 
-    python bench/bench.py                       # 1 12 50 MB, weights row, -j over 8 packages of 2 MB
+    python bench/bench.py                       # 1 12 50 MB, weights row, -j over 8 packages of 4 MB
     python bench/bench.py --mb 12 --profile --jobs 0   # + a cProfile of one in-process check
     python bench/bench.py --baseline ../old     # + the ratio of another checkout, same run
 
@@ -277,7 +277,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile the largest package")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--jobs", type=int, default=8, help="also time -j over this many packages (0: no)")
-    parser.add_argument("--jobs-mb", type=float, default=2.0)
+    parser.add_argument("--jobs-mb", type=float, default=4.0)
     parser.add_argument("--no-weights-row", action="store_true", help="skip the 1 MB with/without weights row")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="another checkout (e.g. an older commit) whose check is timed alongside")
