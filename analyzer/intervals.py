@@ -112,6 +112,10 @@ class _Fold(ast.NodeTransformer):
                 and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Sub)
                 and isinstance(left.right, ast.Constant) and left.right.value == right.value):
             return left.left
+        # (a + 1) + 1 -> a + 2 (integers only): "max index + 1" of an index that is a size + 1.
+        if (isinstance(node.op, ast.Add) and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add)
+                and all(isinstance(c, ast.Constant) and type(c.value) is int for c in (right, left.right))):
+            return ast.BinOp(left.left, ast.Add(), ast.Constant(left.right.value + right.value))
         return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:

@@ -16,6 +16,7 @@ from typing import Callable
 
 from . import ts
 from .archive import poll
+from .stores import RawStore, call_name_of, combine_op, cpp_stores, store_pointer
 from .values import DIVISION_OPS, Values, call_name, division
 from .findings import Location
 
@@ -86,6 +87,11 @@ class KernelFacts:
     # not index bounds, but `why` can still route their failures.
     messages: list[tuple[str, Location]] = field(default_factory=list)
     problem: str | None = None
+    # Writes through `out_ptrN` parameters (buffers.py derives the values a buffer holds from
+    # them); None when the kernel was not walked (triage's fast path).
+    stores: list[RawStore] | None = None
+    # Triton scan combine helpers (`_triton_helper_fn_add0`) -> the operation they perform ("add").
+    combines: dict[str, str] = field(default_factory=dict)
     # A `defs` position (C++: byte offset, Triton: line) -> its Location.
     locate: Callable[[int], Location] | None = None
 
@@ -177,12 +183,23 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
     # One pass over the body: definitions, assertions, and the division/reduction candidates
     # (checked once all definitions are known, since they read definitions by line).
     candidates: list[tuple[ast.AST, int]] = []
+    facts.stores, pointer_uses = [], {}
+    facts.combines = {d.name: op for d in defs if d is not fn and (op := combine_op(d))}
     for stmt in fn.body:
         for node, line in _walk_statements(stmt):
-            if isinstance(node, ast.Assign):
+            if isinstance(node, ast.Name):
+                if node.id.startswith("out_ptr"):
+                    pointer_uses[node.id] = pointer_uses.get(node.id, 0) + 1
+            elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         facts.defs.setdefault(target.id, []).append((node.lineno, node.value))
+                    elif isinstance(target, ast.Tuple) and call_name_of(node.value).endswith("associative_scan"):
+                        # `tmp7, = tl.associative_scan((tmp6,), 1, fn)`: element i of the scan.
+                        for i, elt in enumerate(target.elts):
+                            if isinstance(elt, ast.Name):
+                                facts.defs.setdefault(elt.id, []).append(
+                                    (node.lineno, ast.Subscript(node.value, ast.Constant(i), ast.Load())))
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
                 facts.defs.setdefault(node.target.id, []).append((node.lineno, node.value))
             elif isinstance(node, ast.BinOp) and isinstance(node.op, DIVISION_OPS):
@@ -198,7 +215,14 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
                                                              bound_to_py(bound) if bound else None,
                                                              where(node), node.lineno))
                 else:
+                    if name.endswith("store") and len(node.args) >= 2:
+                        pointer = store_pointer(node.args[0])
+                        if pointer is not None:
+                            facts.stores.append(RawStore(pointer, line, node.args[1]))
                     candidates.append((node, line))
+    for pointer, uses in pointer_uses.items():
+        if uses != sum(1 for st in facts.stores if st.pointer == pointer):
+            facts.stores.append(RawStore(pointer, 0, None))  # also written some other way
     values = Values(facts)
     for raw in facts.assertions:
         raw.space = _triton_space(values, raw.line)
@@ -343,6 +367,7 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
         pos = ts.span(c["statement"])[0]
         facts.assertions.append(RawAssertion(message, var, lower, bound, bound_to_py(bound) if bound else None,
                                              Location(path, line, col), pos, _product(_cpp_loops(facts, pos))))
+    facts.stores = cpp_stores(facts.params, body, to_ast)
     values = Values(facts)
     for var, defs in facts.defs.items():
         for pos, expr in defs:

@@ -13,7 +13,7 @@ import contextlib
 import re
 from collections import defaultdict
 
-from . import intervals, reads
+from . import buffers, intervals, reads
 from .archive import poll
 from .findings import Location
 from .kernels import KernelFacts
@@ -77,6 +77,8 @@ class _Linker:
         self._symbols()
         self._ties()
         self._launches()
+        self.buffers = buffers.BufferRanges(self.model, self.w, self.kfacts, self.producers, self._canonical,
+                                            self._resolve, self._param_map)
         self._unbacked_sources()
         self._kernels()
         reads.annotate(self.model, self.w, self.kfacts, self._param_map, self._sources, self._canonical, self._resolve)
@@ -404,9 +406,11 @@ class _Linker:
                         index_inputs |= self._buffer_inputs(launch.args[pos], li)
                         if via is None:
                             via = self._via(launch.args[pos], li)
-            if upper is not None:
+            # An index loaded from buffers of known value range (buffers.py) still has an extent.
+            found = upper if not ptrs else self.buffers.index_upper(facts, raw.index_var, raw.line, li)
+            if found is not None:
                 try:
-                    ext = intervals.simplify(f"({intervals.substitute(upper, mapping)}) + 1")
+                    ext = intervals.simplify(f"({intervals.substitute(found, mapping)}) + 1")
                     extent_exprs.append(ext)
                     extent_sources |= set(self._sources(ext))
                 except ValueError:

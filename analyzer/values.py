@@ -102,11 +102,15 @@ class Values:
     unknown (data-dependent, e.g. a loaded index value). Work is capped by `max_steps`.
     """
 
-    def __init__(self, facts: "KernelFacts", max_steps: int = 20_000) -> None:
+    def __init__(self, facts: "KernelFacts", max_steps: int = 20_000,
+                 load_ranges: dict[str, tuple[str | None, str | None]] | None = None) -> None:
         self.facts = facts
         self.params = set(facts.params)
         self.steps = 0
         self.max_steps = max_steps
+        # Pointer parameter -> (min, max) of the values its buffer holds (buffers.py), over root
+        # symbols: a load of it has that range instead of none.
+        self.load_ranges = load_ranges or {}
 
     def definition(self, name: str, line: int) -> tuple[int, ast.expr] | None:
         """The last definition of `name` before position `line`."""
@@ -151,6 +155,10 @@ class Values:
     def upper(self, expr: ast.expr, line: int, depth: int = 0) -> str | None:
         """Inclusive symbolic maximum of `expr`, or None when unbounded/unknown."""
         return self._range(expr, line, depth, True)
+
+    def lower(self, expr: ast.expr, line: int) -> str | None:
+        """Inclusive symbolic minimum of `expr`, or None when unknown."""
+        return self._range(expr, line, 0, False)
 
     # -- ranges, one handler per node kind ------------------------------------------------------
     def _range(self, node: ast.AST, line: int, depth: int, upper: bool) -> str | None:
@@ -231,6 +239,12 @@ class Values:
         # `tl.arange(0, XBLOCK)[:, None]` style broadcasting keeps the value.
         return self._range(node.value, line, depth, upper)
 
+    def _boolean(self, node: ast.AST, line: int, depth: int, upper: bool) -> str | None:
+        """A comparison (`tmp0 != tmp1`) or `and`/`or` of them is 0 or 1."""
+        if isinstance(node, ast.BoolOp) and not all(isinstance(v, (ast.Compare, ast.BoolOp)) for v in node.values):
+            return None  # Python's `a or b` is an operand, not a truth value
+        return "1" if upper else "0"
+
     def _no_range(self, node: ast.AST, line: int, depth: int, upper: bool) -> str | None:
         """Kinds that are never a size: comparisons and masks, attributes (dtypes), literals."""
         return None
@@ -244,6 +258,9 @@ class Values:
     def _where(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
         if len(node.args) != 3:
             return None
+        if self._never_negative_test(node.args[0], line, depth):
+            # Negative-index wrapping `where(i < 0, i + 130, i)` of an index known to be >= 0.
+            return self._range(node.args[2], line, depth, upper)
         a, b = self._range(node.args[1], line, depth, upper), self._range(node.args[2], line, depth, upper)
         if a is None or b is None:
             # Negative-index wrapping `where(i < 0, i + ks, i)` of loaded data stays unknown.
@@ -285,7 +302,39 @@ class Values:
             return None
         return self._range(node.args[0], line, depth, False)
 
+    def _load(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+        """A load of a pointer whose buffer's values are known (`load_ranges`); other loads are data."""
+        pointer = load_pointer(node)
+        found = self.load_ranges.get(pointer) if pointer is not None else None
+        return None if found is None else found[1 if upper else 0]
+
+    def _scan(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+        """`tl.associative_scan((x,), axis, add_helper)`: a cumulative sum along the reduction dim of
+        r0_numel elements lies in [min(0, n*lo), n*hi] (hi >= 0 and lo known)."""
+        if len(node.args) != 3 or not isinstance(node.args[0], ast.Tuple) or len(node.args[0].elts) != 1:
+            return None
+        combine = node.args[2]
+        if not isinstance(combine, ast.Name) or self.facts.combines.get(combine.id) != "add":
+            return None
+        n = self._numel("r0_", line, depth) or self._numel("r", line, depth)
+        return None if n is None else scan_sum_range(n, self._range(node.args[0].elts[0], line, depth, False),
+                                                     self._range(node.args[0].elts[0], line, depth, True), upper)
+
     # -- helpers --------------------------------------------------------------------------------
+    def _never_negative_test(self, test: ast.expr, line: int, depth: int) -> bool:
+        """`v < 0` (directly or through a name) where v is known to be >= 0: the test never holds."""
+        for _ in range(8):
+            if not isinstance(test, ast.Name):
+                break
+            found = self.definition(test.id, line)
+            if found is None:
+                return False
+            line, test = found
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt)
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0):
+            return False
+        return self._nonneg(test.left, line, depth)
+
     def _nonneg(self, node: ast.expr, line: int, depth: int) -> bool:
         low = self._range(node, line, depth + 1, upper=False)
         if low is None:
@@ -314,8 +363,9 @@ _RANGE_HANDLERS: dict[type, _Handler] = {
     ast.IfExp: Values._ifexp,
     ast.Subscript: Values._subscript,
     ast.Call: Values._call,
-    **{kind: Values._no_range for kind in (ast.Compare, ast.BoolOp, ast.Attribute, ast.Tuple, ast.List,
-                                           ast.Slice)},
+    ast.Compare: Values._boolean,
+    ast.BoolOp: Values._boolean,
+    **{kind: Values._no_range for kind in (ast.Attribute, ast.Tuple, ast.List, ast.Slice)},
 }
 _CALL_HANDLERS: dict[str, _Handler] = {
     "where": Values._where,
@@ -326,4 +376,31 @@ _CALL_HANDLERS: dict[str, _Handler] = {
     **{name: Values._min_max for name in ("minimum", "maximum", "min", "max")},
     "full": Values._full,
     "arange": Values._arange,
+    "load": Values._load,
+    "associative_scan": Values._scan,
 }
+
+
+def load_pointer(node: ast.Call) -> str | None:
+    """The pointer parameter a load reads: C++ `load(in_ptr2, x1)`, Triton `tl.load(in_ptr2 + (x1), mask)`."""
+    if call_name(node).split(".")[-1] != "load" or not node.args:
+        return None
+    first = node.args[0]
+    while isinstance(first, ast.BinOp) and isinstance(first.op, ast.Add):
+        first = first.left if isinstance(first.left, (ast.Name, ast.BinOp)) else first.right
+    return first.id if isinstance(first, ast.Name) and POINTER_PARAM.match(first.id) else None
+
+
+def scan_sum_range(n: str, lo: str | None, hi: str | None, upper: bool) -> str | None:
+    """One end of the range of a cumulative sum of n values in [lo, hi]: [min(0, n*lo), n*hi],
+    known only where the sign of that end is (hi >= 0; lo >= 0 gives 0, lo <= 0 gives n*lo)."""
+    end = hi if upper else lo
+    if end is None:
+        return None
+    try:
+        low, high = intervals.evaluate_interval(end, {}, default=(0, None))
+    except ValueError:
+        return None
+    if upper:
+        return f"({n}) * ({end})" if low >= 0 else None
+    return "0" if low >= 0 else f"({n}) * ({end})" if high <= 0 else None

@@ -97,21 +97,43 @@ def test_embedding_bag_is_quiet_but_for_the_contract():
     assert {f.severity for f in _lint("bag")} == {Severity.WARNING}
 
 
-@pytest.mark.xfail(strict=True, reason="value ranges through intermediate buffers (cumsum of the padding "
-                                       "mask) are not derived yet: RoBERTa's position index is taken as data")
-def test_roberta_position_ids_past_the_table():
-    """RoBERTa's position ids are cumsum(mask) + padding_idx: at seq = 129 (declared max 128, checked
-    only with the variable) the index reaches 130 in a 130-row table; the package aborts (CPU) and
-    fires a device assert (CUDA, torch.compile on the H200: `index out of bounds: 0 <= tmp20 < 130`)."""
-    record = _records("roberta")["seq=max+1"]
-    assert record["rc"] == -6
-    found = [f for f in _lint("roberta") if f.code == "AOTI003"]
-    assert found and all(f.witness == "x.shape = (2, 129)" for f in found)
-
-
 def test_nn_tfm_cuda_reads_past_its_position_table():
     """The same read on CUDA: the Triton kernel loads `pos` at `x0 + 32*x2` with `x2 = xindex // 64`
     and `xindex < xnumel = 64*seq`; the index's range comes from xnumel (xindex itself is
     `xoffset + tl.arange(...)`, which alone says nothing)."""
     found = [f for f in _lint("nn_tfm", "cuda") if f.code == "AOTI013"]
     assert len(found) == 2 and {f.witness for f in found} == {"x.shape = (2, 65)"}
+
+
+# -- RoBERTa: position ids from a cumsum over the input, past a 130-row table ---------------------
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_roberta_position_ids_past_the_table(device):
+    """RoBERTa's position ids are cumsum(ids != 1) * mask + 1 into the 130-row position table: `x != 1`
+    is stored as 0/1 (buf0), the cumsum along seq (an ATen shim on CPU, a Triton scan on CUDA) holds
+    [0, seq], the index [1, seq + 1]. Declared max 128, checked only with the variable: at seq = 129
+    the index reaches 130; the package aborts (CPU) and fires a device assert (CUDA, torch.compile on
+    the H200: `index out of bounds: 0 <= tmp20 < 130`)."""
+    found = [f for f in _lint("roberta", device) if f.code == "AOTI003"]
+    assert [(f.input, f.dim, f.message_key, f.severity) for f in found] == [
+        (0, 1, "index-exceeds-constant-bound.unenforced-max", Severity.WARNING)]
+    assert _sizes(found[0].witness) == [(2, 129)]
+    records = _records("roberta")
+    assert records["seq=max+1"]["rc"] == -6 and records["seq=max+1"]["sizes"]["seq"] == 129
+    assert "dim value is too large" in records["seq=max+1+env"]["aoti"]["error"]
+    assert records["normal"]["aoti"]["ok"]
+    if device == "cuda":  # the H200 probe (torch.compile, the same kernels) at seq = 129
+        probes = json.loads((STRANGER / "cuda" / "cuda_probes.json").read_text())
+        [probe] = [p for p in probes if p["name"] == "roberta" and p["size"] == 129]
+        assert probe["rc"] != 0 and any("0 <= tmp20 < 130` failed" in line for line in probe["tail"])
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_roberta_position_index_range_is_over_sizes(device):
+    """The assertion on the position table gets an index extent over seq (s27 + 2: the index
+    reaches seq + 1), not "data"; the word-embedding lookup of raw token ids stays data."""
+    model = api.load(str(STRANGER / ("cuda" if device == "cuda" else "") / f"roberta.{device}.stripped.pt2")).models[0]
+    table = [a for a in model.assertions if a.bound_value == 130]
+    assert table and {a.index_extent for a in table} == {"s27 + 2"}
+    words = [a for a in model.assertions if a.bound_value == 1000]
+    assert words and all(a.index_extent is None and a.index_sources == (0,) for a in words)
