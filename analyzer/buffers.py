@@ -21,6 +21,7 @@ from typing import Callable
 
 from . import intervals
 from .kernels import KernelFacts, parse_triton
+from .messages import CHAIN
 from .model import Model
 from .shapes import ShapeReader
 from .values import POINTER_PARAM, Values, scan_sum_range
@@ -85,6 +86,19 @@ class BufferRanges:
         no buffer it is passed has a known range, or the maximum stays unknown."""
         ranges = self.load_ranges(facts, launch_index)
         return Values(facts, load_ranges=ranges).upper(ast.Name(var), line) if ranges else None
+
+    def steps(self, facts: KernelFacts, launch_index: int, pointers: set[str]) -> tuple[str, ...]:
+        """Chain steps for the buffers of known range among `pointers` (parameter order): what each
+        holds and which launch wrote it."""
+        launch, out = self.model.launches[launch_index], []
+        for param, (low, high) in self.load_ranges(facts, launch_index).items():
+            if param not in pointers:
+                continue
+            buf = launch.args[facts.params.index(param)]
+            writer = self.model.launches[[i for i in self.producers[self.canonical(buf)] if i < launch_index][-1]]
+            where = f"{writer.location.path.rsplit('/', 1)[-1]}:{writer.location.line}"
+            out.append(CHAIN["via-range"].format(buffer=buf, low=low, high=high, kernel=writer.kernel, where=where))
+        return tuple(out)
 
     def shapes(self, index: int) -> tuple:
         """Sizes (over root symbols) of the arguments of extern launch `index`."""

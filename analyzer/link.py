@@ -436,8 +436,9 @@ class _Linker:
                 a.linked = False
                 a.unlinked_reason = f"the bound {a.bound} resolves to {a.bound_expr}, which is not over input sizes"
         a.chain = self._chain(facts, raw, a, chain_launch)
-        if via:
-            a.chain = a.chain[:1] + (via,) + a.chain[1:]
+        steps = self.buffers.steps(facts, chain_launch[0], ptrs) if a.index_extent and ptrs else ()
+        if steps or via:  # an index loaded from buffers of known range: what they hold, else who wrote it
+            a.chain = a.chain[:1] + (steps or (via,)) + a.chain[1:]
         return a
 
     def _via(self, buf: str, before: int) -> str | None:

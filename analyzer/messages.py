@@ -356,6 +356,7 @@ CHAIN = Catalog("CHAIN", {
     "index-extent": "{var} in {kernel} ranges over [0, {extent})",
     "index": "{var} in {kernel}",
     "via": "loaded from {buffer}, written by {kernel} at {where}",
+    "via-range": "loaded from {buffer}, which holds values in [{low}, {high}] (written by {kernel} at {where})",
     "bound-argument": "must be < {bound}: {param} is argument {position} of the launch at {launch}, passed {arg}",
     "bound-constant": "must be < {bound} (a constant)",
     "bound-expr": "so the bound is {bound_expr}",

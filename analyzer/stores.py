@@ -16,11 +16,20 @@ from . import ts
 from .values import call_name
 
 
-@dataclass
+@dataclass(eq=False)
 class RawStore:
     pointer: str                       # the pointer parameter written (`out_ptr0`)
     pos: int                           # position key (C++: byte offset, Triton: line)
     value: ast.expr | None             # the stored value; None: a write of a form not read
+
+    def __eq__(self, other: object) -> bool:
+        """Equal facts from two parses of one kernel (AST nodes compare by identity)."""
+        return isinstance(other, RawStore) and (self.pointer, self.pos, _dump(self.value)) == \
+            (other.pointer, other.pos, _dump(other.value))
+
+
+def _dump(node: ast.AST | None) -> str | None:
+    return None if node is None else ast.dump(node)
 
 
 def call_name_of(node: ast.AST) -> str:

@@ -118,6 +118,8 @@ def test_roberta_position_ids_past_the_table(device):
     assert [(f.input, f.dim, f.message_key, f.severity) for f in found] == [
         (0, 1, "index-exceeds-constant-bound.unenforced-max", Severity.WARNING)]
     assert _sizes(found[0].witness) == [(2, 129)]
+    # The chain says which buffer holds the running count: [0, seq] (the cumsum's output).
+    assert any("[0, s27]" in step for step in found[0].chain)
     records = _records("roberta")
     assert records["seq=max+1"]["rc"] == -6 and records["seq=max+1"]["sizes"]["seq"] == 129
     assert "dim value is too large" in records["seq=max+1+env"]["aoti"]["error"]
@@ -137,3 +139,15 @@ def test_roberta_position_index_range_is_over_sizes(device):
     assert table and {a.index_extent for a in table} == {"s27 + 2"}
     words = [a for a in model.assertions if a.bound_value == 1000]
     assert words and all(a.index_extent is None and a.index_sources == (0,) for a in words)
+
+
+def test_roberta_abort_log_routes_to_the_sequence_length():
+    """`why` on the real abort log of seq = 129 names the size, not the token values: the index is
+    a running count of non-padding tokens, whose range the length sets."""
+    from analyzer.why.explain import explain_failure
+
+    package = api.load(str(STRANGER / "roberta.cpu.stripped.pt2"))
+    result = explain_failure(package, (STRANGER / "logs" / "roberta.seq=max+1.log").read_text())
+    first = result.candidates[0]
+    assert first.message == "index out of bounds: 0 <= tmp15 < 130L"
+    assert first.key == "why.index.extent-expr" and "> 128`" in first.fix

@@ -157,7 +157,9 @@ def _extent_key(model: Model, a: Assertion) -> str:
 
 def _extent_text(model: Model, a: Assertion, bound: str) -> str | None:
     """For an index over an iteration range (`arange(seq)`): which size pushed it past the bound."""
-    if not a.index_extent or a.index_sources:
+    # Values of inputs that reach the index through buffers of known range (a cumsum of a mask)
+    # still leave the size as what pushes it past the bound.
+    if not a.index_extent or a.index_sources and not a.index_extent_sources:
         return None
     extent = W.display_expr(model, a.index_extent)
     var = a.index_var or "the index"
@@ -218,9 +220,11 @@ def _extent_fix(model: Model, a: Assertion) -> str:
     limit = a.bound_value
     if len(refs) == 1 and a.index_extent:
         size = W.smallest_exceeding(model, a.index_extent, refs[0], a.bound_value)
+        if size is None:  # past a max that only the variable checks (the failure happened)
+            size = W.smallest_exceeding(model, a.index_extent, refs[0], a.bound_value, beyond_max=True)
         if size is not None:
             limit = size - 1
-    return FIXES["index-exceeds-constant-bound"].format(bound_value=a.bound_value, check_expr=check, limit=limit)
+    return FIXES["index-exceeds-constant-bound"].format(bound_value=limit, check_expr=check, limit=limit)
 
 
 def _values_fix(model: Model, a: Assertion, who: str, span_text: str) -> str:
