@@ -294,8 +294,14 @@ def fitting_below(model: Model, ref: DimRef, limit: int) -> int:
 
 
 def fitting_at_least(model: Model, ref: DimRef, size: int) -> int:
-    """The smallest size >= `size` that keeps the dim's relation (`size` itself without one)."""
+    """The smallest size >= `size` that keeps the dim's relation (`size` itself without one), or the
+    largest inside the dim's range when that one is past its max."""
     rel = relation(model, ref)
     if rel is None:
         return size
-    return size + (-(size - rel.offset)) % rel.n
+    up = size + (-(size - rel.offset)) % rel.n
+    span = _range(model, ref)
+    if span is not None and span[1] is not None and up > span[1]:
+        down = fitting_below(model, ref, span[1] + 1)   # past the compiled max: the largest one inside
+        return down if down >= span[0] else up
+    return up

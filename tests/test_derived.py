@@ -284,3 +284,16 @@ def test_why_routes_size_check_failures_to_the_relation(name, log, dim, got):
 def _multiple_text(name: str, dim: int) -> str:
     n, b = DERIVED[name][dim], OFFSET.get((name, dim), 0)
     return f"{b} more than a multiple of {n}" if b else f"a multiple of {n}"
+
+
+def test_fitting_sizes_stay_inside_the_range():
+    model, _ = _load("wav2vec2_fe")
+    ref = DimRef(0, 1)   # 20*s6 in [80, 16000]
+    assert relations.fitting_at_least(model, ref, 81) == 100
+    assert relations.fitting_at_least(model, ref, 15990) == 16000
+    assert relations.fitting_at_least(model, ref, 16001) == 16000
+    assert relations.fitting_below(model, ref, 80) == 60
+    assert relations.breaking_size(model, ref) == 81
+    odd, _ = _load("unet_skip")
+    assert relations.fitting_below(odd, DimRef(0, 2), 5) == 3 and relations.breaking_size(odd, DimRef(0, 2)) == 6
+    assert relations.fitting_at_least(model, DimRef(0, 0), 7) == 7   # no relation
