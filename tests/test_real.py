@@ -342,3 +342,13 @@ def test_every_witness_ran_as_predicted(name):
 def test_healthy_inputs_still_pass(name):
     (normal,) = [r for r in _records(name) if r["label"] == "normal" and not r["env"]]
     assert normal["aoti"]["ok"] and normal["aoti"].get("matches_eager", True), normal
+
+
+def test_declared_range_alone_names_both_ends():
+    """Issue 16 part 3: run alone (AOTI002 not selected), compiled-range-narrower-than-declared on
+    resnetish's batch (declared [0, inf), compiled [2, 15]) has a witness at each end: 0, 1 and 16,
+    each of which runs by default."""
+    (f,) = _lint("resnetish", ("compiled-range-narrower-than-declared",))
+    assert (f.input, f.dim, _sizes(f, 0)) == (0, 0, [0, 1, 16])
+    for size in (0, 1, 16):
+        assert _record("resnetish", batch=size)["aoti"]["ok"]
