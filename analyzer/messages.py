@@ -249,7 +249,7 @@ HEADLINES = Catalog("HEADLINES", {
     "unenforced-dim-equality": "{dim_name} != `{expr}` is unchecked: a smaller tensor is read past its end",
     "unparsed-member": "part of the package was skipped ({what}); the rest was analysed",
     "read-past-constant": "{dim_name} > {limit} silently reads past the end of {table_name}{site}",
-    "unenforced-divisibility": "{dim_name} not a multiple of {n} silently returns wrong values",
+    "unenforced-divisibility": "{dim_name} not {assumed} silently returns wrong values",
 })
 
 # Keys of MESSAGES that are parts of a message (filled into another), not a finding's message: they

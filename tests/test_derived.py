@@ -297,3 +297,10 @@ def test_fitting_sizes_stay_inside_the_range():
     odd, _ = _load("unet_skip")
     assert relations.fitting_below(odd, DimRef(0, 2), 5) == 3 and relations.breaking_size(odd, DimRef(0, 2)) == 6
     assert relations.fitting_at_least(model, DimRef(0, 0), 7) == 7   # no relation
+
+
+@pytest.mark.parametrize("name, words", [("wav2vec2_fe", "not a multiple of 20"),
+                                         ("unet_skip", "not 1 more than a multiple of 2")])
+def test_headline_names_the_relation(name, words):
+    (f, *_) = [f for f in _load(name)[1] if f.code == "AOTI014"]
+    assert f.message == f"`x.shape[{f.dim}]` {words} silently returns wrong values", f.message
