@@ -151,3 +151,23 @@ def test_roberta_abort_log_routes_to_the_sequence_length():
     first = result.candidates[0]
     assert first.message == "index out of bounds: 0 <= tmp15 < 130L"
     assert first.key == "why.index.extent-expr" and "> 128`" in first.fix
+
+
+def test_roberta_cuda_producer_skipped_by_the_fast_path_is_walked_for_its_stores(monkeypatch):
+    """A producer kernel the fast path did not walk (no stores read) is walked when a buffer it
+    writes is loaded by an index: the range, and the finding, do not depend on the fast path."""
+    from analyzer import kernels, triage
+
+    original = triage.light_triton
+    producer = "triton_per_fused__to_copy_cumsum_ne_0"
+
+    def light(name, source, *rest):
+        if name != producer:
+            return original(name, source, *rest)
+        facts = kernels.parse_triton(name, source, *rest)
+        facts.defs, facts.stores, facts.combines = {}, None, {}  # what the scan would give
+        return facts
+
+    monkeypatch.setattr(triage, "light_triton", light)
+    model = api.load(str(STRANGER / "cuda" / "roberta.cuda.stripped.pt2")).models[0]
+    assert {a.index_extent for a in model.assertions if a.bound_value == 130} == {"s27 + 2"}
