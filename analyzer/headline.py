@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from .findings import Finding
-from .messages import HEADLINES, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS
+from .messages import AT_ZERO, HEADLINES, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS
 from .model import Model
 from .source import DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
 
@@ -115,6 +115,8 @@ def fields(model: Model | None, f: Finding) -> dict[str, object]:
         aten_op=_SHIM.sub("", str(given.get("call") or f.kernel or "")) or "ATen",
         model=given.get("model", f.model),
     )
+    if "calls" in given:  # extern calls that receive an empty tensor at size 0
+        given["at_zero"] = AT_ZERO["sdpa" if given.get("sdpa") else "calls"]
     if "op" in given:  # a reduction's identity, short
         given["identity"] = SHORT_IDENTITIES.get(str(given["op"]), "its identity")
     return given

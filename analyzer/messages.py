@@ -213,16 +213,17 @@ MESSAGES = Catalog("MESSAGES", {
 # catalog test checks it). Filled by analyzer/headline.py with the message's own fields plus:
 # `{dim_name}` (`x.shape[1]`, or `input 0 dim 1` without names), `{input_name}`, `{site}` (
 # ` in `transformer.wpe` (Embedding)` / ` at model.py:12` / empty), `{user_op}` (the user's op:
-# `embedding`, else `kernel`), `{verb}` (what a failed index check does on the device, VERBS),
-# `{table_name}` (a constant's user name), `{aten_op}` (an extern call's ATen op). Compiler names
-# (tmpN, ksN, sN, argN_1, kernel names) never appear here: they belong to the detail.
+# `embedding`, else an op of the kernel's name, else `kernel`), `{verb}` (what a failed index check
+# does on the device, VERBS), `{table_name}` (a constant's user name), `{aten_op}` (an extern call's
+# ATen op), `{identity}` (SHORT_IDENTITIES), `{at_zero}` (AT_ZERO). The headline gets OUTSIDE_CONTRACT
+# appended when the witnesses are outside the declared range. Compiler names (tmpN, ksN, sN, argN_1,
+# kernel names) never appear here: they belong to the detail.
 HEADLINES = Catalog("HEADLINES", {
     "empty-index-bound": "empty {dim_name} {verb} the {user_op}{site}: its index bound is 0",
     "empty-index-bound.expr": "empty {dim_name} {verb} the {user_op}{site}: its index bound becomes 0",
     "unenforced-lower-bound": "{dim_name} < {min} runs unchecked in code compiled for >= {min}",
     "unenforced-lower-bound.no-kernels": "{dim_name} < {min} is accepted unchecked by code compiled for >= {min}",
-    "unenforced-lower-bound.empty-calls":
-        "{dim_name} < {min} runs unchecked; at 0 ATen calls get empty tensors",
+    "unenforced-lower-bound.empty-calls": "{dim_name} < {min} runs unchecked; {at_zero}",
     "unenforced-lower-bound.rejected":
         "{dim_name} = {below} fails with an unexpected size error (compiled for >= {min})",
     "index-exceeds-constant-bound.unbounded": "{dim_name} > {limit} {verb} the {user_op}{site}: past its {bound_value} rows",
@@ -262,6 +263,13 @@ FRAGMENTS: set[str] = {
     "unenforced-lower-bound.reach-zero", "unenforced-lower-bound.declared", "unenforced-lower-bound.also",
     "unenforced-lower-bound.dim",
 }
+
+# What size 0 does where extern calls receive empty tensors (`{at_zero}`): the flash attention's
+# SIGFPE when it is one of them (the message's `{sdpa}` fragment), else the plain fact.
+AT_ZERO = Catalog("AT_ZERO", {
+    "calls": "at 0 ATen calls get empty tensors",
+    "sdpa": "at 0 CPU flash attention kills the process (SIGFPE)",
+})
 
 # Appended to a headline whose witnesses the exported program's declared range excludes.
 OUTSIDE_CONTRACT = " (outside the declared range)"
