@@ -399,13 +399,11 @@ class _Linker:
             launch = self.model.launches[li]
             chain_launch = chain_launch or (li, mapping)
             params = facts.params
-            for ptr in ptrs:
-                if ptr in params:
-                    pos = params.index(ptr)
-                    if pos < len(launch.args):
-                        index_inputs |= self._buffer_inputs(launch.args[pos], li)
-                        if via is None:
-                            via = self._via(launch.args[pos], li)
+            for pos in (i for i, p in enumerate(params) if p in ptrs):  # in parameter order, not set order
+                if pos < len(launch.args):
+                    index_inputs |= self._buffer_inputs(launch.args[pos], li)
+                    if via is None:
+                        via = self._via(launch.args[pos], li)
             # An index loaded from buffers of known value range (buffers.py) still has an extent.
             found = upper if not ptrs else self.buffers.index_upper(facts, raw.index_var, raw.line, li)
             if found is not None:
