@@ -324,7 +324,20 @@ def for_finding(attributor: Attributor, f: Finding) -> Source | None:
         a = _assertion_at(attributor.model, f.location, f.kernel)
         if a is not None:
             return for_assertion(attributor, a)
+    if f.code == "AOTI013":
+        read = next((r for r in attributor.model.constant_reads
+                     if r.kernel == f.kernel and r.location == f.location and r.fqn), None)
+        if read is not None:
+            return for_constant(attributor, f.kernel, read.fqn)
     return attributor.attribute(f.kernel, _wanted(attributor.model, f))
+
+
+def for_constant(attributor: Attributor, kernel: str, fqn: str) -> Source | None:
+    """The node of `kernel` that reads the parameter or buffer `fqn`: export names its placeholder
+    `p_`/`b_`/`c_` + the path with dots as underscores (`self.pos[:, :n]` -> slice of `p_pos`)."""
+    flat = fqn.replace(".", "_")
+    names = {prefix + flat for prefix in ("p_", "b_", "c_")}
+    return attributor.attribute(kernel, None, lambda node: bool(names.intersection(node.args)))
 
 
 def attribute(models: Iterable[Model], findings: Iterable[Finding]) -> list[Finding]:

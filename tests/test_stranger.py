@@ -171,3 +171,16 @@ def test_roberta_cuda_producer_skipped_by_the_fast_path_is_walked_for_its_stores
     monkeypatch.setattr(triage, "light_triton", light)
     model = api.load(str(STRANGER / "cuda" / "roberta.cuda.stripped.pt2")).models[0]
     assert {a.index_extent for a in model.assertions if a.bound_value == 130} == {"s27 + 2"}
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_read_past_constant_points_at_the_line_that_slices_the_table(device):
+    """The kernel fuses the token embedding and the position slice; the read past `pos` is the slice
+    `self.pos[:, : x.shape[1]]` (export's placeholder `p_pos`), not the embedding of `tok`."""
+    for f in (f for f in _lint("nn_tfm", device) if f.code == "AOTI013"):
+        assert f.source.op == "aten.slice.Tensor" and not f.source.ambiguous
+        assert "self.pos[:, : x.shape[1]]" in f.source.code and f.source.module == ""
+    bert = api.lint(str(FIXTURES / "real" / "bert.cpu.stripped.pt2"),
+                    api.Options(exported_program=str(FIXTURES / "real" / "bert.ep.pt2"))).findings
+    [read] = [f for f in bert if f.code == "AOTI013"]
+    assert read.source.op == "aten.slice.Tensor" and read.source.module == "inner.embeddings"
