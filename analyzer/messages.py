@@ -268,7 +268,7 @@ FRAGMENTS: set[str] = {
 # SIGFPE when it is one of them (the message's `{sdpa}` fragment), else the plain fact.
 AT_ZERO = Catalog("AT_ZERO", {
     "calls": "at 0 ATen calls get empty tensors",
-    "sdpa": "at 0 CPU flash attention kills the process (SIGFPE)",
+    "sdpa": "at 0 flash attention kills the process (SIGFPE)",
 })
 
 # Appended to a headline whose witnesses the exported program's declared range excludes.

@@ -21,20 +21,21 @@ from analyzer.report.concise import WIDTH
 from conftest import COMPILER_NAME, FIXTURES, REPO
 
 REAL = FIXTURES / "real"
+STRANGER = FIXTURES / "stranger"
 
 
 def _exported(package: Path) -> Path | None:
-    """The exported program of a fixture: `NAME.ep.pt2` beside it, or in fixtures/real for CUDA builds."""
+    """The exported program of a fixture: `NAME.ep.pt2` beside it, or one folder up for CUDA builds."""
     stem = package.name.split(".")[0]
-    for folder in (package.parent, REAL):
+    for folder in (package.parent, package.parent.parent):
         candidate = folder / f"{stem}.ep.pt2"
         if candidate.exists():
             return candidate
     return None
 
 
-PACKAGES = sorted(p for p in [*FIXTURES.glob("*.stripped.pt2"), *REAL.glob("*.stripped.pt2"),
-                              *(REAL / "cuda").glob("*.stripped.pt2")] if _exported(p) is not None)
+PACKAGES = sorted(p for folder in (FIXTURES, REAL, REAL / "cuda", STRANGER, STRANGER / "cuda")
+                  for p in folder.glob("*.stripped.pt2") if _exported(p) is not None)
 
 
 @lru_cache(maxsize=None)
