@@ -206,3 +206,16 @@ def test_markdown_is_cut_to_its_budget_with_a_count():
     # Under the budget nothing is cut and no count is printed.
     small = render("markdown", base, packages=[1, 2, 3])
     assert "more findings in the full report" not in small and small.count("<details>") == len(base)
+
+
+def test_every_witness_is_printed():
+    """resnetish's batch, declared [0, inf) and compiled for [2, 15]: 1, 0 and 16 all run unchecked;
+    the text, markdown and HTML reports list each (JSON carries `witnesses`)."""
+    result = _lint(REAL / "resnetish.cpu.stripped.pt2")
+    [f] = [f for f in result.findings if f.code == "AOTI002"]
+    assert len(f.witnesses) == 3
+    text = render("text", result.findings, packages=result.packages)
+    for w in f.witnesses:
+        assert f"  witness: {w}\n" in text
+    markdown = render("markdown", result.findings, packages=result.packages)
+    assert "**Witnesses:** " + ", ".join(f"`{w}`" for w in f.witnesses) in markdown

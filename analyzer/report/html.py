@@ -137,8 +137,8 @@ def _finding(fid: str, f: Finding, target: str | None) -> str:
         parts.append(f'<p class="meta">accepted: {_e(f.accepted)}</p>')
     if f.chain:
         parts.append('<ol class="chain">' + "".join(f"<li>{_e(step)}</li>" for step in f.chain) + "</ol>")
-    if f.witness:
-        parts.append(f'<p class="meta">witness: <code>{_e(f.witness)}</code></p>')
+    for w in (f.witness, *(w for w in f.witnesses if w != f.witness)) if f.witness else ():
+        parts.append(f'<p class="meta">witness: <code>{_e(w)}</code></p>')
     if f.fix:
         parts.append(f'<p class="meta">fix: {_e(f.fix)}</p>')
     label = _e(position(f))

@@ -122,7 +122,9 @@ def details(f: Finding, fix_seen: str | None = None) -> str:
     if f.snippet:
         lines += ["```text", *(line.rstrip("\r\n") for line in f.snippet), "```", ""]
     if f.witness:
-        lines += [f"**Witness:** {code_span(f.witness)}", ""]
+        others = [w for w in f.witnesses if w != f.witness]
+        label = "Witnesses" if others else "Witness"
+        lines += [f"**{label}:** " + ", ".join(code_span(w) for w in (f.witness, *others)), ""]
     if f.fix:
         lines += [f"**Fix:** {REPORT['see-fix'].format(code=fix_seen) if fix_seen else f.fix}", ""]
     lines.append("</details>")

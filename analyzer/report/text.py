@@ -81,6 +81,9 @@ def render_finding(f: Finding, *, color: bool = False, fix_seen: str | None = No
     lines.extend(_snippet(f, color=color))
     if f.witness:
         lines.append(f"  {paint('witness', BOLD, color=color)}: {f.witness}")
+        # AOTI002 covers 1 and 0 (and a size above the max): each is a call to try, one per line.
+        for other in (w for w in f.witnesses if w != f.witness):
+            lines.append(f"  {paint('witness', BOLD, color=color)}: {other}")
     if f.fix:
         fix = REPORT["see-fix"].format(code=fix_seen) if fix_seen else f.fix
         lines.append(f"  {paint('fix', BOLD, CYAN, color=color)}: {fix}")
