@@ -82,6 +82,9 @@ class Finding:
     primary: Location | None = field(default=None, compare=False)
     detail: str = ""
     message_fields: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    # The same finding in other kernels (one graph op fused into several: GPT-2's position
+    # embedding in three): (kernel, member location) of each, reported once under the first.
+    also: tuple[tuple[str | None, Location], ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

@@ -293,6 +293,8 @@ VERBS = Catalog("VERBS", {
 REPORT = Catalog("REPORT", {
     # A fix already printed in full for an earlier finding of the same package.
     "see-fix": "as for {code} above",
+    # The same finding in other kernels (rules.merge_repeats), one line each.
+    "also": "also in {kernel} at {where}",
     # The markdown report cut to its size budget.
     "more": "**{count} more findings in the full report** (`aoti-lint --format text`, JSON or SARIF).",
 })

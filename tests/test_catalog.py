@@ -215,6 +215,10 @@ def used(tmp_path_factory):
         gpt2 = api.lint(str(REPO / "fixtures/real/gpt2.cpu.stripped.pt2"),
                         api.Options(exported_program=str(REPO / "fixtures/real/gpt2.ep.pt2")))
         render("text", gpt2.findings, packages=gpt2.packages)
+        # Two findings with one fix (GPT-2's three AOTI003 are merged into one: rules.merge_repeats).
+        first = next(f for f in gpt2.findings if f.code == "AOTI003")
+        render("text", [first, replace(first, message="another", location=replace(first.location, line=1))],
+               packages=gpt2.packages)
         markdown.render(gpt2.findings, packages=gpt2.packages, budget=3000)  # cut: "N more findings"
         scatter = api.load(STRESS / "pkgs" / "scatter_add.cpu.stripped.pt2")
         _with_source(scatter.models[0], run_rules(scatter, all_rules()))

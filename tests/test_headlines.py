@@ -6,6 +6,7 @@ fix repeated within a package is printed once."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -119,14 +120,29 @@ def test_reports_are_sorted_by_severity_within_each_package():
 
 def test_repeated_fix_is_printed_once_per_package():
     result = _lint(REAL / "gpt2.cpu.stripped.pt2")
-    fixes = [f.fix for f in result.findings if f.code == "AOTI003"]
-    assert len(fixes) == 3 and len(set(fixes)) == 1
-    text = render("text", result.findings, packages=result.packages)
-    assert text.count(fixes[0]) == 1
-    assert text.count("fix: " + REPORT["see-fix"].format(code="AOTI003")) == 2
+    [first] = [f for f in result.findings if f.code == "AOTI003"]
+    # Two findings of one package with the same fix (another table past the same max, say).
+    second = replace(first, message="another finding", location=replace(first.location, line=first.location.line + 1))
+    text = render("text", [first, second], packages=result.packages)
+    assert text.count(first.fix) == 1
+    assert text.count("fix: " + REPORT["see-fix"].format(code="AOTI003")) == 1
     # Per package: the same package checked under two paths prints it in full twice.
-    again = [f.__class__(**{**f.__dict__, "package": "other.pt2"}) for f in result.findings]
-    assert render("text", [*result.findings, *again], packages=[1, 2]).count(fixes[0]) == 2
+    again = [replace(f, package="other.pt2") for f in (first, second)]
+    assert render("text", [first, second, *again], packages=[1, 2]).count(first.fix) == 2
+
+
+def test_one_finding_for_a_check_fused_into_several_kernels():
+    """GPT-2's position embedding is fused into three kernels, each with its own copy of the check
+    `tmpN < 128L`: one finding (same rule, headline, witness, fix), the other two under `also`."""
+    result = _lint(REAL / "gpt2.cpu.stripped.pt2")
+    [f] = [f for f in result.findings if f.code == "AOTI003"]
+    assert len(f.also) == 2 and len({f.kernel, *(k for k, _ in f.also)}) == 3
+    text = render("text", result.findings, packages=result.packages)
+    assert all(f"also in {kernel} at " in text for kernel, _ in f.also)
+    doc = json.loads(render("json", result.findings, packages=result.packages))
+    [entry] = [e for e in doc["findings"] if e["code"] == "AOTI003"]
+    assert [a["kernel"] for a in entry["also"]] == [k for k, _ in f.also]
+    assert all("also" not in e for e in doc["findings"] if e["code"] != "AOTI003")
 
 
 def test_text_block_is_headline_then_detail():

@@ -37,6 +37,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "chain": list(f.chain),
         "source": f.source.to_json() if f.source is not None else None,
     }
+    if f.also:  # the same finding in other kernels, reported once (rules.merge_repeats)
+        out["also"] = [{"kernel": kernel, "member": loc.path, "member_line": loc.line} for kernel, loc in f.also]
     if f.accepted:
         out["accepted"] = f.accepted
     return out

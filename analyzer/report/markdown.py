@@ -121,6 +121,10 @@ def details(f: Finding, fix_seen: str | None = None) -> str:
         lines += ["```text", *f.chain, "```", ""]
     if f.snippet:
         lines += ["```text", *(line.rstrip("\r\n") for line in f.snippet), "```", ""]
+    if f.also:
+        lines += [*("- " + REPORT["also"].format(kernel=code_span(kernel or "?"),
+                                                 where=code_span(f"{loc.path.rsplit('/', 1)[-1]}:{loc.line}"))
+                    for kernel, loc in f.also), ""]
     if f.witness:
         others = [w for w in f.witnesses if w != f.witness]
         label = "Witnesses" if others else "Witness"

@@ -358,4 +358,26 @@ def run_rules(
                 f = replace(f, snippet=(line,))
         out.append(f)
     out = headline.fill(package.models, source.attribute(package.models, out))
-    return sorted(dict.fromkeys(out), key=sort_key)
+    return merge_repeats(sorted(dict.fromkeys(out), key=sort_key))
+
+
+def merge_repeats(findings: list[Finding]) -> list[Finding]:
+    """One finding for the same problem in several kernels: Inductor fuses one op of the user's code
+    (a position embedding) into several kernels, each with its own copy of the check. Same rule,
+    headline, witnesses and fix: the first (in `sort_key` order) is kept and lists the others in
+    `also`; its key stays, so a baseline that holds it still matches."""
+    firsts: dict[tuple, int] = {}
+    out: list[Finding] = []
+    for f in findings:
+        if f.kernel is None:
+            out.append(f)
+            continue
+        group = (f.package, f.model, f.code, f.severity, f.message, f.witnesses or (f.witness,), f.fix,
+                 f.input, f.dim, f.accepted)
+        if group in firsts:
+            i = firsts[group]
+            out[i] = replace(out[i], also=(*out[i].also, (f.kernel, f.location)))
+        else:
+            firsts[group] = len(out)
+            out.append(f)
+    return out
