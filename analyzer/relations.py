@@ -216,34 +216,12 @@ def _affine(expr: str | None) -> tuple[str, int, int] | None:
 
 
 def _linear(node: ast.AST, depth: int) -> dict[str, int] | None:
-    """{symbol: coefficient, "": constant} of an integer linear expression, None otherwise."""
-    if depth > 50:
+    """{symbol: coefficient, "": constant} of an integer linear expression, None otherwise (the
+    terms of `_scaled` when every one is a whole number)."""
+    terms = _scaled(node, depth)
+    if terms is None or not all(float(v).is_integer() for v in terms.values()):
         return None
-    d = depth + 1
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return {"": node.value}
-    if isinstance(node, ast.Name):
-        return {node.id: 1}
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _linear(node.operand, d)
-        return None if inner is None else {k: -v for k, v in inner.items()}
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        left, right = _linear(node.left, d), _linear(node.right, d)
-        if left is None or right is None:
-            return None
-        sign = 1 if isinstance(node.op, ast.Add) else -1
-        out = dict(left)
-        for k, v in right.items():
-            out[k] = out.get(k, 0) + sign * v
-        return out
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        left, right = _linear(node.left, d), _linear(node.right, d)
-        if left is None or right is None:
-            return None
-        for const, other in ((left, right), (right, left)):
-            if set(const) == {""}:
-                return {k: v * const[""] for k, v in other.items()}
-    return None
+    return {k: int(v) for k, v in terms.items()}
 
 
 # -- the one answer, and the sizes that follow from it ---------------------------------------------
