@@ -225,7 +225,10 @@ def _check_gate(facts: WrapperFacts, body: ts.Node) -> None:
 # --- run_impl ----------------------------------------------------------------------------------
 
 def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
-    _declarations(facts, body, max_depth)
+    found: dict[str, list[dict]] = {"declarations": [], "arrays": []}
+    for name, m in ts.matches_each(("declarations", "arrays"), body):  # one walk of run_impl for both
+        found[name].append(m)
+    _declarations(facts, found["declarations"], max_depth)
     # Each query walks all of run_impl (thousands of launches): run it only where the words it
     # matches (`assert_size_stride`, a `throw`) are in the text.
     text = ts.text(body)
@@ -233,16 +236,16 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
         _size_asserts(facts, body)
     if "throw" in text:
         _symbol_asserts(facts, body)
-    _int_arrays(facts, body, max_depth)
+    _int_arrays(facts, found["arrays"], max_depth)
     _Launches(facts, max_depth).walk(body)
 
 
 _SIZE_TYPES = ("int64_t", "const int64_t", "int32_t", "long", "int64_t const")
 
 
-def _declarations(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
-    """Size symbols and buffer aliases."""
-    for m in ts.matches("declarations", body):
+def _declarations(facts: WrapperFacts, found: list[dict], max_depth: int) -> None:
+    """Size symbols and buffer aliases, from run_impl's `declarations` matches."""
+    for m in found:
         type_text = ts.text(m["type"])
         name = ts.text(m["name"])
         value = m["value"]
@@ -284,9 +287,9 @@ def _size_read(value: ts.Node) -> tuple[str, str, int] | None:
     return (buffer, kind, index) if buffer and kind in ("size", "stride") else None
 
 
-def _int_arrays(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
+def _int_arrays(facts: WrapperFacts, found: list[dict], max_depth: int) -> None:
     """`const int64_t int_array_12[] = {2L, 2L, s27, 32L};` -> int_arrays["int_array_12"]."""
-    for m in ts.matches("arrays", body):
+    for m in found:
         try:
             facts.int_arrays[ts.text(m["name"])] = tuple(
                 _integral(ts.cpp_to_py(v, max_depth)) for v in ts.children(m["value"]))
