@@ -251,15 +251,13 @@ def _one_statement_per_line(body: str) -> bool:
     lines) or a `;` would hide names from the line-wise scan, so such a kernel is walked."""
     if ";" in body:
         return False
-    lines = body.split("\n")
-    for opening, closing in _BRACKETS:
-        if (opening in body or closing in body) and \
-                [line.count(opening) for line in lines] != [line.count(closing) for line in lines]:
-            return False
-    return True
+    # Each line reduced to its brackets: a kernel's lines come in a handful of shapes (`()`, `([])`).
+    shapes = set(body.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKET).split(b"\n"))
+    return all(shape.count(opening) == shape.count(closing) for shape in shapes for opening, closing in _BRACKETS)
 
 
-_BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
+_BRACKETS = ((b"(", b")"), (b"[", b"]"), (b"{", b"}"))
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"()[]{}\n")  # deleted by bytes.translate
 
 
 def _names(text: str) -> list[str]:
