@@ -94,9 +94,11 @@ def _grammar_text(name: str) -> str:
         return path.read_text("utf-8")
 
 
-# Queries compiled as one (a compile has ~4.5 ms of fixed cost), which `matches_each` runs in one
-# walk: run_impl's declarations and int arrays.
-_GROUPS = {"declarations": ("declarations", "arrays"), "arrays": ("declarations", "arrays")}
+# Queries compiled as one (a compile has ~4.5 ms of fixed cost; patterns rooted at other node types
+# cost a walk next to nothing), which `matches_each` can run in one walk: run_impl's declarations
+# and int arrays.
+_GROUP = ("declarations", "arrays", "size_checks", "gates")
+_GROUPS = {name: _GROUP for name in _GROUP}
 
 
 @functools.lru_cache(maxsize=None)
@@ -110,15 +112,16 @@ def _compiled(names: tuple[str, ...]) -> tuple[tree_sitter.Query, tuple[str, ...
 
 def matches(name: str, node: Node) -> Iterator[dict[str, Node]]:
     """Matches of query `name` inside `node`, each as {capture: first node}."""
-    return (m for owner, m in matches_each(_GROUPS.get(name, (name,)), node) if owner == name)
+    return (m for _, m in matches_each((name,), node))
 
 
 def matches_each(names: tuple[str, ...], node: Node) -> Iterator[tuple[str, dict[str, Node]]]:
-    """Matches of the queries `names` in one walk of `node`: (query name, {capture: first node})."""
-    query, owners = _compiled(names)
+    """Matches of the queries `names` (of one group) in one walk of `node`: (query name, {capture: first node})."""
+    query, owners = _compiled(_GROUPS.get(names[0], names))
     for index, captures in tree_sitter.QueryCursor(query).matches(node):
         poll(f"reading matches of the {owners[index]} query")
-        yield owners[index], {key: nodes[0] for key, nodes in captures.items() if nodes}
+        if owners[index] in names:
+            yield owners[index], {key: nodes[0] for key, nodes in captures.items() if nodes}
 
 
 def text(node: Node | None) -> str:
