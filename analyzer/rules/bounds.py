@@ -220,6 +220,8 @@ class IndexExceedsConstantBound(Rule):
         def keep(a: Assertion) -> bool:
             return a.linked and a.bound_value is not None and bool(a.index_extent)
 
+        # A check fused into many kernels repeats one extent and bound: search its witness once.
+        witnesses: dict[tuple, tuple[DimRef, int] | None] = {}
         for a in unique_assertions(model, keep):
             refs = W.expr_dims(model, a.index_extent)
             if refs is None and a.index_extent_value_inputs:
@@ -239,7 +241,10 @@ class IndexExceedsConstantBound(Rule):
                 if finding is not None:
                     yield finding
                 continue
-            choice = self._witness(model, a, refs)
+            key = (a.index_extent, a.bound_value, tuple(refs))
+            if key not in witnesses:
+                witnesses[key] = self._witness(model, a, refs)
+            choice = witnesses[key]
             if choice is None:
                 continue
             ref, size = choice
