@@ -10,6 +10,7 @@ inclusive maximum over the kernel's parameters; the launch arguments map those t
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import math
 import re
@@ -32,8 +33,8 @@ def _loads_of(expr: ast.expr) -> tuple[tuple[str, ast.expr], ...]:
 def _loads(expr: ast.expr) -> Iterable[tuple[str, ast.expr]]:
     """(pointer parameter, element index) of each load in an expression: C++ `load(in_ptr2, x1)`
     (subscripts and `loadu(in_ptr2 + i, n)` are normalised to it) and Triton `tl.load(in_ptr2 + (x1), mask)`."""
-    for node in ast.walk(expr):
-        if not (isinstance(node, ast.Call) and node.args):
+    for node in _calls(expr):
+        if not node.args:
             continue
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -47,6 +48,24 @@ def _loads(expr: ast.expr) -> Iterable[tuple[str, ast.expr]]:
                 if isinstance(ptr, ast.Name) and _POINTER.match(ptr.id):
                     yield ptr.id, other
                     break
+
+
+def _calls(expr: ast.AST) -> list[ast.Call]:
+    """The calls under `expr` in `ast.walk`'s order (breadth first), without its generator per
+    node and field (this walks every definition of thousands of kernels)."""
+    calls = []
+    todo = collections.deque([expr])
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                todo.append(value)
+            elif isinstance(value, list):
+                todo.extend(item for item in value if isinstance(item, ast.AST))
+    return calls
 
 
 def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: list[int],
