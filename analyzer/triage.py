@@ -220,13 +220,10 @@ def _divides_by_size(body: str, params: tuple[str, ...]) -> bool:
     for line in body.split("\n"):
         if "/" not in line and "%" not in line:
             continue
-        tokens = _TOKEN.findall(line)
-        for i, tok in enumerate(tokens):
-            if tok in ("/", "//", "%"):
-                operand = _operand(tokens, i + 1)
-                if not operand:
-                    return True  # not understood: walk it
-                divisors.update(operand)
+        found = _line_divisors(line)
+        if found is None:
+            return True  # not understood: walk it
+        divisors.update(found)
     divisors.discard("<constant>")
     if not divisors:
         return False  # only constant divisors (`xindex % 16`, `x / 16.0`)
@@ -244,6 +241,21 @@ def _divides_by_size(body: str, params: tuple[str, ...]) -> bool:
                 sized.add(target)
                 changed = True
     return bool(divisors & sized)
+
+
+@functools.lru_cache(maxsize=4096)
+def _line_divisors(line: str) -> tuple[str, ...] | None:
+    """The names in the divisors of one line's `/`, `//` and `%` (`<constant>` for a number); None
+    when one is not understood. Once per distinct line: `x0 = xindex % 768` recurs in most kernels."""
+    tokens = _TOKEN.findall(line)
+    found: list[str] = []
+    for i, tok in enumerate(tokens):
+        if tok in ("/", "//", "%"):
+            operand = _operand(tokens, i + 1)
+            if not operand:
+                return None
+            found += operand
+    return tuple(found)
 
 
 def _one_statement_per_line(body: str) -> bool:
@@ -427,7 +439,9 @@ def _unsafe_body(rest: bytes) -> bool:
         or b"#" in rest or b"'" in rest
 
 
+@functools.lru_cache(maxsize=1024)
 def _helper_params(block: bytes) -> tuple[str, ...] | None:
+    """A helper's parameter names, one per line; once per distinct block (helpers share a few)."""
     names = []
     for raw in block.split(b"\n")[:-1]:
         m = _HELPER_PARAM.fullmatch(raw)
