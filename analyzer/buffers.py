@@ -16,19 +16,17 @@ not read, an unknown shim, a model input or constant) is unknown: loads of it st
 from __future__ import annotations
 
 import ast
-import re
 from typing import Callable
 
 from . import intervals
 from .kernels import KernelFacts, parse_triton
 from .messages import CHAIN
-from .model import Model
+from .model import Model, shim_op
 from .shapes import ShapeReader
 from .values import POINTER_PARAM, Values, scan_sum_range
 from .wrapper import WrapperFacts
 
 Range = tuple[str, str]
-_SHIM = re.compile(r"^aoti_torch_(?:cpu|cuda|xpu|mps)_")
 _DEPTH = 20
 
 
@@ -135,7 +133,7 @@ class BufferRanges:
     def _written(self, buf: str, index: int, depth: int) -> Range | None:
         launch = self.model.launches[index]
         if launch.extern:
-            transfer = EXTERN_TRANSFERS.get(_SHIM.sub("", launch.kernel))
+            transfer = EXTERN_TRANSFERS.get(shim_op(launch.kernel))
             if transfer is None:
                 return None
             names = launch.args

@@ -9,20 +9,18 @@ attribution.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Iterable
 
 from .findings import Finding
 from .messages import AT_ZERO, HEADLINES, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS
-from .model import Model
+from .model import Model, shim_op
 from .source import DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
 
 LIMIT = 100        # a headline's length
 NAME_LIMIT = 40    # a user name (input, module path) inside it
 ELLIPSIS = "…"
 
-_SHIM = re.compile(r"^aoti_torch_(?:(?:cpu|cuda|xpu|mps)_)?")
 
 
 def shorten(text: str, limit: int) -> str:
@@ -112,7 +110,7 @@ def fields(model: Model | None, f: Finding) -> dict[str, object]:
         user_op=user_op(f),
         verb=VERBS.get(device, VERBS["unknown"]),
         table_name=f"`{_name(table.split(' (')[0])}`" if table else "a constant",
-        aten_op=_SHIM.sub("", str(given.get("call") or f.kernel or "")) or "ATen",
+        aten_op=shim_op(str(given.get("call") or f.kernel or "")) or "ATen",
         model=given.get("model", f.model),
     )
     if "calls" in given:  # extern calls that receive an empty tensor at size 0

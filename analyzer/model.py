@@ -10,6 +10,8 @@ Size expressions are strings in Python expression syntax over size symbols (`s77
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -97,6 +99,15 @@ def span(low: int | None, high: int | None) -> str:
     """`[2, inf)` / `[2, 512]`: a size range, with a missing low end read as 0."""
     low = 0 if low is None else low
     return f"[{low}, inf)" if high is None else f"[{low}, {high}]"
+
+
+_SHIM_PREFIX = re.compile(r"^aoti_torch_(?:(?:cpu|cuda|xpu|mps)_)?")
+
+
+def shim_op(call: str) -> str:
+    """The ATen op of a shim call: `aoti_torch_cpu_cumsum` -> `cumsum` (one spelling of the prefix
+    for the linker's transfer table and the headlines)."""
+    return _SHIM_PREFIX.sub("", call)
 
 
 def range_text(dim: Dim | None) -> str:

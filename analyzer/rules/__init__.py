@@ -332,7 +332,8 @@ def run_rules(
     rules: Iterable[type[Rule] | Rule],
     ctx: Context | None = None,
 ) -> list[Finding]:
-    """Run `rules` over every model of `package`; deduplicated and sorted by `sort_key`."""
+    """Run `rules` over every model of `package`: deduplicated, sorted by `sort_key`, and a check
+    copied into several kernels reported once (`merge_repeats`)."""
     ctx = ctx or Context()
     if not ctx.package:
         ctx = replace(ctx, package=package.path)
