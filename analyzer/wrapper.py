@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from . import ts
 from .findings import Location
+from .tritonsrc import triton_comment as _triton_comment
 
 _CHECK_INPUT = re.compile(r"check_input_(\d+)$")
 _TOPO = re.compile(r"//\s*Topologically Sorted Source Nodes:.*")
@@ -338,6 +339,9 @@ class _Launches:
         self.facts = facts
         self.max_depth = max_depth
         self.pending_comment: str | None = None
+        # Argument text -> (buffer it names, Python form): thousands of launches pass the same few
+        # size expressions, and an expression's conversion depends on its text alone.
+        self.converted: dict[str, tuple[str | None, str]] = {}
 
     def walk(self, body: ts.Node) -> None:
         handlers = {
@@ -374,7 +378,7 @@ class _Launches:
         checked = wrapped or not fn.startswith("aoti_torch_") or fn.startswith("aoti_torch_grad_mode")
         if _NON_PRODUCING_SHIMS.match(fn) and "empty_strided" not in fn:
             return
-        entry = _call(self.facts, fn, args, node, self.pending_comment, self.max_depth)
+        entry = _call(self.facts, fn, args, node, self.pending_comment, self.max_depth, self.converted)
         entry.checked = checked
         self.facts.calls.append(entry)
         self.pending_comment = None
@@ -397,7 +401,7 @@ def _integral(expr: str) -> str:
 
 
 def _call(facts: WrapperFacts, fn: str, arg_nodes: list[ts.Node], stmt: ts.Node,
-          comment: str | None, max_depth: int) -> Call:
+          comment: str | None, max_depth: int, converted: dict[str, tuple[str | None, str]]) -> Call:
     args: list[str] = []
     names: list[str | None] = []
     outputs: list[str] = []
@@ -423,12 +427,16 @@ def _call(facts: WrapperFacts, fn: str, arg_nodes: list[ts.Node], stmt: ts.Node,
             names.append(tensor)
             args.append(tensor)
             continue
-        # Views passed inline (`reinterpret_tensor_wrapper(buf1, ...)`) still name their buffer.
-        names.append(next((ts.text(i) for i in ts.identifiers(arg) if _TENSOR_NAME.match(ts.text(i))), None))
-        try:
-            args.append(ts.cpp_to_py(arg, max_depth))
-        except ts.ExprTooDeep:
-            args.append("unknown()")
+        known = converted.get(raw)
+        if known is None:
+            # Views passed inline (`reinterpret_tensor_wrapper(buf1, ...)`) still name their buffer.
+            name = next((ts.text(i) for i in ts.identifiers(arg) if _TENSOR_NAME.match(ts.text(i))), None)
+            try:
+                known = converted[raw] = (name, ts.cpp_to_py(arg, max_depth))
+            except ts.ExprTooDeep:
+                known = converted[raw] = (name, "unknown()")
+        names.append(known[0])
+        args.append(known[1])
     if not outputs and names and names[0] and (fn.endswith("_out") or fn.endswith("_")):
         # `aoti_torch_cpu_mm_out(buf0, a, b)` and in-place shims (`..._index_put_`, `copy_`) write
         # into their first argument.
@@ -451,48 +459,3 @@ def _helper(facts: WrapperFacts, name: str, match: dict, function: ts.Node) -> N
         helper.source_indent, helper.source_problem = indent, problem
         break
     facts.helpers[name] = helper
-
-
-_Q3 = "'" * 3
-# Blank lines, then `async_compile.triton('<name>', '''<source>''', device_str='cuda')` at column 0.
-_PLAIN_TRITON_OPEN = re.compile(r"(?:[ \t]*\n)*async_compile\.triton\('\w+', " + _Q3)
-_PLAIN_TRITON_CLOSE = re.compile(_Q3 + r"(?:, \w+='\w+')*\)\s*")
-
-
-def _triton_comment(comment: str, row0: int) -> tuple[str | None, int, int, str | None]:
-    """The kernel source inside `/* async_compile.triton('<name>', '''...''', ...) */`.
-
-    Returns (source, wrapper line of source line 1, stripped indent, problem). The outer call is
-    parsed with `ast` (never evaluated) to get the source string; positions map back to the wrapper.
-    """
-    import ast
-
-    body = comment
-    if body.startswith("/*"):
-        body = "  " + body[2:]
-    if body.rstrip().endswith("*/"):
-        body = body.rstrip()[:-2]
-    lines = body.split("\n")
-    indent = min((len(l) - len(l.lstrip(" ")) for l in lines if l.strip()), default=0)
-    dedented = "\n".join(l[indent:] if len(l) >= indent else l.lstrip(" ") for l in lines)
-    # The usual shape, one call around a plain triple-quoted string, read without building an AST
-    # of the kernel (the walk below gives the same value and line for it).
-    opening = _PLAIN_TRITON_OPEN.match(dedented)
-    if opening is not None and "\r" not in dedented and "\0" not in dedented:
-        start = opening.end()
-        end = dedented.find(_Q3, start)
-        source = dedented[start:end]
-        if end >= 0 and "\\" not in source and _PLAIN_TRITON_CLOSE.fullmatch(dedented, end):
-            return source, row0 + dedented.count("\n", 0, start) + 1, indent, None
-    try:
-        tree = ast.parse(dedented)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        return None, 0, indent, f"cannot parse the async_compile.triton comment: {type(exc).__name__}"
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "triton" and len(node.args) >= 2
-                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
-            src_node = node.args[1]
-            # Source line 1 is the rest of the line holding the opening quotes.
-            return src_node.value, row0 + src_node.lineno, indent, None
-    return None, 0, indent, "no kernel source string in the async_compile.triton comment"

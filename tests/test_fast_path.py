@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from analyzer import archive, kernels, triage, ts, wrapper
+from analyzer import archive, kernels, triage, tritonsrc, ts, wrapper
 from analyzer.findings import Location
 from conftest import all_packages
 
@@ -135,7 +135,7 @@ def test_helpers_read_from_the_text_equal_the_tree_on_every_package() -> None:
         assert reduced.count(b"\n") == data.count(b"\n")
         assert [t.name for t in texts] == list(full.helpers), path
         for text in texts:
-            source = wrapper._triton_comment(text.comment, text.comment_row)
+            source = tritonsrc.triton_comment(text.comment, text.comment_row)
             assert wrapper.Helper(text.name, text.params, Location(member, text.line, 1), *source) \
                 == full.helpers[text.name], (path, text.name)
         rest = wrapper.parse(ts.parse(reduced)[0], member, 500)

@@ -3,6 +3,7 @@ declared range the package does not enforce at run time."""
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -355,9 +356,21 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                     else f"declared:in{ref.input}.d{ref.dim}:{dim.max}<{span(dim.declared_min, dim.declared_max)}")
 
 
+_USERS: list[tuple[weakref.ref, dict[str, list[str]]]] = []
+
+
 def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
     """Root symbol -> generated kernels that read it (launch arguments resolved through
-    `model.symbols`, assertion bounds and extents, reductions, divisions), in launch order."""
+    `model.symbols`, assertion bounds and extents, reductions, divisions), in launch order.
+    Asked by AOTI002 and AOTI010 of the same model, one after the other: the last answer is kept."""
+    if _USERS and _USERS[0][0]() is model:
+        return _USERS[0][1]
+    users = _users(model)
+    _USERS[:] = [(weakref.ref(model), users)]
+    return users
+
+
+def _users(model: Model) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     seen: dict[str, list[str]] = {}  # expression -> its roots, in order (thousands of launches share a few)
 

@@ -1,0 +1,54 @@
+"""Triton kernel sources in the wrapper's comments.
+
+On CUDA each `call_triton_<kernel>` helper carries its kernel's Python source in a comment,
+`/* async_compile.triton('<name>', '''<source>''', device_str='cuda') */`, indented like the code
+around it: `triton_comment` gives the source dedented and the wrapper line of its line 1. Read from
+helpers found in the tree (wrapper.py) and from those split off the text (triage.py, api.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_Q3 = "'" * 3
+# Blank lines, then `async_compile.triton('<name>', '''<source>''', device_str='cuda')` at column 0.
+_PLAIN_TRITON_OPEN = re.compile(r"(?:[ \t]*\n)*async_compile\.triton\('\w+', " + _Q3)
+_PLAIN_TRITON_CLOSE = re.compile(_Q3 + r"(?:, \w+='\w+')*\)\s*")
+
+
+def triton_comment(comment: str, row0: int) -> tuple[str | None, int, int, str | None]:
+    """The kernel source inside `/* async_compile.triton('<name>', '''...''', ...) */`.
+
+    Returns (source, wrapper line of source line 1, stripped indent, problem). The outer call is
+    parsed with `ast` (never evaluated) to get the source string; positions map back to the wrapper.
+    """
+    body = comment
+    if body.startswith("/*"):
+        body = "  " + body[2:]
+    if body.rstrip().endswith("*/"):
+        body = body.rstrip()[:-2]
+    lines = body.split("\n")
+    indent = min((len(l) - len(l.lstrip(" ")) for l in lines if l.strip()), default=0)
+    dedented = "\n".join(l[indent:] if len(l) >= indent else l.lstrip(" ") for l in lines)
+    # The usual shape, one call around a plain triple-quoted string, read without building an AST
+    # of the kernel (the walk below gives the same value and line for it).
+    opening = _PLAIN_TRITON_OPEN.match(dedented)
+    if opening is not None and "\r" not in dedented and "\0" not in dedented:
+        start = opening.end()
+        end = dedented.find(_Q3, start)
+        source = dedented[start:end]
+        if end >= 0 and "\\" not in source and _PLAIN_TRITON_CLOSE.fullmatch(dedented, end):
+            return source, row0 + dedented.count("\n", 0, start) + 1, indent, None
+    try:
+        tree = ast.parse(dedented)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return None, 0, indent, f"cannot parse the async_compile.triton comment: {type(exc).__name__}"
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "triton" and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            src_node = node.args[1]
+            # Source line 1 is the rest of the line holding the opening quotes.
+            return src_node.value, row0 + src_node.lineno, indent, None
+    return None, 0, indent, "no kernel source string in the async_compile.triton comment"
