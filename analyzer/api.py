@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import archive, kernels, layout, locate, source, triage, ts, wrapper
+from . import archive, helper_worker, kernels, layout, locate, source, triage, ts, wrapper
 from .findings import Finding, Location, PackageError
 from .link import link_model
 from .model import Model, Package, Problem
@@ -35,6 +35,9 @@ class Options:
     # Skip the walk of Triton kernels a text scan proves empty (triage.py). Results are the same
     # either way; AOTI_LINT_FAST_PATH=0 turns it off for comparison.
     fast_path: bool = field(default_factory=lambda: os.environ.get("AOTI_LINT_FAST_PATH", "1") != "0")
+    # Read a large wrapper's Triton helpers in a forked worker while this process parses the rest
+    # (helper_worker.py). Results are the same either way; AOTI_LINT_WORKER=0 turns it off.
+    worker: helper_worker.Mode = field(default_factory=helper_worker.mode_from_env)
 
 
 @dataclass
@@ -67,7 +70,7 @@ def _load(path: str | os.PathLike[str], options: Options, deadline: "archive.Dea
         for members in pkg.models:
             pkg.deadline.check(f"reading model {members.name}")
             result.models.append(_load_model(pkg, members, options.limits, annotate, sources,
-                                             options.fast_path))
+                                             options.fast_path, options.worker))
         with _unexpected(pkg.label):
             made_by = layout.producer(pkg, result.models, sources)
             result.torch, result.torch_evidence = made_by.torch, made_by.evidence
@@ -164,7 +167,8 @@ def _no_gc():
 
 
 def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits: "archive.Limits",
-                annotate=None, sources: dict[str, bytes] | None = None, fast_path: bool = True) -> Model:
+                annotate=None, sources: dict[str, bytes] | None = None, fast_path: bool = True,
+                worker: helper_worker.Mode = helper_worker.Mode.OFF) -> Model:
     problems: list[Problem] = []
     sources = {} if sources is None else sources
     metadata: dict = {}
@@ -196,14 +200,22 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                "; it holds no source and no binaries"), Location(members.prefix), kind="parse"))
     for member in sourced.wrappers[:1]:
         with _member_guard(pkg, member, problems):
-            # The fast path: helpers of Inductor's shape are read from the text, not parsed.
-            tree, texts = _parse_wrapper(pkg, member, sources, fast_path)
-            facts = wrapper.parse(tree, member, limits.max_nesting)
-            # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
-            found = kernels.parse_cpp(tree, member, limits.max_nesting)
-            del tree  # before the helpers' sources are read: the two are the largest things held
-            if texts:
-                _add_helpers(facts, texts)
+            # The fast path: helpers of Inductor's shape are read from the text, not parsed; a
+            # worker process reads them while this one parses the rest (helper_worker.py).
+            parsed, texts = _split_wrapper(pkg, member, sources, fast_path)
+            job = helper_worker.start(texts, member, worker)
+            try:
+                tree = _parse_bytes(pkg, member, parsed)
+                del parsed
+                facts = wrapper.parse(tree, member, limits.max_nesting)
+                # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
+                found = kernels.parse_cpp(tree, member, limits.max_nesting)
+                del tree  # before the helpers' sources are read: the two are the largest things held
+                reads = job.result(pkg.deadline) if job is not None else None
+            finally:
+                if job is not None:
+                    job.close()
+            ready = _add_helpers(facts, texts, reads) if texts else {}
             # read-past-constant reads the loads of every kernel given a constant (their definitions).
             constant_names = {e.get("name") or f"constant{i}" for i, e in facts.constants.items()}
             given_constants = {c.function for c in facts.calls if constant_names.intersection(c.args)}
@@ -211,14 +223,21 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                 pkg.deadline.check(f"parsing Triton kernel {helper.name}")
                 if helper.triton_source is not None:
                     name = helper.name[len("call_"):]
+                    read = ready.get(id(helper), (None, None))[1]
                     # The fast path: most kernels hold nothing the rules read (see triage.py).
-                    light = triage.light_triton(name, helper.triton_source, member, helper.source_first_line,
-                                                helper.source_indent) if fast_path else None
+                    if read is not None:
+                        light = read.light
+                    else:
+                        light = triage.light_triton(name, helper.triton_source, member, helper.source_first_line,
+                                                    helper.source_indent) if fast_path else None
                     if light is not None and helper.name in given_constants:
                         # read-past-constant reads its loads: their definitions, from the function alone.
                         light = triage.with_definitions(light, name, helper.triton_source,
                                                         helper.source_first_line, helper.source_indent)
-                    found.append(light or _walk_triton(name, helper, member, fast_path))
+                    walked = helper_worker.restore(read, member) if read is not None and light is None else None
+                    found.append(light or walked or triage.walk_triton(
+                        name, helper.triton_source, member, helper.source_first_line, helper.source_indent,
+                        helper.params, fast_path))
             wrapper_facts = facts
             kernel_facts.extend(found)
     for member in sourced.wrappers[1:]:
@@ -237,20 +256,6 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                            cpp_only=cpp_only, problems=problems, annotate=_with_minimums(wrapper_facts, annotate))
     model.metadata_path = members.metadata[0] if members.metadata else None
     return model
-
-
-def _walk_triton(name: str, helper: "wrapper.Helper", member: str, fast_path: bool) -> "kernels.KernelFacts":
-    """The full walk of a Triton kernel; on the fast path without parsing its decorator."""
-    short = triage.without_decorator(name, helper.triton_source) if fast_path else None
-    source = helper.triton_source if short is None else short[0]
-    facts = kernels.parse_triton(name, source, member, helper.source_first_line, helper.source_indent,
-                                 helper.params)
-    if short is not None:
-        if facts.problem is not None:  # reported as the whole source would be
-            return kernels.parse_triton(name, helper.triton_source, member, helper.source_first_line,
-                                        helper.source_indent, helper.params)
-        facts.param_types = short[1]
-    return facts
 
 
 def _keep_all_lines(model: Model, sources: dict[str, bytes]) -> None:
@@ -292,19 +297,30 @@ def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
 _WINDOW = 1 << 20
 
 
-def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["triage.HelperText | None"]) -> None:
+def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["triage.HelperText | None"],
+                 reads: "list[helper_worker.HelperRead] | None" = None) -> dict[int, tuple]:
     """Helpers read from the text join those read from the tree, in document order; `texts` is
-    emptied on the way."""
+    emptied on the way. With `reads` (the worker's, one per text) their sources come from there.
+    Returns id(helper) -> (helper, its read) for the helpers that have one."""
     helpers = list(facts.helpers.values())
+    ready: dict[int, tuple] = {}
     for i, text in enumerate(texts):
-        source, first_line, indent, problem = wrapper._triton_comment(text.comment, text.comment_row)
-        helpers.append(wrapper.Helper(text.name, text.params, Location(facts.path, text.line, 1),
-                                      source, first_line, indent, problem))
+        read = reads[i] if reads is not None else None
+        if read is None:
+            source, first_line, indent, problem = wrapper._triton_comment(text.comment, text.comment_row)
+        else:
+            source, first_line, indent, problem = read.source, read.first_line, read.indent, read.problem
+        helper = wrapper.Helper(text.name, text.params, Location(facts.path, text.line, 1),
+                                source, first_line, indent, problem)
+        helpers.append(helper)
+        if read is not None:
+            ready[id(helper)] = (helper, read)  # the helper kept alive: its id stays its own
         texts[i] = None  # its comment is read: let it go (a 50 MB wrapper holds 30 MB of them)
     helpers.sort(key=lambda h: (h.location.line, h.location.column))
     facts.helpers = {}
     for helper in helpers:  # as the tree gives them: first place, last value for a repeated name
         facts.helpers[helper.name] = helper
+    return ready
 
 
 def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "ts.Tree":
@@ -317,16 +333,16 @@ def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "t
     return _parse_bytes(pkg, member, data)
 
 
-def _parse_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes],
-                   split_helpers: bool) -> tuple["ts.Tree", list["triage.HelperText"]]:
-    """The wrapper's parse; with `split_helpers`, the helpers of Inductor's shape are read from the
-    text and reduced to their newlines in the copy tree-sitter parses (same lines and columns)."""
+def _split_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes],
+                   split_helpers: bool) -> tuple[bytes, list["triage.HelperText"]]:
+    """The wrapper's bytes to parse; with `split_helpers`, the helpers of Inductor's shape are read
+    from the text and reduced to their newlines in the copy tree-sitter parses (same lines and
+    columns)."""
     pkg.deadline.check(f"parsing {member}")
     data = _read(pkg, member, sources)
     if not split_helpers:
-        return _parse_bytes(pkg, member, data), []
-    parsed, texts = triage.split_helpers(data)
-    return _parse_bytes(pkg, member, parsed), texts
+        return data, []
+    return triage.split_helpers(data)
 
 
 def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":

@@ -4,13 +4,14 @@ processes when asked. `api.lint` is the entry point; this module is its driver."
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from . import archive, locate
+from . import archive, helper_worker, locate
 from .api import InternalError, Options, _deadline, _load, _unexpected
 from .findings import Finding, PackageError
 from .model import Package
@@ -158,6 +159,8 @@ def outcomes(targets: list[Target], options: Options, jobs: int, progress: Progr
 
     # fork: workers start in milliseconds with the analyzer already imported; spawn elsewhere.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    # The cores are busy with packages: no worker inside a package's worker (helper_worker.py).
+    options = dataclasses.replace(options, worker=helper_worker.Mode.OFF)
     with ProcessPoolExecutor(max_workers=min(jobs, total), mp_context=multiprocessing.get_context(method)) as pool:
         futures = [pool.submit(_check_in_worker, target, options, keep_going) for target in targets]
         try:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from .findings import Location
-from .kernels import KernelFacts
+from .kernels import KernelFacts, parse_triton
 
 _POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
 _PARAM = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::\s*[A-Za-z_][\w.]*\s*)?")
@@ -464,3 +464,16 @@ def _balanced_body(rest: bytes) -> bool:
         if depth < 0:
             return False
     return depth == 0
+
+
+def walk_triton(name: str, source: str, path: str, first_line: int, indent: int,
+                params: tuple[str, ...], fast_path: bool = True) -> KernelFacts:
+    """The full walk of a Triton kernel (`kernels.parse_triton`); on the fast path without parsing
+    its decorator (the same facts: tests/test_fast_path.py)."""
+    short = without_decorator(name, source) if fast_path else None
+    facts = parse_triton(name, source if short is None else short[0], path, first_line, indent, params)
+    if short is not None:
+        if facts.problem is not None:  # reported as the whole source would be
+            return parse_triton(name, source, path, first_line, indent, params)
+        facts.param_types = short[1]
+    return facts

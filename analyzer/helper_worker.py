@@ -1,0 +1,273 @@
+"""The second core inside one package: the wrapper's Triton helpers read in a forked worker.
+
+A large wrapper is mostly its `call_triton_*` helpers. Once `triage.split_helpers` has cut them out
+of the text, what each one gives (its kernel source, read from the comment; the fast path's verdict
+and facts; the full walk of the kernels that need one) depends on its text alone, not on the
+wrapper's parse tree. So while this process parses the rest of the wrapper with tree-sitter and
+reads its facts, a forked child reads the helpers and sends back plain facts: strings, numbers and
+`Location`s, each Triton expression as its source text (parsed again here once per distinct text,
+as `triage.with_definitions` shares them), never an `ast` or tree-sitter object.
+
+Results are identical with and without it (tests/test_helper_worker.py compares every fixture
+package): the child runs the functions the serial path runs, and whatever it cannot give (no
+fork, a crash, a time or memory limit, an expression whose text does not parse back alone) is done
+again here, serially, which then fails or succeeds as it always would. It runs only where it pays
+(MIN_HELPERS), never inside a `-j` worker (many.py), and AOTI_LINT_WORKER=0 turns it off
+(`always`: on for every package with a helper read from the text, for tests).
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import os
+import pickle
+import select
+import signal
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from . import archive, kernels, triage, wrapper
+from .findings import Location
+from .stores import RawStore
+
+
+class Mode(enum.Enum):
+    OFF = "0"
+    AUTO = "1"        # when the package has MIN_HELPERS helpers read from the text
+    ALWAYS = "always"
+
+
+def mode_from_env() -> Mode:
+    value = os.environ.get("AOTI_LINT_WORKER", "1").strip().lower()
+    return {"0": Mode.OFF, "off": Mode.OFF, "always": Mode.ALWAYS}.get(value, Mode.AUTO)
+
+
+# Below this many helpers the child's share of the work (about 65 us of CPU per helper) does not
+# repay forking, the copy-on-write of pages both processes touch, and sending the facts back
+# (bench/bench.py; a 1 MB wrapper holds about 230 helpers, 12 MB about 2,900).
+MIN_HELPERS = 600
+# Longest wait for the child's answer beyond the package's own deadline (None: the deadline).
+MAX_WAIT_S: float | None = None
+
+
+@dataclass
+class HelperRead:
+    """What one helper's text gives, as the serial path computes it in api.py."""
+
+    source: str | None                         # the kernel source (wrapper._triton_comment)
+    first_line: int
+    indent: int
+    problem: str | None
+    light: kernels.KernelFacts | None = None   # the fast path's facts (triage.light_triton)
+    # The full walk's facts (triage.walk_triton) with expressions as text; None: walk it here.
+    walked: kernels.KernelFacts | None = None
+    located: bool = False                      # the walk set `walked.locate`
+
+
+def read_helper(text: triage.HelperText, path: str) -> HelperRead:
+    """One helper's source, fast-path facts and, when the fast path cannot answer, its walk."""
+    source, first_line, indent, problem = wrapper._triton_comment(text.comment, text.comment_row)
+    read = HelperRead(source, first_line, indent, problem)
+    if source is not None:
+        name = text.name[len("call_"):]
+        read.light = triage.light_triton(name, source, path, first_line, indent)
+        if read.light is None:
+            walked = triage.walk_triton(name, source, path, first_line, indent, text.params)
+            read.located = walked.locate is not None
+            read.walked = _as_text(walked, source)
+    return read
+
+
+# --- this process --------------------------------------------------------------------------------
+
+class Job:
+    """A forked child reading helper texts; `result()` waits for its answer, `close()` ends it."""
+
+    def __init__(self, pid: int, fd: int, texts: Sequence[triage.HelperText], path: str) -> None:
+        self.pid, self.fd, self.texts, self.path = pid, fd, texts, path
+
+    def result(self, deadline: archive.Deadline) -> list[HelperRead] | None:
+        """The child's reads, one per text; None when it gave none in time (crashed, killed,
+        stopped by a limit): the caller reads the helpers itself."""
+        try:
+            wait = deadline.remaining + 1 if MAX_WAIT_S is None else min(deadline.remaining + 1, MAX_WAIT_S)
+            ready, _, _ = select.select([self.fd], [], [], wait)
+            if not ready:
+                return None
+            # Streamed: the pickle is never held whole here (tens of MB of sources at 50 MB).
+            with open(self.fd, "rb", buffering=1 << 16, closefd=False) as stream:
+                wire = pickle.load(stream)
+            if not isinstance(wire, list) or len(wire) != len(self.texts):
+                return None
+            return [_from_wire(item, text, self.path) for item, text in zip(wire, self.texts)]
+        except Exception:  # noqa: BLE001 - any failure of the worker means: read them here
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the pipe; kill the child if it still runs, and reap it (no zombie)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        if self.pid:
+            pid, self.pid = self.pid, 0
+            try:
+                os.kill(pid, signal.SIGKILL)  # done or not, it has nothing more to give
+            except OSError:
+                pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def start(texts: Sequence[triage.HelperText], path: str, mode: Mode) -> Job | None:
+    """Fork a child reading `texts` (None: not worth it here, or no fork on this platform)."""
+    if mode is Mode.OFF or not texts or (mode is Mode.AUTO and len(texts) < MIN_HELPERS):
+        return None
+    if not hasattr(os, "fork"):
+        return None
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        return None
+    if pid == 0:  # the child: never returns
+        _child(texts, path, read_fd, write_fd)
+    os.close(write_fd)
+    return Job(pid, read_fd, texts, path)
+
+
+def _child(texts: Sequence[triage.HelperText], path: str, read_fd: int, write_fd: int) -> None:
+    code = 1
+    try:
+        os.close(read_fd)
+        blob = pickle.dumps(_reads(texts, path), protocol=pickle.HIGHEST_PROTOCOL)
+        with open(write_fd, "wb", closefd=True) as out:
+            out.write(blob)
+        code = 0
+    except BaseException:  # noqa: BLE001 - a limit, a crash: the parent reads the helpers itself
+        pass
+    finally:
+        os._exit(code)  # never the parent's cleanup (its buffered output, atexit, open files)
+
+
+def _reads(texts: Sequence[triage.HelperText], path: str) -> list[tuple]:
+    """In the child: every text read, polling the package's time and memory budget as the serial
+    path does (a limit reached here is reached again there), in the form sent."""
+    out = []
+    same: dict = {}
+    for text in texts:
+        archive.poll(f"parsing Triton kernel {text.name}")
+        out.append(_to_wire(read_helper(text, path), same))
+    return out
+
+
+# What is sent for one helper: (source, first line, indent, problem, light, walked, located), the
+# fast path's facts as (params, line, column, signature items). Kernels share a handful of
+# parameter lists and signatures: sent once each (`same`: pickle writes one object once), they
+# cost a tenth of the dataclasses (measured: 25 ms against 3 for 2,900 kernels).
+
+def _to_wire(read: HelperRead, same: dict) -> tuple:
+    light = read.light
+    if light is not None:
+        params, types = tuple(light.params), tuple(light.param_types.items())
+        light = (same.setdefault(params, params), light.location.line, light.location.column,
+                 same.setdefault(types, types))
+    return (read.source, read.first_line, read.indent, read.problem, light, read.walked, read.located)
+
+
+def _from_wire(item: tuple, text: triage.HelperText, path: str) -> HelperRead:
+    source, first_line, indent, problem, light, walked, located = item
+    read = HelperRead(source, first_line, indent, problem, None, walked, located)
+    if light is not None:
+        params, line, column, types = light
+        read.light = kernels.KernelFacts(text.name[len("call_"):], "triton", params, Location(path, line, column))
+        read.light.param_types = dict(types)
+    return read
+
+
+# --- expressions as text -------------------------------------------------------------------------
+#
+# A walked kernel's definitions and stored values are `ast` expressions. Each is sent as its source
+# segment (the lines and columns the parser recorded; one over several lines in brackets, as it
+# stood in the source) and parsed again alone here; the scan's `tmp7, = tl.associative_scan(...)`
+# items, built by the walk, as (segment, index). A segment that cannot be cut (a source with "\r",
+# where lines count differently) sends no facts; one that does not parse back alone makes
+# `restore` return None: either way the kernel is walked here.
+
+def _as_text(facts: kernels.KernelFacts, source: str) -> kernels.KernelFacts | None:
+    if "\r" in source:
+        return None
+    try:
+        lines = source.encode("utf-8").split(b"\n")
+    except UnicodeEncodeError:
+        return None
+    cut = _segments(lines)
+    try:
+        facts.defs = {name: [(line, cut(expr)) for line, expr in entries] for name, entries in facts.defs.items()}
+        if facts.stores is not None:
+            facts.stores = [RawStore(s.pointer, s.pos, None if s.value is None else cut(s.value))
+                            for s in facts.stores]
+    except (_NoSegment, UnicodeDecodeError):
+        return None
+    facts.locate = None
+    return facts
+
+
+class _NoSegment(Exception):
+    pass
+
+
+def _segments(lines: list[bytes]) -> Callable[[ast.AST], object]:
+    def cut(node: ast.AST) -> object:
+        if isinstance(node, ast.Subscript) and getattr(node, "lineno", None) is None \
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+            return (cut(node.value), node.slice.value)  # a scan's item, built by the walk
+        try:
+            first, last = node.lineno - 1, node.end_lineno - 1
+            start, end = node.col_offset, node.end_col_offset
+        except AttributeError:
+            raise _NoSegment from None
+        if first is None or last is None or start is None or end is None or not 0 <= first <= last < len(lines):
+            raise _NoSegment
+        if first == last:
+            return lines[first][start:end].decode("utf-8")
+        # Bracketed, as it was in the source (brackets outside a node are not part of it).
+        return "(" + b"\n".join([lines[first][start:], *lines[first + 1:last], lines[last][:end]]).decode("utf-8") + ")"
+    return cut
+
+
+def restore(read: HelperRead, path: str) -> kernels.KernelFacts | None:
+    """The walked facts with their expressions parsed again (None: walk the kernel here)."""
+    facts = read.walked
+    if facts is None:
+        return None
+    try:
+        facts.defs = {name: [(line, _node(value)) for line, value in entries] for name, entries in facts.defs.items()}
+        if facts.stores is not None:
+            facts.stores = [RawStore(s.pointer, s.pos, None if s.value is None else _node(s.value))
+                            for s in facts.stores]
+    except _NoSegment:
+        return None
+    if read.located:
+        first_line, indent = read.first_line, read.indent
+        facts.locate = lambda line: Location(path, first_line + line - 1, indent + 1)
+    read.walked = None  # restored once
+    return facts
+
+
+def _node(value: object) -> ast.expr:
+    if isinstance(value, tuple):
+        return ast.Subscript(_node(value[0]), ast.Constant(value[1]), ast.Load())
+    node = triage._expression(value) if isinstance(value, str) else None
+    if node is None:
+        raise _NoSegment
+    return node

@@ -1,0 +1,271 @@
+"""The second core inside one package (analyzer/helper_worker.py): a wrapper's Triton helpers read
+in a forked worker give the same report and the same linked models as read here, on every
+fixture package; a worker that crashes, hangs, cannot fork or answers wrongly is replaced by the
+serial path; small packages and `-j` workers never fork one."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import pickle
+import time
+from pathlib import Path
+
+import pytest
+
+from analyzer import api, archive, helper_worker, triage
+from analyzer.report import json as json_report
+from conftest import FIXTURES, REPO, shared_packages
+
+OFF, ALWAYS = helper_worker.Mode.OFF, helper_worker.Mode.ALWAYS
+CUDA = FIXTURES / "gather_dyn.cuda.stripped.pt2"
+
+
+def _every_package() -> list[str]:
+    """fixtures/ at any depth (real, stranger, versions, stress, ...) and ../shared/pt2."""
+    found = sorted(p for p in FIXTURES.rglob("*.pt2") if not p.name.endswith(".ep.pt2"))
+    return [str(p) for p in found + shared_packages()]
+
+
+def _report(packages, worker: helper_worker.Mode, **options) -> tuple[str, list]:
+    result = api.lint(packages, api.Options(select=("ALL",), worker=worker, **options), keep_going=True)
+    return json_report.render(result.findings, errors=result.errors), result.packages
+
+
+@pytest.fixture
+def answers(monkeypatch):
+    """Counts the worker's answers: [jobs waited for, answers used]."""
+    count = [0, 0]
+    original = helper_worker.Job.result
+
+    def result(self, deadline):
+        reads = original(self, deadline)
+        count[0] += 1
+        count[1] += reads is not None
+        return reads
+
+    monkeypatch.setattr(helper_worker.Job, "result", result)
+    return count
+
+
+def test_worker_gives_the_same_json_and_models_on_every_package(answers) -> None:
+    packages = _every_package()
+    assert len(packages) > 150 and any("versions" in p for p in packages) and any("stranger" in p for p in packages)
+    serial = _report(packages, OFF)
+    assert answers == [0, 0]
+    worker = _report(packages, ALWAYS)
+    assert answers[0] >= 40 and answers[1] == answers[0]  # every CUDA package's helpers went to a worker
+    assert worker[0] == serial[0]
+    assert worker[1] == serial[1]
+
+
+@pytest.mark.parametrize("wrong", ["assertion_line", "param_types"])
+def test_the_comparison_sees_a_wrong_answer(wrong: str, monkeypatch, answers) -> None:
+    """A worker whose answer is off by one line, or lacks the kernel's signature, changes the
+    report or the linked model: the test above can fail."""
+    original = helper_worker.read_helper
+
+    def off_by_one(text, path):
+        read = original(text, path)
+        if wrong == "param_types":
+            read.walked.param_types = {}
+            return read
+        for raw in read.walked.assertions:
+            raw.location = dataclasses.replace(raw.location, line=raw.location.line + 1)
+        return read
+
+    monkeypatch.setattr(helper_worker, "read_helper", off_by_one)
+    worker, serial = _report([str(CUDA)], ALWAYS), _report([str(CUDA)], OFF)
+    assert answers == [1, 1]
+    if wrong == "assertion_line":
+        assert worker[0] != serial[0]
+    assert worker[1] != serial[1]
+
+
+def test_facts_survive_the_trip_on_every_kernel() -> None:
+    """Every helper read from the text, through the form sent (pickled) and back: the fast path's
+    facts are equal; a walked kernel's facts (expressions sent as text and parsed back) equal the
+    walk's (definitions and stored values compared as ASTs), and none is left to walk again."""
+    light = walked = 0
+    for path in _every_package():
+        with archive.open_package(path) as pkg:
+            for members in pkg.models:
+                for member in members.wrappers[:1]:
+                    same: dict = {}
+                    for text in triage.split_helpers(pkg.read_bytes(member))[1]:
+                        read = helper_worker.read_helper(text, member)
+                        sent = pickle.loads(pickle.dumps(helper_worker._to_wire(read, same)))
+                        back = helper_worker._from_wire(sent, text, member)
+                        assert (back.source, back.first_line, back.indent, back.problem) == \
+                            (read.source, read.first_line, read.indent, read.problem)
+                        if read.light is not None:
+                            assert back.light == read.light and back.walked is None, (path, text.name)
+                            light += 1
+                        if read.source is None or read.light is not None:
+                            continue
+                        direct = triage.walk_triton(text.name[len("call_"):], read.source, member, read.first_line,
+                                                    read.indent, text.params)
+                        facts = helper_worker.restore(back, member)
+                        assert facts is not None, (path, text.name)
+                        _assert_same(facts, direct, (path, text.name))
+                        walked += 1
+    assert walked >= 60 and light >= 30
+
+
+def _assert_same(back, direct, where) -> None:
+    def dumped(defs):
+        return {k: [(line, ast.dump(e)) for line, e in v] for k, v in defs.items()}
+
+    assert dumped(back.defs) == dumped(direct.defs), where
+    assert back.stores == direct.stores, where  # RawStore compares values as ASTs
+    for field in dataclasses.fields(direct):
+        if field.name not in ("defs", "stores", "locate"):
+            assert getattr(back, field.name) == getattr(direct, field.name), (where, field.name)
+    assert (back.locate is None) == (direct.locate is None), where
+    if direct.locate is not None:
+        assert [back.locate(n) for n in (1, 7)] == [direct.locate(n) for n in (1, 7)], where
+
+
+def _children_reaped(pids: list[int]) -> None:
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    """The pids of the workers forked."""
+    pids: list[int] = []
+    original = helper_worker.start
+
+    def start(texts, path, mode):
+        job = original(texts, path, mode)
+        if job is not None:
+            pids.append(job.pid)
+        return job
+
+    monkeypatch.setattr(helper_worker, "start", start)
+    return pids
+
+
+def _counted(function, results: list):
+    def run(*args):
+        results.append(function(*args))
+        return results[-1]
+    return run
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").is_dir() else 0
+
+
+@pytest.mark.parametrize("failure", ["crash", "exception", "wrong_length", "hang", "text_does_not_parse"])
+def test_a_failing_worker_falls_back_to_the_serial_path(failure: str, monkeypatch, answers, forks) -> None:
+    expected = _report([str(CUDA)], OFF)
+    if failure == "crash":
+        monkeypatch.setattr(helper_worker, "_reads", lambda texts, path: os._exit(3))
+    elif failure == "exception":
+        monkeypatch.setattr(helper_worker, "read_helper", lambda text, path: 1 / 0)
+    elif failure == "wrong_length":
+        monkeypatch.setattr(helper_worker, "_reads", lambda texts, path: [])
+    elif failure == "hang":
+        monkeypatch.setattr(helper_worker, "_reads", lambda texts, path: time.sleep(60))
+        monkeypatch.setattr(helper_worker, "MAX_WAIT_S", 0.5)
+    else:  # an answer whose walked kernel must be walked again here
+        original = helper_worker.read_helper
+
+        def unparsable(text, path):
+            read = original(text, path)
+            read.walked.defs["tmp2"] = [(line, "tmp0 +") for line, _ in read.walked.defs["tmp2"]]
+            return read
+
+        monkeypatch.setattr(helper_worker, "read_helper", unparsable)
+        monkeypatch.setattr(helper_worker, "restore", _counted(helper_worker.restore, restored := []))
+    fds = _open_fds()
+    started = time.monotonic()
+    assert _report([str(CUDA)], ALWAYS) == expected
+    assert time.monotonic() - started < 20
+    if failure == "text_does_not_parse":
+        assert answers == [1, 1] and restored == [None]
+    else:
+        assert answers == [1, 0]
+    assert len(forks) == 1
+    _children_reaped(forks)  # killed if need be, and reaped: no zombie
+    assert _open_fds() == fds  # no pipe left open
+
+
+def test_no_fork_means_serial(monkeypatch, answers) -> None:
+    expected = _report([str(CUDA)], OFF)
+
+    def no_fork():
+        raise OSError("fork refused")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert _report([str(CUDA)], ALWAYS) == expected
+    monkeypatch.delattr(os, "fork")
+    assert _report([str(CUDA)], ALWAYS) == expected
+    assert answers == [0, 0]
+
+
+def test_only_where_it_pays(monkeypatch, forks) -> None:
+    """AUTO forks only for a wrapper with MIN_HELPERS helpers read from the text; OFF never."""
+    auto = helper_worker.Mode.AUTO
+    _report([str(CUDA)], auto)
+    assert forks == []
+    monkeypatch.setattr(helper_worker, "MIN_HELPERS", 1)
+    _report([str(CUDA)], auto)
+    assert len(forks) == 1
+    _report([str(CUDA)], OFF)
+    _report([str(FIXTURES / "gather_dyn.cpu.stripped.pt2")], ALWAYS)  # no Triton helper
+    assert len(forks) == 1
+    _children_reaped(forks)
+
+
+def test_the_environment_switch(monkeypatch) -> None:
+    for value, mode in [("0", OFF), ("always", ALWAYS), ("1", helper_worker.Mode.AUTO), ("", helper_worker.Mode.AUTO)]:
+        monkeypatch.setenv("AOTI_LINT_WORKER", value)
+        assert api.Options().worker is mode
+    monkeypatch.delenv("AOTI_LINT_WORKER")
+    assert api.Options().worker is helper_worker.Mode.AUTO
+
+
+def test_no_worker_inside_a_jobs_worker(monkeypatch) -> None:
+    """-j N: the packages' worker processes never fork one of their own (forked from here, they
+    run this patched start: a worker asked for would fail the run)."""
+    def start(texts, path, mode):
+        assert mode is OFF, "a worker inside a -j worker"
+        return None
+
+    monkeypatch.setattr(helper_worker, "start", start)
+    packages = [str(CUDA), str(FIXTURES / "embedding.cuda.stripped.pt2")]
+    result = api.lint(packages, api.Options(select=("ALL",), worker=ALWAYS), jobs=2, keep_going=True)
+    assert not result.errors and len(result.packages) == 2
+
+
+# Kernel sources the text transport must not get wrong, or must hand back to be walked here: each
+# edit goes into the one Triton kernel of gather_dyn's CUDA wrapper (body lines indented 8).
+_LINE = "        tmp2 = tmp0 + tmp1\n"
+_EDITS = {
+    "multi_line": "        tmp2 = (tmp0 +\n            tmp1)\n",
+    "strings_over_lines": _LINE + '        tmp9 = ("a"\n            "b")\n',
+    "non_ascii": _LINE + "        tmp9 = ('\u00e9\u4e2d', tmp0 + tmp1)\n",
+    "tabs": "        tmp2 = tmp0\t+\ttmp1\n",
+    "carriage_return": "        tmp2 = tmp0 + tmp1\r\n",
+    "scan_item": _LINE + "        tmp9, = tl.associative_scan((tmp2,), 0, _triton_helper_fn_add0)\n",
+    "digits_5000": "        tmp2 = tmp0 + " + "7" * 5000 + "\n",
+    "nested_150": "        tmp2 = " + "(" * 150 + "tmp0" + ")" * 150 + " + tmp1\n",
+    "nested_300": "        tmp2 = " + "(" * 300 + "tmp0" + ")" * 300 + " + tmp1\n",
+    "unparsable": "        tmp2 = tmp0 +\n",
+}
+
+
+@pytest.mark.parametrize("edit", sorted(_EDITS))
+def test_odd_kernels_give_the_same_report(edit: str, tmp_path: Path, monkeypatch, answers) -> None:
+    from hostile import edited
+
+    path = edited(CUDA, ".wrapper.cpp", _LINE, _EDITS[edit], edit)(tmp_path)
+    monkeypatch.setattr(helper_worker, "restore", _counted(helper_worker.restore, restored := []))
+    assert _report([str(path)], ALWAYS) == _report([str(path)], OFF)
+    assert answers == [1, 1]
+    assert len(restored) == 1 and restored[0] is not None  # sent as text, and parsed back
