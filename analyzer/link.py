@@ -82,6 +82,9 @@ class _Linker:
         self._unbacked_sources()
         self._kernels()
         reads.annotate(self.model, self.w, self.kfacts, self._param_map, self._sources, self._canonical, self._resolve)
+        # The ranges hold this linker's methods: a cycle that would keep every kernel's facts alive
+        # until the cyclic collector runs (and make it traverse them all).
+        del self.buffers
 
     def _inputs(self) -> None:
         w, model = self.w, self.model

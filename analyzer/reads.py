@@ -18,6 +18,7 @@ from typing import Callable, Iterable
 
 from . import intervals
 from .kernels import KernelFacts, Values
+from .values import shape_key
 from .model import ConstantRead, DimRef, Model
 
 _POINTER = re.compile(r"^(in_out_ptr|in_ptr)\d+$")
@@ -93,7 +94,7 @@ def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: li
             for ptr, index in _loads_of(expr):
                 if ptr not in given:
                     continue
-                key = (ptr, ast.dump(index))
+                key = (ptr, shape_key(index))
                 if key in seen:
                     continue
                 seen.add(key)

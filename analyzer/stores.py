@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import ts
-from .values import call_name
+from .values import call_name, shape_key
 
 
 @dataclass(eq=False)
@@ -28,8 +28,8 @@ class RawStore:
             (other.pointer, other.pos, _dump(other.value))
 
 
-def _dump(node: ast.AST | None) -> str | None:
-    return None if node is None else ast.dump(node)
+def _dump(node: ast.AST | None) -> object:
+    return None if node is None else shape_key(node)
 
 
 def call_name_of(node: ast.AST) -> str:

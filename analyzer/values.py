@@ -32,6 +32,17 @@ DIVISION_OPS = (ast.Div, ast.Mod, ast.FloorDiv)
 _DEPTH_LIMIT = 60
 
 
+def shape_key(node: object) -> object:
+    """A hashable key equal for expressions of the same shape (fields, not positions), as
+    `ast.dump` compares them; without its per-call closure, a reference cycle that thousands of
+    calls would leave for the cyclic collector."""
+    if isinstance(node, ast.AST):
+        return (type(node).__name__, *(shape_key(getattr(node, f, None)) for f in node._fields))
+    if isinstance(node, list):
+        return tuple(shape_key(item) for item in node)
+    return type(node), node   # 1 and True, 1 and 1.0 differ, as in ast.dump
+
+
 def call_name(node: ast.Call) -> str:
     """`tl.load(...)` -> "tl.load"; `f(...)` -> "f"; a call of anything else -> ""."""
     func = node.func
