@@ -392,8 +392,11 @@ def _exported_annotation(result: Package, pkg: "archive.Package", options: Optio
     given = None
     inside: dict = {}
     if options.exported_program:
-        given = exported.read_exported_program(options.exported_program, limits=options.limits,
-                                               deadline=pkg.deadline)
+        try:
+            given = exported.read_exported_program(options.exported_program, limits=options.limits,
+                                                   deadline=pkg.deadline)
+        except ValueError as exc:  # the user's file, not this package nor the analyzer: one line
+            raise archive.ArchiveError(str(exc)) from None
     elif pkg.exported_programs:
         try:
             inside = exported.read_exported_programs(pkg)

@@ -1,7 +1,9 @@
 """Read a `torch.export.save` archive (an exported program) without torch and without unpickling.
 
-Only the JSON members `<root>/models/<name>.json` are read (with bounded reads); the weights,
-constants and sample inputs under `data/` are pickles or raw tensors and are never opened.
+Only the JSON members `<root>/models/<name>.json` are read (with bounded reads), or, as torch 2.6
+and 2.7 save it, `serialized_exported_program.json` at the top (same schema, read as "model"); the
+weights, constants and sample inputs (`data/`, `serialized_*.pt`) are pickles or raw tensors and
+are never opened.
 
 What we take from the JSON (schema 8.x, torch 2.11-2.13):
 - `graph_module.signature.input_specs`: which graph inputs are the user's. AOTInductor's
@@ -92,9 +94,15 @@ class ExportedProgram:
 # Reading the archive
 
 
+_LEGACY_MEMBER = "serialized_exported_program.json"   # torch 2.6 and 2.7: one program, at the top
+
+
 def _model_name(member: str) -> str | None:
-    """`root/models/model.json` -> "model"; None for anything else (e.g. data/**/x_metadata.json)."""
+    """`root/models/model.json` -> "model"; torch 2.6/2.7's `serialized_exported_program.json`
+    -> "model"; None for anything else (e.g. data/**/x_metadata.json)."""
     parts = PurePosixPath(member).parts
+    if parts == (_LEGACY_MEMBER,):
+        return "model"
     if len(parts) in (2, 3) and parts[-2] == "models" and parts[-1].endswith(".json"):
         if len(parts) == 3 and parts[0] in ("data", "models"):
             return None
@@ -174,7 +182,7 @@ def read_exported_program(path_or_package: Any, name: str | None = None, limits:
     path = os.fspath(path_or_package) if isinstance(path_or_package, (str, os.PathLike)) \
         else str(getattr(path_or_package, "path", "<package>"))
     if not programs:
-        raise ValueError(f"{path}: no exported program (models/*.json) in the archive")
+        raise ValueError(f"{path}: no exported program (models/*.json, or {_LEGACY_MEMBER}) in the archive")
     if name is not None:
         if name not in programs:
             raise ValueError(f"{path}: no exported program named {name!r} "
@@ -585,7 +593,8 @@ def _mismatch(model: Model, ep: ExportedProgram) -> str | None:
     for inp, declared in zip(model.inputs, ep.inputs):
         if not inp.dims or declared.kind != "tensor":
             continue
-        if len(inp.dims) != len(declared.dims):
+        # Unchecked inputs (torch 2.6) show only the dims their code reads: at least that rank.
+        if len(inp.dims) != len(declared.dims) and (inp.rank_known or len(inp.dims) > len(declared.dims)):
             return (f"input {inp.index} ({declared.name}) has rank {len(declared.dims)} in the "
                     f"exported program but {len(inp.dims)} in the package")
         for dim, decl in zip(inp.dims, declared.dims):

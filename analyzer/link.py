@@ -120,8 +120,8 @@ class _Linker:
                 if dim.value is not None or dim.min is not None or dim.max is not None:
                     dim.enforced = enforced
             model.inputs.append(Input(index=index, name=name, dims=dim_list,
-                                      dtype=check.dtype if check else None,
-                                      device=check.device if check else None))
+                                      dtype=check.dtype if check else None, device=check.device if check else None,
+                                      rank_known=check is not None or any(sa.tensor == name for sa in w.size_asserts)))
         for index in sorted(w.constants):
             entry = w.constants[index]
             cname = entry.get("name") or f"constant{index}"

@@ -139,6 +139,9 @@ class Input:
     dtype: str | None = None
     device: str | None = None
     user_name: str | None = None
+    # False where nothing checks the input's sizes (torch 2.6): its dims are those the code reads,
+    # so the tensor may have more.
+    rank_known: bool = True
 
     @property
     def display(self) -> str:

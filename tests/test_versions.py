@@ -212,3 +212,33 @@ def test_no_kernel_source_claims_binaries_only_when_there_are_some(tmp_path):
     package = api.load(pkg)
     assert not [p for m in package.models for p in m.problems if p.kind == "no-source"]
     assert not [f for f in api.lint([pkg]).findings if f.rule == "no-kernel-source"]
+
+
+# Every package of the two layouts that `models/model.json` replaced, one of each later minor.
+EXPORTED = [(p, p.with_name(p.name.replace(".cpu.stripped.pt2", ".ep.pt2"))) for p in PACKAGES
+            if p.with_name(p.name.replace(".cpu.stripped.pt2", ".ep.pt2")).is_file()
+            and (p.parent.name in ("2.6", "2.7") or p.name.startswith("gather_dyn."))]
+
+
+@pytest.mark.parametrize("package,program", EXPORTED, ids=[_id(p) for p, _ in EXPORTED])
+def test_every_version_s_exported_program_names_the_inputs(package, program):
+    """`torch.export.save` of every minor is read (2.6/2.7: `serialized_exported_program.json` at the
+    top; later: `models/model.json`) and fits its package: findings speak of the user's inputs
+    (`x.shape[0]`), never of `arg0_1` or "input 0 dim 0". A torch 2.6 package checks no input, so
+    its inputs show only the dims the code reads: the exported program may have more."""
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--exported-program", str(program), str(package)])
+    assert result.exit_code in (0, 1), result.output
+    findings = json.loads(result.output)["findings"]
+    assert not [f for f in findings if "does not match the package" in (f.get("detail") or "")]
+    for f in findings:
+        assert not re.search(r"\binput \d+ dim \d+|\barg\d+_\d+", f["message"]), f["message"]
+    assert api.lint([package], api.Options(exported_program=str(program))).packages[0].models[0].inputs[0].user_name
+
+
+def test_a_file_that_is_not_an_exported_program_is_one_line_exit_2(tmp_path):
+    package = _first("2.6")
+    for given in (package, REPO / "README.md"):
+        result = CliRunner().invoke(cli, ["check", "--exported-program", str(given), str(package)])
+        assert result.exit_code == 2, result.output
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and str(given) in lines[0] and "internal error" not in lines[0], result.output
