@@ -224,6 +224,7 @@ HEADLINES = Catalog("HEADLINES", {
     "unenforced-lower-bound": "{dim_name} < {min} runs unchecked in code compiled for >= {min}",
     "unenforced-lower-bound.no-kernels": "{dim_name} < {min} is accepted unchecked by code compiled for >= {min}",
     "unenforced-lower-bound.empty-calls": "{dim_name} < {min} runs unchecked; {at_zero}",
+    "unenforced-lower-bound.empty-calls-only": "{dim_name} < {min} is accepted unchecked; {at_zero}",
     "unenforced-lower-bound.rejected":
         "{dim_name} = {below} fails with an unexpected size error (compiled for >= {min})",
     "index-exceeds-constant-bound.unbounded": "{dim_name} > {limit} {verb} the {user_op}{site}: past its {bound_value} rows",

@@ -256,8 +256,16 @@ def zero_assignment(model: Model, expr: str | None, sources: Iterable[DimRef],
 
 
 def empties(model: Model, space: str | None, choice: Assignment) -> bool:
-    """True when the iteration space `space` is 0 under `choice` (no work: nothing runs)."""
-    return bool(space) and evaluate_at(model, space, choice) == 0
+    """True when the iteration space `space` is 0 under `choice` (no work: nothing runs). A symbol
+    no input dim gives (an unbacked size: the number of boxes nms keeps) may be any size, so the
+    space is empty when it is 0 whatever that size is: `u0 * s68` at s68 = 0."""
+    if not space:
+        return False
+    points = {name: (value, value) for name, value in symbol_values(model, choice).items()}
+    try:
+        return intervals.evaluate_interval(space, points, default=(0, None))[1] == 0
+    except ValueError:
+        return False
 
 
 def _index_dims(model: Model, a: Assertion, refs: Iterable[DimRef]) -> list[DimRef]:

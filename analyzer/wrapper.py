@@ -14,7 +14,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from . import ts
+from . import proxy, ts
 from .findings import Location
 from .tritonsrc import triton_comment as _triton_comment
 
@@ -239,6 +239,7 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
         _symbol_asserts(facts, body)
     _int_arrays(facts, found["arrays"], max_depth)
     _Launches(facts, max_depth).walk(body)
+    facts.calls = proxy.normalize(facts.calls)
 
 
 _SIZE_TYPES = ("int64_t", "const int64_t", "int32_t", "long", "int64_t const")
@@ -380,6 +381,9 @@ class _Launches:
             return
         entry = _call(self.facts, fn, args, node, self.pending_comment, self.max_depth, self.converted)
         entry.checked = checked
+        if fn == proxy.CALL and args:  # a custom op: its tensors are the last argument's names
+            names = proxy.tensors([ts.text(i) for i in ts.identifiers(args[-1])])
+            entry.args, entry.arg_names = entry.args[:-1] + names, entry.arg_names[:-1] + names
         self.facts.calls.append(entry)
         self.pending_comment = None
 

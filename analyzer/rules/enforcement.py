@@ -144,6 +144,11 @@ for _key, _text in {
     "unenforced-lower-bound.empty-calls":
         "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
         "{kernels} unchecked; at size 0, {calls} {verb} an empty tensor, which ATen may reject or crash on{sdpa}",
+    # No generated kernel reads the dim, but extern calls (ATen shims, custom ops such as
+    # torchvision.roi_align through the proxy executor) get its tensors.
+    "unenforced-lower-bound.empty-calls-only":
+        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} the compiled code "
+        "unchecked; at size 0, {calls} {verb} an empty tensor, which the op may reject or crash on{sdpa}",
     "unenforced-lower-bound.sdpa": " (CPU flash attention divides by zero: SIGFPE kills the process)",
     "unenforced-lower-bound.rejected":
         "{dim_display} ({where}) was compiled for sizes >= {min} and {enforcement}, but size {below} does not "
@@ -209,7 +214,8 @@ def _exceeds(model: Model, expr: str, limit: float) -> bool:
 # Shims whose output count is at most the number of elements of their input: an unbacked size read
 # from their output (`auto u0 = buf1.size(0);` after `aoti_torch_cpu_nonzero(arg1_1, &buf1_handle)`)
 # cannot exceed that input's numel.
-_COUNTING_SHIMS = ("nonzero", "masked_select", "unique", "argwhere")
+# torchvision's nms (a custom op through the proxy executor) keeps at most one index per box.
+_COUNTING_SHIMS = ("nonzero", "masked_select", "unique", "argwhere", "torchvision.nms")
 
 
 def empty_extern_calls(model: Model, ref: DimRef, size: int = 0) -> list[str]:
@@ -268,18 +274,32 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
     if hit is not None:
         symbol, smin, call = hit
         return MESSAGES["unenforced-lower-bound.rejected"].format(symbol=symbol, smin=smin, call=call, **fields), (), S.INFO
-    if below >= 1 and W.can_be_zero(model.dim(ref)) and fields.get("kernels"):
+    if below >= 1 and W.can_be_zero(model.dim(ref)):
         calls = empty_extern_calls(model, ref, 0)
         if calls:
             verb = "receives" if len(calls) == 1 and "(x" not in calls[0] else "receive"
             sdpa = MESSAGES["unenforced-lower-bound.sdpa"] if any(
                 "scaled_dot_product_flash_attention_for_cpu" in c for c in calls) else ""
-            message = MESSAGES["unenforced-lower-bound.empty-calls"].format(
+            key = "unenforced-lower-bound.empty-calls" if fields.get("kernels") else "unenforced-lower-bound.empty-calls-only"
+            message = MESSAGES[key].format(
                 calls=", ".join(calls), verb=verb, sdpa=sdpa, **fields)
             chain = (CHAIN["unenforced-lower-bound.zero"].format(zero=W.witness(model, {ref: 0}),
                                                                  calls=", ".join(calls), verb=verb),)
             return message, chain, None
     return None
+
+
+def read_as_in_eager(model: Model, ref: DimRef, tied_expr: str) -> bool:
+    """True when every call that reads the input of `ref` is an error-checked extern call (an ATen
+    shim, a custom op such as torchvision.nms) that also receives the input whose size it must equal:
+    the op sees both real shapes, as in eager (nms raises `boxes and scores should have same number of
+    elements`), and no generated kernel indexes the input with the other size."""
+    name = model.inputs[ref.input].name
+    others = {model.inputs[r.input].name for r in W.expr_dims(model, tied_expr) or ()
+              if 0 <= r.input < len(model.inputs) and r.input != ref.input}
+    readers = [launch for launch in model.launches if name in launch.args]
+    return bool(readers and others) and all(
+        launch.extern and launch.error_checked and others & set(launch.args) for launch in readers)
 
 
 # -- unchecked extern calls: the sizes that make them fail -------------------------------------------

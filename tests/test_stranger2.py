@@ -1,0 +1,162 @@
+"""The second stranger round (fixtures/stranger2): packages built from torchvision (resnet18, an
+FPN, roi_align, nms + box_iou) and from models shaped after PyTorch's test_aot_inductor.py (scatter,
+index_put with None indices, _embedding_bag, repeat_interleave + index_select, masked_select,
+nonzero + mm). What aoti-lint says about them is pinned here next to what the packages did at run
+time (fixtures/stranger2/runtime.json and runtime.ties.json, from the probes its README names)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import pytest
+
+from analyzer import api
+from analyzer import witness as W
+from analyzer.findings import Severity
+from analyzer.model import DimRef
+from conftest import FIXTURES
+
+HERE = FIXTURES / "stranger2"
+
+
+@lru_cache(maxsize=None)
+def _load(name: str):
+    return api.load(str(HERE / f"{name}.cpu.stripped.pt2")).models[0]
+
+
+@lru_cache(maxsize=None)
+def _lint(name: str) -> tuple:
+    pkg, ep = HERE / f"{name}.cpu.stripped.pt2", HERE / f"{name}.ep.pt2"
+    return tuple(api.lint(str(pkg), api.Options(exported_program=str(ep))).findings)
+
+
+def _found(name: str, code: str) -> list:
+    return [f for f in _lint(name) if f.code == code]
+
+
+@lru_cache(maxsize=None)
+def _records(file: str = "runtime.json") -> tuple:
+    return tuple(json.loads((HERE / file).read_text()))
+
+
+def _record(name: str, label: str, file: str = "runtime.json") -> dict:
+    [record] = [r for r in _records(file) if r["name"] == name and r["label"] == label]
+    return record
+
+
+# -- nms: the count of kept boxes (u0) sizes the loop around the index check ---------------------------
+
+def test_nms_gather_check_never_runs_when_the_boxes_are_empty():
+    """boxes[keep] checks `0 <= tmp7 < ks1` (ks1 = n boxes) inside `for x0 < u0: for x1 < n`: at
+    n = 0 the loop around the check is empty whatever u0 (nms's count, unbacked) is, so the check
+    never runs. The package raises run_impl's `Expected u0 >= 2` there, no index error: no
+    empty-index-bound (it claimed "aborts the index" before the loop's unbacked factor counted)."""
+    assert not _found("tv_nms_iou", "AOTI001")
+    model = _load("tv_nms_iou")
+    checks = [a for a in model.assertions if a.bound_expr == "s68"]
+    assert checks and all("u0" in a.space_expr for a in checks)
+    assert all(W.empties(model, a.space_expr, {DimRef(0, 0): 0}) for a in checks)
+    assert not any(W.empties(model, a.space_expr, {DimRef(0, 0): 3}) for a in checks)
+    record = _record("tv_nms_iou", "n=0")
+    assert record["aoti"]["error"] == "RuntimeError: Expected u0 >= 2 but received 0"
+    assert record["eager"]["ok"]
+
+
+def test_nms_below_two_boxes_is_rejected_by_the_count_check():
+    """nms keeps at most one index per box, so with n < 2 boxes its count u0 < 2 and run_impl's
+    always-on `Expected u0 >= 2` rejects the call: unenforced-lower-bound says so (info, the
+    `rejected` message) instead of "runs unchecked"; the records at n = 0 and 1 are that error."""
+    [finding] = _found("tv_nms_iou", "AOTI002")
+    assert (finding.input, finding.dim, finding.message_key, finding.severity) == (
+        0, 0, "unenforced-lower-bound.rejected", Severity.INFO)
+    assert finding.message_fields["call"] == "torchvision.nms"
+    for n in (0, 1):
+        assert _record("tv_nms_iou", f"n={n}")["aoti"]["error"] == f"RuntimeError: Expected u0 >= 2 but received {n}"
+
+
+# -- custom ops through the proxy executor are extern calls ------------------------------------------
+
+@pytest.mark.parametrize("name, op, inputs", [("tv_roi_align", "torchvision.roi_align", ("arg0_1", "arg1_1")),
+                                              ("tv_nms_iou", "torchvision.nms", ("arg0_1", "arg1_1"))])
+def test_proxy_executor_call_is_an_extern_launch_of_its_op(name, op, inputs):
+    """`aoti_torch_proxy_executor_call_function(..., std::array<AtenTensorHandle, 3>{arg0_1, arg1_1,
+    buf1}.data())` after `aoti_torch_new_uninitialized_tensor(&buf1_handle)`: one extern launch named
+    after the op (the allocation's `Original ATen:` comment), reading the inputs, writing buf1; the
+    allocation itself is no launch."""
+    launches = _load(name).launches
+    assert not any(launch.kernel.startswith("aoti_torch_new_uninitialized") for launch in launches)
+    [call] = [launch for launch in launches if launch.kernel == op]
+    assert call.extern and call.args == (*inputs, "buf1") and call.outputs == ("buf1",)
+    assert call.arg_shapes[0] is not None  # the input's shape, for the empty-tensor checks
+
+
+def test_roi_align_at_zero_names_the_op_that_gets_the_empty_feature_map():
+    """feat.shape[0], [2], [3] = 0 reach torchvision.roi_align with an empty feature map (the process
+    dies with SIGSEGV there, eager's own kernel as well): no generated kernel reads the dims, so the
+    finding names the op (`empty-calls-only`), with witnesses at 0; it said "accepted unchecked by
+    the compiled code" before the proxy call counted."""
+    [feat] = [f for f in _found("tv_roi_align", "AOTI002") if f.input == 0]
+    assert feat.message_key == "unenforced-lower-bound.empty-calls-only" and feat.severity == Severity.WARNING
+    assert feat.message_fields["calls"] == "torchvision.roi_align"
+    zeros = {"feat.shape = (0, 4, 3, 3), rois.shape = (3, 5)", "feat.shape = (3, 4, 0, 3), rois.shape = (3, 5)",
+             "feat.shape = (3, 4, 3, 0), rois.shape = (3, 5)"}
+    assert zeros <= set(feat.witnesses)
+    for label in ("batch=0", "h=0", "w=0"):
+        record = _record("tv_roi_align", label)
+        assert record["signal"] == "SIGSEGV" and "eager" not in record  # eager died first
+        alone = _record("tv_roi_align", label, "runtime.aoti_only.json")  # the package alone
+        assert alone["signal"] == "SIGSEGV"
+
+
+# -- broken dim equalities: who reads the shorter tensor ----------------------------------------------
+
+def test_tie_read_only_by_an_op_that_sees_both_tensors_is_no_finding():
+    """scores must be as long as boxes, but only torchvision.nms reads scores, and it gets boxes too:
+    it raises the same error as eager (`boxes and scores should have same number of elements`), no
+    kernel reads past an end. No unenforced-dim-equality (it claimed "read past its end")."""
+    assert not _found("tv_nms_iou", "AOTI012")
+    record = _record("tv_nms_iou", "tie:1.0", "runtime.ties.json")
+    assert record["aoti"]["error"] == record["eager"]["error"] and "same number of elements" in record["eager"]["error"]
+
+
+@pytest.mark.parametrize("name, ref", [("tv_fpn", (1, 0)), ("tai_repeat_index", (1, 0)), ("tai_index_put_none", (3, 0))])
+def test_tie_read_by_generated_code_keeps_its_finding(name, ref):
+    """Where the shorter tensor reaches generated code (FPN's c3 through a conv whose output a kernel
+    indexes with c2's batch; `repeats` of repeat_interleave, which never sees `values`; index_put's
+    values, through an unchecked shim), the package returns a result where eager raises, at the
+    finding's own witness."""
+    [finding] = _found(name, "AOTI012")
+    assert (finding.input, finding.dim) == ref
+    record = _record(name, f"tie:{ref[0]}.{ref[1]}", "runtime.ties.json")
+    assert record["aoti"]["ok"] and not record["eager"]["ok"]
+    # The witness's sizes for the pair (input 0 dim 0 and the shorter one); other dims at normal sizes.
+    shapes = [shape for _, shape in W.parse_witness(finding.witness)]
+    assert (record["shapes"][0][0], record["shapes"][ref[0]][ref[1]]) == (shapes[0][0], shapes[ref[0]][ref[1]]) == (3, 2)
+
+
+# -- what the witnesses did -----------------------------------------------------------------------------
+
+def _witness_records(code: str) -> list[dict]:
+    return [r for r in _records() if r["label"].startswith("witness:") and r["finding"]["code"] == code]
+
+
+def test_every_empty_index_bound_witness_fails_at_run_time():
+    """AOTI001's witnesses (tai_scatter c = 0: `index out of bounds` raised; tai_repeat_index e = 0:
+    SIGABRT) never return, and each is still a finding of the same package, dim and witness."""
+    records = _witness_records("AOTI001")
+    assert {r["name"] for r in records} == {"tai_scatter", "tai_repeat_index"}
+    for r in records:
+        assert not r["aoti"]["ok"] and not r["eager"]["ok"]
+        assert any((f.input, f.dim, f.witness) == (r["finding"]["input"], r["finding"]["dim"], r["finding"]["witness"])
+                   for f in _found(r["name"], "AOTI001"))
+    assert {r.get("signal") for r in records} == {None, "SIGABRT"}
+
+
+def test_unchecked_index_put_returns_where_eager_raises():
+    """AOTI011's witness (x.shape[2] = 0): the index_put_out shim's error is dropped, the package
+    returns, eager raises an IndexError."""
+    [record] = _witness_records("AOTI011")
+    [finding] = _found("tai_index_put_none", "AOTI011")
+    assert record["finding"]["witness"] == finding.witness and (finding.input, finding.dim) == (0, 2)
+    assert record["aoti"]["ok"] and record["eager"]["error"].startswith("IndexError")
