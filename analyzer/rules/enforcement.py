@@ -148,7 +148,7 @@ for _key, _text in {
     # torchvision.roi_align through the proxy executor) get its tensors.
     "unenforced-lower-bound.empty-calls-only":
         "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} the compiled code "
-        "unchecked; at size 0, {calls} {verb} an empty tensor, which the op may reject or crash on{sdpa}",
+        "unchecked; at size 0, {calls} {verb} an empty tensor, which the op may reject or crash on",
     "unenforced-lower-bound.sdpa": " (CPU flash attention divides by zero: SIGFPE kills the process)",
     "unenforced-lower-bound.rejected":
         "{dim_display} ({where}) was compiled for sizes >= {min} and {enforcement}, but size {below} does not "
