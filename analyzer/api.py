@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import archive, helper_worker, kernels, layout, locate, source, triage, ts, wrapper
+from . import archive, helper_worker, kernels, layout, locate, source, triage, tritonsrc, ts, wrapper
 from .findings import Finding, Location, PackageError
 from .link import link_model
 from .model import Model, Package, Problem
@@ -307,7 +307,7 @@ def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["triage.HelperText |
     for i, text in enumerate(texts):
         read = reads[i] if reads is not None else None
         if read is None:
-            source, first_line, indent, problem = wrapper._triton_comment(text.comment, text.comment_row)
+            source, first_line, indent, problem = tritonsrc.triton_comment(text.comment, text.comment_row)
         else:
             source, first_line, indent, problem = read.source, read.first_line, read.indent, read.problem
         helper = wrapper.Helper(text.name, text.params, Location(facts.path, text.line, 1),

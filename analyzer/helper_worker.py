@@ -27,7 +27,7 @@ import signal
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from . import archive, kernels, triage, wrapper
+from . import archive, kernels, triage, tritonsrc
 from .findings import Location
 from .stores import RawStore
 
@@ -55,7 +55,7 @@ MAX_WAIT_S: float | None = None
 class HelperRead:
     """What one helper's text gives, as the serial path computes it in api.py."""
 
-    source: str | None                         # the kernel source (wrapper._triton_comment)
+    source: str | None                         # the kernel source (tritonsrc.triton_comment)
     first_line: int
     indent: int
     problem: str | None
@@ -67,7 +67,7 @@ class HelperRead:
 
 def read_helper(text: triage.HelperText, path: str) -> HelperRead:
     """One helper's source, fast-path facts and, when the fast path cannot answer, its walk."""
-    source, first_line, indent, problem = wrapper._triton_comment(text.comment, text.comment_row)
+    source, first_line, indent, problem = tritonsrc.triton_comment(text.comment, text.comment_row)
     read = HelperRead(source, first_line, indent, problem)
     if source is not None:
         name = text.name[len("call_"):]

@@ -16,7 +16,10 @@ Then it prints, side by side, medians of `--repeat` runs of
   check_cpu, parse_cpu, CPU ratio   the same in CPU time (user + system) of each child: the
             measure to trust on a shared, loaded machine (wall time there is mostly waiting for a
             core), but blind to work spread over cores
-  base ...  with --baseline DIR: the CPU ratio and peak RSS of that checkout's check, same run
+  wall/CPU  check_s / check_cpu (median of the runs): 1.0 for one busy core, below 1 when the
+            check's helper worker (analyzer/helper_worker.py) runs beside it on another core
+  base ...  with --baseline DIR: the wall ratio, CPU ratio, wall/CPU and peak RSS of that
+            checkout's check, same run
   RSS       peak resident memory of the check child (ru_maxrss via wait4), against the target
             (RSS limit: three times the largest text member, the wrapper, plus 100 MB)
   s/MB      check_s per MB of wrapper; CPU s/MB the same in CPU time; +CPU s/MB the CPU time per
@@ -199,8 +202,11 @@ def measure(built: Built, repeat: int, baseline: Path | None = None) -> dict[str
            "s_per_mb": check_s / built.wrapper_mb, "cpu_s_per_mb": check_cpu_s / built.wrapper_mb,
            "findings": findings, "load": (load + os.getloadavg()[0]) / 2}
     if base:
+        out["base_ratio"] = statistics.median(b[0] for b in base) / parse_s
         out["base_cpu_ratio"] = statistics.median(b[1] for b in base) / parse_cpu_s
+        out["base_wall_cpu"] = statistics.median(b[0] / b[1] for b in base)
         out["base_rss_mb"] = max(b[2] for b in base) / 2**20
+    out["wall_cpu"] = statistics.median(w / c for w, c in zip(checks, check_cpu))
     return out
 
 
@@ -289,8 +295,9 @@ def main() -> None:
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     header = (f"{'wrapper MB':>10} {'kernels':>8} {'w/ assert':>9} {'findings':>8} {'check_s':>8} {'parse_s':>8} "
               f"{'ratio':>6} {'check_cpu':>9} {'parse_cpu':>9} {'CPU ratio':>9} {'RSS MB':>7} {'RSS limit':>9} "
-              f"{'s/MB':>6} {'CPU s/MB':>8} {'+CPU s/MB':>9} {'load':>5}"
-              + (f" {'base CPU ratio':>14} {'base RSS':>8}" if args.baseline else ""))
+              f"{'wall/CPU':>8} {'s/MB':>6} {'CPU s/MB':>8} {'+CPU s/MB':>9} {'load':>5}"
+              + (f" {'base ratio':>10} {'base CPU ratio':>14} {'base wall/CPU':>13} {'base RSS':>8}"
+                 if args.baseline else ""))
     print(header)
     built, previous = None, None
     for mb in args.mb:
@@ -304,8 +311,9 @@ def main() -> None:
         print(f"{built.wrapper_mb:>10.1f} {built.kernels:>8} {built.asserting:>9} {r['findings']:>8} "
               f"{r['check_s']:>8.2f} {r['parse_s']:>8.2f} {r['ratio']:>6.2f} {r['check_cpu']:>9.2f} "
               f"{r['parse_cpu']:>9.2f} {r['cpu_ratio']:>9.2f} {r['rss_mb']:>7.0f} {limit:>9.0f} "
-              f"{r['s_per_mb']:>6.3f} {r['cpu_s_per_mb']:>8.3f} {marginal:>9.3f} {r['load']:>5.1f}"
-              + (f" {r['base_cpu_ratio']:>14.2f} {r['base_rss_mb']:>8.0f}" if "base_cpu_ratio" in r else ""),
+              f"{r['wall_cpu']:>8.2f} {r['s_per_mb']:>6.3f} {r['cpu_s_per_mb']:>8.3f} {marginal:>9.3f} {r['load']:>5.1f}"
+              + (f" {r['base_ratio']:>10.2f} {r['base_cpu_ratio']:>14.2f} {r['base_wall_cpu']:>13.2f} "
+                 f"{r['base_rss_mb']:>8.0f}" if "base_cpu_ratio" in r else ""),
               flush=True)
     if args.profile and built is not None:
         profile(built, args.top)
