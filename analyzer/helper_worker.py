@@ -24,6 +24,7 @@ import os
 import pickle
 import select
 import signal
+import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -125,10 +126,10 @@ class Job:
 
 def start(texts: Sequence[triage.HelperText], path: str, mode: Mode) -> Job | None:
     """Fork a child reading `texts` (None: not worth it here, or no fork on this platform)."""
-    if mode is Mode.OFF or not texts or (mode is Mode.AUTO and len(texts) < MIN_HELPERS):
+    if mode is Mode.OFF or not texts or (mode is Mode.AUTO and (len(texts) < MIN_HELPERS or _cpus() < 2)):
         return None
-    if not hasattr(os, "fork"):
-        return None
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return None  # a fork copies only this thread: another one's locks would stay held
     try:
         read_fd, write_fd = os.pipe()
     except OSError:
@@ -143,6 +144,14 @@ def start(texts: Sequence[triage.HelperText], path: str, mode: Mode) -> Job | No
         _child(texts, path, read_fd, write_fd)
     os.close(write_fd)
     return Job(pid, read_fd, texts, path)
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (on one, a worker only adds its cost)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _child(texts: Sequence[triage.HelperText], path: str, read_fd: int, write_fd: int) -> None:

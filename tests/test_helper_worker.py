@@ -197,6 +197,7 @@ def test_a_failing_worker_falls_back_to_the_serial_path(failure: str, monkeypatc
 
 def test_no_fork_means_serial(monkeypatch, answers) -> None:
     expected = _report([str(CUDA)], OFF)
+    fork = os.fork
 
     def no_fork():
         raise OSError("fork refused")
@@ -205,15 +206,23 @@ def test_no_fork_means_serial(monkeypatch, answers) -> None:
     assert _report([str(CUDA)], ALWAYS) == expected
     monkeypatch.delattr(os, "fork")
     assert _report([str(CUDA)], ALWAYS) == expected
+    monkeypatch.setattr(os, "fork", fork, raising=False)
+    monkeypatch.setattr(helper_worker.threading, "active_count", lambda: 2)  # another thread: no fork
+    assert _report([str(CUDA)], ALWAYS) == expected
     assert answers == [0, 0]
 
 
 def test_only_where_it_pays(monkeypatch, forks) -> None:
-    """AUTO forks only for a wrapper with MIN_HELPERS helpers read from the text; OFF never."""
+    """AUTO forks only for a wrapper with MIN_HELPERS helpers read from the text, on a machine
+    with two CPUs or more; OFF never."""
     auto = helper_worker.Mode.AUTO
     _report([str(CUDA)], auto)
     assert forks == []
     monkeypatch.setattr(helper_worker, "MIN_HELPERS", 1)
+    monkeypatch.setattr(helper_worker, "_cpus", lambda: 1)
+    _report([str(CUDA)], auto)  # one CPU: the worker would only add its cost
+    assert forks == []
+    monkeypatch.setattr(helper_worker, "_cpus", lambda: 2)
     _report([str(CUDA)], auto)
     assert len(forks) == 1
     _report([str(CUDA)], OFF)
@@ -269,3 +278,22 @@ def test_odd_kernels_give_the_same_report(edit: str, tmp_path: Path, monkeypatch
     assert _report([str(path)], ALWAYS) == _report([str(path)], OFF)
     assert answers == [1, 1]
     assert len(restored) == 1 and restored[0] is not None  # sent as text, and parsed back
+
+
+def test_time_limit_spent_in_the_worker_refuses_the_package(monkeypatch, answers, forks) -> None:
+    """A worker still reading when the package's time is up is killed, and the package is refused
+    with the time limit's one line, as a serial check that ran out of time is."""
+    original = helper_worker.read_helper
+
+    def slow(text, path):
+        time.sleep(30)
+        return original(text, path)
+
+    monkeypatch.setattr(helper_worker, "read_helper", slow)
+    started = time.monotonic()
+    result = api.lint([str(CUDA)], api.Options(worker=ALWAYS, limits=archive.Limits(timeout_s=1.0)), keep_going=True)
+    assert time.monotonic() - started < 10
+    (error,) = result.errors
+    assert "exceeded the 1 s time limit" in error.message and not result.packages
+    assert answers == [1, 0]
+    _children_reaped(forks)
