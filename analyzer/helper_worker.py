@@ -12,8 +12,9 @@ Results are identical with and without it (tests/test_helper_worker.py compares 
 package): the child runs the functions the serial path runs, and whatever it cannot give (no
 fork, a crash, a time or memory limit, an expression whose text does not parse back alone) is done
 again here, serially, which then fails or succeeds as it always would. It runs only where it pays
-(MIN_HELPERS), never inside a `-j` worker (many.py), and AOTI_LINT_WORKER=0 turns it off
-(`always`: on for every package with a helper read from the text, for tests).
+(MIN_HELPERS, two CPUs, no other thread running), never inside a `-j` worker (many.py), and
+AOTI_LINT_WORKER=0 turns it off (`always`: for every package with a helper read from the text,
+whatever else runs: for tests).
 """
 
 from __future__ import annotations
@@ -126,10 +127,12 @@ class Job:
 
 def start(texts: Sequence[triage.HelperText], path: str, mode: Mode) -> Job | None:
     """Fork a child reading `texts` (None: not worth it here, or no fork on this platform)."""
-    if mode is Mode.OFF or not texts or (mode is Mode.AUTO and (len(texts) < MIN_HELPERS or _cpus() < 2)):
+    if mode is Mode.OFF or not texts or not hasattr(os, "fork"):
         return None
-    if not hasattr(os, "fork") or threading.active_count() > 1:
-        return None  # a fork copies only this thread: another one's locks would stay held
+    # AUTO: where it pays, and where a fork is safe (it copies only this thread: another thread's
+    # locks would stay held in the child; the command line runs none, a host program may).
+    if mode is Mode.AUTO and (len(texts) < MIN_HELPERS or _cpus() < 2 or threading.active_count() > 1):
+        return None
     try:
         read_fd, write_fd = os.pipe()
     except OSError:

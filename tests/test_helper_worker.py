@@ -207,15 +207,21 @@ def test_no_fork_means_serial(monkeypatch, answers) -> None:
     monkeypatch.delattr(os, "fork")
     assert _report([str(CUDA)], ALWAYS) == expected
     monkeypatch.setattr(os, "fork", fork, raising=False)
+    monkeypatch.setattr(helper_worker, "MIN_HELPERS", 1)
+    monkeypatch.setattr(helper_worker, "_cpus", lambda: 2)
     monkeypatch.setattr(helper_worker.threading, "active_count", lambda: 2)  # another thread: no fork
-    assert _report([str(CUDA)], ALWAYS) == expected
+    assert _report([str(CUDA)], helper_worker.Mode.AUTO) == expected
     assert answers == [0, 0]
+    monkeypatch.setattr(helper_worker.threading, "active_count", lambda: 1)
+    assert _report([str(CUDA)], helper_worker.Mode.AUTO) == expected
+    assert answers == [1, 1]
 
 
 def test_only_where_it_pays(monkeypatch, forks) -> None:
     """AUTO forks only for a wrapper with MIN_HELPERS helpers read from the text, on a machine
     with two CPUs or more; OFF never."""
     auto = helper_worker.Mode.AUTO
+    monkeypatch.setattr(helper_worker.threading, "active_count", lambda: 1)  # torch's tests leave threads
     _report([str(CUDA)], auto)
     assert forks == []
     monkeypatch.setattr(helper_worker, "MIN_HELPERS", 1)
