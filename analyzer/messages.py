@@ -485,6 +485,14 @@ WHY = Catalog("WHY", {
                        "message, if any, precedes this line in the log",
     "why.extern-call.fix": "check {who} against what {op} accepts (run the same inputs through the eager model: it "
                            "raises the op's full error) before calling the package",
+    # run_impl's check of a data-dependent size (`Expected u0 >= 2 but received 1`)
+    "why.symbol": "{symbol} is not an input size but {origin}; it was {got}, and the package was compiled for "
+                  "{symbol} {expected}, which run_impl checks at every call",
+    "why.symbol.call": "the size of what {call} returned from {who}",
+    "why.symbol.values": "a size read from the values of {who}",
+    "why.symbol.fix": "keep {who} such that {symbol} {expected} (e.g. handle inputs that give {got} outside the "
+                      "model), or re-export with an example input that gives such a size and with "
+                      "torch._check bounds that allow it, and recompile",
     # input checks (check_input_N, assert_size_stride)
     "why.check.too-small": "{where} was {got}, below the compiled range {compiled}{declared}{special}",
     "why.check.too-small.special": " (torch.export's Dim starts at 0, but Inductor specializes sizes 0 and 1, so a "

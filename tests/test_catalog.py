@@ -126,6 +126,11 @@ def _why() -> None:
     # A derived dim's assert_size_stride (`801==800`: not a multiple of 20).
     render_text(explain_failure(api.load(FIXTURES / "real" / "wav2vec2_fe.cpu.stripped.pt2"),
                                 "expected size 2==2, stride 801==800 at dim=0; expected size 801==800, stride 1==1 at dim=1"))
+    # run_impl's check of a data-dependent size: a count an op returns (nms), a value read by `.item()`.
+    render_text(explain_failure(api.load(FIXTURES / "stranger2" / "tv_nms_iou.cpu.stripped.pt2"),
+                                "RuntimeError: Expected u0 >= 2 but received 1"))
+    render_text(explain_failure(api.load(FIXTURES / "stress" / "pkgs" / "item_arange.cpu.stripped.pt2"),
+                                "RuntimeError: Expected u0 <= 64 but received 65"))
     cuda = TW._package(TW._gather_model("cuda"))
     render_text(explain_failure(cuda, "CUDA error: device-side assert triggered"))
     render_text(explain_failure(TW._package(Model(name="m", device="cuda")), "index out of bounds: 0 <= t < ks0"))

@@ -160,3 +160,18 @@ def test_unchecked_index_put_returns_where_eager_raises():
     [finding] = _found("tai_index_put_none", "AOTI011")
     assert record["finding"]["witness"] == finding.witness and (finding.input, finding.dim) == (0, 2)
     assert record["aoti"]["ok"] and record["eager"]["error"].startswith("IndexError")
+
+
+def test_why_routes_the_data_dependent_size_check_to_nms():
+    """`aoti-lint why` on the real log of n = 0 (`Expected u0 >= 2 but received 0`, run_impl's check of
+    nms's count): the cause is the op that returned u0 and the inputs it read (it said "no recognised
+    failure" before)."""
+    from analyzer.why.explain import explain_failure
+    from analyzer.why.parse import FailureKind
+
+    package = api.load(str(HERE / "tv_nms_iou.cpu.stripped.pt2"))
+    result = explain_failure(package, (HERE / "logs" / "tv_nms_iou.n=0.log").read_text())
+    [failure] = result.failures
+    assert (failure.kind, failure.symbol, failure.expected, failure.got) == (FailureKind.SYMBOL_ASSERT, "u0", ">= 2", "0")
+    [cand] = result.candidates
+    assert (cand.key, cand.kernel, cand.index_sources) == ("why.symbol", "torchvision.nms", (0, 1))

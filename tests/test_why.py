@@ -501,6 +501,8 @@ HOSTILE_LINES = {
     "device-msg": "Expected out tensor to have device " + "a" * _BIG,
     "ansi": "\x1b[" + ";" * _BIG,
     "suffixes": "index out of bounds: 0 <= t < " + "1L " * (_BIG // 3),
+    "symbol-digits": "Expected u" + "1" * _BIG + " but received ",
+    "symbol-repeated": "Expected u0 >= 2 " * (_BIG // 17) + " but received x",
 }
 
 

@@ -62,7 +62,8 @@ def explain_failure(package: Package, text: str, deadline: Deadline | None = Non
     finders = {FailureKind.INDEX_ASSERT: lambda f: _index_candidates(package, f, mentioned),
                FailureKind.INPUT_CHECK: lambda f: _check_candidates(package, f),
                FailureKind.EXTERN_CALL: lambda f: _extern_candidates(package, f),
-               FailureKind.DEVICE_MISMATCH: lambda f: _device_candidates(package, f)}
+               FailureKind.DEVICE_MISMATCH: lambda f: _device_candidates(package, f),
+               FailureKind.SYMBOL_ASSERT: lambda f: _symbol_candidates(package, f)}
     found = [c for failure in failures for c in finders[failure.kind](failure)]
     for cand in found + _kernel_message_candidates(package, text):
         key = (cand.kind, cand.model, cand.kernel, cand.message, cand.location)
@@ -259,6 +260,34 @@ def _extern_candidates(package: Package, failure: Failure) -> list[Candidate]:
                                                 key="why.extern-call", failure=failure)))
     out.sort(key=lambda pair: pair[0])
     return [cand for _, cand in out]
+
+
+# -- run_impl's checks of data-dependent sizes ----------------------------------------------------
+
+def _symbol_candidates(package: Package, failure: Failure) -> list[Candidate]:
+    """`Expected u0 >= 2 but received 1`: u0 is a size the data decides (the count nms or nonzero
+    returns, a `.item()`), which the package was compiled to assume in a range; the call that
+    produced it and the inputs it read are the cause."""
+    out = []
+    for model in package.models:
+        sym = model.symbols.get(failure.symbol or "")
+        if sym is None or not sym.unbacked:
+            continue
+        producer = next((launch for launch in model.launches if launch.extern and sym.expr in launch.outputs), None)
+        inputs = tuple(sorted({inp.index for inp in model.inputs
+                               if producer is not None and inp.name in producer.args} | set(sym.value_inputs)))
+        who = ", ".join(model.input_text(i) for i in inputs) or MESSAGES["unchecked-extern-call.inputs"]
+        # `.item()` (aoti_torch_item_int64 into u0_raw) reads a value; nms, nonzero return a tensor.
+        origin = WHY["why.symbol.call"].format(call=producer.kernel, who=who) \
+            if producer is not None and "item" not in producer.kernel else WHY["why.symbol.values"].format(who=who)
+        fields = dict(symbol=sym.name, expected=failure.expected, got=failure.got, origin=origin, who=who)
+        out.append(Candidate(kind=FailureKind.SYMBOL_ASSERT, model=model.name, message=failure.message,
+                             cause=WHY["why.symbol"].format(**fields), fix=WHY["why.symbol.fix"].format(**fields),
+                             kernel=producer.kernel if producer is not None else None,
+                             location=producer.location if producer is not None else sym.location,
+                             index_sources=inputs, chain=tuple(c for c in (producer and producer.comment,) if c),
+                             key="why.symbol", failure=failure))
+    return out
 
 
 # -- input checks -------------------------------------------------------------------------------

@@ -6,7 +6,8 @@
 - input checks (`check_input_N`, run with AOTI_RUNTIME_CHECK_INPUTS=1): too small / too large /
   unmatched dim / stride / dtype / device type, and `assert_size_stride`;
 - device mismatches (host pointers, `Expected all tensors to be on the same device`, ...);
-- a failed ATen shim call in the wrapper (`... API call failed at <file>, line N`).
+- a failed ATen shim call in the wrapper (`... API call failed at <file>, line N`);
+- run_impl's checks of data-dependent sizes (`Expected u0 >= 2 but received 1`).
 
 The text is hostile (anyone can paste a log): every pattern here runs in time linear in the line.
 Each starts at a literal (found by `str.find` or the regex engine's literal-prefix scan), and no two
@@ -31,6 +32,7 @@ class FailureKind(TextEnum):
     DEVICE_MISMATCH = "device-mismatch"
     EXTERN_CALL = "extern-call"
     KERNEL_CHECK = "kernel-check"   # a kernel's own literal check (found by `explain`, not here)
+    SYMBOL_ASSERT = "symbol-assert"  # run_impl's `Expected u0 >= 2 but received 1`
 
 
 class CheckKind(TextEnum):
@@ -84,6 +86,7 @@ class Failure:
     expected: str | None = None
     got: str | None = None
     devices: tuple[str, ...] = ()     # device-mismatch: devices named in the message
+    symbol: str | None = None         # symbol-assert: "u0" (`expected`: ">= 2", `got`: "1")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", FailureKind(self.kind))
@@ -152,6 +155,10 @@ _DEVICE_MSGS = [
 _API_CALL = re.compile(r"aoti_torch_\w+\(")
 API_FAILED = ") API call failed at "
 _API_TAIL = re.compile(r"(?P<file>\S+?),? line (?P<line>\d+)")
+# run_impl's check of an unbacked (data-dependent) size: `Expected u0 >= 2 but received 1`, also
+# `Expected u0 >= 2 to be True but received 1`. Starts at a literal; each piece is one token.
+_SYMBOL_ASSERT = re.compile(r"Expected (?P<symbol>u\d+) (?P<op>>=|<=|==|!=|>|<) (?P<expected>-?\d+)"
+                            r"(?: to be True)? but received (?P<got>-?\d+)")
 _DEVICE_NAME = re.compile(r"\b(cuda:\d+|cuda|cpu|meta|mps|xpu:\d+|xpu)\b")
 KERNEL_NAME = re.compile(r"\b((?:triton|cpp)_\w+)")
 _SUFFIX = re.compile(r"\b(\d+)(?:LL|UL|L|U)\b")
@@ -205,6 +212,13 @@ def parse_failure(text: str, deadline: Deadline | None = None) -> list[Failure]:
             key = (failure.kind, failure.message)
             found.setdefault(key, failure)
             last_key = key
+            continue
+        match = _SYMBOL_ASSERT.search(line) if "Expected u" in line and " but received " in line else None
+        if match:
+            failure = Failure(kind=FailureKind.SYMBOL_ASSERT, message=match.group(0), raw=line.strip(),
+                              symbol=match.group("symbol"), expected=f"{match.group('op')} {match.group('expected')}",
+                              got=match.group("got"))
+            found.setdefault((failure.kind, failure.symbol, failure.expected), failure)
             continue
         failure = _extern_failure(line) if API_FAILED in line else None
         if failure is not None:
