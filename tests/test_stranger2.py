@@ -175,3 +175,19 @@ def test_why_routes_the_data_dependent_size_check_to_nms():
     assert (failure.kind, failure.symbol, failure.expected, failure.got) == (FailureKind.SYMBOL_ASSERT, "u0", ">= 2", "0")
     [cand] = result.candidates
     assert (cand.key, cand.kernel, cand.index_sources) == ("why.symbol", "torchvision.nms", (0, 1))
+
+
+def test_resize_at_zero_is_outside_the_contract_and_crashes():
+    """torchvision's bilinear resize (test_aot_inductor's transforms test): at h = 0 the kernel reads
+    `in_ptr0[... + w*min(i + 1, h - 1)]` (Inductor's _unsafe_index, no assertion), a negative offset:
+    SIGSEGV. The exported program declares h, w in [1, 4000], so 0 is outside the contract: AOTI002's
+    witnesses at 0 say so; size 1 (declared, compiled for >= 2) returns what eager returns."""
+    [finding] = _found("tai_resize", "AOTI002")
+    model = api.load(str(HERE / "tai_resize.cpu.stripped.pt2"),
+                     api.Options(exported_program=str(HERE / "tai_resize.ep.pt2"))).models[0]
+    zeros = [w for w in finding.witnesses if W.parse_witness(w)[0][1] in ((3, 0, 3), (3, 3, 0))]
+    assert len(zeros) == 2 and all(W.outside_declared(model, w) for w in zeros)
+    for label in ("h=0", "w=0"):
+        assert _record("tai_resize", label)["signal"] == "SIGSEGV"
+    for label in ("h=1", "w=1"):
+        assert _record("tai_resize", label)["aoti"]["matches_eager"]
