@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 from . import intervals
 from .kernels import KernelFacts, Values
 from .values import shape_key
-from .model import ConstantRead, DimRef, Model
+from .model import Constant, ConstantRead, DimRef, Model
 
 _POINTER = re.compile(r"^(in_out_ptr|in_ptr)\d+$")
 
@@ -71,14 +71,16 @@ def _calls(expr: ast.AST) -> list[ast.Call]:
 
 def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: list[int],
                    param_map: Callable[[KernelFacts, int], dict[str, str]],
-                   sources: Callable[[str], tuple[DimRef, ...]]) -> list[ConstantRead]:
+                   sources: Callable[[str], tuple[DimRef, ...]],
+                   constants: dict[str, Constant] | None = None) -> list[ConstantRead]:
     """Reads of `facts`' kernel from static-size constants whose index depends on input sizes.
 
     `indices`: the kernel's launches in `model.launches`; `param_map(facts, i)`: a launch's
     size-parameter map (parameter -> expression over root symbols); `sources(expr)`: the input dims an expression reads. One record per (pointer,
     index), from the first launch that passes a constant; located by `facts.locate`."""
     locate = facts.locate or (lambda _: facts.location)
-    constants = {c.name: c for c in model.constants}
+    if constants is None:
+        constants = {c.name: c for c in model.constants}
     params = facts.params
     # Pointer parameters some launch passes a constant with a shape: only their loads can read
     # past one (the others' ranges are not computed; most kernels load constants and buffers).
@@ -139,6 +141,8 @@ def annotate(model: Model, wrapper, kfacts: dict[str, KernelFacts], param_map, s
     for i, launch in enumerate(model.launches):
         if not launch.extern:
             launches.setdefault(launch.kernel, []).append(i)
+    constants = {c.name: c for c in model.constants}  # once: a 48-layer model has hundreds
     for name, facts in kfacts.items():
         if name in launches:
-            model.constant_reads += constant_reads(facts, Values(facts), model, launches[name], param_map, sources)
+            model.constant_reads += constant_reads(facts, Values(facts), model, launches[name], param_map, sources,
+                                                   constants)

@@ -129,6 +129,7 @@ def with_definitions(light: KernelFacts, name: str, source: str, first_line: int
 # Nodes that hold statements (the walk's Assign/AnnAssign are statements).
 _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
 _SIMPLE_ASSIGN = re.compile(r"([A-Za-z_]\w*) = (.+)")
+_ANNOTATED_ASSIGN = re.compile(r"([A-Za-z_]\w*): ([A-Za-z_][\w.]*) = (.+)")
 _CALL_STATEMENT = re.compile(r"([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*\(")
 
 
@@ -142,25 +143,46 @@ def _line_definitions(function: str, offset: int) -> dict[str, list[tuple[int, a
     defs: dict[str, list[tuple[int, ast.expr]]] = {}
     body_indent = None
     for number, line in enumerate(lines[1:], start=offset + 2):
-        stripped = line.strip()
-        if not stripped or stripped[0] == "#":
-            continue
-        lead = line[:len(line) - len(line.lstrip())]
+        kind = _line_kind(line)
+        if kind is None:
+            return None
+        lead, target, value = kind
+        if lead is None:
+            continue  # blank or a comment
         if body_indent is None:
             body_indent = lead
-        if not lead or lead != body_indent or stripped.endswith(":") or stripped.endswith("\\"):
+        if not lead or lead != body_indent:
             return None
-        m = _SIMPLE_ASSIGN.fullmatch(stripped)
-        if m is not None and not keyword.iskeyword(m.group(1)):
-            value = _expression(m.group(2))
-            if value is None:
-                return None
-            defs.setdefault(m.group(1), []).append((number, value))
-            continue
-        call = _CALL_STATEMENT.match(stripped)
-        if call is None or keyword.iskeyword(call.group(1)) or _expression(stripped) is None:
-            return None
+        if target is not None:
+            defs.setdefault(target, []).append((number, value))
     return defs if body_indent is not None else None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _line_kind(line: str) -> tuple[str | None, str | None, ast.expr | None] | None:
+    """One line of a flat body, once per distinct text: (indent, assigned name, its value) for
+    `name = <expression>`, (indent, None, None) for a call statement, (None, None, None) for a
+    blank line or a comment; None for anything else."""
+    stripped = line.strip()
+    if not stripped or stripped[0] == "#":
+        return None, None, None
+    if stripped.endswith(":") or stripped.endswith("\\"):
+        return None
+    lead = line[:len(line) - len(line.lstrip())]
+    m = _SIMPLE_ASSIGN.fullmatch(stripped)
+    if m is not None and not keyword.iskeyword(m.group(1)):
+        value = _expression(m.group(2))
+        return None if value is None else (lead, m.group(1), value)
+    # `R0_BLOCK: tl.constexpr = 128` (persistent reductions): the walk keeps an annotated
+    # assignment's value as it keeps a plain one's.
+    m = _ANNOTATED_ASSIGN.fullmatch(stripped)
+    if m is not None and not keyword.iskeyword(m.group(1)):
+        value = _expression(m.group(3))
+        return None if value is None or _expression(m.group(2)) is None else (lead, m.group(1), value)
+    call = _CALL_STATEMENT.match(stripped)
+    if call is None or keyword.iskeyword(call.group(1)) or _expression(stripped) is None:
+        return None
+    return lead, None, None
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -228,11 +250,7 @@ def _divides_by_size(body: str, params: tuple[str, ...]) -> bool:
     if not divisors:
         return False  # only constant divisors (`xindex % 16`, `x / 16.0`)
     sized = {p for p in params if not _POINTER_PARAM.match(p)}
-    assigns = []
-    for line in body.split("\n"):
-        m = _ASSIGN.match(line)
-        if m:
-            assigns.append((m.group(1), set(_names(_drop_loads(m.group(2))))))
+    assigns = [found for line in body.split("\n") if (found := _assigned_names(line)) is not None]
     changed = True
     while changed:
         changed = False
@@ -241,6 +259,14 @@ def _divides_by_size(body: str, params: tuple[str, ...]) -> bool:
                 sized.add(target)
                 changed = True
     return bool(divisors & sized)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _assigned_names(line: str) -> tuple[str, frozenset[str]] | None:
+    """`x1 = xindex // ks0` -> ("x1", {"xindex", "ks0"}) (names inside a load's offsets left out);
+    None for a line that assigns nothing. Once per distinct line: kernels share most of theirs."""
+    m = _ASSIGN.match(line)
+    return (m.group(1), frozenset(_names(_drop_loads(m.group(2))))) if m else None
 
 
 @functools.lru_cache(maxsize=4096)

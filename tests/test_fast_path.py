@@ -93,7 +93,10 @@ def _assert_same_definitions(walked: kernels.KernelFacts, args: tuple, where) ->
      "    tmp0 = tl.load(in_ptr0 + (x0), xmask)\n    tmp0 = tmp0 + 1\n    tl.store(out_ptr0 + (x0), tmp0)\n", True),
     ("    x0 = xindex\n    for r0_offset in range(0, r0_numel, RBLOCK):\n        tmp0 = tl.load(in_ptr0 + (x0))\n"
      "        if x0:\n            tmp1 = tmp0\n    tmp2 = x0\n", False),
-    ("    x0: tl.int32 = xindex\n    tmp0 = tl.load(in_ptr0 + (x0))\n", False),
+    ("    x0: tl.int32 = xindex\n    tmp0 = tl.load(in_ptr0 + (x0))\n", True),
+    ("    R0_BLOCK: tl.constexpr = 128\n    x0: int = xindex\n    tmp0 = tl.load(in_ptr0 + (x0))\n", True),
+    ("    x0: tl.int32\n    tmp0 = tl.load(in_ptr0 + (x0))\n", False),
+    ("    x0: list[int] = xindex\n    tmp0 = tl.load(in_ptr0 + (x0))\n", False),
     ("    x0 = x1 = xindex\n    tmp0 = tl.load(in_ptr0 + (x0))\n", False),
     ("    x0 = xindex\n    x1 += 1\n", False),
     ("    x0 = xindex\n    pass\n", False),
