@@ -33,6 +33,7 @@ One command prints every number of the README's performance table:
     python bench/bench.py                       # 1 12 50 MB, weights row, -j over 8 packages of 4 MB
     python bench/bench.py --mb 12 --profile --jobs 0   # + a cProfile of one in-process check
     python bench/bench.py --baseline ../old     # + the ratio of another checkout, same run
+    python bench/bench.py --baseline . --baseline-env AOTI_LINT_WORKER=0   # + this one, serial
 
 Packages are cached in --workdir (default: a folder in the system temp dir) between runs.
 """
@@ -160,10 +161,10 @@ def build(src: Path, mb: float, weights_gb: float, assert_every: int, workdir: P
     return Built(path, **meta)
 
 
-def run_child(argv: list[str], cwd: Path | None = None) -> tuple[float, float, int, bytes]:
+def run_child(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, float, int, bytes]:
     """Wall seconds, CPU seconds (user + system), peak RSS (bytes) of this child alone, stdout."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=CHILD_ENV)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env={**CHILD_ENV, **(env or {})})
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -178,11 +179,12 @@ def check_argv(path: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "analyzer", "check", "--format", "json", *extra, str(path)]
 
 
-def measure(built: Built, repeat: int, baseline: Path | None = None) -> dict[str, float]:
+def measure(built: Built, repeat: int, baseline: Path | None = None,
+            baseline_env: dict[str, str] | None = None) -> dict[str, float]:
     checks, floors, check_cpu, floor_cpu, rss, base, findings = [], [], [], [], [], [], None
     run_child(check_argv(built.path), cwd=REPO)  # untimed: writes bytecode, warms the page cache
     if baseline is not None:
-        run_child(check_argv(built.path), cwd=baseline)
+        run_child(check_argv(built.path), cwd=baseline, env=baseline_env)
     load = os.getloadavg()[0]
     for _ in range(repeat):  # interleaved, so drift in machine load hits all alike
         wall, cpu, _, _ = run_child([sys.executable, "-c", FLOOR, str(built.path)])
@@ -194,7 +196,7 @@ def measure(built: Built, repeat: int, baseline: Path | None = None) -> dict[str
         rss.append(peak)
         findings = len(json.loads(out)["findings"])
         if baseline is not None:
-            base.append(run_child(check_argv(built.path), cwd=baseline))
+            base.append(run_child(check_argv(built.path), cwd=baseline, env=baseline_env))
     check_s, parse_s = statistics.median(checks), statistics.median(floors)
     check_cpu_s, parse_cpu_s = statistics.median(check_cpu), statistics.median(floor_cpu)
     out = {"check_s": check_s, "parse_s": parse_s, "ratio": check_s / parse_s, "check_cpu": check_cpu_s,
@@ -287,12 +289,15 @@ def main() -> None:
     parser.add_argument("--no-weights-row", action="store_true", help="skip the 1 MB with/without weights row")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="another checkout (e.g. an older commit) whose check is timed alongside")
+    parser.add_argument("--baseline-env", action="append", default=[], metavar="KEY=VALUE",
+                        help="set in the baseline's environment (AOTI_LINT_WORKER=0: the same code, serial)")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     # `python -m analyzer` runs the checkout it is started in: this one, and --baseline.
     print(f"source {args.package.name}; weights {args.weights_gb:g} GiB per package; "
           f"medians of {args.repeat}; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+          + (f"; baseline {args.baseline} {' '.join(args.baseline_env)}" if args.baseline else ""))
     header = (f"{'wrapper MB':>10} {'kernels':>8} {'w/ assert':>9} {'findings':>8} {'check_s':>8} {'parse_s':>8} "
               f"{'ratio':>6} {'check_cpu':>9} {'parse_cpu':>9} {'CPU ratio':>9} {'RSS MB':>7} {'RSS limit':>9} "
               f"{'wall/CPU':>8} {'s/MB':>6} {'CPU s/MB':>8} {'+CPU s/MB':>9} {'load':>5}"
@@ -302,7 +307,7 @@ def main() -> None:
     built, previous = None, None
     for mb in args.mb:
         built = build(args.package, mb, args.weights_gb, args.assert_every, args.workdir)
-        r = measure(built, args.repeat, args.baseline)
+        r = measure(built, args.repeat, args.baseline, dict(e.split("=", 1) for e in args.baseline_env))
         # Marginal CPU per MB against the previous size: the start-up (interpreter, imports, queries)
         # is paid once, so "flat time per MB" is this column.
         marginal = (r["check_cpu"] - previous[1]) / (built.wrapper_mb - previous[0]) if previous else float("nan")
