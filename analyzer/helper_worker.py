@@ -94,8 +94,7 @@ class Job:
         stopped by a limit): the caller reads the helpers itself."""
         try:
             wait = deadline.remaining + 1 if MAX_WAIT_S is None else min(deadline.remaining + 1, MAX_WAIT_S)
-            ready, _, _ = select.select([self.fd], [], [], wait)
-            if not ready:
+            if not _readable(self.fd, wait):
                 return None
             # Streamed: the pickle is never held whole here (tens of MB of sources at 50 MB).
             with open(self.fd, "rb", buffering=1 << 16, closefd=False) as stream:
@@ -123,6 +122,15 @@ class Job:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
+
+
+def _readable(fd: int, wait: float) -> bool:
+    """True once `fd` has data or its end (the child wrote or exited), False after `wait` s."""
+    if hasattr(select, "poll"):  # any fd number (select() stops at FD_SETSIZE)
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(max(0, int(wait * 1000))))
+    return bool(select.select([fd], [], [], wait)[0])
 
 
 def start(texts: Sequence[triage.HelperText], path: str, mode: Mode) -> Job | None:
