@@ -191,3 +191,16 @@ def test_resize_at_zero_is_outside_the_contract_and_crashes():
         assert _record("tai_resize", label)["signal"] == "SIGSEGV"
     for label in ("h=1", "w=1"):
         assert _record("tai_resize", label)["aoti"]["matches_eager"]
+
+
+def test_why_routes_a_failed_proxy_call_to_the_custom_op():
+    """The log of the scores/boxes mismatch names `aoti_torch_proxy_executor_call_function(...) API call
+    failed at ..., line 889`; the launch there is torchvision.nms (named after the op): `why` gives
+    it, with the inputs it read (it said "nothing in the package produces this message")."""
+    from analyzer.why.explain import explain_failure
+
+    package = api.load(str(HERE / "tv_nms_iou.cpu.stripped.pt2"))
+    result = explain_failure(package, (HERE / "logs" / "tv_nms_iou.tie-1.0.log").read_text())
+    [cand] = result.candidates
+    assert (cand.key, cand.kernel, cand.index_sources, cand.location.line) == ("why.extern-call", "torchvision.nms",
+                                                                               (0, 1), 889)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from .. import relations, sizes
+from .. import proxy, relations, sizes
 from .. import witness as W
 from ..findings import Location
 from ..model import Assertion, Dim, DimRef, Input, Model, Package, Relation, span
@@ -246,9 +246,12 @@ def _extern_candidates(package: Package, failure: Failure) -> list[Candidate]:
     out: list[tuple[tuple, Candidate]] = []
     for model in package.models:
         for launch in model.launches:
-            if launch.kernel != failure.kernel:
-                continue
             exact = launch.location.line == failure.line
+            # A custom op's launch is named after the op (analyzer/proxy.py); the log names the
+            # proxy executor's call at the same wrapper line.
+            proxied = failure.kernel == proxy.CALL and launch.extern and exact
+            if launch.kernel != failure.kernel and not proxied:
+                continue
             inputs = tuple(sorted({inp.index for inp in model.inputs if inp.name in launch.args}))
             who = ", ".join(model.input_text(i) for i in inputs) or MESSAGES["unchecked-extern-call.inputs"]
             cause = WHY["why.extern-call"].format(call=launch.kernel, who=who)
