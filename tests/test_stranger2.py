@@ -120,19 +120,20 @@ def test_tie_read_only_by_an_op_that_sees_both_tensors_is_no_finding():
     assert record["aoti"]["error"] == record["eager"]["error"] and "same number of elements" in record["eager"]["error"]
 
 
-@pytest.mark.parametrize("name, ref", [("tv_fpn", (1, 0)), ("tai_repeat_index", (1, 0)), ("tai_index_put_none", (3, 0))])
-def test_tie_read_by_generated_code_keeps_its_finding(name, ref):
+@pytest.mark.parametrize("name, ref, sizes", [("tv_fpn", (1, 0), (3, 2)), ("tai_repeat_index", (1, 0), (3, 2)),
+                                             ("tai_index_put_none", (3, 0), (3, 2)), ("tai_shifted", (1, 0), (3, 3))])
+def test_tie_read_by_generated_code_keeps_its_finding(name, ref, sizes):
     """Where the shorter tensor reaches generated code (FPN's c3 through a conv whose output a kernel
     indexes with c2's batch; `repeats` of repeat_interleave, which never sees `values`; index_put's
-    values, through an unchecked shim), the package returns a result where eager raises, at the
-    finding's own witness."""
+    values, through an unchecked shim; test_shifted_constraint_ranges' y, summed over x's rows + 1),
+    the package returns a result where eager raises, at the finding's own witness."""
     [finding] = _found(name, "AOTI012")
     assert (finding.input, finding.dim) == ref
     record = _record(name, f"tie:{ref[0]}.{ref[1]}", "runtime.ties.json")
     assert record["aoti"]["ok"] and not record["eager"]["ok"]
     # The witness's sizes for the pair (input 0 dim 0 and the shorter one); other dims at normal sizes.
     shapes = [shape for _, shape in W.parse_witness(finding.witness)]
-    assert (record["shapes"][0][0], record["shapes"][ref[0]][ref[1]]) == (shapes[0][0], shapes[ref[0]][ref[1]]) == (3, 2)
+    assert (record["shapes"][0][0], record["shapes"][ref[0]][ref[1]]) == (shapes[0][0], shapes[ref[0]][ref[1]]) == sizes
 
 
 # -- what the witnesses did -----------------------------------------------------------------------------
