@@ -127,6 +127,7 @@ def headline(model: Model | None, f: Finding) -> str:
     if template is None:
         return fallback
     values = fields(model, f)
+    others = _other_minimums(model, f, values)
     # Witnesses the exported program's contract excludes (the severity dropped): said where it fits.
     note = OUTSIDE_CONTRACT if values.get("outside_contract") else ""
     text = ""
@@ -135,11 +136,27 @@ def headline(model: Model | None, f: Finding) -> str:
             text = str(template.format(**{**values, "site": site}))
         except (KeyError, IndexError):  # a message built without its fields: never fail a report
             return fallback
+        if others is not None:
+            text = text.replace(others[0], others[0] + others[1], 1)
         if len(text) + len(note) <= LIMIT:
             return text + note
         if len(text) <= LIMIT and site == "":
             return text
     return shorten(text, LIMIT)
+
+
+def _other_minimums(model: Model | None, f: Finding, values: dict[str, object]) -> tuple[str, str] | None:
+    """For a finding about several dims of one input whose minimums differ: the first dim's
+    comparison and what follows it (`x.shape[0]` < 2, ` (and 2 more dims below theirs)`), so that
+    "< 2" is not said of dims compiled for >= 33; `dim_name` is then the first dim alone."""
+    if values.get("more_same_min") is not False:
+        return None
+    more = int(values.get("more_dims") or 0)
+    first = dim_name(model, f)
+    values["dim_name"] = first
+    lead = f"{first} < {values.get('min')}" if f.message_key != "unenforced-lower-bound.rejected" \
+        else f"{first} = {values.get('below')}"
+    return lead, f" (and {more} more dim{'s' if more > 1 else ''} below {'theirs' if more > 1 else 'its'})"
 
 
 def fill(models: Iterable[Model], findings: Iterable[Finding]) -> list[Finding]:

@@ -235,3 +235,16 @@ def test_every_witness_is_printed():
         assert f"  witness: {w}\n" in text
     markdown = render("markdown", result.findings, packages=result.packages)
     assert "**Witnesses:** " + ", ".join(f"`{w}`" for w in f.witnesses) in markdown
+
+
+def test_a_finding_about_dims_with_other_minimums_says_so():
+    """torchvision's resnet18 (fixtures/stranger2): batch compiled for >= 2, h and w for >= 33, one
+    AOTI002 for the input. Its headline compares only the first dim with 2 and says the others are
+    below their own minimums; with one minimum for all (resnetish: batch alone) nothing changes."""
+    package = FIXTURES / "stranger2" / "tv_resnet.cpu.stripped.pt2"
+    result = api.lint([package], api.Options(exported_program=str(_exported(package))))
+    (f,) = [f for f in result.findings if f.code == "AOTI002"]
+    assert (f.dim, f.message_fields["min"], f.message_fields["more_dims"], f.message_fields["more_same_min"]) \
+        == (0, 2, 2, False)
+    assert f.message.startswith("`x.shape[0]` < 2 (and 2 more dims below theirs) ")
+    assert "more dims) < 2" not in f.message

@@ -96,7 +96,10 @@ class UnenforcedLowerBound(Rule):
             message = first.message
             if len(parts) > 1:
                 others = MESSAGES["unenforced-lower-bound.also"].format(dims=", ".join(p.short for p in parts[1:]))
-                message = Text(message + others, message.key, {**message.fields, "more_dims": len(parts) - 1})
+                # The headline says "< min" once: whether the other dims share that minimum.
+                same = all(p.message.fields.get("min") == message.fields.get("min") for p in parts[1:])
+                message = Text(message + others, message.key, {**message.fields, "more_dims": len(parts) - 1,
+                                                                "more_same_min": same})
             yield self.finding(
                 model, ctx, message, first.location, severity=max(p.severity or self.severity for p in parts),
                 input=first.ref.input, dim=first.ref.dim, symbol=first.symbol,
