@@ -156,7 +156,7 @@ def _other_minimums(model: Model | None, f: Finding, values: dict[str, object]) 
     values["dim_name"] = first
     lead = f"{first} < {values.get('min')}" if f.message_key != "unenforced-lower-bound.rejected" \
         else f"{first} = {values.get('below')}"
-    return lead, f" (and {more} more dim{'s' if more > 1 else ''} below {'theirs' if more > 1 else 'its'})"
+    return lead, f" (and {more} more dim{'s' if more > 1 else ''} below {'theirs' if more > 1 else 'its own'})"
 
 
 def fill(models: Iterable[Model], findings: Iterable[Finding]) -> list[Finding]:
