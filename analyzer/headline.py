@@ -108,7 +108,8 @@ def fields(model: Model | None, f: Finding) -> dict[str, object]:
         dim_name=dim,
         input_name=input_name(model, f),
         user_op=user_op(f),
-        verb=VERBS.get(device, VERBS["unknown"]),
+        # A failed index check's outcome where the rule knew it (OpenMP region or not), else the device's.
+        verb=VERBS.get(str(given.get("outcome") or device), VERBS["unknown"]),
         table_name=f"`{_name(table.split(' (')[0])}`" if table else "a constant",
         aten_op=shim_op(str(given.get("call") or f.kernel or "")) or "ATen",
         model=given.get("model", f.model),

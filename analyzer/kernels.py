@@ -42,6 +42,7 @@ class RawAssertion:
     location: Location
     line: int                          # position key inside the kernel (for reaching definitions)
     space: str | None = None           # the check runs only when this (over kernel params) is > 0
+    parallel: bool | None = None       # C++: inside an OpenMP parallel region; None: Triton
 
 
 @dataclass
@@ -366,7 +367,8 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
         line, col = ts.position(c["statement"])
         pos = ts.span(c["statement"])[0]
         facts.assertions.append(RawAssertion(message, var, lower, bound, bound_to_py(bound) if bound else None,
-                                             Location(path, line, col), pos, _product(_cpp_loops(facts, pos))))
+                                             Location(path, line, col), pos, _product(_cpp_loops(facts, pos)),
+                                             ts.in_omp_parallel(c["statement"])))
     facts.stores = cpp_stores(facts.params, body, to_ast)
     values = Values(facts)
     for var, defs in facts.defs.items():

@@ -376,7 +376,7 @@ class _Linker:
 
     def _assertion(self, facts: KernelFacts, values: Values, raw, indices: list[int]) -> Assertion:
         a = Assertion(kernel=facts.name, message=raw.message, location=raw.location, index_var=raw.index_var,
-                      lower=raw.lower, bound=raw.bound)
+                      lower=raw.lower, bound=raw.bound, parallel=raw.parallel)
         if raw.index_var is None or raw.bound_py is None:
             a.linked = False
             a.unlinked_reason = "the assertion message is not of the form `index out of bounds: [L <=] var < bound`"

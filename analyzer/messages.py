@@ -97,6 +97,9 @@ EFFECTS = Catalog("EFFECTS", {
             "context unusable for the rest of the process",
     "cpu": "`RuntimeError: {message}` (or an abort of the whole process where the error cannot be "
            "propagated)",
+    "cpu.raise": "`RuntimeError: {message}` raised to the caller",
+    "cpu.abort": "an abort of the whole process (SIGABRT): the check runs inside an OpenMP parallel region, "
+                 "which its `RuntimeError: {message}` cannot leave",
     "unknown": "a failed index assertion (`{message}`) at run time",
 })
 
@@ -287,6 +290,8 @@ SHORT_IDENTITIES = Catalog("SHORT_IDENTITIES", {
 VERBS = Catalog("VERBS", {
     "cuda": "crashes",
     "cpu": "aborts",
+    "cpu.abort": "aborts",
+    "cpu.raise": "raises an error in",
     "unknown": "fails",
 })
 

@@ -218,6 +218,9 @@ class Assertion:
     # The kernel's own iteration space around the check (as for `Division`): when a size makes it
     # 0, the check never runs.
     space_expr: str | None = None
+    # C++: the check runs inside an OpenMP parallel region, where its exception cannot propagate:
+    # a failure aborts the process. False: it raises RuntimeError to the caller. None: Triton/unknown.
+    parallel: bool | None = None
     linked: bool = True
     unlinked_reason: str | None = None
     chain: tuple[str, ...] = ()

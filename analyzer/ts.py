@@ -131,6 +131,21 @@ def text(node: Node | None) -> str:
     return node.text.decode("utf-8", "replace")
 
 
+_OMP_PARALLEL = re.compile(r"#\s*pragma\s+omp\s+parallel\b")
+
+
+def in_omp_parallel(node: Node) -> bool:
+    """Inside a `#pragma omp parallel` region: the pragma is the previous sibling of the node or of
+    one of its ancestors (the region's block, or the loop of `omp parallel for`)."""
+    n: Node | None = node
+    while n is not None:
+        prev = n.prev_named_sibling
+        if prev is not None and prev.type == "preproc_call" and _OMP_PARALLEL.match(text(prev)):
+            return True
+        n = n.parent
+    return False
+
+
 def position(node: Node) -> tuple[int, int]:
     """1-based (line, column) of a node's start."""
     row, col = node.start_point
