@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import archive, helper_worker, kernels, layout, locate, source, triage, tritonsrc, ts, wrapper
+from . import archive, helper_worker, helpertext, kernels, layout, locate, source, triage, tritonsrc, ts, wrapper
 from .findings import Finding, Location, PackageError
 from .link import link_model
 from .model import Model, Package, Problem
@@ -297,7 +297,7 @@ def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
 _WINDOW = 1 << 20
 
 
-def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["triage.HelperText | None"],
+def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["helpertext.HelperText | None"],
                  reads: "list[helper_worker.HelperRead] | None" = None) -> dict[int, tuple]:
     """Helpers read from the text join those read from the tree, in document order; `texts` is
     emptied on the way. With `reads` (the worker's, one per text) their sources come from there.
@@ -334,7 +334,7 @@ def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "t
 
 
 def _split_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes],
-                   split_helpers: bool) -> tuple[bytes, list["triage.HelperText"]]:
+                   split_helpers: bool) -> tuple[bytes, list["helpertext.HelperText"]]:
     """The wrapper's bytes to parse; with `split_helpers`, the helpers of Inductor's shape are read
     from the text and reduced to their newlines in the copy tree-sitter parses (same lines and
     columns)."""
@@ -342,7 +342,7 @@ def _split_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes
     data = _read(pkg, member, sources)
     if not split_helpers:
         return data, []
-    return triage.split_helpers(data)
+    return helpertext.split_helpers(data)
 
 
 def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":

@@ -1,6 +1,6 @@
 """The second core inside one package: the wrapper's Triton helpers read in a forked worker.
 
-A large wrapper is mostly its `call_triton_*` helpers. Once `triage.split_helpers` has cut them out
+A large wrapper is mostly its `call_triton_*` helpers. Once `helpertext.split_helpers` has cut them out
 of the text, what each one gives (its kernel source, read from the comment; the fast path's verdict
 and facts; the full walk of the kernels that need one) depends on its text alone, not on the
 wrapper's parse tree. So while this process parses the rest of the wrapper with tree-sitter and
@@ -29,7 +29,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from . import archive, kernels, triage, tritonsrc
+from . import archive, helpertext, kernels, triage, tritonsrc
 from .findings import Location
 from .stores import RawStore
 
@@ -67,7 +67,7 @@ class HelperRead:
     located: bool = False                      # the walk set `walked.locate`
 
 
-def read_helper(text: triage.HelperText, path: str) -> HelperRead:
+def read_helper(text: helpertext.HelperText, path: str) -> HelperRead:
     """One helper's source, fast-path facts and, when the fast path cannot answer, its walk."""
     source, first_line, indent, problem = tritonsrc.triton_comment(text.comment, text.comment_row)
     read = HelperRead(source, first_line, indent, problem)
@@ -86,7 +86,7 @@ def read_helper(text: triage.HelperText, path: str) -> HelperRead:
 class Job:
     """A forked child reading helper texts; `result()` waits for its answer, `close()` ends it."""
 
-    def __init__(self, pid: int, fd: int, texts: Sequence[triage.HelperText], path: str) -> None:
+    def __init__(self, pid: int, fd: int, texts: Sequence[helpertext.HelperText], path: str) -> None:
         self.pid, self.fd, self.texts, self.path = pid, fd, texts, path
 
     def result(self, deadline: archive.Deadline) -> list[HelperRead] | None:
@@ -133,7 +133,7 @@ def _readable(fd: int, wait: float) -> bool:
     return bool(select.select([fd], [], [], wait)[0])
 
 
-def start(texts: Sequence[triage.HelperText], path: str, mode: Mode) -> Job | None:
+def start(texts: Sequence[helpertext.HelperText], path: str, mode: Mode) -> Job | None:
     """Fork a child reading `texts` (None: not worth it here, or no fork on this platform)."""
     if mode is Mode.OFF or not texts or not hasattr(os, "fork"):
         return None
@@ -165,7 +165,7 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _child(texts: Sequence[triage.HelperText], path: str, read_fd: int, write_fd: int) -> None:
+def _child(texts: Sequence[helpertext.HelperText], path: str, read_fd: int, write_fd: int) -> None:
     code = 1
     try:
         os.close(read_fd)
@@ -179,7 +179,7 @@ def _child(texts: Sequence[triage.HelperText], path: str, read_fd: int, write_fd
         os._exit(code)  # never the parent's cleanup (its buffered output, atexit, open files)
 
 
-def _reads(texts: Sequence[triage.HelperText], path: str) -> list[tuple]:
+def _reads(texts: Sequence[helpertext.HelperText], path: str) -> list[tuple]:
     """In the child: every text read, polling the package's time and memory budget as the serial
     path does (a limit reached here is reached again there), in the form sent."""
     out = []
@@ -204,7 +204,7 @@ def _to_wire(read: HelperRead, same: dict) -> tuple:
     return (read.source, read.first_line, read.indent, read.problem, light, read.walked, read.located)
 
 
-def _from_wire(item: tuple, text: triage.HelperText, path: str) -> HelperRead:
+def _from_wire(item: tuple, text: helpertext.HelperText, path: str) -> HelperRead:
     source, first_line, indent, problem, light, walked, located = item
     read = HelperRead(source, first_line, indent, problem, None, walked, located)
     if light is not None:

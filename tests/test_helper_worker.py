@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api, archive, helper_worker, triage
+from analyzer import api, archive, helper_worker, helpertext, triage
 from analyzer.report import json as json_report
 from conftest import FIXTURES, REPO, shared_packages
 
@@ -93,7 +93,7 @@ def test_facts_survive_the_trip_on_every_kernel() -> None:
             for members in pkg.models:
                 for member in members.wrappers[:1]:
                     same: dict = {}
-                    for text in triage.split_helpers(pkg.read_bytes(member))[1]:
+                    for text in helpertext.split_helpers(pkg.read_bytes(member))[1]:
                         read = helper_worker.read_helper(text, member)
                         sent = pickle.loads(pickle.dumps(helper_worker._to_wire(read, same)))
                         back = helper_worker._from_wire(sent, text, member)
