@@ -211,6 +211,8 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                 # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
                 found = kernels.parse_cpp(tree, member, limits.max_nesting)
                 del tree  # before the helpers' sources are read: the two are the largest things held
+                if job is not None:
+                    job.share(pkg.deadline)  # the last helpers read here while the child reads the first
                 reads = job.result(pkg.deadline) if job is not None else None
             finally:
                 if job is not None:

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import ast
 import enum
+import mmap
 import os
 import pickle
 import select
 import signal
+import struct
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -49,6 +52,8 @@ def mode_from_env() -> Mode:
 # repay forking, the copy-on-write of pages both processes touch, and sending the facts back
 # (bench/bench.py; a 1 MB wrapper holds about 230 helpers, 12 MB about 2,900).
 MIN_HELPERS = 600
+# Below this many helpers this process does not read a share of them (Job.share).
+MIN_SHARED = 64
 # Longest wait for the child's answer beyond the package's own deadline (None: the deadline).
 MAX_WAIT_S: float | None = None
 
@@ -65,10 +70,12 @@ class HelperRead:
     # The full walk's facts (triage.walk_triton) with expressions as text; None: walk it here.
     walked: kernels.KernelFacts | None = None
     located: bool = False                      # the walk set `walked.locate`
+    local: bool = False                        # read in this process: `walked` as the walk left it
 
 
-def read_helper(text: helpertext.HelperText, path: str) -> HelperRead:
-    """One helper's source, fast-path facts and, when the fast path cannot answer, its walk."""
+def read_helper(text: helpertext.HelperText, path: str, wire: bool = True) -> HelperRead:
+    """One helper's source, fast-path facts and, when the fast path cannot answer, its walk (for
+    the wire: expressions as text; `wire=False`: as they are, read in this process)."""
     source, first_line, indent, problem = tritonsrc.triton_comment(text.comment, text.comment_row)
     read = HelperRead(source, first_line, indent, problem)
     if source is not None:
@@ -77,38 +84,104 @@ def read_helper(text: helpertext.HelperText, path: str) -> HelperRead:
         if read.light is None:
             walked = triage.walk_triton(name, source, path, first_line, indent, text.params)
             read.located = walked.locate is not None
-            read.walked = _as_text(walked, source)
+            read.walked = _as_text(walked, source) if wire else walked
+            read.local = not wire
     return read
 
 
 # --- this process --------------------------------------------------------------------------------
 
-class Job:
-    """A forked child reading helper texts; `result()` waits for its answer, `close()` ends it."""
+class _Split:
+    """Who reads which helper: the child takes them from the front, this process (once its own
+    part of the wrapper is read) from the back, until they meet. Two counters in memory both
+    processes share: `front` (the child's next) and `back` (below this process's last taken).
+    Each side writes only its own counter and takes an index only below (above) the other's, so
+    no index is left out; at the meeting point both may read one helper, which gives the same
+    facts either way (the child's are used)."""
 
-    def __init__(self, pid: int, fd: int, texts: Sequence[helpertext.HelperText], path: str) -> None:
-        self.pid, self.fd, self.texts, self.path = pid, fd, texts, path
+    def __init__(self, count: int) -> None:
+        self.memory = mmap.mmap(-1, 16)   # anonymous and shared: the child sees the same pages
+        self.memory[:16] = struct.pack("qq", 0, count)
 
-    def result(self, deadline: archive.Deadline) -> list[HelperRead] | None:
-        """The child's reads, one per text; None when it gave none in time (crashed, killed,
-        stopped by a limit): the caller reads the helpers itself."""
-        try:
-            wait = deadline.remaining + 1 if MAX_WAIT_S is None else min(deadline.remaining + 1, MAX_WAIT_S)
-            if not _readable(self.fd, wait):
-                return None
-            # Streamed: the pickle is never held whole here (tens of MB of sources at 50 MB).
-            with open(self.fd, "rb", buffering=1 << 16, closefd=False) as stream:
-                wire = pickle.load(stream)
-            if not isinstance(wire, list) or len(wire) != len(self.texts):
-                return None
-            return [_from_wire(item, text, self.path) for item, text in zip(wire, self.texts)]
-        except Exception:  # noqa: BLE001 - any failure of the worker means: read them here
+    @property
+    def front(self) -> int:
+        return struct.unpack_from("q", self.memory, 0)[0]
+
+    @property
+    def back(self) -> int:
+        return struct.unpack_from("q", self.memory, 8)[0]
+
+    def take_front(self) -> int | None:
+        i = self.front
+        if i >= self.back:
             return None
+        struct.pack_into("q", self.memory, 0, i + 1)
+        return i
+
+    def take_back(self) -> int | None:
+        j = self.back - 1
+        if j < self.front:
+            return None
+        struct.pack_into("q", self.memory, 8, j)
+        return j
+
+    def close(self) -> None:
+        self.memory.close()
+
+
+class Job:
+    """A forked child reading helper texts; `share()` reads the last ones here meanwhile,
+    `result()` waits for the child's answer, `close()` ends it."""
+
+    def __init__(self, pid: int, fd: int, texts: Sequence[helpertext.HelperText], path: str,
+                 split: _Split) -> None:
+        self.pid, self.fd, self.texts, self.path, self.split = pid, fd, texts, path, split
+        self.own: dict[int, HelperRead] = {}   # index -> read here
+
+    def share(self, deadline: archive.Deadline) -> None:
+        """Read helpers from the back until the child's front is reached (nothing when the child
+        is done first): this process would otherwise wait for it idle. Not for a few helpers,
+        which the child reads in the time this process takes to look."""
+        if len(self.texts) < MIN_SHARED:
+            return
+        while (j := self.split.take_back()) is not None:
+            deadline.check(f"parsing Triton kernel {self.texts[j].name}")
+            try:
+                self.own[j] = read_helper(self.texts[j], self.path, wire=False)
+            except archive.ArchiveError:
+                raise  # a time or memory limit: as on the serial path
+            except Exception:  # noqa: BLE001 - as in the child: the serial path reads the rest
+                return
+
+    def result(self, deadline: archive.Deadline) -> list[HelperRead | None] | None:
+        """One read per text: the child's (a prefix of the texts), then those read here; None
+        where neither has one (the child gave none in time: crashed, killed, stopped by a
+        limit), which the caller reads itself; None when nothing was read at all."""
+        try:
+            wire = None
+            wait = deadline.remaining + 1 if MAX_WAIT_S is None else min(deadline.remaining + 1, MAX_WAIT_S)
+            if _readable(self.fd, wait):
+                # Streamed: the pickle is never held whole here (tens of MB of sources at 50 MB).
+                with open(self.fd, "rb", buffering=1 << 16, closefd=False) as stream:
+                    wire = pickle.load(stream)
+                if not isinstance(wire, list) or len(wire) > len(self.texts):
+                    wire = None
+            reads: list[HelperRead | None] = [None] * len(self.texts)
+            for i, item in enumerate(wire or ()):
+                reads[i] = _from_wire(item, self.texts[i], self.path)
+            for j, read in self.own.items():
+                if reads[j] is None:
+                    reads[j] = read
+            return reads if any(r is not None for r in reads) else None
+        except Exception:  # noqa: BLE001 - any failure of the worker means: read them here
+            return [self.own.get(i) for i in range(len(self.texts))] if self.own else None
         finally:
             self.close()
 
     def close(self) -> None:
         """Close the pipe; kill the child if it still runs, and reap it (no zombie)."""
+        if not self.split.memory.closed:
+            self.split.close()
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
@@ -143,18 +216,20 @@ def start(texts: Sequence[helpertext.HelperText], path: str, mode: Mode) -> Job 
         return None
     try:
         read_fd, write_fd = os.pipe()
-    except OSError:
+        split = _Split(len(texts))
+    except (OSError, ValueError):
         return None
     try:
         pid = os.fork()
     except OSError:
         os.close(read_fd)
         os.close(write_fd)
+        split.close()
         return None
     if pid == 0:  # the child: never returns
-        _child(texts, path, read_fd, write_fd)
+        _child(texts, path, read_fd, write_fd, split)
     os.close(write_fd)
-    return Job(pid, read_fd, texts, path)
+    return Job(pid, read_fd, texts, path, split)
 
 
 def _cpus() -> int:
@@ -165,11 +240,12 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _child(texts: Sequence[helpertext.HelperText], path: str, read_fd: int, write_fd: int) -> None:
+def _child(texts: Sequence[helpertext.HelperText], path: str, read_fd: int, write_fd: int,
+           split: _Split) -> None:
     code = 1
     try:
         os.close(read_fd)
-        blob = pickle.dumps(_reads(texts, path), protocol=pickle.HIGHEST_PROTOCOL)
+        blob = pickle.dumps(_reads(texts, path, split), protocol=pickle.HIGHEST_PROTOCOL)
         with open(write_fd, "wb", closefd=True) as out:
             out.write(blob)
         code = 0
@@ -179,15 +255,22 @@ def _child(texts: Sequence[helpertext.HelperText], path: str, read_fd: int, writ
         os._exit(code)  # never the parent's cleanup (its buffered output, atexit, open files)
 
 
-def _reads(texts: Sequence[helpertext.HelperText], path: str) -> list[tuple]:
-    """In the child: every text read, polling the package's time and memory budget as the serial
-    path does (a limit reached here is reached again there), in the form sent."""
+def _reads(texts: Sequence[helpertext.HelperText], path: str, split: _Split) -> list[tuple]:
+    """In the child: the texts from the front until the parent's share begins, polling the
+    package's time and memory budget as the serial path does (a limit reached here is reached
+    again there), in the form sent."""
     out = []
     same: dict = {}
-    for text in texts:
-        archive.poll(f"parsing Triton kernel {text.name}")
-        out.append(_to_wire(read_helper(text, path), same))
+    if _CHILD_DELAY_S:
+        time.sleep(_CHILD_DELAY_S)
+    while (i := split.take_front()) is not None:
+        archive.poll(f"parsing Triton kernel {texts[i].name}")
+        out.append(_to_wire(read_helper(texts[i], path), same))
     return out
+
+
+# Tests only: the child starts late, so that this process reads a share of the helpers.
+_CHILD_DELAY_S = 0.0
 
 
 # What is sent for one helper: (source, first line, indent, problem, light, walked, located), the
@@ -270,6 +353,9 @@ def restore(read: HelperRead, path: str) -> kernels.KernelFacts | None:
     facts = read.walked
     if facts is None:
         return None
+    if read.local:  # read in this process: as the walk left them
+        read.walked = None
+        return facts
     try:
         facts.defs = {name: [(line, _node(value)) for line, value in entries] for name, entries in facts.defs.items()}
         if facts.stores is not None:

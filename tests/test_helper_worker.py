@@ -35,14 +35,15 @@ def _report(packages, worker: helper_worker.Mode, **options) -> tuple[str, list]
 
 @pytest.fixture
 def answers(monkeypatch):
-    """Counts the worker's answers: [jobs waited for, answers used]."""
+    """Counts the worker's answers: [jobs waited for, answers used] (an answer: at least one read
+    the child made; those this process read meanwhile, `local`, are not the child's)."""
     count = [0, 0]
     original = helper_worker.Job.result
 
     def result(self, deadline):
         reads = original(self, deadline)
         count[0] += 1
-        count[1] += reads is not None
+        count[1] += reads is not None and any(r is not None and not r.local for r in reads)
         return reads
 
     monkeypatch.setattr(helper_worker.Job, "result", result)
@@ -163,19 +164,20 @@ def _open_fds() -> int:
 @pytest.mark.parametrize("failure", ["crash", "exception", "wrong_length", "hang", "text_does_not_parse"])
 def test_a_failing_worker_falls_back_to_the_serial_path(failure: str, monkeypatch, answers, forks) -> None:
     expected = _report([str(CUDA)], OFF)
+    monkeypatch.setattr(helper_worker.Job, "share", lambda self, deadline: None)  # the child's answer alone
     if failure == "crash":
-        monkeypatch.setattr(helper_worker, "_reads", lambda texts, path: os._exit(3))
+        monkeypatch.setattr(helper_worker, "_reads", lambda texts, path, split: os._exit(3))
     elif failure == "exception":
-        monkeypatch.setattr(helper_worker, "read_helper", lambda text, path: 1 / 0)
+        monkeypatch.setattr(helper_worker, "read_helper", lambda text, path, wire=True: 1 / 0)
     elif failure == "wrong_length":
-        monkeypatch.setattr(helper_worker, "_reads", lambda texts, path: [])
+        monkeypatch.setattr(helper_worker, "_reads", lambda texts, path, split: [None, None])
     elif failure == "hang":
-        monkeypatch.setattr(helper_worker, "_reads", lambda texts, path: time.sleep(60))
+        monkeypatch.setattr(helper_worker, "_reads", lambda texts, path, split: time.sleep(60))
         monkeypatch.setattr(helper_worker, "MAX_WAIT_S", 0.5)
     else:  # an answer whose walked kernel must be walked again here
         original = helper_worker.read_helper
 
-        def unparsable(text, path):
+        def unparsable(text, path, wire=True):
             read = original(text, path)
             read.walked.defs["tmp2"] = [(line, "tmp0 +") for line, _ in read.walked.defs["tmp2"]]
             return read
@@ -193,6 +195,33 @@ def test_a_failing_worker_falls_back_to_the_serial_path(failure: str, monkeypatc
     assert len(forks) == 1
     _children_reaped(forks)  # killed if need be, and reaped: no zombie
     assert _open_fds() == fds  # no pipe left open
+
+
+@pytest.mark.parametrize("child", ["late", "crashes"])
+def test_this_process_reads_a_share_while_the_child_reads_the_rest(child: str, monkeypatch, forks) -> None:
+    """Once its own part of the wrapper is read, this process reads helpers from the back while the
+    child reads them from the front: the same report, whoever reads which (here the child starts
+    late, so this process reads a share, or dies at once, so it reads them all)."""
+    package = str(FIXTURES / "large" / "gpt2_48.cuda.stripped.pt2")   # 12 helpers, 7 walked in full
+    expected = _report([package], OFF)
+    monkeypatch.setattr(helper_worker, "MIN_SHARED", 1)
+    if child == "late":
+        monkeypatch.setattr(helper_worker, "_CHILD_DELAY_S", 0.5)
+    else:
+        monkeypatch.setattr(helper_worker, "_reads", lambda texts, path, split: os._exit(3))
+    shares = []
+    original = helper_worker.Job.result
+
+    def result(self, deadline):
+        shares.append(len(self.own))
+        return original(self, deadline)
+
+    monkeypatch.setattr(helper_worker.Job, "result", result)
+    assert _report([package], ALWAYS) == expected
+    assert len(forks) == 1 and shares and shares[0] >= 1
+    if child == "crashes":
+        assert shares == [12]
+    _children_reaped(forks)
 
 
 def test_no_fork_means_serial(monkeypatch, answers) -> None:
