@@ -1,12 +1,14 @@
 """The second core inside one package: the wrapper's Triton helpers read in a forked worker.
 
-A large wrapper is mostly its `call_triton_*` helpers. Once `helpertext.split_helpers` has cut them out
-of the text, what each one gives (its kernel source, read from the comment; the fast path's verdict
-and facts; the full walk of the kernels that need one) depends on its text alone, not on the
-wrapper's parse tree. So while this process parses the rest of the wrapper with tree-sitter and
-reads its facts, a forked child reads the helpers and sends back plain facts: strings, numbers and
-`Location`s, each Triton expression as its source text (parsed again here once per distinct text,
-as `triage.with_definitions` shares them), never an `ast` or tree-sitter object.
+A large wrapper is mostly its `call_triton_*` helpers. Once `helpertext.split_helpers` has cut them
+out of the text, what each one gives (its kernel source, read from the comment; the fast path's
+verdict and facts; the full walk of the kernels that need one) depends on its text alone, not on
+the wrapper's parse tree. So while this process parses the rest of the wrapper with tree-sitter and
+reads its facts, a forked child reads the helpers from the front; this process, once its own part
+is read, reads them from the back until the two meet (`_Split`). The child sends back plain facts:
+strings, numbers and `Location`s, each Triton expression as its source text (parsed again here
+once per distinct text, as `triage.with_definitions` shares them), never an `ast` or tree-sitter
+object.
 
 Results are identical with and without it (tests/test_helper_worker.py compares every fixture
 package): the child runs the functions the serial path runs, and whatever it cannot give (no
