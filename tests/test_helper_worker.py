@@ -332,3 +332,16 @@ def test_time_limit_spent_in_the_worker_refuses_the_package(monkeypatch, answers
     assert "exceeded the 1 s time limit" in error.message and not result.packages
     assert answers == [1, 0]
     _children_reaped(forks)
+
+
+def test_memory_limit_reached_in_the_worker_falls_back(monkeypatch, answers, forks) -> None:
+    """The worker polls the package's memory budget as the serial path does: past it (here only
+    in the child), it stops without an answer and this process reads the helpers itself."""
+    parent = os.getpid()
+    original = archive.Deadline.over_memory
+    monkeypatch.setattr(archive.Deadline, "over_memory",
+                        lambda self: os.getpid() != parent or original(self))
+    packages = [str(CUDA), str(FIXTURES / "large" / "gpt2_48.cuda.stripped.pt2")]
+    assert _report(packages, ALWAYS) == _report(packages, OFF)
+    assert answers == [2, 0] and len(forks) == 2, answers  # no answer: every helper read serially
+    _children_reaped(forks)
