@@ -237,9 +237,13 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                         light = triage.with_definitions(light, name, helper.triton_source,
                                                         helper.source_first_line, helper.source_indent)
                     walked = helper_worker.restore(read, member) if read is not None and light is None else None
-                    found.append(light or walked or triage.walk_triton(
-                        name, helper.triton_source, member, helper.source_first_line, helper.source_indent,
-                        helper.params, fast_path))
+                    if light is None and walked is None:
+                        walked = triage.walk_triton(name, helper.triton_source, member, helper.source_first_line,
+                                                    helper.source_indent, helper.params, fast_path)
+                        if fast_path:  # expressions shared between kernels, as the worker's are
+                            walked = helper_worker.shared(walked, helper.triton_source, member,
+                                                          helper.source_first_line, helper.source_indent)
+                    found.append(light or walked)
             wrapper_facts = facts
             kernel_facts.extend(found)
     for member in sourced.wrappers[1:]:

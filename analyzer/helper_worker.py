@@ -22,7 +22,9 @@ whatever else runs: for tests).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import enum
+import functools
 import mmap
 import os
 import pickle
@@ -72,12 +74,12 @@ class HelperRead:
     # The full walk's facts (triage.walk_triton) with expressions as text; None: walk it here.
     walked: kernels.KernelFacts | None = None
     located: bool = False                      # the walk set `walked.locate`
-    local: bool = False                        # read in this process: `walked` as the walk left it
+    local: bool = False                        # read in this process (Job.share), not by the child
 
 
-def read_helper(text: helpertext.HelperText, path: str, wire: bool = True) -> HelperRead:
-    """One helper's source, fast-path facts and, when the fast path cannot answer, its walk (for
-    the wire: expressions as text; `wire=False`: as they are, read in this process)."""
+def read_helper(text: helpertext.HelperText, path: str) -> HelperRead:
+    """One helper's source, fast-path facts and, when the fast path cannot answer, its walk (its
+    expressions as text, as sent)."""
     source, first_line, indent, problem = tritonsrc.triton_comment(text.comment, text.comment_row)
     read = HelperRead(source, first_line, indent, problem)
     if source is not None:
@@ -86,8 +88,7 @@ def read_helper(text: helpertext.HelperText, path: str, wire: bool = True) -> He
         if read.light is None:
             walked = triage.walk_triton(name, source, path, first_line, indent, text.params)
             read.located = walked.locate is not None
-            read.walked = _as_text(walked, source) if wire else walked
-            read.local = not wire
+            read.walked = _as_text(walked, source)
     return read
 
 
@@ -149,7 +150,11 @@ class Job:
         while (j := self.split.take_back()) is not None:
             deadline.check(f"parsing Triton kernel {self.texts[j].name}")
             try:
-                self.own[j] = read_helper(self.texts[j], self.path, wire=False)
+                # In the form the child sends: `restore` then shares each expression's parse
+                # between kernels, which the walk's own trees would not (270 against 370 MB of peak
+                # RSS at 50 MB of GPT-2).
+                self.own[j] = read = read_helper(self.texts[j], self.path)
+                read.local = True
             except archive.ArchiveError:
                 raise  # a time or memory limit: as on the serial path
             except Exception:  # noqa: BLE001 - as in the child: the serial path reads the rest
@@ -332,22 +337,25 @@ class _NoSegment(Exception):
 
 
 def _segments(lines: list[bytes]) -> Callable[[ast.AST], object]:
-    def cut(node: ast.AST) -> object:
-        if isinstance(node, ast.Subscript) and getattr(node, "lineno", None) is None \
-                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
-            return (cut(node.value), node.slice.value)  # a scan's item, built by the walk
-        try:
-            first, last = node.lineno - 1, node.end_lineno - 1
-            start, end = node.col_offset, node.end_col_offset
-        except AttributeError:
-            raise _NoSegment from None
-        if first is None or last is None or start is None or end is None or not 0 <= first <= last < len(lines):
-            raise _NoSegment
-        if first == last:
-            return lines[first][start:end].decode("utf-8")
-        # Bracketed, as it was in the source (brackets outside a node are not part of it).
-        return "(" + b"\n".join([lines[first][start:], *lines[first + 1:last], lines[last][:end]]).decode("utf-8") + ")"
-    return cut
+    # A partial, not a closure calling itself: that would be a reference cycle per kernel.
+    return functools.partial(_cut, lines=lines)
+
+
+def _cut(node: ast.AST, lines: list[bytes]) -> object:
+    if isinstance(node, ast.Subscript) and getattr(node, "lineno", None) is None \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+        return (_cut(node.value, lines), node.slice.value)  # a scan's item, built by the walk
+    try:
+        first, last = node.lineno - 1, node.end_lineno - 1
+        start, end = node.col_offset, node.end_col_offset
+    except AttributeError:
+        raise _NoSegment from None
+    if first is None or last is None or start is None or end is None or not 0 <= first <= last < len(lines):
+        raise _NoSegment
+    if first == last:
+        return lines[first][start:end].decode("utf-8")
+    # Bracketed, as it was in the source (brackets outside a node are not part of it).
+    return "(" + b"\n".join([lines[first][start:], *lines[first + 1:last], lines[last][:end]]).decode("utf-8") + ")"
 
 
 def restore(read: HelperRead, path: str) -> kernels.KernelFacts | None:
@@ -355,9 +363,6 @@ def restore(read: HelperRead, path: str) -> kernels.KernelFacts | None:
     facts = read.walked
     if facts is None:
         return None
-    if read.local:  # read in this process: as the walk left them
-        read.walked = None
-        return facts
     try:
         facts.defs = {name: [(line, _node(value)) for line, value in entries] for name, entries in facts.defs.items()}
         if facts.stores is not None:
@@ -370,6 +375,23 @@ def restore(read: HelperRead, path: str) -> kernels.KernelFacts | None:
         facts.locate = lambda line: Location(path, first_line + line - 1, indent + 1)
     read.walked = None  # restored once
     return facts
+
+
+def shared(facts: kernels.KernelFacts, source: str, path: str, first_line: int,
+           indent: int) -> kernels.KernelFacts:
+    """A kernel walked here, with its expressions replaced by the one parse of their text that
+    kernels share, as the child's answers are (`restore`): a transformer's kernels repeat most lines
+    (`x0 = xindex % ks0`), and each walk's own trees would stay in memory until linking ends (490
+    against 270 MB of peak RSS at 50 MB of GPT-2). The facts as walked where that cannot be done."""
+    if facts.problem is not None:
+        return facts
+    copy = dataclasses.replace(facts)
+    located = copy.locate is not None
+    text = _as_text(copy, source)
+    if text is None:
+        return facts
+    restored = restore(HelperRead(source, first_line, indent, None, walked=text, located=located), path)
+    return facts if restored is None else restored
 
 
 def _node(value: object) -> ast.expr:
