@@ -129,6 +129,8 @@ def headline(model: Model | None, f: Finding) -> str:
         return fallback
     values = fields(model, f)
     others = _other_minimums(model, f, values)
+    if others is not None:
+        values["dim_name"] = dim_name(model, f)  # the first dim alone: the others follow its comparison
     # Witnesses the exported program's contract excludes (the severity dropped): said where it fits.
     note = OUTSIDE_CONTRACT if values.get("outside_contract") else ""
     text = ""
@@ -149,12 +151,11 @@ def headline(model: Model | None, f: Finding) -> str:
 def _other_minimums(model: Model | None, f: Finding, values: dict[str, object]) -> tuple[str, str] | None:
     """For a finding about several dims of one input whose minimums differ: the first dim's
     comparison and what follows it (`x.shape[0]` < 2, ` (and 2 more dims below theirs)`), so that
-    "< 2" is not said of dims compiled for >= 33; `dim_name` is then the first dim alone."""
+    "< 2" is not said of dims compiled for >= 33."""
     if values.get("more_same_min") is not False:
         return None
     more = int(values.get("more_dims") or 0)
     first = dim_name(model, f)
-    values["dim_name"] = first
     lead = f"{first} < {values.get('min')}" if f.message_key != "unenforced-lower-bound.rejected" \
         else f"{first} = {values.get('below')}"
     return lead, f" (and {more} more dim{'s' if more > 1 else ''} below {'theirs' if more > 1 else 'its own'})"

@@ -32,7 +32,6 @@ import select
 import signal
 import struct
 import threading
-import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -74,7 +73,6 @@ class HelperRead:
     # The full walk's facts (triage.walk_triton) with expressions as text; None: walk it here.
     walked: kernels.KernelFacts | None = None
     located: bool = False                      # the walk set `walked.locate`
-    local: bool = False                        # read in this process (Job.share), not by the child
 
 
 def read_helper(text: helpertext.HelperText, path: str) -> HelperRead:
@@ -153,8 +151,7 @@ class Job:
                 # In the form the child sends: `restore` then shares each expression's parse
                 # between kernels, which the walk's own trees would not (270 against 370 MB of peak
                 # RSS at 50 MB of GPT-2).
-                self.own[j] = read = read_helper(self.texts[j], self.path)
-                read.local = True
+                self.own[j] = read_helper(self.texts[j], self.path)
             except archive.ArchiveError:
                 raise  # a time or memory limit: as on the serial path
             except Exception:  # noqa: BLE001 - as in the child: the serial path reads the rest
@@ -268,16 +265,11 @@ def _reads(texts: Sequence[helpertext.HelperText], path: str, split: _Split) -> 
     again there), in the form sent."""
     out = []
     same: dict = {}
-    if _CHILD_DELAY_S:
-        time.sleep(_CHILD_DELAY_S)
     while (i := split.take_front()) is not None:
         archive.poll(f"parsing Triton kernel {texts[i].name}")
         out.append(_to_wire(read_helper(texts[i], path), same))
     return out
 
-
-# Tests only: the child starts late, so that this process reads a share of the helpers.
-_CHILD_DELAY_S = 0.0
 
 
 # What is sent for one helper: (source, first line, indent, problem, light, walked, located), the

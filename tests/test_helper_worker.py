@@ -36,14 +36,14 @@ def _report(packages, worker: helper_worker.Mode, **options) -> tuple[str, list]
 @pytest.fixture
 def answers(monkeypatch):
     """Counts the worker's answers: [jobs waited for, answers used] (an answer: at least one read
-    the child made; those this process read meanwhile, `local`, are not the child's)."""
+    the child made; those this process read meanwhile, `Job.own`, are not the child's)."""
     count = [0, 0]
     original = helper_worker.Job.result
 
     def result(self, deadline):
         reads = original(self, deadline)
         count[0] += 1
-        count[1] += reads is not None and any(r is not None and not r.local for r in reads)
+        count[1] += reads is not None and any(r is not None and i not in self.own for i, r in enumerate(reads))
         return reads
 
     monkeypatch.setattr(helper_worker.Job, "result", result)
@@ -205,8 +205,9 @@ def test_this_process_reads_a_share_while_the_child_reads_the_rest(child: str, m
     package = str(FIXTURES / "large" / "gpt2_48.cuda.stripped.pt2")   # 12 helpers, 7 walked in full
     expected = _report([package], OFF)
     monkeypatch.setattr(helper_worker, "MIN_SHARED", 1)
-    if child == "late":
-        monkeypatch.setattr(helper_worker, "_CHILD_DELAY_S", 0.5)
+    if child == "late":  # the forked child runs this patched module too
+        reads = helper_worker._reads
+        monkeypatch.setattr(helper_worker, "_reads", lambda *args: (time.sleep(0.5), reads(*args))[1])
     else:
         monkeypatch.setattr(helper_worker, "_reads", lambda texts, path, split: os._exit(3))
     shares = []

@@ -27,7 +27,7 @@ def outcome(model: Model, a: Assertion) -> str:
     return device if device in ("cuda", "cpu") else "unknown"
 
 
-def effect(model: Model, a: Assertion) -> dict[str, str]:
+def outcome_fields(model: Model, a: Assertion) -> dict[str, str]:
     """The message fields `effect` (the detail's words) and `outcome` (the headline's verb)."""
     key = outcome(model, a)
     return dict(effect=EFFECTS[key].format(message=a.message), outcome=key)
@@ -142,7 +142,7 @@ class EmptyIndexBound(Rule):
             shown = W.display_expr(model, a.bound_expr)
             simple = len(choice) == 1 and shown == W.dim_display(model, ref)
             fields = dict(bound=a.bound, assertion=a.message, kernel=a.kernel, dim_display=W.dim_display(model, ref),
-                          where=where(ref), range_text=W.range_text(dim), **effect(model, a),
+                          where=where(ref), range_text=W.range_text(dim), **outcome_fields(model, a),
                           bound_display=shown, zero=MESSAGES["empty-index-bound.zero"] if len(choice) == 1 else
                           MESSAGES["empty-index-bound.zero-with"].format(assignment=W.assignment_text(model, choice)))
             message = MESSAGES["empty-index-bound" if simple else "empty-index-bound.expr"]
@@ -247,7 +247,7 @@ class IndexExceedsConstantBound(Rule):
                 continue
             if high <= a.bound_value:
                 # Within the compiled/declared ranges, but is that max checked by default?
-                finding = E.unenforced_max(self, model, ctx, a, refs, effect(model, a))
+                finding = E.unenforced_max(self, model, ctx, a, refs, outcome_fields(model, a))
                 if finding is not None:
                     yield finding
                 continue
@@ -265,7 +265,7 @@ class IndexExceedsConstantBound(Rule):
             high_dim = sizes.effective_max(dim)
             fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
                           dim_display=W.dim_display(model, ref), where=where(ref), limit=size - 1,
-                          bound_value=a.bound_value, **effect(model, a),
+                          bound_value=a.bound_value, **outcome_fields(model, a),
                           max=high_dim, max_origin=max_origin(dim), check_expr=W.check_expr(model, ref),
                           no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
             message = MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
@@ -302,7 +302,7 @@ class IndexExceedsConstantBound(Rule):
         inputs = ", ".join(model.input_text(i) for i in a.index_extent_value_inputs if i < len(model.inputs))
         value = a.bound_value + 1
         fields = dict(assertion=a.message, kernel=a.kernel, extent=a.index_extent, symbols=names, inputs=inputs,
-                      bound_value=a.bound_value, value=value, **effect(model, a))
+                      bound_value=a.bound_value, value=value, **outcome_fields(model, a))
         first = a.index_extent_value_inputs[0]
         witness = MESSAGES["index-exceeds-constant-bound.values-witness"].format(
             shapes=W.witness(model, {}), symbols=names, value=value, inputs=inputs)

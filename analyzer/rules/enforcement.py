@@ -175,7 +175,7 @@ CHAIN["unchecked-extern-call.empty-target"] = (
     "raises, the package returns without a message")
 
 
-def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], effect: dict[str, str]):
+def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict[str, str]):
     """`index-exceeds-constant-bound` for an index extent that the compiled and declared ranges keep
     within the bound but whose max nothing checks by default (GPT-2's `tmp6 < 128L` with
     `Dim("seq", max=128)`: seq = 129 aborts). None when the run-time ranges keep it within too."""
@@ -192,7 +192,7 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], effect: dict[
     fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
                   dim_display=W.dim_display(model, ref), where=f"input {ref.input} dim {ref.dim}",
                   max_text=max_text(model, ref), limit=size - 1, bound_value=a.bound_value,
-                  table=f" ({table})" if table else "", **effect, check_expr=W.check_expr(model, ref))
+                  table=f" ({table})" if table else "", **outcome, check_expr=W.check_expr(model, ref))
     value = W.evaluate_at(model, a.index_extent, assignment)
     chain = (*a.chain, f"{a.index_var or 'the index'} reaches {fields['extent']} - 1; with "
              f"{W.assignment_text(model, assignment)} that is {'?' if value is None else int(value) - 1} >= {a.bound_value}")
