@@ -390,7 +390,7 @@ class _Linker:
         chain_launch = None
         via: str | None = None
         ptrs, size_params = values.sources(ast.Name(raw.index_var), raw.line)
-        upper = values.upper(ast.Name(raw.index_var), raw.line) if not ptrs else None
+        upper = (values.data_upper if ptrs else values.upper)(ast.Name(raw.index_var), raw.line)
         for li in indices:
             mapping = self._param_map(facts, li)
             try:
@@ -408,7 +408,7 @@ class _Linker:
                     if via is None:
                         via = self._via(launch.args[pos], li)
             # An index loaded from buffers of known value range (buffers.py) still has an extent.
-            found = upper if not ptrs else self.buffers.index_upper(facts, raw.index_var, raw.line, li)
+            found = upper if not ptrs else self.buffers.index_upper(facts, raw.index_var, raw.line, li) or upper
             if found is not None:
                 try:
                     ext = intervals.simplify(f"({intervals.substitute(found, mapping)}) + 1")

@@ -150,6 +150,13 @@ MESSAGES = Catalog("MESSAGES", {
         "constant bound {bound_value}, {effect}",
     "index-exceeds-constant-bound.values-witness":
         "{shapes}; with {symbols} = {value} (read from the values of {inputs})",
+    # AOTI015 index-exceeds-dynamic-bound
+    "index-exceeds-dynamic-bound":
+        "\"{assertion}\" in {kernel}: the kernel itself keeps the index in [0, {high}] (a clamp of loaded "
+        "values), but its bound `{bound}` is {bound_display}, and the package accepts {dim_display} ({where}) "
+        "down to {low} ({range_text}): at any size up to {limit} an index value the model produces by design "
+        "fails the check, {effect}",
+    "index-exceeds-dynamic-bound.witness": "{shapes}; with values of {inputs} that make the index {high}",
     # AOTI004 division-by-dynamic-size
     "division-by-dynamic-size.float":
         "{kernel} divides by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} ({where}) is empty "
@@ -236,6 +243,7 @@ HEADLINES = Catalog("HEADLINES", {
     "index-exceeds-constant-bound.unenforced-max":
         "{dim_name} > {limit} {verb} the {user_op}{site}: its max is unchecked",
     "index-exceeds-constant-bound.values": "a value >= {value} in {input_name} {verb} the {user_op}{site}",
+    "index-exceeds-dynamic-bound": "{dim_name} <= {limit} {verb} the {user_op}{site}: its index reaches {high}",
     "division-by-dynamic-size.float": "empty {dim_name} gives NaN/inf silently: division by 0 in the {user_op}{site}",
     "division-by-dynamic-size.integer": "empty {dim_name} kills the process: integer division by 0 in the {user_op}{site}",
     "division-by-dynamic-size.integer-kernel":
@@ -260,7 +268,7 @@ HEADLINES = Catalog("HEADLINES", {
 # Keys of MESSAGES that are parts of a message (filled into another), not a finding's message: they
 # have no headline.
 FRAGMENTS: set[str] = {
-    "empty-index-bound.zero", "empty-index-bound.zero-with", "index-exceeds-constant-bound.values-witness",
+    "empty-index-bound.zero", "empty-index-bound.zero-with", "index-exceeds-constant-bound.values-witness", "index-exceeds-dynamic-bound.witness",
     "target-device-mismatch.sm.major", "target-device-mismatch.sm.minor", "target-device-mismatch.sm.arch",
     "unchecked-extern-call.inputs", "unparsed-member.parse", "unparsed-member.unreadable", "unparsed-member.limit",
     "unenforced-lower-bound.sdpa", "compiled-range-narrower-than-declared.above", "unenforced-lower-bound.reach",
@@ -327,6 +335,10 @@ FIXES = Catalog("FIXES", {
     "index-exceeds-constant-bound.values":
         "bound the value in the model with `torch._check({symbols} <= {bound_value})` (the package then checks "
         "it at every call), or reject larger values before calling the model",
+    "index-exceeds-dynamic-bound":
+        "declare the dimension's real minimum when exporting (Dim(..., min={need})) and run with "
+        "AOTI_RUNTIME_CHECK_INPUTS=1, or reject `{check_expr} <= {limit}` before calling the model, or clamp the "
+        "index in the model to the size it indexes (`{check_expr} - 1`) instead of {high}",
     "division-by-dynamic-size.float":
         "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}, or guard the "
         "division in the model (e.g. divide by `max(n, 1)`)",
@@ -367,6 +379,8 @@ FIXES = Catalog("FIXES", {
 CHAIN = Catalog("CHAIN", {
     "zero": "with {assignment} the bound{bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
     "extent": "{index_var} reaches {extent} - 1; with {assignment} that is {value} >= {bound_value}",
+    "index-range": "{index_var} lies in [0, {high}] whatever was loaded; with {assignment} the bound is {value}, "
+                   "so an index of {high} fails `{index_var} < {value}`",
     # The linker's chain of an assertion (link.py).
     "values": "values of {who} -> {var} in {kernel}",
     "index-extent": "{var} in {kernel} ranges over [0, {extent})",

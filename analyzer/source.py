@@ -272,8 +272,11 @@ def _index_text(node: GraphNode, producers: dict[str, GraphNode], depth: int = 0
 
 # -- findings and assertions ----------------------------------------------------------------------
 
+# Rules whose findings are about an index assertion: their user op is the index op behind it.
+INDEX_CODES = ("AOTI001", "AOTI003", "AOTI008", "AOTI015")
+
 def _wanted(model: Model, f: Finding) -> frozenset[str] | None:
-    if f.code in ("AOTI001", "AOTI003", "AOTI008"):
+    if f.code in INDEX_CODES:
         return INDEX_OPS
     if f.code == "AOTI005":
         for r in model.reductions:
@@ -320,7 +323,7 @@ def for_finding(attributor: Attributor, f: Finding) -> Source | None:
     input as a whole, or without an exported program."""
     if not f.kernel or not attributor.model.graph:
         return None
-    if f.code in ("AOTI001", "AOTI003", "AOTI008"):
+    if f.code in INDEX_CODES:
         a = _assertion_at(attributor.model, f.location, f.kernel)
         if a is not None:
             return for_assertion(attributor, a)

@@ -167,6 +167,15 @@ class Values:
         """Inclusive symbolic maximum of `expr`, or None when unbounded/unknown."""
         return self._range(expr, line, depth, True)
 
+    def data_upper(self, expr: ast.expr, line: int) -> str | None:
+        """The constant maximum of loaded data (`clamp(values, 0, 400)` -> "400"): what the kernel's own
+        arithmetic bounds whatever was loaded; None when it depends on a size or nothing bounds it."""
+        found = self.upper(expr, line)
+        try:
+            return found if found is not None and not intervals.names(found) else None
+        except ValueError:
+            return None
+
     def lower(self, expr: ast.expr, line: int) -> str | None:
         """Inclusive symbolic minimum of `expr`, or None when unknown."""
         return self._range(expr, line, 0, False)
@@ -241,6 +250,10 @@ class Values:
         return None  # bit operations, powers: not index arithmetic Inductor emits for bounds
 
     def _ifexp(self, node: ast.IfExp, line: int, depth: int, upper: bool) -> str | None:
+        if self._never_negative_test(node.test, line, depth):
+            # C++'s negative-index wrapping `tmp18 ? tmp17 : tmp14` (tmp18 = tmp14 < 0) of an index
+            # known to be >= 0 (a clamp): as `where` in Triton.
+            return self._range(node.orelse, line, depth, upper)
         a, b = self._range(node.body, line, depth, upper), self._range(node.orelse, line, depth, upper)
         if a is None or b is None:
             return None

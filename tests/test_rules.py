@@ -226,6 +226,7 @@ EXPECTED_RULES = [
     ("AOTI012", "unenforced-dim-equality", Severity.WARNING),
     ("AOTI013", "read-past-constant", Severity.ERROR),
     ("AOTI014", "unenforced-divisibility", Severity.ERROR),
+    ("AOTI015", "index-exceeds-dynamic-bound", Severity.ERROR),
 ]
 
 

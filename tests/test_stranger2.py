@@ -205,3 +205,27 @@ def test_why_routes_a_failed_proxy_call_to_the_custom_op():
     [cand] = result.candidates
     assert (cand.key, cand.kernel, cand.index_sources, cand.location.line) == ("why.extern-call", "torchvision.nms",
                                                                                (0, 1), 889)
+
+
+# -- an index the kernel clamps to a constant, against a table of dynamic size ------------------------
+
+def test_clamped_index_against_a_smaller_table_is_index_exceeds_dynamic_bound():
+    """index_select(embeddings, 0, clamp(..., 0, 400)) with embeddings.shape[0] compiled for [2, 2048]:
+    the kernel keeps the index in [0, 400] whatever was loaded (the C++ ternary that wraps negative
+    indices never fires on a clamped value), so every size up to 400 fails for values the model clamps
+    by design. AOTI015 names the dim and its largest failing size; before, only AOTI001 (e = 0) and
+    AOTI002 (e = 1) named it. At run time (runtime.values.json): e = 400 with a value of 400 aborts
+    (SIGABRT, eager raises IndexError), e = 401 returns what eager returns even for a value of 9999."""
+    [finding] = _found("tai_repeat_index", "AOTI015")
+    assert (finding.input, finding.dim, finding.message_key, finding.severity) == (
+        2, 0, "index-exceeds-dynamic-bound", Severity.ERROR)
+    assert finding.message_fields["limit"] == 400 and finding.message_fields["high"] == 400
+    assert finding.message.startswith("`embeddings.shape[0]` <= 400 aborts the index_select")
+    assert W.parse_witness(finding.witness)[2] == ("embeddings", (400, 8)) and "`values`" in finding.witness
+    model = _load("tai_repeat_index")
+    [a] = [a for a in model.assertions if a.kernel == finding.kernel and a.bound_expr == "s95"]
+    assert a.index_extent == "401" and a.index_sources == (0,) and not a.index_extent_sources
+    fails = _record("tai_repeat_index", "e=400,v=400", "runtime.values.json")
+    assert fails["signal"] == "SIGABRT" and not fails["eager"]["ok"]
+    for label in ("e=401,v=400", "e=401,v=9999", "e=400,v=399"):
+        assert _record("tai_repeat_index", label, "runtime.values.json")["aoti"]["matches_eager"]

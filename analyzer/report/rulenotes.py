@@ -42,6 +42,9 @@ OPTIONS: dict[str, str] = {
     "unchecked-extern-call": "None.",
     "unenforced-dim-equality": NAMES_ONLY,
     "unenforced-divisibility": NAMES_ONLY,
+    "index-exceeds-dynamic-bound": (
+        "`--exported-program`: a declared `min` counts with the compiled one (the larger wins): sizes below "
+        "it are not reported (the caller promised not to send them). `--input-names` changes only the wording."),
     "read-past-constant": (
         "`--exported-program`: a declared `max` that nothing checks at run time does not remove the "
         "finding (a warning when the compiled max is checked with `AOTI_RUNTIME_CHECK_INPUTS=1`). "
@@ -97,6 +100,11 @@ LIMITATIONS: dict[str, str] = {
         "program's dim expressions (`20*s6`) and range constraints. A relation only the exported program "
         "declares (run_impl reads no quotient) is not reported, and products of dims (`h*w` "
         "flattened into one dim) are not read."),
+    "index-exceeds-dynamic-bound": (
+        STATIC + " Only an index whose every value the kernel bounds by a constant (a clamp, a `min`) is "
+        "checked; an index bounded by a size, or read from a buffer another kernel bounds, is not. The finding "
+        "assumes the model can produce the constant (any input value is clamped to it): an input whose values "
+        "never reach it does not fail. The witness gives the sizes; the values are described, not given."),
     "read-past-constant": (
         STATIC + " Only loads whose index the value-range engine bounds over iteration ranges are checked; "
         "a read in a kernel whose constant-bound index assertion over the same size fails first is left "
