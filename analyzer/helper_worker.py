@@ -35,7 +35,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from . import archive, helpertext, kernels, triage, tritonsrc
+from . import archive, helpertext, kernels, triage, tritonlines, tritonsrc
 from .findings import Location
 from .stores import RawStore
 
@@ -306,13 +306,16 @@ def _from_wire(item: tuple, text: helpertext.HelperText, path: str) -> HelperRea
 # `restore` return None: either way the kernel is walked here.
 
 def _as_text(facts: kernels.KernelFacts, source: str) -> kernels.KernelFacts | None:
-    if "\r" in source:
-        return None
-    try:
-        lines = source.encode("utf-8").split(b"\n")
-    except UnicodeEncodeError:
-        return None
-    cut = _segments(lines)
+    if facts.segments is not None:  # read line by line: each value's text is known
+        cut = functools.partial(_known, segments=facts.segments)
+    else:
+        if "\r" in source:
+            return None
+        try:
+            lines = source.encode("utf-8").split(b"\n")
+        except UnicodeEncodeError:
+            return None
+        cut = _segments(lines)
     try:
         facts.defs = {name: [(line, cut(expr)) for line, expr in entries] for name, entries in facts.defs.items()}
         if facts.stores is not None:
@@ -321,6 +324,7 @@ def _as_text(facts: kernels.KernelFacts, source: str) -> kernels.KernelFacts | N
     except (_NoSegment, UnicodeDecodeError):
         return None
     facts.locate = None
+    facts.segments = None  # node ids: nothing in another process
     return facts
 
 
@@ -337,17 +341,20 @@ def _cut(node: ast.AST, lines: list[bytes]) -> object:
     if isinstance(node, ast.Subscript) and getattr(node, "lineno", None) is None \
             and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
         return (_cut(node.value, lines), node.slice.value)  # a scan's item, built by the walk
-    try:
-        first, last = node.lineno - 1, node.end_lineno - 1
-        start, end = node.col_offset, node.end_col_offset
-    except AttributeError:
-        raise _NoSegment from None
-    if first is None or last is None or start is None or end is None or not 0 <= first <= last < len(lines):
+    text = tritonlines.segment(node, lines)
+    if text is None:
         raise _NoSegment
-    if first == last:
-        return lines[first][start:end].decode("utf-8")
-    # Bracketed, as it was in the source (brackets outside a node are not part of it).
-    return "(" + b"\n".join([lines[first][start:], *lines[first + 1:last], lines[last][:end]]).decode("utf-8") + ")"
+    return text
+
+
+def _known(node: ast.AST, segments: dict[int, str]) -> object:
+    if isinstance(node, ast.Subscript) and getattr(node, "lineno", None) is None \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+        return (_known(node.value, segments), node.slice.value)  # a scan's item, built by the walk
+    text = segments.get(id(node))
+    if text is None:
+        raise _NoSegment
+    return text
 
 
 def restore(read: HelperRead, path: str) -> kernels.KernelFacts | None:
@@ -375,8 +382,8 @@ def shared(facts: kernels.KernelFacts, source: str, path: str, first_line: int,
     kernels share, as the child's answers are (`restore`): a transformer's kernels repeat most lines
     (`x0 = xindex % ks0`), and each walk's own trees would stay in memory until linking ends (490
     against 270 MB of peak RSS at 50 MB of GPT-2). The facts as walked where that cannot be done."""
-    if facts.problem is not None:
-        return facts
+    if facts.problem is not None or facts.segments is not None:
+        return facts  # (read line by line: its lines' parses are already shared)
     copy = dataclasses.replace(facts)
     located = copy.locate is not None
     text = _as_text(copy, source)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from . import ts
 from .archive import poll
@@ -95,6 +95,9 @@ class KernelFacts:
     combines: dict[str, str] = field(default_factory=dict)
     # A `defs` position (C++: byte offset, Triton: line) -> its Location.
     locate: Callable[[int], Location] | None = None
+    # Read line by line (tritonlines.py): id of an assigned or stored value -> its text, which
+    # helper_worker sends instead of cutting it from the source by the node's position.
+    segments: dict[int, str] | None = None
 
 
 def parse_message(message: str) -> tuple[int | None, str | None, str]:
@@ -174,53 +177,68 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
     if fn is None:
         return KernelFacts(name, "triton", helper_params, loc, problem="no kernel function in the Triton source")
 
-    def where(node: ast.AST) -> Location:
-        return Location(path, first_line + getattr(node, "lineno", 1) - 1, getattr(node, "col_offset", 0) + indent + 1)
-
     params = tuple(a.arg for a in fn.args.args)
-    facts = KernelFacts(fn.name or name, "triton", params, where(fn))
-    facts.locate = lambda line: Location(path, first_line + line - 1, indent + 1)
+    facts = KernelFacts(fn.name or name, "triton", params,
+                        Location(path, first_line + fn.lineno - 1, fn.col_offset + indent + 1))
     facts.param_types = _triton_signature(fn)
+    facts.combines = {d.name: op for d in defs if d is not fn and (op := combine_op(d))}
+    events = ((node, line, 0, 0) for stmt in fn.body for node, line in _walk_statements(stmt))
+    return triton_facts(facts, events, path, first_line, indent)
+
+
+def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, int]], path: str,
+                 first_line: int, indent: int) -> KernelFacts:
+    """`facts` (name, parameters, signature) completed from the kernel body's nodes: `events` are
+    (node, line of its statement, line shift, column shift) in `_walk_statements`' order over the
+    body, from the parse of the whole function or (tritonlines.py) from one shared parse per line
+    text, whose nodes sit at line 1 of their own line (the shifts place them)."""
+
+    def where(node: ast.AST, dl: int, dc: int) -> Location:
+        # The column shift is the indentation of a line parsed without it: line 1 of its parse.
+        line = getattr(node, "lineno", 1)
+        return Location(path, first_line + line + dl - 1,
+                        getattr(node, "col_offset", 0) + (dc if line == 1 else 0) + indent + 1)
+
+    facts.locate = lambda line: Location(path, first_line + line - 1, indent + 1)
     # One pass over the body: definitions, assertions, and the division/reduction candidates
     # (checked once all definitions are known, since they read definitions by line).
-    candidates: list[tuple[ast.AST, int]] = []
+    candidates: list[tuple[ast.AST, int, int, int]] = []
     facts.stores, pointer_uses = [], {}
-    facts.combines = {d.name: op for d in defs if d is not fn and (op := combine_op(d))}
-    for stmt in fn.body:
-        for node, line in _walk_statements(stmt):
-            if isinstance(node, ast.Name):
-                if node.id.startswith("out_ptr"):
-                    pointer_uses[node.id] = pointer_uses.get(node.id, 0) + 1
-            elif isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        facts.defs.setdefault(target.id, []).append((node.lineno, node.value))
-                    elif isinstance(target, ast.Tuple) and call_name_of(node.value).endswith("associative_scan"):
-                        # `tmp7, = tl.associative_scan((tmp6,), 1, fn)`: element i of the scan.
-                        for i, elt in enumerate(target.elts):
-                            if isinstance(elt, ast.Name):
-                                facts.defs.setdefault(elt.id, []).append(
-                                    (node.lineno, ast.Subscript(node.value, ast.Constant(i), ast.Load())))
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-                facts.defs.setdefault(node.target.id, []).append((node.lineno, node.value))
-            elif isinstance(node, ast.BinOp) and isinstance(node.op, DIVISION_OPS):
-                candidates.append((node, line))
-            elif isinstance(node, ast.Call):
-                name = call_name(node)
-                if name.endswith("device_assert") and len(node.args) >= 2:
-                    msg_node = node.args[1]
-                    if isinstance(msg_node, ast.Constant) and isinstance(msg_node.value, str):
-                        message = msg_node.value
-                        lower, var, bound = parse_message(message)
-                        facts.assertions.append(RawAssertion(message, var, lower, bound,
-                                                             bound_to_py(bound) if bound else None,
-                                                             where(node), node.lineno))
-                else:
-                    if name.endswith("store") and len(node.args) >= 2:
-                        pointer = store_pointer(node.args[0])
-                        if pointer is not None:
-                            facts.stores.append(RawStore(pointer, line, node.args[1]))
-                    candidates.append((node, line))
+    params = facts.params
+    for node, line, dl, dc in events:
+        if isinstance(node, ast.Name):
+            if node.id.startswith("out_ptr"):
+                pointer_uses[node.id] = pointer_uses.get(node.id, 0) + 1
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    facts.defs.setdefault(target.id, []).append((node.lineno + dl, node.value))
+                elif isinstance(target, ast.Tuple) and call_name_of(node.value).endswith("associative_scan"):
+                    # `tmp7, = tl.associative_scan((tmp6,), 1, fn)`: element i of the scan.
+                    for i, elt in enumerate(target.elts):
+                        if isinstance(elt, ast.Name):
+                            facts.defs.setdefault(elt.id, []).append(
+                                (node.lineno + dl, ast.Subscript(node.value, ast.Constant(i), ast.Load())))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            facts.defs.setdefault(node.target.id, []).append((node.lineno + dl, node.value))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, DIVISION_OPS):
+            candidates.append((node, line, dl, dc))
+        elif isinstance(node, ast.Call):
+            name = call_name(node)
+            if name.endswith("device_assert") and len(node.args) >= 2:
+                msg_node = node.args[1]
+                if isinstance(msg_node, ast.Constant) and isinstance(msg_node.value, str):
+                    message = msg_node.value
+                    lower, var, bound = parse_message(message)
+                    facts.assertions.append(RawAssertion(message, var, lower, bound,
+                                                         bound_to_py(bound) if bound else None,
+                                                         where(node, dl, dc), node.lineno + dl))
+            else:
+                if name.endswith("store") and len(node.args) >= 2:
+                    pointer = store_pointer(node.args[0])
+                    if pointer is not None:
+                        facts.stores.append(RawStore(pointer, line, node.args[1]))
+                candidates.append((node, line, dl, dc))
     for pointer, uses in pointer_uses.items():
         if uses != sum(1 for st in facts.stores if st.pointer == pointer):
             facts.stores.append(RawStore(pointer, 0, None))  # also written some other way
@@ -228,10 +246,10 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
     for raw in facts.assertions:
         raw.space = _triton_space(values, raw.line)
     reduction_extent: str | None | bool = False  # computed on first use
-    for node, line in candidates:
+    for node, line, dl, dc in candidates:
         found = division(values, node, line)
         if found is not None:
-            facts.divisions.append(RawDivision(found[0], found[1], where(node), found[2],
+            facts.divisions.append(RawDivision(found[0], found[1], where(node, dl, dc), found[2],
                                                _triton_space(values, line)))
             continue
         if not isinstance(node, ast.Call):
@@ -246,7 +264,7 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
                         reduction_extent = values.upper(ast.Name(numel), line)
                         if reduction_extent is not None:
                             break
-            facts.reductions.append(RawReduction(_REDUCTIONS[short], reduction_extent, where(node),
+            facts.reductions.append(RawReduction(_REDUCTIONS[short], reduction_extent, where(node, dl, dc),
                                                  _triton_space(values, line)))
     return facts
 

@@ -23,7 +23,9 @@ import re
 
 from .findings import Location
 from .helpertext import HelperText, split_helpers  # noqa: F401 (api.py, helper_worker.py)
+from . import tritonlines
 from .kernels import KernelFacts, parse_triton
+from .stores import combine_op
 
 _POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
 _PARAM = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::\s*[A-Za-z_][\w.]*\s*)?")
@@ -82,6 +84,39 @@ def without_decorator(name: str, source: str) -> tuple[str, dict[str, str]] | No
     if found is None or found.group(1) != name or types is None or source.find("triton_meta=", at) >= 0:
         return None
     return "\n" * source.count("\n", 0, at) + source[at:], types
+
+
+def without_helpers(name: str, source: str) -> tuple[str, dict[str, str], dict[str, str]] | None:
+    """For a kernel that must be walked and defines Triton helper functions above it (a scan's
+    `_triton_helper_fn_add0`): `without_decorator`'s answer, and the helpers' combine operations
+    (`kernels.parse_triton`'s `combines`) from a parse of the text above the kernel's decorators
+    alone (a few lines). None unless the kernel is the last def and the lines between its
+    decorators and its def are decorator lines."""
+    at = source.rfind(f"\ndef {name}(") + 1
+    if at <= 0 or source.find("\ndef ", at) >= 0 or source.find("triton_meta=", at) >= 0:
+        return None
+    found, types = _DEF.match(source, at), _signature(source)
+    if found is None or found.group(1) != name or types is None:
+        return None
+    lines = source[:at].split("\n")[:-1]
+    start = None
+    for j in range(len(lines) - 1, -1, -1):
+        line = lines[j]
+        if line.startswith("@"):
+            start = j
+        elif line and line[0] not in " \t)":
+            break  # the helper's `def` (or other code): the kernel's decorators begin below it
+    if start is None:
+        return None
+    try:
+        helpers = ast.parse("\n".join(lines[:start]))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    defs = [n for n in helpers.body if isinstance(n, ast.FunctionDef)]
+    if any(d.name == name for d in defs):
+        return None  # parse_triton would take that one
+    combines = {d.name: op for d in defs if (op := combine_op(d))}
+    return "\n" * source.count("\n", 0, at) + source[at:], types, combines
 
 
 def with_definitions(light: KernelFacts, name: str, source: str, first_line: int, indent: int) -> KernelFacts | None:
@@ -232,56 +267,73 @@ def _signature_dict(text: str) -> dict[str, str] | None:
 
 
 def _divides_by_size(body: str, params: tuple[str, ...]) -> bool:
-    """True unless every `/`, `//` and `%` in the body divides by something that cannot reach a
-    size parameter. Reach is over-approximated like `Values.sources`: a name reaches a size when
-    any assignment to it mentions a size parameter or a name that does (the arguments of `load`
-    are offsets, which the walk does not follow either)."""
+    """True unless no `/`, `//` or `%` in the body can count as `values.division` counts them: a
+    float `/` whose divisor may depend on a size parameter, or an integer `//` or `%` by such a
+    divisor whose dividend may also be loaded data (index arithmetic like `(xindex // 32) % ks0`
+    never runs for a lane that does not exist). Reach is over-approximated like `Values.sources`:
+    a name reaches a size (loaded data) when any assignment to it mentions a size parameter (a
+    load) or a name that does; the arguments of `load` are offsets, which the walk does not
+    follow either; every name on a division's line may be its dividend."""
     if "/" not in body and "%" not in body:
         return False
-    divisors: set[str] = set()
+    floats: set[str] = set()
+    integers: list[tuple[str, tuple[str, ...]]] = []
     for line in body.split("\n"):
         if "/" not in line and "%" not in line:
             continue
         found = _line_divisors(line)
         if found is None:
             return True  # not understood: walk it
-        divisors.update(found)
-    divisors.discard("<constant>")
-    if not divisors:
-        return False  # only constant divisors (`xindex % 16`, `x / 16.0`)
-    sized = {p for p in params if not _POINTER_PARAM.match(p)}
+        floats.update(found[0])
+        if found[1]:
+            integers.append((line, found[1]))
     assigns = [found for line in body.split("\n") if (found := _assigned_names(line)) is not None]
+    sized = _reach({p for p in params if not _POINTER_PARAM.match(p)}, assigns)
+    if not sized.isdisjoint(floats):
+        return True
+    integers = [(line, names) for line, names in integers if not sized.isdisjoint(names)]
+    if not integers:
+        return False  # only constant divisors (`xindex % 16`, `x / 16.0`) or none reaching a size
+    loaded = _reach({target for target, _, loads in assigns if loads}, assigns)
+    return any("load" in line or not loaded.isdisjoint(_names(_drop_loads(line))) for line, _ in integers)
+
+
+def _reach(names: set[str], assigns: list[tuple[str, frozenset[str], bool]]) -> set[str]:
+    """`names` and every name assigned from one of them, transitively (order ignored)."""
     changed = True
     while changed:
         changed = False
-        for target, names in assigns:
-            if target not in sized and names & sized:
-                sized.add(target)
+        for target, used, _ in assigns:
+            if target not in names and not names.isdisjoint(used):
+                names.add(target)
                 changed = True
-    return bool(divisors & sized)
+    return names
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _assigned_names(line: str) -> tuple[str, frozenset[str]] | None:
-    """`x1 = xindex // ks0` -> ("x1", {"xindex", "ks0"}) (names inside a load's offsets left out);
-    None for a line that assigns nothing. Once per distinct line: kernels share most of theirs."""
+def _assigned_names(line: str) -> tuple[str, frozenset[str], bool] | None:
+    """`x1 = xindex // ks0` -> ("x1", {"xindex", "ks0"}, False) (names inside a load's offsets left
+    out; True when the value may load: any `load` in it); None for a line that assigns nothing.
+    Once per distinct line: kernels share most of theirs."""
     m = _ASSIGN.match(line)
-    return (m.group(1), frozenset(_names(_drop_loads(m.group(2))))) if m else None
+    return (m.group(1), frozenset(_names(_drop_loads(m.group(2)))), "load" in m.group(2)) if m else None
 
 
 @functools.lru_cache(maxsize=4096)
-def _line_divisors(line: str) -> tuple[str, ...] | None:
-    """The names in the divisors of one line's `/`, `//` and `%` (`<constant>` for a number); None
-    when one is not understood. Once per distinct line: `x0 = xindex % 768` recurs in most kernels."""
+def _line_divisors(line: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The names in the divisors of one line's `/` and of its `//` and `%` (`<constant>` for a
+    number); None when one is not understood. Once per distinct line: `x0 = xindex % 768` recurs
+    in most kernels."""
     tokens = _TOKEN.findall(line)
-    found: list[str] = []
+    floats: list[str] = []
+    integers: list[str] = []
     for i, tok in enumerate(tokens):
         if tok in ("/", "//", "%"):
             operand = _operand(tokens, i + 1)
             if not operand:
                 return None
-            found += operand
-    return tuple(found)
+            (floats if tok == "/" else integers).extend(n for n in operand if n != "<constant>")
+    return tuple(floats), tuple(integers)
 
 
 def _one_statement_per_line(body: str) -> bool:
@@ -376,9 +428,18 @@ def walk_triton(name: str, source: str, path: str, first_line: int, indent: int,
     """The full walk of a Triton kernel (`kernels.parse_triton`); on the fast path without parsing
     its decorator (the same facts: tests/test_fast_path.py)."""
     short = without_decorator(name, source) if fast_path else None
+    combines: dict[str, str] = {}
+    if short is None and fast_path and source.count("\ndef ") > 1:
+        scan = without_helpers(name, source)
+        short, combines = (scan[:2], scan[2]) if scan is not None else (None, {})
+    if short is not None:
+        lines = tritonlines.walk(name, short[0], path, first_line, indent, short[1])
+        if lines is not None and lines.problem is None:
+            lines.combines = combines
+            return lines
     facts = parse_triton(name, source if short is None else short[0], path, first_line, indent, params)
     if short is not None:
         if facts.problem is not None:  # reported as the whole source would be
             return parse_triton(name, source, path, first_line, indent, params)
-        facts.param_types = short[1]
+        facts.param_types, facts.combines = short[1], combines
     return facts

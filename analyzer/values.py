@@ -95,10 +95,10 @@ def division(values: "Values", node: ast.AST, line: int) -> tuple[str, str | Non
     if found is None:
         return None
     dividend, divisor, integer = found
-    ptrs, sizes = values.sources(divisor, line)
+    ptrs, sizes = values.sources(divisor, line, until_pointer=True)
     if not sizes or ptrs:
         return None
-    if integer and not values.sources(dividend, line)[0]:
+    if integer and not values.sources(dividend, line, until_pointer=True)[0]:
         return None
     return expr_text(divisor), values.upper(divisor, line), integer
 
@@ -135,8 +135,10 @@ class Values:
         self.steps += 1
         return self.steps <= self.max_steps
 
-    def sources(self, expr: ast.expr, line: int, depth: int = 0, seen: set | None = None) -> tuple[set[str], set[str]]:
-        """(pointer parameters loaded, size parameters read) that flow into `expr` at `line`."""
+    def sources(self, expr: ast.expr, line: int, depth: int = 0, seen: set | None = None,
+                until_pointer: bool = False) -> tuple[set[str], set[str]]:
+        """(pointer parameters loaded, size parameters read) that flow into `expr` at `line`;
+        `until_pointer`: only whether any pointer does (the walk stops at the first found)."""
         seen = set() if seen is None else seen
         ptrs: set[str] = set()
         sizes: set[str] = set()
@@ -147,6 +149,8 @@ class Values:
                 break
             if isinstance(node, ast.Call) and call_name(node) in ("load", "tl.load") and node.args:
                 ptrs |= {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name) and POINTER_PARAM.match(n.id)}
+                if ptrs and until_pointer:
+                    break
                 # Offsets are index arithmetic, not the loaded value: do not follow them.
                 continue
             if isinstance(node, ast.Name):

@@ -112,7 +112,16 @@ def test_definitions_of_a_kernel_given_a_constant_equal_the_walk(body: str, line
 
 @pytest.mark.parametrize("source, walked", [
     ("def k(in_ptr0, ks0, xnumel, XBLOCK : tl.constexpr):\n    x0 = xindex % 16\n", False),
-    ("def k(in_ptr0, ks0, xnumel, XBLOCK : tl.constexpr):\n    x0 = xindex % ks0\n", True),
+    # Integer division of index arithmetic by a size: never for a lane that does not exist.
+    ("def k(in_ptr0, ks0, xnumel, XBLOCK : tl.constexpr):\n    x0 = xindex % ks0\n", False),
+    ("def k(in_ptr0, ks0, ks1):\n    x1 = ((xindex // 32) % ks0)\n    x3 = xindex // ks1\n"
+     "    tmp0 = tl.load(in_ptr0 + (x1 + ks0*x3))\n", False),
+    # ... of loaded data (directly, through names, on the same line) by a size: walked.
+    ("def k(in_ptr0, ks0):\n    tmp0 = tl.load(in_ptr0 + x)\n    tmp1 = tmp0 + 1\n    tmp2 = tmp1 // ks0\n", True),
+    ("def k(in_ptr0, ks0):\n    tmp2 = tl.load(in_ptr0 + x) % ks0\n", True),
+    ("def k(in_ptr0, ks0):\n    a = ks0 + 1\n    tmp0 = tl.load(in_ptr0 + x)\n    tmp2 = tmp0 % a\n", True),
+    ("def k(in_ptr0, ks0):\n    tmp0 = x.load(in_ptr0 + x)\n    tmp2 = tmp0 // ks0\n", True),
+    ("def k(in_ptr0, ks0):\n    tmp2 = (xindex // 32) / ks0\n", True),
     ("def k(in_ptr0, ks0):\n    a = ks0 + 1\n    b = a * 2\n    c = tl.load(in_ptr0) / b\n", True),
     ("def k(in_ptr0, ks0):\n    a = tl.load(in_ptr0 + ks0)\n    c = 1.0 / a\n", False),
     ("def k(in_ptr0, ks0):\n    a = x.load(in_ptr0 + ks0)\n    c = 1.0 / a\n", True),
