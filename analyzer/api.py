@@ -207,9 +207,11 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             try:
                 tree = _parse_bytes(pkg, member, parsed)
                 del parsed
-                facts = wrapper.parse(tree, member, limits.max_nesting)
+                functions = ts.functions(tree.root_node)  # one search of the tree for both readers
+                facts = wrapper.parse(tree, member, limits.max_nesting, functions)
                 # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
-                found = kernels.parse_cpp(tree, member, limits.max_nesting)
+                found = kernels.parse_cpp(tree, member, limits.max_nesting, functions)
+                del functions
                 del tree  # before the helpers' sources are read: the two are the largest things held
                 if job is not None:
                     job.share(pkg.deadline)  # the last helpers read here while the child reads the first

@@ -328,10 +328,12 @@ def _reduce_op(name: str) -> str | None:
     return next((op for op in ("argmax", "argmin") if name.startswith(op + "_combine")), None)
 
 
-def parse_cpp(tree: ts.Tree, path: str, max_depth: int = 200) -> list[KernelFacts]:
-    """Every `extern "C" void cpp_fused_<k>(...)` definition in a C++ member."""
+def parse_cpp(tree: ts.Tree, path: str, max_depth: int = 200,
+              functions: list[dict[str, ts.Node]] | None = None) -> list[KernelFacts]:
+    """Every `extern "C" void cpp_fused_<k>(...)` definition in a C++ member (`functions`: its
+    `ts.functions`, when the caller has them)."""
     out = []
-    for m in ts.matches("functions", tree.root_node):
+    for m in ts.functions(tree.root_node) if functions is None else functions:
         name = ts.text(m["name"]).strip()
         if not _CPP_KERNEL.match(name):
             continue

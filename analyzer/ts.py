@@ -125,6 +125,26 @@ def matches_each(names: tuple[str, ...], node: Node) -> Iterator[tuple[str, dict
             yield owners[index], {key: nodes[0] for key, nodes in captures.items() if nodes}
 
 
+def functions(root: Node) -> list[dict[str, Node]]:
+    """The `functions` query's matches: function definitions at file, namespace, linkage, template,
+    class and preprocessor level, in document order. Function bodies are not searched (C++ nests
+    a definition there only in a local class): a query walk of a whole wrapper visits run_impl's
+    every node (40 ms on 12 MB), this walk only the nodes outside bodies (6 ms)."""
+    query, _ = _compiled(("functions",))
+    found: list[dict[str, Node]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type != "function_definition":
+            stack.extend(reversed(node.children))
+            continue
+        cursor = tree_sitter.QueryCursor(query)
+        cursor.set_max_start_depth(0)  # this definition only, not one nested in it
+        for _, captures in cursor.matches(node):
+            found.append({key: nodes[0] for key, nodes in captures.items() if nodes})
+    return found
+
+
 def text(node: Node | None) -> str:
     if node is None:
         return ""

@@ -124,10 +124,12 @@ def _loc(path: str, node: ts.Node) -> Location:
     return Location(path, line, col)
 
 
-def parse(tree: ts.Tree, path: str, max_depth: int = 200) -> WrapperFacts:
-    """Extract wrapper facts from a parsed `*.wrapper.cpp` tree."""
+def parse(tree: ts.Tree, path: str, max_depth: int = 200,
+          functions: list[dict[str, ts.Node]] | None = None) -> WrapperFacts:
+    """Extract wrapper facts from a parsed `*.wrapper.cpp` tree (`functions`: its `ts.functions`,
+    when the caller has them)."""
     facts = WrapperFacts(path=path)
-    for m in ts.matches("functions", tree.root_node):
+    for m in ts.functions(tree.root_node) if functions is None else functions:
         name = ts.text(m["name"]).strip()
         body = m["body"]
         short = name.split("::")[-1]
