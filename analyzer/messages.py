@@ -157,6 +157,18 @@ MESSAGES = Catalog("MESSAGES", {
         "down to {low} ({range_text}): at any size up to {limit} an index value the model produces by design "
         "fails the check, {effect}",
     "index-exceeds-dynamic-bound.witness": "{shapes}; with values of {inputs} that make the index {high}",
+    # AOTI016 data-dependent-size-check
+    "data-dependent-size-check.min":
+        "{symbol} is the number of elements {call} returns for {who}, which their values decide (up to {cap}), "
+        "and run_impl checks {symbol} >= {min} at every call: values that make {call} return {value} fail with "
+        "`RuntimeError: Expected {symbol} >= {min} but received {value}` at any input size; eager PyTorch "
+        "returns a result for them unless the model itself checks that bound",
+    "data-dependent-size-check.max":
+        "{symbol} is the number of elements {call} returns for {who}, which their values decide (up to {cap}), "
+        "and run_impl checks {symbol} <= {max} at every call: with {dim_display} ({where}) = {size} ({range_text}) "
+        "values that make {call} return {value} fail with `RuntimeError: Expected {symbol} <= {max} but "
+        "received {value}`, an error about {symbol} rather than the input",
+    "data-dependent-size-check.witness": "{shapes}; with values of {who} that make {call} return {value}",
     # AOTI004 division-by-dynamic-size
     "division-by-dynamic-size.float":
         "{kernel} divides by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} ({where}) is empty "
@@ -244,6 +256,8 @@ HEADLINES = Catalog("HEADLINES", {
         "{dim_name} > {limit} {verb} the {user_op}{site}: its max is unchecked",
     "index-exceeds-constant-bound.values": "a value >= {value} in {input_name} {verb} the {user_op}{site}",
     "index-exceeds-dynamic-bound": "{dim_name} <= {limit} {verb} the {user_op}{site}: its index reaches {high}",
+    "data-dependent-size-check.min": "`{aten_op}`{site} returning < {min} elements raises an error: compiled for >= {min}",
+    "data-dependent-size-check.max": "{dim_name} = {size} lets `{aten_op}`{site} return > {max} elements: an error",
     "division-by-dynamic-size.float": "empty {dim_name} gives NaN/inf silently: division by 0 in the {user_op}{site}",
     "division-by-dynamic-size.integer": "empty {dim_name} kills the process: integer division by 0 in the {user_op}{site}",
     "division-by-dynamic-size.integer-kernel":
@@ -268,7 +282,7 @@ HEADLINES = Catalog("HEADLINES", {
 # Keys of MESSAGES that are parts of a message (filled into another), not a finding's message: they
 # have no headline.
 FRAGMENTS: set[str] = {
-    "empty-index-bound.zero", "empty-index-bound.zero-with", "index-exceeds-constant-bound.values-witness", "index-exceeds-dynamic-bound.witness",
+    "empty-index-bound.zero", "empty-index-bound.zero-with", "index-exceeds-constant-bound.values-witness", "index-exceeds-dynamic-bound.witness", "data-dependent-size-check.witness",
     "target-device-mismatch.sm.major", "target-device-mismatch.sm.minor", "target-device-mismatch.sm.arch",
     "unchecked-extern-call.inputs", "unparsed-member.parse", "unparsed-member.unreadable", "unparsed-member.limit",
     "unenforced-lower-bound.sdpa", "compiled-range-narrower-than-declared.above", "unenforced-lower-bound.reach",
@@ -339,6 +353,14 @@ FIXES = Catalog("FIXES", {
         "declare the dimension's real minimum when exporting (Dim(..., min={need})) and run with "
         "AOTI_RUNTIME_CHECK_INPUTS=1, or reject `{check_expr} <= {limit}` before calling the model, or clamp the "
         "index in the model to the size it indexes (`{check_expr} - 1`) instead of {high}",
+    "data-dependent-size-check.min":
+        "if the model needs {symbol} >= {min}, reject inputs for which {call} returns fewer elements before "
+        "calling the package (or catch its error); if not, re-export with an example input that gives {value} "
+        "(or `torch._check` bounds that allow it) and recompile",
+    "data-dependent-size-check.max":
+        "reject {dim_display} > {max_size} before calling the model{env}",
+    "data-dependent-size-check.env":
+        ", or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the input check rejects it with an error about the input",
     "division-by-dynamic-size.float":
         "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}, or guard the "
         "division in the model (e.g. divide by `max(n, 1)`)",
@@ -403,6 +425,8 @@ CHAIN = Catalog("CHAIN", {
     "outside-contract":
         "outside the contract: {sizes}; the package does not reject it, but the caller promised not to send it "
         "({was} lowered to {now})",
+    "outside-contract.kept":
+        "outside the contract: {sizes}; the package does not reject it, but the caller promised not to send it",
     "outside-contract.message": " (outside the declared contract: {sizes})",
     "outside-contract.witness": "outside the contract: {witness} ({sizes})",
 })

@@ -27,6 +27,8 @@ INDEX_OPS = frozenset({
     "searchsorted", "bucketize", "_unsafe_masked_index", "nll_loss", "nll_loss_forward", "cross_entropy_loss",
     "cross_entropy",
 })
+# Ops whose output length the input's values decide (data-dependent-size-check).
+COUNT_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "_unique2", "nms"})
 REDUCTION_OPS = {
     "max": frozenset({"amax", "max", "softmax", "_softmax", "log_softmax", "_log_softmax", "logsumexp",
                       "cross_entropy_loss", "cross_entropy", "scaled_dot_product_attention", "cummax"}),
@@ -285,6 +287,8 @@ def _wanted(model: Model, f: Finding) -> frozenset[str] | None:
         return frozenset().union(*REDUCTION_OPS.values())
     if f.code == "AOTI004":
         return DIVISION_OPS
+    if f.code == "AOTI016":
+        return COUNT_OPS
     return None
 
 

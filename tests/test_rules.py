@@ -227,6 +227,7 @@ EXPECTED_RULES = [
     ("AOTI013", "read-past-constant", Severity.ERROR),
     ("AOTI014", "unenforced-divisibility", Severity.ERROR),
     ("AOTI015", "index-exceeds-dynamic-bound", Severity.ERROR),
+    ("AOTI016", "data-dependent-size-check", Severity.INFO),
 ]
 
 

@@ -229,3 +229,57 @@ def test_clamped_index_against_a_smaller_table_is_index_exceeds_dynamic_bound():
     assert fails["signal"] == "SIGABRT" and not fails["eager"]["ok"]
     for label in ("e=401,v=400", "e=401,v=9999", "e=400,v=399"):
         assert _record("tai_repeat_index", label, "runtime.values.json")["aoti"]["matches_eager"]
+
+
+# -- sizes the input's values decide, compiled for a range the values can leave ------------------------
+
+def test_nms_keeping_one_box_is_data_dependent_size_check():
+    """nms's count u0 is compiled for >= 2 and run_impl checks it at every call: three boxes that
+    overlap make nms keep one at any n, and the package raises `Expected u0 >= 2 but received 1`
+    where eager returns (runtime.values.json, at n = 3 and n = 20; three disjoint boxes return what
+    eager returns). AOTI016 names the op and the bound (info: the check raises, and the same bound
+    may be the model's own torch._check, as in fixtures/real/nonzero_size, where eager raises too)."""
+    [finding] = _found("tv_nms_iou", "AOTI016")
+    assert (finding.kernel, finding.message_key, finding.severity) == (
+        "torchvision.nms", "data-dependent-size-check.min", Severity.INFO)
+    assert (finding.message_fields["min"], finding.message_fields["value"]) == (2, 1)
+    assert finding.message.startswith("`torchvision.nms` at models.py:100 returning < 2 elements")
+    assert W.parse_witness(finding.witness) == [("boxes", (3, 4)), ("scores", (3,))]
+    for label in ("n=3,kept=1", "n=20,kept=1"):
+        record = _record("tv_nms_iou", label, "runtime.values.json")
+        assert record["aoti"]["error"] == "RuntimeError: Expected u0 >= 2 but received 1" and record["eager"]["ok"]
+    assert _record("tv_nms_iou", "n=3,kept=3", "runtime.values.json")["aoti"]["matches_eager"]
+
+
+@pytest.mark.parametrize("name, size, limit, over, under", [
+    ("tai_nonzero_mm", 1025, 1024, "n=1025,nonzero=1025", "n=1025,nonzero=1024"),
+    ("tai_masked_select", 101, 3500, "d0=101,d1=7,selected=3535", "d0=101,d1=7,selected=3500")])
+def test_count_above_its_checked_max_is_data_dependent_size_check(name, size, limit, over, under):
+    """nonzero's and masked_select's counts are checked <= their input's largest compiled numel
+    (1024; 100 * 7 * 5): only an input above its compiled max (accepted unchecked) can exceed it,
+    and then the package raises about u0, not about the input (eager returns). The witness is the
+    smallest such size, the other dims at their max; both are outside the declared range (info)."""
+    [finding] = _found(name, "AOTI016")
+    assert (finding.input, finding.dim, finding.message_key, finding.severity) == (
+        0, 0, "data-dependent-size-check.max", Severity.INFO)
+    assert (finding.message_fields["size"], finding.message_fields["max"]) == (size, limit)
+    assert W.parse_witness(finding.witness)[0][1][0] == size
+    record = _record(name, over, "runtime.values.json")
+    assert record["aoti"]["error"].startswith(f"RuntimeError: Expected u0 <= {limit} but received")
+    assert record["eager"]["ok"]
+    assert _record(name, under, "runtime.values.json")["aoti"]["matches_eager"]
+
+
+def test_count_checked_by_the_model_itself_is_still_said_but_eager_agrees():
+    """fixtures/real/nonzero_size checks `torch._check(idx.shape[0] >= 2)` itself: the package's
+    `Expected u0 >= 2` is then what the model asked for, and eager raises too (runtime.values.json).
+    The exported program attributes that assert to the nonzero line exactly as it does nms's assumed
+    one, so the two cannot be told apart: AOTI016 is info and its message says "unless the model
+    itself checks that bound"."""
+    findings = [f for f in api.lint(str(FIXTURES / "real" / "nonzero_size.cpu.stripped.pt2")).findings
+                if f.code == "AOTI016"]
+    assert [(f.input, f.message_key, f.severity) for f in findings] == [
+        (1, "data-dependent-size-check.min", Severity.INFO)]
+    record = _record("nonzero_size", "n=3,nonzero=1", "runtime.values.json")
+    assert record["aoti"]["error"] == "RuntimeError: Expected u0 >= 2 but received 1" and not record["eager"]["ok"]
+    assert _record("nonzero_size", "n=8,nonzero=2", "runtime.values.json")["aoti"]["matches_eager"]

@@ -45,6 +45,9 @@ OPTIONS: dict[str, str] = {
     "index-exceeds-dynamic-bound": (
         "`--exported-program`: a declared `min` counts with the compiled one (the larger wins): sizes below "
         "it are not reported (the caller promised not to send them). `--input-names` changes only the wording."),
+    "data-dependent-size-check": (
+        "`--exported-program`: a witness size above the declared max says so (the finding stays info). "
+        "`--input-names` changes only the wording."),
     "read-past-constant": (
         "`--exported-program`: a declared `max` that nothing checks at run time does not remove the "
         "finding (a warning when the compiled max is checked with `AOTI_RUNTIME_CHECK_INPUTS=1`). "
@@ -105,6 +108,12 @@ LIMITATIONS: dict[str, str] = {
         "checked; an index bounded by a size, or read from a buffer another kernel bounds, is not. The finding "
         "assumes the model can produce the constant (any input value is clamped to it): an input whose values "
         "never reach it does not fail. The witness gives the sizes; the values are described, not given."),
+    "data-dependent-size-check": (
+        STATIC + " It cannot tell a bound the model asks for (`torch._check(idx.shape[0] >= 2)`: eager raises "
+        "too) from one `torch.export` assumed (nms keeping >= 2 boxes: eager returns): the exported program "
+        "attributes both to the op's line, hence info. Only counts of `nonzero`, `argwhere`, `masked_select`, "
+        "`unique` and torchvision's `nms` are read (not boolean-mask indexing, nor `.item()` values, whose "
+        "bounds come from the model's own checks); the witness gives the shapes and describes the values."),
     "read-past-constant": (
         STATIC + " Only loads whose index the value-range engine bounds over iteration ranges are checked; "
         "a read in a kernel whose constant-bound index assertion over the same size fails first is left "

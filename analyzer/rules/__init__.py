@@ -198,7 +198,8 @@ def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity
     sizes = _declared_text(model, [pair for pairs in outside for pair in pairs])
     lower = Severity(max(Severity.INFO, severity - 1))
     note = CHAIN["outside-contract.message"].format(sizes=sizes)
-    line = CHAIN["outside-contract"].format(sizes=sizes, was=severity, now=lower)
+    line = CHAIN["outside-contract" if lower != severity else "outside-contract.kept"].format(
+        sizes=sizes, was=severity, now=lower)
     fields = {**(getattr(message, "fields", None) or {}), "outside_contract": sizes}  # the headline says it too
     return Text(str(message) + note, getattr(message, "key", ""), fields), lower, chain + (line,)
 

@@ -8,7 +8,7 @@ from typing import Iterable
 from .. import sizes
 from .. import witness as W
 from ..findings import Finding, Severity
-from ..model import Assertion, DimRef, Model
+from ..model import Assertion, DimRef, Model, shim_op
 from ..messages import CHAIN, FIXES, MESSAGES
 from . import Case, Context, Rule, register
 from .bounds import _int_text, outcome_fields, unique_assertions, where
@@ -119,4 +119,136 @@ def _witness(model: Model, a: Assertion, high: int) -> tuple[DimRef, int] | None
         value = W.evaluate_at(model, a.bound_expr or "", {ref: limit})
         if value is not None and 1 <= value <= high:
             return ref, limit
+    return None
+
+
+# Ops whose output length the input's *values* decide, within [floor, cap]: `cap` is the input's
+# number of elements ("numel") or its rows ("rows": nms keeps at most one index per box), `floor` the
+# fewest a non-empty input can give (nms and unique keep at least one).
+_COUNTING_OPS: dict[str, tuple[str, int]] = {
+    "nonzero": ("numel", 0), "argwhere": ("numel", 0), "masked_select": ("numel", 0), "unique": ("numel", 1),
+    "torchvision.nms": ("rows", 1),
+}
+# run_impl's `u0 <= 9223372036854775806` (int64 max - 1) bounds nothing.
+_NO_MAX = 2**62
+
+
+def _counting(kernel: str) -> tuple[str, int] | None:
+    op = shim_op(kernel)
+    return next((found for name, found in _COUNTING_OPS.items() if op == name or op.startswith(name + "_")), None)
+
+
+@register
+class DataDependentSizeCheck(Rule):
+    """A size the input's values decide is compiled for a range those values can leave.
+
+    ## What it does
+    Finds unbacked sizes (the number of elements `nonzero`, `masked_select`, `unique` or
+    torchvision's `nms` returns) for which the package's `run_impl` checks a range at every call
+    (`Expected u0 >= 2`, `Expected u0 <= 1024`), where the values of the op's input can give a count
+    outside it: fewer than the minimum at any input size (no nonzero element, boxes that all overlap),
+    or more than the maximum at an input size the package accepts. It names the op and the bound, with
+    a witness: the input shapes and the count the values must give.
+
+    ## Why it matters
+    The check raises `RuntimeError: Expected u0 >= 2 but received 1`, an error about a compiler
+    symbol, not about the input, for an input of a valid shape. When the bound comes from what
+    `torch.export` assumed about the op's output (nms keeping at least 2 boxes: its example input kept
+    more) rather than from the model, eager PyTorch returns a result for the same input: a detection
+    model fails on every image with a single detection.
+
+    ## Example
+    ```python
+    class NmsIou(torch.nn.Module):
+        def forward(self, boxes, scores):              # boxes: [n, 4], scores: [n]
+            keep = torchvision.ops.nms(boxes, scores, 0.5)
+            return torchvision.ops.box_iou(boxes[keep], boxes)
+    # compiled for u0 = len(keep) >= 2: three boxes that overlap -> "Expected u0 >= 2 but received 1"
+    ```
+
+    ## Fix
+    Where the model needs the bound, say so with `torch._check` and handle such inputs before calling
+    the package; where it does not, re-export with an example input whose count lies outside the
+    assumed range (one kept box) or with `torch._check` bounds that allow it, and recompile.
+    """
+
+    name = "data-dependent-size-check"
+    code = "AOTI016"
+    severity = Severity.INFO
+
+    VALID = (
+        Case("fixtures/gather_dyn.cpu.stripped.pt2"),                   # no data-dependent size
+        Case("fixtures/stress/pkgs/nonzero_index.cpu.stripped.pt2"),     # nonzero's count, no bound
+        # tai_resize's u0 = target_size.item(), checked to [1, 4000]: a value, not a count.
+        Case("fixtures/stranger2/tai_resize.cpu.stripped.pt2"),
+    )
+    INVALID = (
+        Case("fixtures/stranger2/tv_nms_iou.cpu.stripped.pt2",
+             {"message_key": "data-dependent-size-check.min", "input": 0, "dim": 0, "kernel": "torchvision.nms"},
+             exported="fixtures/stranger2/tv_nms_iou.ep.pt2"),
+        # nonzero's count is at most n, declared and compiled <= 1024: only n = 1025 exceeds `u0 <= 1024`.
+        Case("fixtures/stranger2/tai_nonzero_mm.cpu.stripped.pt2",
+             {"message_key": "data-dependent-size-check.max", "input": 0, "dim": 0,
+              "kernel": "aoti_torch_cpu_nonzero"}, exported="fixtures/stranger2/tai_nonzero_mm.ep.pt2"),
+    )
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        for sym in model.symbols.values():
+            if not sym.unbacked:
+                continue
+            producer = next((launch for launch in model.launches if launch.extern and sym.expr in launch.outputs), None)
+            counting = _counting(producer.kernel) if producer is not None else None
+            if producer is None or counting is None or not producer.arg_shapes or not producer.arg_shapes[0]:
+                continue
+            kind, floor = counting
+            shape = producer.arg_shapes[0]
+            cap = f"({shape[0]})" if kind == "rows" else "*".join(f"({s})" for s in shape)
+            inputs = [inp for inp in model.inputs if inp.name in producer.args]
+            if not inputs:
+                continue
+            first = inputs[0]
+            who = ", ".join(f"`{inp.display}`" for inp in inputs)
+            base = dict(symbol=sym.name, call=producer.kernel, who=who, cap=W.display_expr(model, cap))
+            if sym.min is not None and sym.min - 1 >= floor:
+                value = sym.min - 1
+                at = W.evaluate_at(model, cap)
+                if at is not None and at >= max(value, 1):
+                    fields = dict(base, min=sym.min, value=value)
+                    yield self._finding(model, ctx, producer, "min", fields, first.index, 0,
+                                        W.witness(model, {}), f"{producer.kernel}:{sym.name}>={sym.min}")
+            if sym.max is not None and sym.max < _NO_MAX:
+                found = _exceeding(model, cap, sym.max)
+                if found is not None:
+                    assignment, ref, size = found
+                    dim = model.dim(ref)
+                    env = dim.enforced == "env" and dim.max is not None and dim.max < size
+                    fields = dict(base, max=sym.max, value=sym.max + 1, dim_display=W.dim_display(model, ref),
+                                  where=where(ref), size=size, max_size=size - 1, range_text=W.range_text(dim),
+                                  env=FIXES["data-dependent-size-check.env"] if env else "")
+                    yield self._finding(model, ctx, producer, "max", fields, ref.input, ref.dim,
+                                        W.witness(model, assignment), f"{producer.kernel}:{sym.name}<={sym.max}")
+
+    def _finding(self, model: Model, ctx: Context, producer, end: str, fields: dict, input: int, dim: int,
+                 shapes: str, key: str) -> Finding:
+        key_name = f"data-dependent-size-check.{end}"
+        witness = MESSAGES["data-dependent-size-check.witness"].format(shapes=shapes, **fields)
+        return self.finding(
+            model, ctx, MESSAGES[key_name].format(**fields), producer.location,
+            kernel=producer.kernel, input=input, dim=dim, witness=witness, fix=FIXES[key_name].format(**fields),
+            chain=tuple(c for c in (producer.comment,) if c), key=f"data-size:{key}")
+
+
+def _exceeding(model: Model, cap: str, limit: int) -> tuple[dict[DimRef, int], DimRef, int] | None:
+    """The first dim of `cap` (input order) with a size the package accepts (above its compiled max
+    unless a check that always runs enforces it) that makes `cap` > `limit`, the other dims of `cap`
+    at their largest sizes: (the assignment, the dim, its size)."""
+    refs = sorted(W.expr_dims(model, cap) or ())
+    for ref in refs:
+        dim = model.dim(ref)
+        if dim is None or dim.value is not None:
+            continue
+        others = {r: top for r in refs if r != ref and (top := sizes.effective_max(model.dim(r))) is not None}
+        size = W.smallest_exceeding(model, cap, ref, limit, others, beyond_max=True)
+        if size is not None and sizes.accepts(dim, size):
+            return {**others, ref: size}, ref, size
     return None
