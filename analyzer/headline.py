@@ -93,7 +93,7 @@ def user_op(f: Finding) -> str:
 
 _ALL_OPS = INDEX_OPS | DIVISION_OPS | frozenset().union(*REDUCTION_OPS.values())
 # The ops that can raise each rule's finding, to name one from a kernel's name.
-_OPS = {"AOTI001": INDEX_OPS, "AOTI003": INDEX_OPS, "AOTI008": INDEX_OPS, "AOTI015": INDEX_OPS, "AOTI004": DIVISION_OPS | {"mean"},
+_OPS = {"AOTI001": INDEX_OPS, "AOTI003": INDEX_OPS, "AOTI008": INDEX_OPS, "AOTI015": INDEX_OPS, "AOTI017": INDEX_OPS, "AOTI004": DIVISION_OPS | {"mean"},
         "AOTI005": frozenset().union(*REDUCTION_OPS.values())}
 
 

@@ -13,7 +13,7 @@ import contextlib
 import re
 from collections import defaultdict
 
-from . import buffers, intervals, reads
+from . import buffers, intervals, reads, storebounds
 from .archive import poll
 from .findings import Location
 from .kernels import KernelFacts
@@ -82,6 +82,7 @@ class _Linker:
         self._unbacked_sources()
         self._kernels()
         reads.annotate(self.model, self.w, self.kfacts, self._param_map, self._sources, self._canonical, self._resolve)
+        storebounds.annotate(self.model, self.w, self.kfacts, self._param_map, self._canonical, self._resolve)
         # The ranges hold this linker's methods: a cycle that would keep every kernel's facts alive
         # until the cyclic collector runs (and make it traverse them all).
         del self.buffers

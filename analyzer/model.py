@@ -274,6 +274,21 @@ class ConstantRead:
 
 
 @dataclass
+class Store:
+    """A kernel's write into a buffer (`out_ptr0[tmp1] = v`) at one launch (analyzer/storebounds.py):
+    the buffer's element count and the loops around the write, over root symbols. When a size
+    empties the buffer but not the loops, every write lands outside it."""
+
+    kernel: str
+    pointer: str                      # the kernel parameter (`out_ptr0`)
+    buffer: str                       # the launch argument (`buf0`)
+    numel: str                        # the buffer's element count
+    space_expr: str                   # the product of the loops' extents around the write ("1": none)
+    location: Location
+    launch: Location
+
+
+@dataclass
 class SizeCheck:
     """`assert_size_stride(arg5_1, {s77, 20L*s6}, ...)` in run_impl: the sizes the package expects of a
     tensor (as written, `L` suffixes dropped); `gated`: only with AOTI_RUNTIME_CHECK_INPUTS=1."""
@@ -377,6 +392,7 @@ class Model:
     reductions: list[Reduction] = field(default_factory=list)
     constant_reads: list[ConstantRead] = field(default_factory=list)
     size_checks: list[SizeCheck] = field(default_factory=list)
+    stores: list[Store] = field(default_factory=list)
     # Derived-dim relations (analyzer.relations), one per input dim at most.
     relations: list[Relation] = field(default_factory=list)
     # The exported program's range_constraints: symbol or expression -> (min, max), None unbounded.

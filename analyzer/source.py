@@ -289,6 +289,8 @@ def _wanted(model: Model, f: Finding) -> frozenset[str] | None:
         return DIVISION_OPS
     if f.code == "AOTI016":
         return COUNT_OPS
+    if f.code == "AOTI017":
+        return INDEX_OPS
     return None
 
 

@@ -228,6 +228,7 @@ EXPECTED_RULES = [
     ("AOTI014", "unenforced-divisibility", Severity.ERROR),
     ("AOTI015", "index-exceeds-dynamic-bound", Severity.ERROR),
     ("AOTI016", "data-dependent-size-check", Severity.INFO),
+    ("AOTI017", "store-into-empty-buffer", Severity.ERROR),
 ]
 
 

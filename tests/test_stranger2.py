@@ -283,3 +283,24 @@ def test_count_checked_by_the_model_itself_is_still_said_but_eager_agrees():
     record = _record("nonzero_size", "n=3,nonzero=1", "runtime.values.json")
     assert record["aoti"]["error"] == "RuntimeError: Expected u0 >= 2 but received 1" and not record["eager"]["ok"]
     assert _record("nonzero_size", "n=8,nonzero=2", "runtime.values.json")["aoti"]["matches_eager"]
+
+
+# -- writes into a buffer an empty input leaves without elements ----------------------------------------
+
+def test_scatter_into_an_empty_target_is_store_into_empty_buffer():
+    """scatter(inp, 1, index, src), index [1, 4]: the kernel's second loop runs over the index's static
+    1x4 and writes `out_ptr0[tmp1]` into buf0 of r*c elements; at r = 0 buf0 is empty and the four
+    writes land outside it: SIGSEGV (runtime.json `r=0`, runtime.values.json; eager raises). The
+    first loop (the copy of inp, over r*c) empties with it and is no finding; at c = 0 the index check
+    fails first (AOTI001, raised). Before, only AOTI002's witness named r = 0 ("runs unchecked")."""
+    [finding] = _found("tai_scatter", "AOTI017")
+    assert (finding.input, finding.dim, finding.kernel, finding.message_key, finding.severity) == (
+        0, 0, "cpp_fused_scatter_0", "store-into-empty-buffer", Severity.ERROR)
+    assert W.parse_witness(finding.witness)[0] == ("inp", (0, 3))
+    stores = [s for s in _load("tai_scatter").stores if s.kernel == "cpp_fused_scatter_0"]
+    assert sorted(s.space_expr for s in stores) == ["4", "s5 * s54", "s5 * s54"]
+    assert {s.numel for s in stores} == {"s54 * s5"} and {s.buffer for s in stores} == {"buf0"}
+    assert _record("tai_scatter", "r=0")["signal"] == "SIGSEGV"
+    record = _record("tai_scatter", "r=0,c=3", "runtime.values.json")
+    assert record["signal"] == "SIGSEGV" and not record["eager"]["ok"]
+    assert _record("tai_scatter", "r=1,c=3", "runtime.values.json")["aoti"]["matches_eager"]

@@ -48,6 +48,8 @@ OPTIONS: dict[str, str] = {
     "data-dependent-size-check": (
         "`--exported-program`: a witness size above the declared max says so (the finding stays info). "
         "`--input-names` changes only the wording."),
+    "store-into-empty-buffer": NAMES_ONLY + " Declared minimums are not enforced by the package and do not "
+                                            "remove the finding.",
     "read-past-constant": (
         "`--exported-program`: a declared `max` that nothing checks at run time does not remove the "
         "finding (a warning when the compiled max is checked with `AOTI_RUNTIME_CHECK_INPUTS=1`). "
@@ -114,6 +116,12 @@ LIMITATIONS: dict[str, str] = {
         "attributes both to the op's line, hence info. Only counts of `nonzero`, `argwhere`, `masked_select`, "
         "`unique` and torchvision's `nms` are read (not boolean-mask indexing, nor `.item()` values, whose "
         "bounds come from the model's own checks); the witness gives the shapes and describes the values."),
+    "store-into-empty-buffer": (
+        STATIC + " Only writes of kernels whose source is read in full (C++ kernels; Triton kernels with an "
+        "assertion, a division or a reduction) into buffers whose size the wrapper's allocation or an input's "
+        "shape gives; the write's offset is not read: it reports a buffer that is empty while its write's "
+        "loops run, not a write past the end of a non-empty one. A Triton write counts as running only when "
+        "every numel of its grid (reduction included) is non-zero."),
     "read-past-constant": (
         STATIC + " Only loads whose index the value-range engine bounds over iteration ranges are checked; "
         "a read in a kernel whose constant-bound index assertion over the same size fails first is left "
