@@ -40,6 +40,13 @@ def all_packages() -> list[Path]:
     return shared_packages() + fixture_packages()
 
 
+def every_package() -> list[Path]:
+    """Every AOTI package committed (fixtures/ and its folders: real, stranger, large, versions,
+    stress) and in ../shared/pt2."""
+    found = [p for p in FIXTURES.rglob("*.pt2") if not p.name.endswith(".ep.pt2")]
+    return shared_packages() + sorted(found)
+
+
 def package_id(path: Path) -> str:
     if path.parent == SHARED_PT2:
         return f"shared/{path.name}"

@@ -16,16 +16,14 @@ import pytest
 
 from analyzer import api, archive, helper_worker, helpertext, triage
 from analyzer.report import json as json_report
-from conftest import FIXTURES, REPO, shared_packages
+from conftest import FIXTURES, REPO, every_package
 
 OFF, ALWAYS = helper_worker.Mode.OFF, helper_worker.Mode.ALWAYS
 CUDA = FIXTURES / "gather_dyn.cuda.stripped.pt2"
 
 
 def _every_package() -> list[str]:
-    """fixtures/ at any depth (real, stranger, versions, stress, ...) and ../shared/pt2."""
-    found = sorted(p for p in FIXTURES.rglob("*.pt2") if not p.name.endswith(".ep.pt2"))
-    return [str(p) for p in found + shared_packages()]
+    return [str(p) for p in every_package()]
 
 
 def _report(packages, worker: helper_worker.Mode, **options) -> tuple[str, list]:

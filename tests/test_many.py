@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from analyzer import api
 from analyzer.cli import cli
-from conftest import FIXTURES, all_packages, require
+from conftest import FIXTURES, every_package, require
 
 GATHER = FIXTURES / "gather_dyn.cuda.stripped.pt2"
 EMBED = FIXTURES / "embedding.cpu.stripped.pt2"
@@ -126,9 +126,9 @@ def test_each_format_reports_unreadable_packages(registry: Path, fmt: str) -> No
 
 def test_jobs_and_fast_path_give_identical_results_on_every_package() -> None:
     """The slow baseline (one process, every kernel walked) against -j 2 with the fast path: the
-    same findings (snippets too) and the same linked models, on every fixture package."""
-    packages = [str(p) for p in all_packages()]
-    assert len(packages) > 20
+    same findings (snippets too) and the same linked models, on every committed package."""
+    packages = [str(p) for p in every_package()]
+    assert len(packages) > 200
     slow = api.lint(packages, api.Options(select=("ALL",), fast_path=False), jobs=1, keep_going=True)
     fast = api.lint(packages, api.Options(select=("ALL",), fast_path=True), jobs=2, keep_going=True)
     assert not slow.errors and not fast.errors

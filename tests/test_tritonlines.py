@@ -6,17 +6,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from pathlib import Path
-
 import pytest
 
 from analyzer import archive, helpertext, kernels, triage, tritonlines, tritonsrc
-from conftest import FIXTURES, shared_packages
-
-
-def _packages() -> list[Path]:
-    found = [p for p in FIXTURES.rglob("*.pt2") if not p.name.endswith(".ep.pt2")]
-    return sorted(found) + shared_packages()
+from conftest import every_package
 
 
 def test_the_fast_path_equals_the_whole_parse_on_every_fixture_kernel() -> None:
@@ -41,7 +34,7 @@ def test_the_fast_path_equals_the_whole_parse_on_every_fixture_kernel() -> None:
 def _kernels(decorated: bool = False):
     """(where, name, decorator-less source, signature, first line, indent, params) of every
     Triton kernel of the fixture packages that the fast path walks without its decorator."""
-    for path in _packages():
+    for path in every_package():
         try:
             with archive.open_package(path) as pkg:
                 wrappers = [(m, pkg.read_bytes(m)) for members in pkg.models for m in members.wrappers[:1]]
