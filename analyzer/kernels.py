@@ -206,6 +206,7 @@ def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
     facts.stores, pointer_uses = [], {}
     params = facts.params
     for node, line, dl, dc in events:
+        # The kinds read here are those tritonlines._read keeps: a new one goes in both.
         if isinstance(node, ast.Name):
             if node.id.startswith("out_ptr"):
                 pointer_uses[node.id] = pointer_uses.get(node.id, 0) + 1

@@ -30,7 +30,8 @@ _MAX_JOINED = 50         # lines of one statement; longer ones are parsed whole 
 
 @dataclass(frozen=True)
 class _Simple:
-    """A one-line statement: its parse (at line 1) and the nodes under it in walk order."""
+    """A one-line statement: its parse (at line 1) and the nodes under it in walk order (those
+    `kernels.triton_facts` reads)."""
 
     stmt: ast.stmt
     nodes: tuple[ast.AST, ...]
@@ -208,7 +209,7 @@ def _simple(text: str) -> _Simple | None:
     if len(tree.body) != 1 or isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return None
     stmt = tree.body[0]
-    nodes = tuple(node for node, _ in _walk_statements(stmt))[1:]
+    nodes = tuple(node for node, _ in _walk_statements(stmt) if _read(node))[1:]
     lines = text.encode("utf-8", "surrogatepass").split(b"\n")
     segments = []
     for node in (stmt, *nodes):
@@ -238,7 +239,14 @@ def _header(text: str) -> _Header | None:
         parts = (stmt.test,)
     else:
         return None
-    return _Header(stmt, tuple(node for part in parts for node, _ in _walk_statements(part)))
+    return _Header(stmt, tuple(node for part in parts for node, _ in _walk_statements(part) if _read(node)))
+
+
+def _read(node: ast.AST) -> bool:
+    """The nodes `kernels.triton_facts` reads (it passes over every other kind): listed once per
+    line, not offered again in every kernel holding it."""
+    return isinstance(node, (ast.stmt, ast.Call, ast.BinOp)) or \
+        (isinstance(node, ast.Name) and node.id.startswith("out_ptr"))
 
 
 def _function(line: str) -> ast.FunctionDef | None:
