@@ -172,6 +172,12 @@ def position(node: Node) -> tuple[int, int]:
     return row + 1, col + 1
 
 
+def error_free(node: Node) -> bool:
+    """Whether tree-sitter parsed `node` without recovering from a syntax error: only such a node's
+    reading is a function of its text alone."""
+    return not node.has_error
+
+
 def count_errors(node: Node, limit: int = 100_000) -> int:
     """ERROR/MISSING nodes under `node` (iterative: deeply nested input must not recurse)."""
     if not node.has_error:
@@ -215,21 +221,26 @@ def is_identifier(node: Node) -> bool:
     return node.type == "identifier"
 
 
+_RAW_STRING = re.compile(r'^R"([^(]*)\((.*)\)\1"$', re.S)
+_STRING_PART = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_INTEGER = re.compile(r"(-?)\s*(\d+)[uUlL]*")
+
+
 def string_value(node: Node) -> str | None:
     """The value of a C++ string literal (`"a" "b"` concatenated, `R"(...)"` raw) as written, escapes
     kept; None when the node is not a string literal."""
     raw = text(node)
     if node.type == "raw_string_literal":
-        m = re.match(r'^R"([^(]*)\((.*)\)\1"$', raw, re.S)
+        m = _RAW_STRING.match(raw)
         return m.group(2) if m else raw
     if node.type in ("string_literal", "concatenated_string"):
-        return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', raw))
+        return "".join(_STRING_PART.findall(raw))
     return None
 
 
 def integer(node: Node) -> int | None:
     """An integer literal (`64`, `64L`, `-1L`), else None."""
-    m = re.fullmatch(r"(-?)\s*(\d+)[uUlL]*", text(node).strip())
+    m = _INTEGER.fullmatch(text(node).strip())
     return int(m.group(1) + m.group(2)) if m else None
 
 

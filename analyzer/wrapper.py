@@ -2,7 +2,7 @@
 
 Only the model-specific functions are visited: the AOTInductorModel constructor (inputs, constants,
 in_spec), `check_input_N` / `__check_inputs_outputs` (compiled ranges and whether they are gated by
-AOTI_RUNTIME_CHECK_INPUTS), `run_impl` (size symbols, buffers, launches) and the
+AOTI_RUNTIME_CHECK_INPUTS), `run_impl` (size symbols, buffers; launches: calls.py) and the
 `call_triton_<kernel>` helpers (parameter lists and the embedded Triton source). tree-sitter-cpp
 reports ERROR nodes in the runtime boilerplate (the CONVERT_EXCEPTION_TO_ERROR_CODE macro calls);
 those functions are never read, so the errors are only counted when they fall inside one we read.
@@ -15,17 +15,11 @@ import re
 from dataclasses import dataclass, field
 
 from . import proxy, ts
+from .calls import Call, Launches
 from .findings import Location
 from .tritonsrc import triton_comment as _triton_comment
 
 _CHECK_INPUT = re.compile(r"check_input_(\d+)$")
-_TOPO = re.compile(r"//\s*Topologically Sorted Source Nodes:.*")
-# Allocation and bookkeeping shims: they create or move buffers but compute nothing from inputs.
-_NON_PRODUCING_SHIMS = re.compile(
-    r"aoti_torch_(empty_strided|delete_tensor_object|get_|new_tensor_handle|assign_tensors|"
-    r"check_|dtype_|device_type_|grad_mode|zero_)"
-)
-_TENSOR_NAME = re.compile(r"^(buf\d+|arg\d+_\d+)$")
 _DTYPE_FN = re.compile(r"aoti_torch_dtype_(\w+)\(\)")
 _INPUT_HANDLE = re.compile(r"^ConstantHandle\(\s*input_handles\[(\d+)\]\s*\)$")
 
@@ -68,17 +62,6 @@ class SymbolDecl:
     buffer: str | None = None      # for `arg0_1_size[0]`: the tensor name
     kind: str | None = None        # "size" | "stride" for direct reads
     dim: int | None = None
-
-
-@dataclass
-class Call:
-    function: str
-    args: tuple[str, ...]          # Python-syntax expressions, one per argument
-    arg_names: tuple[str | None, ...]  # buffer/tensor name when the argument is a tensor
-    location: Location
-    comment: str | None = None
-    outputs: tuple[str, ...] = ()  # `&buf1_handle` out-arguments of shim calls -> "buf1"
-    checked: bool = True           # False: a shim whose AOTITorchError is discarded
 
 
 @dataclass
@@ -240,7 +223,7 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
     if "throw" in text:
         _symbol_asserts(facts, body)
     _int_arrays(facts, found["arrays"], max_depth)
-    _Launches(facts, max_depth).walk(body)
+    Launches(facts, max_depth).walk(body)
     facts.calls = proxy.normalize(facts.calls)
 
 
@@ -249,6 +232,9 @@ _SIZE_TYPES = ("int64_t", "const int64_t", "int32_t", "long", "int64_t const")
 
 def _declarations(facts: WrapperFacts, found: list[dict], max_depth: int) -> None:
     """Size symbols and buffer aliases, from run_impl's `declarations` matches."""
+    # A value's reading depends on its text alone (parsed without error): a 48-layer wrapper
+    # declares 1,500 `int64_t xnumel = 256L*s27;` over a handful of texts.
+    symbol_values: dict[tuple[bool, str], tuple[str, str, int] | str] = {}
     for m in found:
         type_text = ts.text(m["type"])
         name = ts.text(m["name"])
@@ -258,16 +244,17 @@ def _declarations(facts: WrapperFacts, found: list[dict], max_depth: int) -> Non
         # (`auto u0 = u0_raw;` after `aoti_torch_item_int64(buf, &u0_raw)`).
         if type_text in _SIZE_TYPES or (type_text == "auto" and re.match(r"^(u|s|ps)\d+$", name)):
             loc = _loc(facts.path, m["declaration"])
-            read = _size_read(value)
-            if read is not None:
+            key = (type_text != "auto", value_text)
+            clean = ts.error_free(value)
+            read = symbol_values.get(key) if clean else None
+            if read is None:
+                read = _symbol_value(value, type_text != "auto", max_depth)
+                if clean:
+                    symbol_values[key] = read
+            if isinstance(read, tuple):
                 facts.symbols.append(SymbolDecl(name, name, loc, buffer=read[0], kind=read[1], dim=read[2]))
             else:
-                try:
-                    expr = _integral(ts.cpp_to_py(value, max_depth)) if type_text != "auto" else \
-                        ts.cpp_to_py(value, max_depth)
-                except ts.ExprTooDeep:
-                    expr = "unknown()"
-                facts.symbols.append(SymbolDecl(name, expr, loc))
+                facts.symbols.append(SymbolDecl(name, read, loc))
         elif type_text == "auto" or "Handle" in type_text:
             # Buffer aliases: `auto buf2 = std::move(buf0);  // reuse`,
             # `RAIIAtenTensorHandle buf0(buf0_handle);`, reinterpret_tensor views of a buffer.
@@ -279,6 +266,17 @@ def _declarations(facts: WrapperFacts, found: list[dict], max_depth: int) -> Non
                 target = tensors[0].removesuffix("_handle")
                 if target != name:
                     facts.aliases[name] = target
+
+
+def _symbol_value(value: ts.Node, integral: bool, max_depth: int) -> tuple[str, str, int] | str:
+    """A size symbol's value: a direct read (`_size_read`), else its expression."""
+    read = _size_read(value)
+    if read is not None:
+        return read
+    try:
+        return _integral(ts.cpp_to_py(value, max_depth)) if integral else ts.cpp_to_py(value, max_depth)
+    except ts.ExprTooDeep:
+        return "unknown()"
 
 
 def _size_read(value: ts.Node) -> tuple[str, str, int] | None:
@@ -293,12 +291,23 @@ def _size_read(value: ts.Node) -> tuple[str, str, int] | None:
 
 def _int_arrays(facts: WrapperFacts, found: list[dict], max_depth: int) -> None:
     """`const int64_t int_array_12[] = {2L, 2L, s27, 32L};` -> int_arrays["int_array_12"]."""
+    read: dict[str, tuple[str, ...] | None] = {}  # by the list's text: 1,400 arrays, 26 texts (GPT-2)
     for m in found:
-        try:
-            facts.int_arrays[ts.text(m["name"])] = tuple(
-                _integral(ts.cpp_to_py(v, max_depth)) for v in ts.children(m["value"]))
-        except ts.ExprTooDeep:
-            continue
+        value = m["value"]
+        text = ts.text(value)
+        clean = ts.error_free(value)
+        sizes = read[text] if clean and text in read else _int_array(value, max_depth)
+        if clean:
+            read[text] = sizes
+        if sizes is not None:
+            facts.int_arrays[ts.text(m["name"])] = sizes
+
+
+def _int_array(value: ts.Node, max_depth: int) -> tuple[str, ...] | None:
+    try:
+        return tuple(_integral(ts.cpp_to_py(v, max_depth)) for v in ts.children(value))
+    except ts.ExprTooDeep:
+        return None
 
 
 def _size_asserts(facts: WrapperFacts, body: ts.Node) -> None:
@@ -334,62 +343,6 @@ def _symbol_asserts(facts: WrapperFacts, body: ts.Node) -> None:
         facts.symbol_bounds[name] = (low, high)
 
 
-class _Launches:
-    """run_impl's statements in order, one handler per statement kind: kernel launches and shim
-    calls, each with the `// Topologically Sorted Source Nodes: ...` comment that precedes it."""
-
-    def __init__(self, facts: WrapperFacts, max_depth: int) -> None:
-        self.facts = facts
-        self.max_depth = max_depth
-        self.pending_comment: str | None = None
-        # Argument text -> (buffer it names, Python form): thousands of launches pass the same few
-        # size expressions, and an expression's conversion depends on its text alone.
-        self.converted: dict[str, tuple[str | None, str]] = {}
-
-    def walk(self, body: ts.Node) -> None:
-        handlers = {
-            ts.Statement.COMMENT: self.comment,
-            ts.Statement.CALL: self.call,
-            ts.Statement.DECLARATION: self.keep,   # sizes and buffers between a comment and its launch
-            ts.Statement.EXPRESSION: self.keep,
-            ts.Statement.OTHER: self.other,
-        }
-        for kind, node in ts.statements(body):
-            handlers[kind](node)
-
-    def keep(self, node: ts.Node) -> None:
-        pass
-
-    def other(self, node: ts.Node) -> None:
-        self.pending_comment = None
-
-    def comment(self, node: ts.Node) -> None:
-        text = ts.text(node)
-        if _TOPO.match(text):
-            self.pending_comment = text.lstrip("/ ").strip()
-
-    def call(self, node: ts.Node) -> None:
-        fn, args = ts.call(node)
-        wrapped = False
-        if fn == "AOTI_TORCH_ERROR_CODE_CHECK" and args:
-            inner = ts.call(args[0])
-            if inner is not None:
-                (fn, args), wrapped = inner, True
-        if not re.match(r"^[A-Za-z_]\w*$", fn):
-            return
-        # Every aoti_torch_* shim returns an AOTITorchError; called bare, the error is dropped.
-        checked = wrapped or not fn.startswith("aoti_torch_") or fn.startswith("aoti_torch_grad_mode")
-        if _NON_PRODUCING_SHIMS.match(fn) and "empty_strided" not in fn:
-            return
-        entry = _call(self.facts, fn, args, node, self.pending_comment, self.max_depth, self.converted)
-        entry.checked = checked
-        if fn == proxy.CALL and args:  # a custom op: its tensors are the last argument's names
-            names = proxy.tensors([ts.text(i) for i in ts.identifiers(args[-1])])
-            entry.args, entry.arg_names = entry.args[:-1] + names, entry.arg_names[:-1] + names
-        self.facts.calls.append(entry)
-        self.pending_comment = None
-
-
 @functools.lru_cache(maxsize=4096)  # one expression per launch's numel, repeated thousands of times
 def _integral(expr: str) -> str:
     """`int64_t s69 = (1.0/2.0)*arg0_1_size_0;` truncates: keep that in the expression
@@ -404,50 +357,6 @@ def _integral(expr: str) -> str:
            and isinstance(n.op, ast.Div) for n in ast.walk(tree)):
         return f"trunc({expr})"
     return expr
-
-
-def _call(facts: WrapperFacts, fn: str, arg_nodes: list[ts.Node], stmt: ts.Node,
-          comment: str | None, max_depth: int, converted: dict[str, tuple[str | None, str]]) -> Call:
-    args: list[str] = []
-    names: list[str | None] = []
-    outputs: list[str] = []
-    for arg in arg_nodes:
-        raw = ts.text(arg)
-        if ts.is_identifier(arg):
-            # Most launch arguments are bare names: no `&`, no method call, and a name converts to itself.
-            names.append(raw)
-            args.append(raw)
-            continue
-        out = ts.address_of(arg)
-        if out is not None:
-            out = out.removesuffix("_handle")
-            outputs.append(out)
-            names.append(out)
-            args.append(out)
-            continue
-        # The query runs only where its method name can match (it is part of the argument's text).
-        tensor = next((ts.text(c["object"]) for c in ts.matches("method_calls", arg)
-                       if ts.text(c["method"]) in ("data_ptr", "get") and ts.text(c["args"]) == "()"), None) \
-            if "data_ptr" in raw or "get" in raw else None
-        if tensor:
-            names.append(tensor)
-            args.append(tensor)
-            continue
-        known = converted.get(raw)
-        if known is None:
-            # Views passed inline (`reinterpret_tensor_wrapper(buf1, ...)`) still name their buffer.
-            name = next((ts.text(i) for i in ts.identifiers(arg) if _TENSOR_NAME.match(ts.text(i))), None)
-            try:
-                known = converted[raw] = (name, ts.cpp_to_py(arg, max_depth))
-            except ts.ExprTooDeep:
-                known = converted[raw] = (name, "unknown()")
-        names.append(known[0])
-        args.append(known[1])
-    if not outputs and names and names[0] and (fn.endswith("_out") or fn.endswith("_")):
-        # `aoti_torch_cpu_mm_out(buf0, a, b)` and in-place shims (`..._index_put_`, `copy_`) write
-        # into their first argument.
-        outputs.append(names[0])
-    return Call(fn, tuple(args), tuple(names), _loc(facts.path, stmt), comment, tuple(outputs))
 
 
 # --- call_triton_<kernel> helpers --------------------------------------------------------------

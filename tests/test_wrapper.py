@@ -150,3 +150,80 @@ def test_linking_through_an_extern_buffer_and_an_alias():
     assert model.symbols["u0"].unbacked
     assert model.inputs[0].dims[0].enforced == "env"
     assert [c.name for c in model.constants] == ["e_weight"]
+
+
+# --- run_impl's calls read from their text (calls.Launches._simple_call) -------------------------
+
+EDGE_CALLS = b'''
+void AOTInductorModel::run_impl(AtenTensorHandle* input_handles, AtenTensorHandle* output_handles) {
+    int64_t s11 = arg1_1_size[0];
+    AtenTensorHandle buf0_handle;
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(2, int_array_0, int_array_1, cached_torch_dtype_float32, this->device_idx_, &buf0_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(2, int_array_0, int_array_1, cached_torch_dtype_float32, this->device_idx_, & buf1_handle));
+    // Topologically Sorted Source Nodes: [gather], Original ATen: [aten.gather]
+    call_triton_k(buf0, arg1_1, 2L*s11, this->device_idx_, stream, kernels, this->cubin_dir_);
+    call_triton_k(buf0, arg1_1, 2L*s11, this->device_idx_, stream, kernels, this->cubin_dir_);
+    call_triton_k(buf0, true, NULL, nullptr, this);
+    call_triton_k(buf0, true, NULL, nullptr, this);
+    cpp_fused_k(s11 ? 1 : 2, -s11, s11 * 2L);
+    cpp_fused_k(s11 ? 1 : 2, -s11, s11 * 2L);
+    call_triton_k(buf0, /* a comment */ s11);
+    AOTI_TORCH_ERROR_CODE_CHECK((aoti_torch_cpu_mm_out)(buf2, buf0, buf1));
+    AOTI_TORCH_ERROR_CODE_CHECK(buf2);
+    AOTI_TORCH_ERROR_CODE_CHECK(a, aoti_torch_cpu_mm_out(buf2, buf0, buf1));
+    aoti_torch_cpu_index_put_(buf2, buf0, buf1);
+    aoti_torch_cpu_mm_out( );
+    buf0.reset();
+    aoti_torch_delete_tensor_object(buf0);
+    cpp_fused_k(arg1_1.data_ptr(), s11);
+    cpp_fused_k(s11 ? 1 : 2, -s11, (s11));
+    cpp_fused_k(x, y,);
+    caf\xc3\xa9(buf0);
+}
+'''
+
+
+def _run_impl_facts(data: bytes, simple: bool, monkeypatch) -> wrapper.WrapperFacts:
+    from analyzer import calls
+
+    if not simple:
+        monkeypatch.setattr(calls.Launches, "_simple_call", lambda self, node: False)
+    tree, _ = ts.parse(data)
+    facts = wrapper.parse(tree, "m.wrapper.cpp")
+    monkeypatch.undo()
+    return facts
+
+
+def test_calls_read_from_text_are_the_calls_read_from_nodes(monkeypatch):
+    # Every edge the text reading must leave to the nodes (comments, parentheses, words that are not
+    # names, a first sight of an expression, a syntax error) gives the node path's facts.
+    from analyzer import calls
+
+    taken = []
+    original = calls.Launches._simple_call
+    monkeypatch.setattr(calls.Launches, "_simple_call", lambda self, node: taken.append(original(self, node)) or taken[-1])
+    fast = wrapper.parse(ts.parse(RUN_IMPL + EDGE_CALLS)[0], "m.wrapper.cpp")
+    monkeypatch.undo()
+    slow = _run_impl_facts(RUN_IMPL + EDGE_CALLS, False, monkeypatch)
+    assert fast.calls == slow.calls and fast == slow
+    assert taken.count(True) >= 5 and taken.count(False) >= 5  # both paths ran
+    launches = [c for c in fast.calls if c.function == "call_triton_k"]
+    assert launches[1].args == ("buf0", "arg1_1", "(2 * s11)", "this", "stream", "kernels", "this")
+    assert launches[0].comment is not None and launches[1].comment is None
+    empty = [c for c in fast.calls if c.function == "aoti_torch_empty_strided"]
+    assert [c.outputs for c in empty] == [("buf0",), ("buf1",)]
+
+
+def test_calls_read_from_text_on_real_wrappers(monkeypatch):
+    from conftest import FIXTURES, require
+
+    from analyzer import archive, layout
+    from analyzer.api import _read
+
+    for name in ("large/gpt2_48.cuda.stripped.pt2", "small_transformer.cpu.stripped.pt2", "index_add.cuda.stripped.pt2"):
+        with archive.open_package(require(FIXTURES / name), archive.Limits()) as pkg:
+            sources: dict[str, bytes] = {}
+            sourced = layout.pick_sources(pkg.models[0], lambda m: _read(pkg, m, sources))
+            data = _read(pkg, sourced.wrappers[0], sources)
+        fast, slow = (_run_impl_facts(data, simple, monkeypatch) for simple in (True, False))
+        assert fast.calls and fast == slow, name
