@@ -281,7 +281,7 @@ def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
         + [r.location for r in model.reductions] + [l.location for l in model.launches] \
         + [p.location for p in model.problems] + [s.location for s in model.symbols.values()] \
         + [d.check_location for i in model.inputs for d in i.dims] \
-        + [d.tie_location for i in model.inputs for d in i.dims] + [s.location for s in model.stores]
+        + [d.tie_location for i in model.inputs for d in i.dims] + [a.location for a in model.accesses]
     for loc in located:
         if loc is not None and loc.line > 0 and loc.path in sources:
             wanted.setdefault(loc.path, set()).add(loc.line)

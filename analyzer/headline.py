@@ -15,7 +15,7 @@ from typing import Iterable
 from .findings import Finding
 from .messages import AT_ZERO, HEADLINES, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS
 from .model import Model, shim_op
-from .source import DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
+from .source import ACCESS_OPS, DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
 
 LIMIT = 100        # a headline's length
 NAME_LIMIT = 40    # a user name (input, module path) inside it
@@ -93,7 +93,7 @@ def user_op(f: Finding) -> str:
 
 _ALL_OPS = INDEX_OPS | DIVISION_OPS | frozenset().union(*REDUCTION_OPS.values())
 # The ops that can raise each rule's finding, to name one from a kernel's name.
-_OPS = {"AOTI001": INDEX_OPS, "AOTI003": INDEX_OPS, "AOTI008": INDEX_OPS, "AOTI015": INDEX_OPS, "AOTI017": INDEX_OPS, "AOTI004": DIVISION_OPS | {"mean"},
+_OPS = {"AOTI001": INDEX_OPS, "AOTI003": INDEX_OPS, "AOTI008": INDEX_OPS, "AOTI015": INDEX_OPS, "AOTI017": ACCESS_OPS, "AOTI018": ACCESS_OPS, "AOTI004": DIVISION_OPS | {"mean"},
         "AOTI005": frozenset().union(*REDUCTION_OPS.values())}
 
 

@@ -175,6 +175,12 @@ MESSAGES = Catalog("MESSAGES", {
         "{dim_display} ({where}), but {buffer} has {numel} elements, none when {dim_display} is 0, which the "
         "package accepts ({range_text}): every write lands outside the empty buffer, a segmentation fault "
         "(SIGSEGV) or silent memory corruption, with no error message",
+    # AOTI018 read-from-empty-buffer
+    "read-from-empty-buffer":
+        "{kernel} reads {buffer} (`{pointer}`) inside loops of {space} iterations that do not shrink with "
+        "{dim_display} ({where}), but {buffer} has {numel} elements, none when {dim_display} is 0, which the "
+        "package accepts ({range_text}): every read lands outside the empty buffer, a segmentation fault "
+        "(SIGSEGV) or garbage values, with no error message",
     # AOTI004 division-by-dynamic-size
     "division-by-dynamic-size.float":
         "{kernel} divides by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} ({where}) is empty "
@@ -265,6 +271,7 @@ HEADLINES = Catalog("HEADLINES", {
     "data-dependent-size-check.min": "`{aten_op}`{site} returning < {min} elements raises an error: compiled for >= {min}",
     "data-dependent-size-check.max": "{dim_name} = {size} lets `{aten_op}`{site} return > {max} elements: an error",
     "store-into-empty-buffer": "empty {dim_name} makes the {user_op}{site} write past an empty buffer (SIGSEGV)",
+    "read-from-empty-buffer": "empty {dim_name} makes the {user_op}{site} read past an empty buffer (SIGSEGV)",
     "division-by-dynamic-size.float": "empty {dim_name} gives NaN/inf silently: division by 0 in the {user_op}{site}",
     "division-by-dynamic-size.integer": "empty {dim_name} kills the process: integer division by 0 in the {user_op}{site}",
     "division-by-dynamic-size.integer-kernel":
@@ -370,6 +377,8 @@ FIXES = Catalog("FIXES", {
         ", or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the input check rejects it with an error about the input",
     "store-into-empty-buffer":
         "reject empty inputs before calling the model (`if {empty_test}: ...`){env}",
+    "read-from-empty-buffer":
+        "reject empty inputs before calling the model (`if {empty_test}: ...`){env}",
     "division-by-dynamic-size.float":
         "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}, or guard the "
         "division in the model (e.g. divide by `max(n, 1)`)",
@@ -413,7 +422,8 @@ CHAIN = Catalog("CHAIN", {
     "index-range": "{index_var} lies in [0, {high}] whatever was loaded; with {assignment} the bound is {value}, "
                    "so an index of {high} fails `{index_var} < {value}`",
     "store": "{kernel} writes {buffer} through {pointer}: {numel} elements, written in loops of {space} iterations",
-    "store-empty": "with {assignment} {buffer} has no elements and the loops still write {writes} times",
+    "read": "{kernel} reads {buffer} through {pointer}: {numel} elements, read in loops of {space} iterations",
+    "access-empty": "with {assignment} {buffer} has no elements and the loops still run (at least {count} iterations)",
     # The linker's chain of an assertion (link.py).
     "values": "values of {who} -> {var} in {kernel}",
     "index-extent": "{var} in {kernel} ranges over [0, {extent})",
@@ -488,6 +498,7 @@ ENFORCEMENT = Catalog("ENFORCEMENT", {
 # Every fix of a failure a shape guard can reject points at `aoti-lint contract` (issue 11 part 6).
 CONTRACT_HINT = "; `aoti-lint contract PKG --emit python` writes a check_inputs() guard that rejects such inputs"
 for _key in ("empty-index-bound", "unenforced-lower-bound", "unenforced-lower-bound.none", "store-into-empty-buffer",
+             "read-from-empty-buffer",
              "index-exceeds-constant-bound", "index-exceeds-constant-bound.enforced",
              "division-by-dynamic-size.float", "division-by-dynamic-size.integer", "empty-reduction"):
     FIXES[_key] += CONTRACT_HINT

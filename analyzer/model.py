@@ -274,18 +274,19 @@ class ConstantRead:
 
 
 @dataclass
-class Store:
-    """A kernel's write into a buffer (`out_ptr0[tmp1] = v`) at one launch (analyzer/storebounds.py):
-    the buffer's element count and the loops around the write, over root symbols. When a size
-    empties the buffer but not the loops, every write lands outside it."""
+class Access:
+    """A kernel's write into a buffer (`out_ptr0[tmp1] = v`) or read from one (`in_ptr0[...]`) at one
+    launch (analyzer/storebounds.py): the buffer's element count and the loops around the access,
+    over root symbols. When a size empties the buffer but not the loops, every access lands outside it."""
 
     kernel: str
-    pointer: str                      # the kernel parameter (`out_ptr0`)
-    buffer: str                       # the launch argument (`buf0`)
+    pointer: str                      # the kernel parameter (`out_ptr0`, `in_ptr0`)
+    buffer: str                       # the launch argument (`buf0`, `arg0_1`)
     numel: str                        # the buffer's element count
-    space_expr: str                   # the product of the loops' extents around the write ("1": none)
+    space_expr: str                   # the product of the loops' extents around the access ("1": none)
     location: Location
     launch: Location
+    write: bool = True
 
 
 @dataclass
@@ -392,7 +393,7 @@ class Model:
     reductions: list[Reduction] = field(default_factory=list)
     constant_reads: list[ConstantRead] = field(default_factory=list)
     size_checks: list[SizeCheck] = field(default_factory=list)
-    stores: list[Store] = field(default_factory=list)
+    accesses: list[Access] = field(default_factory=list)
     # Derived-dim relations (analyzer.relations), one per input dim at most.
     relations: list[Relation] = field(default_factory=list)
     # The exported program's range_constraints: symbol or expression -> (min, max), None unbounded.

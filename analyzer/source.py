@@ -27,6 +27,11 @@ INDEX_OPS = frozenset({
     "searchsorted", "bucketize", "_unsafe_masked_index", "nll_loss", "nll_loss_forward", "cross_entropy_loss",
     "cross_entropy",
 })
+# Ops whose kernels access a buffer inside loops over another size (store-into-empty-buffer,
+# read-from-empty-buffer): the index ops and the resizes Inductor lowers to `_unsafe_index`.
+ACCESS_OPS = INDEX_OPS | frozenset({"upsample_bilinear2d", "upsample_nearest2d", "upsample_nearest1d",
+                                    "upsample_linear1d", "upsample_bicubic2d", "upsample_trilinear3d",
+                                    "upsample_nearest3d", "_upsample_bilinear2d_aa", "grid_sampler_2d"})
 # Ops whose output length the input's values decide (data-dependent-size-check).
 COUNT_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "_unique2", "nms"})
 REDUCTION_OPS = {
@@ -289,8 +294,8 @@ def _wanted(model: Model, f: Finding) -> frozenset[str] | None:
         return DIVISION_OPS
     if f.code == "AOTI016":
         return COUNT_OPS
-    if f.code == "AOTI017":
-        return INDEX_OPS
+    if f.code in ("AOTI017", "AOTI018"):
+        return ACCESS_OPS
     return None
 
 

@@ -229,6 +229,7 @@ EXPECTED_RULES = [
     ("AOTI015", "index-exceeds-dynamic-bound", Severity.ERROR),
     ("AOTI016", "data-dependent-size-check", Severity.INFO),
     ("AOTI017", "store-into-empty-buffer", Severity.ERROR),
+    ("AOTI018", "read-from-empty-buffer", Severity.ERROR),
 ]
 
 

@@ -297,10 +297,46 @@ def test_scatter_into_an_empty_target_is_store_into_empty_buffer():
     assert (finding.input, finding.dim, finding.kernel, finding.message_key, finding.severity) == (
         0, 0, "cpp_fused_scatter_0", "store-into-empty-buffer", Severity.ERROR)
     assert W.parse_witness(finding.witness)[0] == ("inp", (0, 3))
-    stores = [s for s in _load("tai_scatter").stores if s.kernel == "cpp_fused_scatter_0"]
+    stores = [s for s in _load("tai_scatter").accesses if s.kernel == "cpp_fused_scatter_0" and s.write]
     assert sorted(s.space_expr for s in stores) == ["4", "s5 * s54", "s5 * s54"]
     assert {s.numel for s in stores} == {"s54 * s5"} and {s.buffer for s in stores} == {"buf0"}
     assert _record("tai_scatter", "r=0")["signal"] == "SIGSEGV"
     record = _record("tai_scatter", "r=0,c=3", "runtime.values.json")
     assert record["signal"] == "SIGSEGV" and not record["eager"]["ok"]
     assert _record("tai_scatter", "r=1,c=3", "runtime.values.json")["aoti"]["matches_eager"]
+
+
+def test_resize_of_an_empty_image_is_read_from_empty_buffer():
+    """torchvision's bilinear resize: the kernel loops over 3 x th x tw (th, tw from `.tolist()`,
+    checked >= 1 at every call) and reads the image (3 x h x w elements) through `_unsafe_index`, with
+    no assertion: at h = 0 the image is empty and the reads land outside it, SIGSEGV (runtime.json
+    `h=0`; runtime.values.json at the witness (3, 0, 3), with targets 3x3 and 1x1; eager raises), h = 1
+    returns = eager. h = 0 is outside the declared [1, 4000]: a warning, said to be outside the
+    contract. Before, only AOTI002's witness at 0 named it."""
+    [finding] = _found("tai_resize", "AOTI018")
+    assert (finding.input, finding.dim, finding.message_key, finding.severity) == (
+        0, 1, "read-from-empty-buffer", Severity.WARNING)
+    assert finding.message_fields["outside_contract"] and finding.source.op == "aten.upsample_bilinear2d.vec"
+    assert W.parse_witness(finding.witness)[0] == ("image", (3, 0, 3))
+    [read] = {(a.buffer, a.space_expr) for a in _load("tai_resize").accesses
+              if not a.write and a.kernel == finding.kernel}
+    assert read == ("arg0_1", "3 * u0 * u1")
+    for label in ("h=0,w=3", "h=0,w=3,target=1x1"):
+        record = _record("tai_resize", label, "runtime.values.json")
+        assert record["signal"] == "SIGSEGV" and not record["eager"]["ok"]
+    assert _record("tai_resize", "h=1,w=3", "runtime.values.json")["aoti"]["matches_eager"]
+
+
+@pytest.mark.parametrize("package, why", [("real/unet_skip", "the conv (an extern call) raises first"),
+                                          ("real/nonzero_size", "`Expected u0 >= 2` fails first")])
+def test_read_from_an_empty_buffer_that_fails_earlier_is_no_finding(package, why):
+    """unet_skip at x.shape[2] = 0 reads x in loops of 8 + ...: the conv before it raises
+    `Kernel size can't be greater than actual input size` (runtime.values.json, as eager);
+    nonzero_size at n = 0: nonzero's count 0 fails run_impl's `u0 >= 2` before the kernel reads x."""
+    findings = api.lint(str(FIXTURES / f"{package}.cpu.stripped.pt2")).findings
+    assert not [f for f in findings if f.code in ("AOTI017", "AOTI018")], why
+    model = api.load(str(FIXTURES / f"{package}.cpu.stripped.pt2")).models[0]
+    assert any(not a.write for a in model.accesses)
+    if package == "real/unet_skip":  # runtime.values.json: the conv's error, as eager's
+        record = _record("unet_skip", "k=0", "runtime.values.json")
+        assert "Kernel size can't be greater than actual input size" in record["aoti"]["error"]

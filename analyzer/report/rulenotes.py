@@ -50,6 +50,9 @@ OPTIONS: dict[str, str] = {
         "`--input-names` changes only the wording."),
     "store-into-empty-buffer": NAMES_ONLY + " Declared minimums are not enforced by the package and do not "
                                             "remove the finding.",
+    "read-from-empty-buffer": (
+        "`--exported-program`: a witness outside the declared range (`Dim(\"h\", min=1)`, h = 0) lowers the "
+        "finding to a warning. `--input-names` changes only the wording."),
     "read-past-constant": (
         "`--exported-program`: a declared `max` that nothing checks at run time does not remove the "
         "finding (a warning when the compiled max is checked with `AOTI_RUNTIME_CHECK_INPUTS=1`). "
@@ -122,6 +125,13 @@ LIMITATIONS: dict[str, str] = {
         "shape gives; the write's offset is not read: it reports a buffer that is empty while its write's "
         "loops run, not a write past the end of a non-empty one. A Triton write counts as running only when "
         "every numel of its grid (reduction included) is non-zero."),
+    "read-from-empty-buffer": (
+        STATIC + " As `store-into-empty-buffer`, for the loads in a kernel's definitions; a read that an index "
+        "check, an always-on check of a data-dependent size, or an error-checked extern call given the empty "
+        "tensor (which may raise) reaches first is not reported, though some of those calls accept empty "
+        "tensors. A data-dependent loop size (`.item()`) counts at the least its always-on check allows "
+        "(unknown below 1: not reported). A read guarded by a condition in C++ (`if (x < ks0)` of a `cat`) "
+        "counts as running."),
     "read-past-constant": (
         STATIC + " Only loads whose index the value-range engine bounds over iteration ranges are checked; "
         "a read in a kernel whose constant-bound index assertion over the same size fails first is left "
