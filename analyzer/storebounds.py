@@ -15,13 +15,14 @@ access lands outside it (`store-into-empty-buffer`, `read-from-empty-buffer`).
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable, Iterator
 
 from . import intervals
 from .kernels import KernelFacts
 from .model import Access, Model
 from .shapes import allocations
-from .values import Values, load_pointer
+from .values import Values, call_name, load_pointer
 from .wrapper import WrapperFacts
 
 
@@ -77,11 +78,25 @@ def _accesses(facts: KernelFacts, loads: dict[int, tuple[ast.AST, tuple[str, ...
             known = loads.get(id(expr))
             if known is None or known[0] is not expr:  # the expression kept alive beside its id
                 known = loads[id(expr)] = (expr, tuple(
-                    p for node in ast.walk(expr) if isinstance(node, ast.Call) and (p := load_pointer(node))))
+                    p for node in ast.walk(expr)
+                    if isinstance(node, ast.Call) and (p := load_pointer(node)) and not _conditional(node)))
             for pointer in known[1]:
                 if pointer in facts.params and not pointer.startswith("out_ptr") and (pointer, pos) not in seen:
                     seen.add((pointer, pos))
                     yield pointer, pos, False
+
+
+_GRID_MASK = re.compile(r"^(?:[xyz]|r\d*_?)mask$")
+
+
+def _conditional(load: ast.Call) -> bool:
+    """A Triton load masked by more than its grid (`tl.load(in_ptr0 + x0, tmp4 & xmask, other=0.0)`,
+    `tmp4 = x1 < ks0`: a `cat` or a pad reads each input only where its own rows are): it may never
+    run, so it is not counted as reading its buffer."""
+    if call_name(load) != "tl.load":  # C++ `load(in_ptr0, index)`: its second argument is the index
+        return False
+    masks = [load.args[1]] if len(load.args) > 1 else [k.value for k in load.keywords if k.arg == "mask"]
+    return any(isinstance(n, ast.Name) and not _GRID_MASK.match(n.id) for m in masks for n in ast.walk(m))
 
 
 def _walked(facts: KernelFacts) -> bool:

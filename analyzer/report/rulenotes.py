@@ -130,8 +130,8 @@ LIMITATIONS: dict[str, str] = {
         "check, an always-on check of a data-dependent size, or an error-checked extern call given the empty "
         "tensor (which may raise) reaches first is not reported, though some of those calls accept empty "
         "tensors. A data-dependent loop size (`.item()`) counts at the least its always-on check allows "
-        "(unknown below 1: not reported). A read guarded by a condition in C++ (`if (x < ks0)` of a `cat`) "
-        "counts as running."),
+        "(unknown below 1: not reported). A Triton load masked by more than its grid (`tmp4 & xmask` of a "
+        "`cat`) is not counted; a C++ read inside a lambda called under a condition is not read at all."),
     "read-past-constant": (
         STATIC + " Only loads whose index the value-range engine bounds over iteration ranges are checked; "
         "a read in a kernel whose constant-bound index assertion over the same size fails first is left "
