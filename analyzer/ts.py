@@ -94,12 +94,13 @@ def _grammar_text(name: str) -> str:
         return path.read_text("utf-8")
 
 
-# Queries compiled as one (a compile has ~4.5 ms of fixed cost; patterns rooted at other node types
-# cost a walk next to nothing: the constructor's, 0.3 ms over a run_impl of 6,000 statements
-# against 5 ms of a compile of their own), which `matches_each` can run in one walk: run_impl's
-# declarations and int arrays.
-_GROUP = ("declarations", "arrays", "size_checks", "gates", "constructor")
-_GROUPS = {name: _GROUP for name in _GROUP}
+# Queries compiled as one (a compile has ~4.5 ms of fixed cost, plus up to 7 ms a pattern; patterns
+# rooted at other node types cost a walk next to nothing: the constructor's, 0.3 ms over a run_impl
+# of 6,000 statements against 5 ms of a compile of their own), which `matches_each` can run in one
+# walk: run_impl's declarations and int arrays. The input-size asserts of torch >= 2.13 and their
+# gate are read together, only where a wrapper has them.
+_GROUP = ("declarations", "arrays", "constructor")
+_GROUPS = {name: _GROUP for name in _GROUP} | {name: ("size_asserts", "gates") for name in ("size_asserts", "gates")}
 
 
 @functools.lru_cache(maxsize=None)
@@ -126,11 +127,12 @@ def matches_each(names: tuple[str, ...], node: Node) -> Iterator[tuple[str, dict
 
 
 def functions(root: Node) -> list[dict[str, Node]]:
-    """The `functions` query's matches: function definitions at file, namespace, linkage, template,
-    class and preprocessor level, in document order. Function bodies are not searched (C++ nests
-    a definition there only in a local class): a query walk of a whole wrapper visits run_impl's
-    every node (40 ms on 12 MB), this walk only the nodes outside bodies (6 ms)."""
-    query, _ = _compiled(("functions",))
+    """Function definitions at file, namespace, linkage, template, class and preprocessor level, in
+    document order, each as {"function", "name", "params", "body"}: a `function_declarator` (its
+    declarator is the name, a parameter list) and a `{ ... }` body. Function bodies are not searched
+    (C++ nests a definition there only in a local class): a query walk of a whole wrapper visits
+    run_impl's every node (40 ms on 12 MB) and compiling one costs 10 ms; this walk visits only the
+    nodes outside bodies (6 ms)."""
     found: list[dict[str, Node]] = []
     stack = [root]
     while stack:
@@ -138,11 +140,95 @@ def functions(root: Node) -> list[dict[str, Node]]:
         if node.type != "function_definition":
             stack.extend(reversed(node.children))
             continue
-        cursor = tree_sitter.QueryCursor(query)
-        cursor.set_max_start_depth(0)  # this definition only, not one nested in it
-        for _, captures in cursor.matches(node):
-            found.append({key: nodes[0] for key, nodes in captures.items() if nodes})
+        declarator, body = node.child_by_field_name("declarator"), node.child_by_field_name("body")
+        if declarator is None or declarator.type != "function_declarator" or body is None \
+                or body.type != "compound_statement":
+            continue
+        name, params = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("parameters")
+        if name is not None and name.is_named and params is not None and params.type == "parameter_list":
+            found.append({"function": node, "name": name, "params": params, "body": body})
     return found
+
+
+def descendants(node: Node, kind: str) -> Iterator[Node]:
+    """Every node of type `kind` under `node` (itself included), in document order (iterative). For
+    the small functions whose statements a query would cost more to
+    compile (about 5 ms a pattern) than to walk (check_input_N, __check_inputs_outputs)."""
+    stack = [node]
+    seen = 0
+    while stack:
+        n = stack.pop()
+        seen += 1
+        if seen % 65536 == 0:
+            poll(f"searching for {kind} nodes")
+        if n.type == kind:
+            yield n
+        stack.extend(reversed(n.named_children))
+
+
+def size_check(node: Node) -> dict[str, Node] | None:
+    """check_input_N's size check `if (arg0_1_size[0] < 2)` (min), `if (arg0_1_size[0] > 64)` (max),
+    `if (8 != arg0_1_size[1])` or `if (arg0_1_size[1] != 8)` (exact) as {"check", "sizes", "dim",
+    "operator", "limit"}: `sizes` the `<input>_size` array, `dim` its one literal index; else None."""
+    if node.type != "if_statement":
+        return None
+    condition = node.child_by_field_name("condition")
+    value = condition.child_by_field_name("value") if condition is not None and condition.type == "condition_clause" \
+        else None
+    if value is None or value.type != "binary_expression":
+        return None
+    left, operator, right = (value.child_by_field_name(f) for f in ("left", "operator", "right"))
+    if left is None or operator is None or right is None:
+        return None
+    op = text(operator)
+    if left.type == "subscript_expression" and op in ("<", ">", "!=") and right.type == "number_literal":
+        element, limit = left, right
+    elif left.type == "number_literal" and op == "!=" and right.type == "subscript_expression":
+        element, limit = right, left
+    else:
+        return None
+    array, indices = element.child_by_field_name("argument"), element.child_by_field_name("indices")
+    if array is None or array.type != "identifier" or not text(array).endswith("_size") or indices is None \
+            or indices.type != "subscript_argument_list":
+        return None
+    inner = indices.named_children
+    if len(inner) != 1 or inner[0].type != "number_literal":
+        return None
+    return {"check": node, "sizes": array, "dim": inner[0], "operator": operator, "limit": limit}
+
+
+_CHECK_ENV = "_check_aoti_runtime_check_inputs_env"
+
+
+def skips_unless_checking(node: Node) -> bool:
+    """`if (!_check_aoti_runtime_check_inputs_env()){ return; }`: the AOTI_RUNTIME_CHECK_INPUTS gate
+    at the top of __check_inputs_outputs (a return in the branch's block)."""
+    if node.type != "if_statement":
+        return False
+    condition, branch = node.child_by_field_name("condition"), node.child_by_field_name("consequence")
+    value = condition.child_by_field_name("value") if condition is not None and condition.type == "condition_clause" \
+        else None
+    if value is None or value.type != "unary_expression" or branch is None or branch.type != "compound_statement":
+        return False
+    operator, argument = value.child_by_field_name("operator"), value.child_by_field_name("argument")
+    if operator is None or text(operator) != "!" or argument is None or argument.type != "call_expression":
+        return False
+    function = argument.child_by_field_name("function")
+    return function is not None and function.type == "identifier" and text(function) == _CHECK_ENV \
+        and any(c.type == "return_statement" for c in branch.named_children)
+
+
+def called_function(node: Node) -> Node | None:
+    """The callee of a statement that is a call, `f(args);` (an `expression_statement` holding a
+    `call_expression` with an argument list); else None."""
+    if node.type != "expression_statement":
+        return None
+    for inner in node.named_children:
+        if inner.type == "call_expression":
+            function, args = inner.child_by_field_name("function"), inner.child_by_field_name("arguments")
+            if function is not None and function.is_named and args is not None and args.type == "argument_list":
+                return function
+    return None
 
 
 def text(node: Node | None) -> str:

@@ -167,7 +167,7 @@ def _constructor(facts: WrapperFacts, body: ts.Node) -> None:
 def _check_input(facts: WrapperFacts, index: int, body: ts.Node, function: ts.Node, only: str | None = None) -> None:
     """`only`: read just this tensor's checks (torch 2.7 checks every input in one function)."""
     check = facts.checks.setdefault(index, InputCheck(index=index, name="", location=_loc(facts.path, function)))
-    for m in ts.matches("size_checks", body):
+    for m in filter(None, map(ts.size_check, ts.descendants(body, "if_statement"))):
         sizes, limit, dim_index = ts.text(m["sizes"]), ts.integer(m["limit"]), ts.integer(m["dim"])
         if limit is None or dim_index is None or only is not None and sizes != f"{only}_size":
             continue
@@ -194,9 +194,9 @@ _CHECK_FIELD = {"<": "min", ">": "max", "!=": "value"}
 
 
 def _check_gate(facts: WrapperFacts, body: ts.Node) -> None:
-    facts.checks_gated = any("skip_unless_set" in m for m in ts.matches("gates", body))
-    for m in ts.matches("calls", body):
-        cm = _CHECK_INPUT.match(ts.text(m["function"]).strip())
+    facts.checks_gated = any(map(ts.skips_unless_checking, ts.descendants(body, "if_statement")))
+    for function in filter(None, map(ts.called_function, ts.descendants(body, "expression_statement"))):
+        cm = _CHECK_INPUT.match(ts.text(function).strip())
         if cm:
             facts.checks_called.add(int(cm.group(1)))
     if not facts.checks_called:
@@ -311,7 +311,7 @@ def _int_array(value: ts.Node, max_depth: int) -> tuple[str, ...] | None:
 
 
 def _size_asserts(facts: WrapperFacts, body: ts.Node) -> None:
-    gates = [ts.span(m["only_if_set"]) for m in ts.matches("gates", body) if "only_if_set" in m]
+    gates = [ts.span(m["only_if_set"]) for m in ts.matches("gates", body)]
     for m in ts.matches("size_asserts", body):
         start, _ = ts.span(m["statement"])
         sizes = _literal_list(m["sizes"])
