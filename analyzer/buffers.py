@@ -78,12 +78,12 @@ class BufferRanges:
         self._calls: dict | None = None
         self._reader: ShapeReader | None = None
 
-    def index_upper(self, facts: KernelFacts, var: str, line: int, launch_index: int) -> str | None:
-        """Inclusive maximum of `var` at `line` over the kernel's params and root symbols, with the
+    def index_upper(self, facts: KernelFacts, index: ast.expr, line: int, launch_index: int) -> str | None:
+        """Inclusive maximum of `index` at `line` over the kernel's params and root symbols, with the
         loads of buffers of known range at launch `launch_index` read as those ranges; None when
         no buffer it is passed has a known range, or the maximum stays unknown."""
         ranges = self.load_ranges(facts, launch_index)
-        return Values(facts, load_ranges=ranges).upper(ast.Name(var), line) if ranges else None
+        return Values(facts, load_ranges=ranges).upper(index, line) if ranges else None
 
     def steps(self, facts: KernelFacts, launch_index: int, pointers: set[str]) -> tuple[str, ...]:
         """Chain steps for the buffers of known range among `pointers` (parameter order): what each

@@ -88,6 +88,9 @@ class _Fold(ast.NodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
+        folded = _fold_sum(node)
+        if folded is not None:
+            return folded
         left, right = node.left, node.right
         if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
             try:
@@ -152,6 +155,35 @@ def simplify(expr: str) -> str:
         return ast.unparse(_Fold().visit(_parse.__wrapped__(expr)))  # a fresh tree: see substitute
     except (RecursionError, ValueError):
         return expr
+
+
+def _fold_sum(node: ast.BinOp) -> ast.expr | None:
+    """`2 + (s27 - 1) + 1` -> `s27 + 2`: a sum holding two or more integer constants, its terms in
+    order and the constants added last; None for any other node (or a first term subtracted)."""
+    if not isinstance(node.op, (ast.Add, ast.Sub)):
+        return None
+    terms: list[tuple[int, ast.expr]] = []
+    stack: list[tuple[int, ast.expr]] = [(1, node)]
+    while stack:  # left to right: the right operand is pushed first
+        sign, expr = stack.pop()
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            stack.append((sign if isinstance(expr.op, ast.Add) else -sign, expr.right))
+            stack.append((sign, expr.left))
+        else:
+            terms.append((sign, expr))
+    constants = [sign * t.value for sign, t in terms if isinstance(t, ast.Constant) and type(t.value) is int]
+    others = [(sign, t) for sign, t in terms if not (isinstance(t, ast.Constant) and type(t.value) is int)]
+    if len(constants) < 2 or (others and others[0][0] < 0):
+        return None
+    total = sum(constants)
+    if not others:
+        return ast.Constant(total)
+    out = others[0][1]
+    for sign, t in others[1:]:
+        out = ast.BinOp(out, ast.Add() if sign > 0 else ast.Sub(), t)
+    if total:
+        out = ast.BinOp(out, ast.Add() if total > 0 else ast.Sub(), ast.Constant(abs(total)))
+    return out
 
 
 def _binop(op: ast.operator, a: float, b: float) -> float:

@@ -10,6 +10,7 @@ over the kernel's size parameters it takes) is `analyzer.values`.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -24,8 +25,11 @@ from .findings import Location
 # to the end and is stripped in Python: a lazy `.+?\s*$` rescans every run of spaces (quadratic on
 # a hostile message).
 MESSAGE_RE = re.compile(
-    r"index out of bounds:\s*(?:(?P<lower>-?\d+)L?\s*<=\s*)?(?P<var>\w+)\s*<\s*(?P<bound>.+)$"
+    r"index out of bounds:\s*(?:(?P<lower>-?\d+)L?\s*<=\s*)?(?P<var>[^<]+)<\s*(?P<bound>.+)$"
 )
+# The index: a variable (`tmp4`) or, where Inductor checks an index it computed, an expression of
+# them (`2 + x0`: BART's positions, an arange shifted by the padding offset).
+_INDEX = re.compile(r"\w+|[\w+\-* ()]+")
 _REDUCTIONS = {
     "max2": "max", "max": "max", "min2": "min", "min": "min", "argmax": "argmax", "argmin": "argmin",
     "prod": "prod", "max_with_index": "argmax", "min_with_index": "argmin",
@@ -101,12 +105,25 @@ class KernelFacts:
 
 
 def parse_message(message: str) -> tuple[int | None, str | None, str]:
-    """`index out of bounds: 0 <= tmp4 < ks0` -> (0, "tmp4", "ks0"); one-sided forms give lower None."""
+    """`index out of bounds: 0 <= tmp4 < ks0` -> (0, "tmp4", "ks0"); one-sided forms give lower None;
+    `index out of bounds: 2 + x0 < 130` -> (None, "2 + x0", "130")."""
     m = MESSAGE_RE.search(message)
-    if not m:
+    var = re.sub(r"(?<=\d)[lL]+\b", "", m.group("var").strip()) if m else ""
+    if not m or not _INDEX.fullmatch(var) or index_node(var) is None:
         return None, None, ""
     lower = int(m.group("lower")) if m.group("lower") is not None else None
-    return lower, m.group("var"), m.group("bound").strip()
+    return lower, var, m.group("bound").strip()
+
+
+@functools.lru_cache(maxsize=1024)
+def index_node(var: str) -> ast.expr | None:
+    """The index of a parsed message as an expression (a Name for a variable), or None."""
+    if var.isidentifier():
+        return ast.Name(var, ast.Load())
+    try:
+        return ast.parse(var, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def bound_to_py(bound: str) -> str | None:

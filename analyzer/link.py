@@ -16,7 +16,7 @@ from collections import defaultdict
 from . import buffers, intervals, reads, storebounds
 from .archive import poll
 from .findings import Location
-from .kernels import KernelFacts
+from .kernels import KernelFacts, index_node
 from .model import (Assertion, Constant, Dim, DimRef, Division, Input, Kernel, Launch, Model, Problem,
                     Reduction, Symbol, range_text)
 from .messages import CHAIN
@@ -390,8 +390,9 @@ class _Linker:
         extent_exprs, extent_sources = [], set()
         chain_launch = None
         via: str | None = None
-        ptrs, size_params = values.sources(ast.Name(raw.index_var), raw.line)
-        upper = (values.data_upper if ptrs else values.upper)(ast.Name(raw.index_var), raw.line)
+        index = index_node(raw.index_var)
+        ptrs, size_params = values.sources(index, raw.line)
+        upper = (values.data_upper if ptrs else values.upper)(index, raw.line)
         for li in indices:
             mapping = self._param_map(facts, li)
             try:
@@ -409,7 +410,7 @@ class _Linker:
                     if via is None:
                         via = self._via(launch.args[pos], li)
             # An index loaded from buffers of known value range (buffers.py) still has an extent.
-            found = upper if not ptrs else self.buffers.index_upper(facts, raw.index_var, raw.line, li) or upper
+            found = upper if not ptrs else self.buffers.index_upper(facts, index, raw.line, li) or upper
             if found is not None:
                 try:
                     ext = intervals.simplify(f"({intervals.substitute(found, mapping)}) + 1")
