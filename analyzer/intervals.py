@@ -158,7 +158,7 @@ def simplify(expr: str) -> str:
 
 
 def _fold_sum(node: ast.BinOp) -> ast.expr | None:
-    """`2 + (s27 - 1) + 1` -> `s27 + 2`: a sum holding two or more integer constants, its terms in
+    """`2 + (s27 - 1) + 1` -> `s27 + 2`: a sum holding two or more whole constants, its terms in
     order and the constants added last; None for any other node (or a first term subtracted)."""
     if not isinstance(node.op, (ast.Add, ast.Sub)):
         return None
@@ -171,8 +171,8 @@ def _fold_sum(node: ast.BinOp) -> ast.expr | None:
             stack.append((sign, expr.left))
         else:
             terms.append((sign, expr))
-    constants = [sign * t.value for sign, t in terms if isinstance(t, ast.Constant) and type(t.value) is int]
-    others = [(sign, t) for sign, t in terms if not (isinstance(t, ast.Constant) and type(t.value) is int)]
+    constants = [sign * int(t.value) for sign, t in terms if _whole(t)]
+    others = [(sign, t) for sign, t in terms if not _whole(t)]
     if len(constants) < 2 or (others and others[0][0] < 0):
         return None
     total = sum(constants)
@@ -184,6 +184,12 @@ def _fold_sum(node: ast.BinOp) -> ast.expr | None:
     if total:
         out = ast.BinOp(out, ast.Add() if total > 0 else ast.Sub(), ast.Constant(abs(total)))
     return out
+
+
+def _whole(node: ast.expr) -> bool:
+    """An integer constant, or a float one of integral value (C++ kernels compute sizes in float)."""
+    return isinstance(node, ast.Constant) and (type(node.value) is int or (
+        type(node.value) is float and node.value.is_integer() and abs(node.value) < 2 ** 53))
 
 
 def _binop(op: ast.operator, a: float, b: float) -> float:

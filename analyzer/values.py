@@ -307,6 +307,13 @@ class Values:
         a = self._range(node.args[0], line, depth, upper)
         return None if a is None else f"{call_name(node).split('.')[-1]}({a})"
 
+    def _truncating(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+        """`int64_t(tmp11 + tmp12)`: C++'s cast to an integer type truncates toward zero."""
+        if len(node.args) != 1:
+            return None
+        a = self._range(node.args[0], line, depth, upper)
+        return None if a is None else f"trunc({a})"
+
     def _floordiv(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
         if len(node.args) != 2:
             return None
@@ -397,9 +404,11 @@ _RANGE_HANDLERS: dict[type, _Handler] = {
 }
 _CALL_HANDLERS: dict[str, _Handler] = {
     "where": Values._where,
+    # C++'s functional casts `float(a * b)`, `double(x)` too: exact for the integers sizes take.
     **{name: Values._same_value for name in ("to", "broadcast_to", "copy", "cast", "reshape", "expand_dims",
-                                             "convert")},
+                                             "convert", "float", "double")},
     **{name: Values._rounding for name in ("trunc", "floor", "ceil")},
+    **{name: Values._truncating for name in ("int64_t", "int32_t", "int", "long")},
     "floordiv": Values._floordiv,
     **{name: Values._min_max for name in ("minimum", "maximum", "min", "max")},
     "full": Values._full,

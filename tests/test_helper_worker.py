@@ -205,7 +205,15 @@ def test_this_process_reads_a_share_while_the_child_reads_the_rest(child: str, m
     monkeypatch.setattr(helper_worker, "MIN_SHARED", 1)
     if child == "late":  # the forked child runs this patched module too
         reads = helper_worker._reads
-        monkeypatch.setattr(helper_worker, "_reads", lambda *args: (time.sleep(0.5), reads(*args))[1])
+
+        def late(texts, path, split):
+            # Until this process has taken a helper from the back (however loaded the machine is).
+            deadline = time.monotonic() + 20
+            while split.back == len(texts) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            return reads(texts, path, split)
+
+        monkeypatch.setattr(helper_worker, "_reads", late)
     else:
         monkeypatch.setattr(helper_worker, "_reads", lambda texts, path, split: os._exit(3))
     shares = []
