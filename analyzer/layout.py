@@ -227,10 +227,14 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
         for line, text in scan_text(data):
             if line in covered.get(member, ()):
                 continue
+            model = owner.get(member)
+            zero = _ZERO_CHECK.search(text) if model is not None and member == model.wrapper_path else None
+            if zero is not None and zero.group(1) in model.symbols:
+                model.zero_checks.append((zero.group(1), zero.group(2), Location(member, line, 1)))
+                continue
             reason = (f"check text at {member}:{line} is not in any kernel the analyzer parsed"
                       if member not in parsed else
                       f"check text at {member}:{line} was not recognised as an assertion the analyzer links")
-            model = owner.get(member)
             if model is not None:
                 model.assertions.append(Assertion(kernel="(unparsed code)", message=_message_of(text),
                                                   location=Location(member, line, 1), linked=False,
@@ -240,6 +244,9 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
     return source_members
 
 
+# run_impl's check of a size before it divides by it: `AOTI_TORCH_CHECK(s27 != 0, "Integer floor
+# division by zero");` (a BLOOM's `view(..., -1)` over seq*seq / seq).
+_ZERO_CHECK = re.compile(r'^\s*AOTI_TORCH_CHECK\(\s*\(?\s*(\w+)\s*!=\s*0L?\s*\)?\s*,\s*"([^"\\]{1,200})"\s*\);\s*$')
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
 
 

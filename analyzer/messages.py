@@ -541,6 +541,10 @@ WHY = Catalog("WHY", {
     "why.index.unlinked-reason": "its bound is not linked to an input",
     "why.index.unlinked-fix": "check the inputs that reach this kernel by hand",
     # a kernel's own literal check
+    "why.zero-check": "{who} was 0: run_impl divides by it ({symbol}) and checks first that it is not 0, "
+                      "which raised \"{message}\"",
+    "why.zero-check.fix": "reject an empty {who} before calling the model; with AOTI_RUNTIME_CHECK_INPUTS=1 the "
+                          "package rejects sizes below those it was compiled for, with a message naming the input",
     "why.kernel-check": "{kernel} checks its input values itself and rejected them: \"{message}\"",
     "why.kernel-check.fix": "keep the input values within what the operation accepts (the message says which); "
                             "eager PyTorch raises the same error for the same input",

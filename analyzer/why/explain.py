@@ -65,7 +65,7 @@ def explain_failure(package: Package, text: str, deadline: Deadline | None = Non
                FailureKind.DEVICE_MISMATCH: lambda f: _device_candidates(package, f),
                FailureKind.SYMBOL_ASSERT: lambda f: _symbol_candidates(package, f)}
     found = [c for failure in failures for c in finders[failure.kind](failure)]
-    for cand in found + _kernel_message_candidates(package, text):
+    for cand in found + _kernel_message_candidates(package, text) + _zero_check_candidates(package, text):
         key = (cand.kind, cand.model, cand.kernel, cand.message, cand.location)
         if key not in seen:
             seen.add(key)
@@ -85,6 +85,26 @@ def _kernel_message_candidates(package: Package, text: str) -> list[Candidate]:
                     location=location, key="why.kernel-check",
                     cause=WHY["why.kernel-check"].format(kernel=kernel, message=message),
                     fix=WHY["why.kernel-check.fix"]))
+    return out
+
+
+def _zero_check_candidates(package: Package, text: str) -> list[Candidate]:
+    """run_impl's `AOTI_TORCH_CHECK(s27 != 0, "Integer floor division by zero")` whose message is in
+    the log: the input dims behind the size were 0 (one candidate per size, at its first check)."""
+    out = []
+    for model in package.models:
+        seen: set[str] = set()
+        for symbol, message, location in model.zero_checks:
+            if symbol in seen or message not in text:
+                continue
+            seen.add(symbol)
+            dims = [DimRef(inp.index, d.dim) for inp in model.inputs for d in inp.dims if d.symbol == symbol]
+            who = " or ".join(model.describe(ref) for ref in dims) or symbol
+            out.append(Candidate(
+                kind=FailureKind.KERNEL_CHECK, model=model.name, message=message, kernel="run_impl",
+                location=location, index_sources=tuple(sorted({ref.input for ref in dims})), key="why.zero-check",
+                cause=WHY["why.zero-check"].format(symbol=symbol, who=who, message=message),
+                fix=WHY["why.zero-check.fix"].format(who=who)))
     return out
 
 
