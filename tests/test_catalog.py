@@ -131,6 +131,9 @@ def _why() -> None:
                                 "RuntimeError: Expected u0 >= 2 but received 1"))
     render_text(explain_failure(api.load(FIXTURES / "stress" / "pkgs" / "item_arange.cpu.stripped.pt2"),
                                 "RuntimeError: Expected u0 <= 64 but received 65"))
+    # run_impl's check of a size it divides by (BLOOM's seq).
+    render_text(explain_failure(api.load(FIXTURES / "stranger3" / "bloom.cpu.stripped.pt2"),
+                                "RuntimeError: Integer floor division by zero"))
     cuda = TW._package(TW._gather_model("cuda"))
     render_text(explain_failure(cuda, "CUDA error: device-side assert triggered"))
     render_text(explain_failure(TW._package(Model(name="m", device="cuda")), "index out of bounds: 0 <= t < ks0"))
