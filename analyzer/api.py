@@ -289,20 +289,23 @@ def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
         data = sources[path]
         table = model.source_lines.setdefault(path, {})
         # Members can be tens of MB with thousands of wanted lines: split them a window of about
-        # 1 MB at a time (whole lines), numbering lines by "\n" as tree-sitter does.
+        # 16 KB at a time (whole lines), numbering lines by "\n" as tree-sitter does; a window
+        # holding no wanted line is only counted.
         targets = sorted(lines)
         line_no, pos, ti = 1, 0, 0
         while ti < len(targets) and pos <= len(data):
             end = data.find(b"\n", min(pos + _WINDOW, len(data)))
             end = len(data) if end < 0 else end
-            window = data[pos:end].split(b"\n")
-            while ti < len(targets) and targets[ti] < line_no + len(window):
-                table[targets[ti]] = window[targets[ti] - line_no].decode("utf-8", "replace")[:400]
-                ti += 1
-            line_no, pos = line_no + len(window), end + 1
+            count = data.count(b"\n", pos, end) + 1
+            if targets[ti] < line_no + count:
+                window = data[pos:end].split(b"\n")
+                while ti < len(targets) and targets[ti] < line_no + count:
+                    table[targets[ti]] = window[targets[ti] - line_no].decode("utf-8", "replace")[:400]
+                    ti += 1
+            line_no, pos = line_no + count, end + 1
 
 
-_WINDOW = 1 << 20
+_WINDOW = 1 << 14
 
 
 def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["helpertext.HelperText | None"],

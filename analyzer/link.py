@@ -23,7 +23,7 @@ from .messages import CHAIN
 from .values import POINTER_PARAM, Values, divisor_texts
 from .wrapper import WrapperFacts
 
-_UNBACKED = re.compile(r"^u\d+$")
+_UNBACKED, _POINTERS = re.compile(r"^u\d+$"), ("in_ptr", "out_ptr", "in_out_ptr")
 
 
 def link_model(name: str, metadata: dict, wrapper: WrapperFacts | None, kernels: list[KernelFacts], *,
@@ -261,8 +261,8 @@ class _Linker:
             if kernel is not None:
                 launch = Launch(kernel=kernel, args=call.args, location=call.location, comment=call.comment)
                 outputs, inputs = [], set()
-                for i, param in enumerate(params):
-                    if i >= len(call.arg_names) or call.arg_names[i] is None:
+                for i, param in enumerate(params):  # only pointers name buffers (resolved alone)
+                    if not param.startswith(_POINTERS) or i >= len(call.arg_names) or call.arg_names[i] is None:
                         continue
                     buf = self._canonical(call.arg_names[i])
                     if param.startswith("out_ptr") or param.startswith("in_out_ptr"):

@@ -69,7 +69,7 @@ def _calls(expr: ast.AST) -> list[ast.Call]:
     return calls
 
 
-def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: list[int],
+def constant_reads(facts: KernelFacts, values: Values | None, model: Model, indices: list[int],
                    param_map: Callable[[KernelFacts, int], dict[str, str]],
                    sources: Callable[[str], tuple[DimRef, ...]],
                    constants: dict[str, Constant] | None = None) -> list[ConstantRead]:
@@ -77,17 +77,20 @@ def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: li
 
     `indices`: the kernel's launches in `model.launches`; `param_map(facts, i)`: a launch's
     size-parameter map (parameter -> expression over root symbols); `sources(expr)`: the input dims an expression reads. One record per (pointer,
-    index), from the first launch that passes a constant; located by `facts.locate`."""
+    index), from the first launch that passes a constant; located by `facts.locate`. `values`: the
+    kernel's value ranges, made here (only for a kernel given a constant) when None."""
     locate = facts.locate or (lambda _: facts.location)
     if constants is None:
         constants = {c.name: c for c in model.constants}
     params = facts.params
     # Pointer parameters some launch passes a constant with a shape: only their loads can read
     # past one (the others' ranges are not computed; most kernels load constants and buffers).
-    given = {ptr for ptr in params if _POINTER.match(ptr) and any(
-        _shaped(constants, model.launches[i].args, params.index(ptr)) for i in indices)}
+    shaped = {slot for i in indices for slot, arg in enumerate(model.launches[i].args[:len(params)])
+              if _shaped(constants, arg)}
+    given = {ptr for ptr in params if _POINTER.match(ptr) and params.index(ptr) in shaped}
     if not given:
         return []
+    values = values if values is not None else Values(facts)
     launches = [(model.launches[i], param_map(facts, i)) for i in indices]
     out: list[ConstantRead] = []
     seen: set[tuple[str, str]] = set()
@@ -125,8 +128,8 @@ def constant_reads(facts: KernelFacts, values: Values, model: Model, indices: li
     return out
 
 
-def _shaped(constants: dict, args: tuple[str, ...], slot: int) -> bool:
-    const = constants.get(args[slot]) if slot < len(args) else None
+def _shaped(constants: dict, arg: str) -> bool:
+    const = constants.get(arg)
     return const is not None and bool(const.shape)
 
 
@@ -144,5 +147,5 @@ def annotate(model: Model, wrapper, kfacts: dict[str, KernelFacts], param_map, s
     constants = {c.name: c for c in model.constants}  # once: a 48-layer model has hundreds
     for name, facts in kfacts.items():
         if name in launches:
-            model.constant_reads += constant_reads(facts, Values(facts), model, launches[name], param_map, sources,
+            model.constant_reads += constant_reads(facts, None, model, launches[name], param_map, sources,
                                                    constants)

@@ -142,12 +142,15 @@ def _note_errors(facts: WrapperFacts, node: ts.Node) -> None:
 # --- constructor -------------------------------------------------------------------------------
 
 def _constructor(facts: WrapperFacts, body: ts.Node) -> None:
+    indices: dict[str, int | None] = {}  # by text: ten fields of each of hundreds of constants
     for m in ts.matches("constructor", body):
         value = m["value"]
         if "in_spec" in m:
             facts.in_spec = ts.string_value(value)
             continue
-        table, index, fld = ts.text(m["table"]), ts.integer(m["index"]), ts.text(m["field"])
+        table, fld, at = ts.text(m["table"]), ts.text(m["field"]), m["index"]
+        key = ts.text(at)
+        index = indices[key] if key in indices else indices.setdefault(key, ts.integer(at))
         if index is None:
             continue
         if table == "inputs_info_" and fld == "name":

@@ -340,12 +340,15 @@ def run_rules(
         ctx = replace(ctx, package=package.path)
     instances = [rule() if isinstance(rule, type) else rule for rule in rules]
     ctx = replace(ctx, rules=frozenset(r.code for r in instances))
+    from .. import witness as W
+
     found: list[Finding] = []
-    for instance in instances:
-        found.extend(instance.check_package(package, ctx))
-        for model in package.models:
-            poll(f"running rule {instance.name}")
-            found.extend(instance.check(model, ctx))
+    with W.memoized():  # the models are linked: witnesses of an assignment computed once
+        for instance in instances:
+            found.extend(instance.check_package(package, ctx))
+            for model in package.models:
+                poll(f"running rule {instance.name}")
+                found.extend(instance.check(model, ctx))
     # A rule that built its Finding by hand may have left `package` empty; the source line under
     # the finding's location comes from the model (reporters never open the archive); then the
     # user's code behind each finding (source.py) and its headline (headline.py).

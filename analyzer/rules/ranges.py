@@ -378,14 +378,17 @@ def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
 
 def _users(model: Model) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    seen: dict[str, list[str]] = {}  # expression -> its roots, in order (thousands of launches share a few)
+    # Expression -> its root symbols, in order (thousands of launches share a few; most arguments,
+    # buffers and streams, have none).
+    seen: dict[str, list[str]] = {}
+    symbols = W.symbol_dims(model)
 
     def add(kernel: str, expr: str | None) -> None:
         if not expr:
             return
         found = seen.get(expr)
         if found is None:
-            found = seen[expr] = _roots(expr)
+            found = seen[expr] = [root for root in _roots(expr) if root in symbols]
         for root in found:
             out.setdefault(root, {})[kernel] = None
 
@@ -419,5 +422,4 @@ def _users(model: Model) -> dict[str, list[str]]:
             add(d.kernel, d.divisor_expr)
     for r in model.reductions:
         add(r.kernel, r.extent_expr)
-    roots = W.symbol_dims(model)
-    return {k: list(v) for k, v in out.items() if k in roots}
+    return {k: list(v) for k, v in out.items()}
