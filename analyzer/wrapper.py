@@ -215,7 +215,7 @@ def _check_gate(facts: WrapperFacts, body: ts.Node) -> None:
 
 def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
     found: dict[str, list[dict]] = {"declarations": [], "arrays": []}
-    for name, m in ts.matches_each(("declarations", "arrays"), body):  # one walk of run_impl for both
+    for name, m in ts.statement_matches(("declarations", "arrays"), body):  # one walk of run_impl for both
         found[name].append(m)
     _declarations(facts, found["declarations"], max_depth)
     # Each query walks all of run_impl (thousands of launches): run it only where the words it

@@ -227,3 +227,35 @@ def test_calls_read_from_text_on_real_wrappers(monkeypatch):
             data = _read(pkg, sourced.wrappers[0], sources)
         fast, slow = (_run_impl_facts(data, simple, monkeypatch) for simple in (True, False))
         assert fast.calls and fast == slow, name
+
+
+NESTED_DECLARATIONS = b'''
+void AOTInductorModel::run_impl(AtenTensorHandle* input_handles, AtenTensorHandle* output_handles) {
+    int64_t s11 = arg1_1_size[0];
+    if (s11 > 2) {
+        int64_t s12 = 2L*s11;
+        {
+            const int64_t int_array_0[] = {s12, 4L};
+        }
+    }
+    {
+        auto buf3 = std::move(buf2);
+    }
+    for (int64_t i = 0; i < s11; ++i) { int64_t s13 = i; }
+    const int64_t int_array_1[] = {s11, 1L};
+    int64_t s14 = s11 + 1;
+}
+'''
+
+
+def test_run_impl_declarations_in_blocks_and_branches_in_document_order():
+    # Read from the body's statements and from inside its blocks and control flow, as a walk of
+    # every node finds them (ts.statement_matches against ts.matches_each).
+    for data in (NESTED_DECLARATIONS, RUN_IMPL):
+        body = next(f for f in ts.functions(ts.parse(data)[0].root_node) if ts.text(f["name"]).endswith("run_impl"))["body"]
+        found = [(name, ts.text(m["name"])) for name, m in ts.statement_matches(("declarations", "arrays"), body)]
+        assert found == [(name, ts.text(m["name"])) for name, m in ts.matches_each(("declarations", "arrays"), body)]
+    assert [n for _, n in found if n.startswith(("s", "int_array", "buf"))] != []
+    facts = wrapper.parse(ts.parse(NESTED_DECLARATIONS)[0], "m.wrapper.cpp")
+    assert [s.name for s in facts.symbols] == ["s11", "s12", "i", "s13", "s14"]
+    assert list(facts.int_arrays) == ["int_array_0", "int_array_1"] and facts.aliases == {"buf3": "buf2"}
