@@ -5,8 +5,9 @@ assertion, no division by a size, no reduction the rules read. For those, `kerne
 would build and walk an AST (a third of a check's time on a 12 MB wrapper) only to return the
 kernel's parameters and signature. `light_triton` returns those same facts from a regular-
 expression scan, and returns None (walk it) whenever the scan cannot prove that the walk would
-find nothing: any `device_assert`, any reduction-like call, any division whose divisor may depend
-on a size parameter, or a source shaped differently from Inductor's. The scan over-approximates
+find nothing: any `device_assert`, any reduction-like call, any float division whose divisor may
+depend on a size parameter or integer one whose dividend may also be loaded data, or a source
+shaped differently from Inductor's. The scan over-approximates
 `kernels`' own tests (`_division`, `_REDUCTIONS`), so the facts are the same either way. The
 caller (api.py) still walks every kernel that a launch gives a constant: `read-past-constant` reads
 its loads: for such a kernel the scan's answer is completed by `with_definitions`, a parse of
@@ -290,13 +291,15 @@ def _divides_by_size(body: str, params: tuple[str, ...]) -> bool:
         floats.update(found[0])
         if found[1]:
             integers.append((line, found[1]))
+    if not floats and not integers:
+        return False  # only constant divisors (`xindex % 16`, `x / 16.0`)
     assigns = [found for line in body.split("\n") if (found := _assigned_names(line)) is not None]
     sized = _reach({p for p in params if not _POINTER_PARAM.match(p)}, assigns)
     if not sized.isdisjoint(floats):
         return True
     integers = [(line, names) for line, names in integers if not sized.isdisjoint(names)]
     if not integers:
-        return False  # only constant divisors (`xindex % 16`, `x / 16.0`) or none reaching a size
+        return False  # no integer division by a name reaching a size
     loaded = _reach({target for target, _, loads in assigns if loads}, assigns)
     return any("load" in line or not loaded.isdisjoint(_names(_drop_loads(line))) for line, _ in integers)
 
