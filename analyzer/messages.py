@@ -299,7 +299,7 @@ FRAGMENTS: set[str] = {
     "empty-index-bound.zero", "empty-index-bound.zero-with", "index-exceeds-constant-bound.values-witness", "index-exceeds-dynamic-bound.witness", "data-dependent-size-check.witness",
     "target-device-mismatch.sm.major", "target-device-mismatch.sm.minor", "target-device-mismatch.sm.arch",
     "unchecked-extern-call.inputs", "unparsed-member.parse", "unparsed-member.unreadable", "unparsed-member.limit",
-    "unenforced-lower-bound.sdpa", "compiled-range-narrower-than-declared.above", "unenforced-lower-bound.reach",
+    "unenforced-lower-bound.sdpa", "unenforced-lower-bound.zero-check", "compiled-range-narrower-than-declared.above", "unenforced-lower-bound.reach",
     "unenforced-lower-bound.reach-zero", "unenforced-lower-bound.declared", "unenforced-lower-bound.also",
     "unenforced-lower-bound.dim",
 }

@@ -83,6 +83,8 @@ def test_run_impl_division_checks_are_known() -> None:
     input dim."""
     assert "Integer floor division by zero" in _record("bloom", "seq=0")["aoti"]["error"]
     assert "AOTI008" not in _codes("bloom")
+    [lower] = [f for f in _lint("bloom") if f.code == "AOTI002"]
+    assert "Integer floor division by zero" in lower.message_fields["zero"]
     package = api.load(str(HERE / "bloom.cpu.stripped.pt2"), api.Options(exported_program=str(HERE / "bloom.ep.pt2")))
     model = package.models[0]
     assert {symbol for symbol, _, _ in model.zero_checks} == {model.inputs[0].dims[1].symbol}

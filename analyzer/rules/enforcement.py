@@ -143,13 +143,17 @@ for _key, _text in {
         "{bound_value}{table}, {effect}",
     "unenforced-lower-bound.empty-calls":
         "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
-        "{kernels} unchecked; at size 0, {calls} {verb} an empty tensor, which ATen may reject or crash on{sdpa}",
+        "{kernels} unchecked; at size 0, {calls} {verb} an empty tensor, which ATen may reject or crash on{sdpa}"
+        "{zero}",
     # No generated kernel reads the dim, but extern calls (ATen shims, custom ops such as
     # torchvision.roi_align through the proxy executor) get its tensors.
     "unenforced-lower-bound.empty-calls-only":
         "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} the compiled code "
         "unchecked; at size 0, {calls} {verb} an empty tensor, which the op may reject or crash on",
     "unenforced-lower-bound.sdpa": " (CPU flash attention divides by zero: SIGFPE kills the process)",
+    # run_impl divides by the size and checks it first (BLOOM): size 0 ends in that error.
+    "unenforced-lower-bound.zero-check": "; run_impl divides by {symbol} and checks first that it is not 0, so "
+                                         "the call fails with `RuntimeError: {check}`",
     "unenforced-lower-bound.rejected":
         "{dim_display} ({where}) was compiled for sizes >= {min} and {enforcement}, but size {below} does not "
         "reach the kernels: {symbol} (the count {call} returns, at most the elements of its input) is checked "
@@ -281,8 +285,11 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
             sdpa = MESSAGES["unenforced-lower-bound.sdpa"] if any(
                 "scaled_dot_product_flash_attention_for_cpu" in c for c in calls) else ""
             key = "unenforced-lower-bound.empty-calls" if fields.get("kernels") else "unenforced-lower-bound.empty-calls-only"
+            symbol = model.dim(ref).symbol
+            check = next((message for sym, message, _ in model.zero_checks if sym == symbol), None)
+            zero = MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=symbol, check=check) if check else ""
             message = MESSAGES[key].format(
-                calls=", ".join(calls), verb=verb, sdpa=sdpa, **fields)
+                calls=", ".join(calls), verb=verb, sdpa=sdpa, zero=zero, **fields)
             chain = (CHAIN["unenforced-lower-bound.zero"].format(zero=W.witness(model, {ref: 0}),
                                                                  calls=", ".join(calls), verb=verb),)
             return message, chain, None

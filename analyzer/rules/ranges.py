@@ -64,6 +64,9 @@ class UnenforcedLowerBound(Rule):
         # Issue 10 point 4: seq = 0 feeds an empty tensor to CPU flash attention (SIGFPE).
         Case("fixtures/real/bert.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.empty-calls", "input": 0,
                                                      "dim": 1}, exported="fixtures/real/bert.ep.pt2"),
+        # BLOOM: run_impl checks seq != 0 before dividing by it (`Integer floor division by zero`).
+        Case("fixtures/stranger3/bloom.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.empty-calls",
+                                                           "input": 0, "dim": 1}, exported="fixtures/stranger3/bloom.ep.pt2"),
         # Issue 10 point 5: `Expected u0 >= 2` in run_impl rejects n = 1 at every call.
         Case("fixtures/real/nonzero_size.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.rejected",
                                                              "severity": Severity.INFO, "input": 0, "dim": 0}),
