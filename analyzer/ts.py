@@ -120,8 +120,13 @@ def matches(name: str, node: Node) -> Iterator[dict[str, Node]]:
 def matches_each(names: tuple[str, ...], node: Node) -> Iterator[tuple[str, dict[str, Node]]]:
     """Matches of the queries `names` (of one group) in one walk of `node`: (query name, {capture: first node})."""
     query, owners = _compiled(_GROUPS.get(names[0], names))
-    for index, captures in tree_sitter.QueryCursor(query).matches(node):
-        poll(f"reading matches of the {owners[index]} query")
+    yield from _read_matches(tree_sitter.QueryCursor(query).matches(node), names, owners)
+
+
+def _read_matches(found: list, names: tuple[str, ...], owners: tuple[str, ...]) -> Iterator[tuple[str, dict[str, Node]]]:
+    for i, (index, captures) in enumerate(found):
+        if not i % 64:  # (a match costs about 2 us: the budget polled every 64)
+            poll(f"reading matches of the {owners[index]} query")
         if owners[index] in names:
             yield owners[index], {key: nodes[0] for key, nodes in captures.items() if nodes}
 
@@ -147,10 +152,7 @@ def statement_matches(names: tuple[str, ...], body: Node) -> Iterator[tuple[str,
         found.extend(tree_sitter.QueryCursor(query).matches(child))
     if nested:
         found.sort(key=lambda match: min(n.start_byte for nodes in match[1].values() for n in nodes))
-    for index, captures in found:
-        poll(f"reading matches of the {owners[index]} query")
-        if owners[index] in names:
-            yield owners[index], {key: nodes[0] for key, nodes in captures.items() if nodes}
+    yield from _read_matches(found, names, owners)
 
 
 def functions(root: Node) -> list[dict[str, Node]]:

@@ -231,6 +231,8 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
 
 
 _SIZE_TYPES = ("int64_t", "const int64_t", "int32_t", "long", "int64_t const")
+_UNBACKED_NAME = re.compile(r"^(u|s|ps)\d+$")
+_BUFFER_NAME = re.compile(r"(buf\d+|arg\d+_\d+|\w+_handle)$")
 
 
 def _declarations(facts: WrapperFacts, found: list[dict], max_depth: int) -> None:
@@ -245,7 +247,7 @@ def _declarations(facts: WrapperFacts, found: list[dict], max_depth: int) -> Non
         value_text = ts.text(value)
         # Size symbols: `int64_t s77 = ...`, and unbacked symbols read from a tensor
         # (`auto u0 = u0_raw;` after `aoti_torch_item_int64(buf, &u0_raw)`).
-        if type_text in _SIZE_TYPES or (type_text == "auto" and re.match(r"^(u|s|ps)\d+$", name)):
+        if type_text in _SIZE_TYPES or (type_text == "auto" and _UNBACKED_NAME.match(name)):
             loc = _loc(facts.path, m["declaration"])
             key = (type_text != "auto", value_text)
             clean = ts.error_free(value)
@@ -264,7 +266,7 @@ def _declarations(facts: WrapperFacts, found: list[dict], max_depth: int) -> Non
             if value_text.endswith(".sizes()") or value_text.endswith(".strides()"):
                 continue
             names = [ts.text(i) for i in ts.identifiers(value)]
-            tensors = [n for n in names if re.match(r"(buf\d+|arg\d+_\d+|\w+_handle)$", n) or n in facts.inputs.values()]
+            tensors = [n for n in names if _BUFFER_NAME.match(n) or n in facts.inputs.values()]
             if tensors:
                 target = tensors[0].removesuffix("_handle")
                 if target != name:
