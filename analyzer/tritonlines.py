@@ -107,12 +107,11 @@ def _rows(body: str, first: int) -> list[_Row] | None:
     physical = body.split("\n")
     i = 0
     while i < len(physical):
-        line = physical[i]
-        text = line.lstrip(" ")
-        stripped = text.rstrip(" \t")
-        if stripped.strip() != stripped or "\r" in stripped:
-            return None  # tabs, form feeds, other line breaks: Python's own rules, not these
-        if not stripped or stripped[0] == "#":
+        found = _line(physical[i])
+        if found is None:
+            return None
+        lead, stripped, opens = found
+        if not stripped:
             i += 1
             continue  # Python ignores these lines' indentation too
         number = first + i
@@ -120,17 +119,31 @@ def _rows(body: str, first: int) -> list[_Row] | None:
         # after its first, until the brackets balance. Counting brackets inside a string can
         # only make the statement not parse alone (two statements, or an error): parsed whole.
         start = i
-        while _open(stripped):
+        while opens and _open(stripped):
             i += 1
             if i >= len(physical) or "\r" in physical[i] or i - start > _MAX_JOINED:
                 return None
             stripped += "\n" + physical[i]
-        lines.append((number, line[:len(line) - len(text)], stripped))
+        lines.append((number, lead, stripped))
         i += 1
     if not lines or not lines[0][1]:
         return None
     found = _block(lines, 0, lines[0][1], 0)
     return found[0] if found is not None and found[1] == len(lines) else None
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _line(line: str) -> tuple[str, str, bool] | None:
+    """One physical line, once per distinct text: (indentation, the text without it and trailing
+    blanks, whether it opens more brackets than it closes); ("", "", False) for a blank line or a
+    comment; None for tabs, form feeds or other line breaks (Python's own rules, not these)."""
+    text = line.lstrip(" ")
+    stripped = text.rstrip(" \t")
+    if stripped.strip() != stripped or "\r" in stripped:
+        return None
+    if not stripped or stripped[0] == "#":
+        return "", "", False
+    return line[:len(line) - len(text)], stripped, _open(stripped)
 
 
 def _open(text: str) -> bool:
