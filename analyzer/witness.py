@@ -293,9 +293,21 @@ def empties(model: Model, space: str | None, choice: Assignment) -> bool:
 
 def _index_dims(model: Model, a: Assertion, refs: Iterable[DimRef]) -> list[DimRef]:
     """Of `refs`, the dims that an empty index would share: dims of the index inputs and dims read
-    through the same size symbol. Setting them to 0 removes the index too, so nothing fails."""
+    through the same size symbol. Setting them to 0 removes the index too, so nothing fails; unless
+    the check's own iteration space stays a known size above 0 (CLIP's pooled gather: its index is
+    the argmax of each row of the input made empty, one index per row whatever the length)."""
     index_symbols = input_symbols(model, a.index_sources)
-    return [r for r in refs if r.input in a.index_sources or symbol_of(model, r) in index_symbols]
+    return [r for r in refs if (r.input in a.index_sources or symbol_of(model, r) in index_symbols)
+            and not _runs_at_zero(model, a, r)]
+
+
+def _runs_at_zero(model: Model, a: Assertion, ref: DimRef) -> bool:
+    """The check's iteration space has a known size above 0 with `ref` at 0 (no size the data
+    decides in it): the kernel runs, and its index exists, however empty the index's input is."""
+    if not a.space_expr:
+        return False
+    value = evaluate_at(model, a.space_expr, {ref: 0})
+    return value is not None and value > 0
 
 
 def _bound_fails(model: Model, a: Assertion, choice: Assignment) -> bool:
