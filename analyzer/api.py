@@ -263,6 +263,8 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                            kernel_paths=tuple(sourced.kernels if sourced.wrappers else ()), binaries=binaries,
                            cpp_only=cpp_only, problems=problems, annotate=_with_minimums(wrapper_facts, annotate))
     model.metadata_path = members.metadata[0] if members.metadata else None
+    if wrapper_facts is not None:
+        model.zero_checks = [z for z in wrapper_facts.zero_checks if z[0] in model.symbols]
     return model
 
 

@@ -87,6 +87,10 @@ class Launches:
             return
         entry = _call(self.facts, fn, args, node, self.pending_comment, self.max_depth, self.converted)
         entry.checked = checked
+        if fn == "AOTI_TORCH_CHECK" and len(args) == 2:
+            zero, message = _NOT_ZERO.fullmatch(ts.text(args[0]).strip()), ts.string_value(args[1])
+            if zero is not None and message:
+                self.facts.zero_checks.append((zero.group(1), message, entry.location))
         if fn == proxy.CALL and args:  # a custom op: its tensors are the last argument's names
             names = proxy.tensors([ts.text(i) for i in ts.identifiers(args[-1])])
             entry.args, entry.arg_names = entry.args[:-1] + names, entry.arg_names[:-1] + names
@@ -153,6 +157,8 @@ _CALLEE = r"[^(),\[\]{}<\"'/\\#;]*"
 _SIMPLE_CALL = re.compile(rf"(?:AOTI_TORCH_ERROR_CODE_CHECK\s*\(\s*(?P<fn>{_CALLEE})\((?P<args>{_PLAIN})\)\s*\)"
                           rf"|(?P<bare>{_CALLEE})\((?P<bare_args>{_PLAIN})\))\s*;")
 _FUNCTION_NAME = re.compile(r"^[A-Za-z_]\w*$")
+# The condition of run_impl's check before it divides by a size: `s27 != 0` (BLOOM's seq).
+_NOT_ZERO = re.compile(r"\(?\s*([A-Za-z_]\w*)\s*!=\s*0L?\s*\)?")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Words tree-sitter-cpp does not read as an identifier (keywords, literals, primitive types): such
 # an argument takes the node path.

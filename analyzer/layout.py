@@ -200,7 +200,8 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
         if model.wrapper_path:
             parsed.add(model.wrapper_path)
         parsed.update(model.kernel_paths)
-        located = [a.location for a in model.assertions] + [loc for _, _, loc in model.kernel_messages]
+        located = [a.location for a in model.assertions] + [loc for _, _, loc in model.kernel_messages] \
+            + [loc for _, _, loc in model.zero_checks]
         for loc in located:
             if loc is not None and loc.line > 0:
                 # An assertion's message may sit a few lines below its call.
@@ -228,10 +229,6 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
             if line in covered.get(member, ()):
                 continue
             model = owner.get(member)
-            zero = _ZERO_CHECK.search(text) if model is not None and member == model.wrapper_path else None
-            if zero is not None and zero.group(1) in model.symbols:
-                model.zero_checks.append((zero.group(1), zero.group(2), Location(member, line, 1)))
-                continue
             reason = (f"check text at {member}:{line} is not in any kernel the analyzer parsed"
                       if member not in parsed else
                       f"check text at {member}:{line} was not recognised as an assertion the analyzer links")
@@ -244,9 +241,6 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
     return source_members
 
 
-# run_impl's check of a size before it divides by it: `AOTI_TORCH_CHECK(s27 != 0, "Integer floor
-# division by zero");` (a BLOOM's `view(..., -1)` over seq*seq / seq).
-_ZERO_CHECK = re.compile(r'^\s*AOTI_TORCH_CHECK\(\s*\(?\s*(\w+)\s*!=\s*0L?\s*\)?\s*,\s*"([^"\\]{1,200})"\s*\);\s*$')
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
 
 

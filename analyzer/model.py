@@ -402,7 +402,7 @@ class Model:
     kernel_messages: list[tuple[str, str, Location]] = field(default_factory=list)
     # (symbol, message, location) of run_impl's checks that a size is not 0 before it divides by it
     # (`AOTI_TORCH_CHECK(s27 != 0, "Integer floor division by zero");`): always on, a size of 0
-    # there raises that RuntimeError (analyzer.layout finds them).
+    # there raises that RuntimeError (wrapper facts, kept for the model's own size symbols).
     zero_checks: list[tuple[str, str, Location]] = field(default_factory=list)
     checks_gated: bool | None = None   # True: check_input_N run only with AOTI_RUNTIME_CHECK_INPUTS
     problems: list[Problem] = field(default_factory=list)

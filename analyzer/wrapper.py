@@ -94,6 +94,9 @@ class WrapperFacts:
     # Deferred runtime asserts on symbols, always run: `if (!(u0 <= 64L)) { throw ... }` ->
     # {"u0": (None, 64)} (inclusive bounds).
     symbol_bounds: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    # Checks of a size before run_impl divides by it, always run: `AOTI_TORCH_CHECK(s27 != 0,
+    # "Integer floor division by zero");` -> ("s27", "Integer floor division by zero", location).
+    zero_checks: list[tuple[str, str, Location]] = field(default_factory=list)
     # `const int64_t int_array_12[] = {2L, 2L, s27, 32L};` -> {"int_array_12": ("2", "2", "s27", "32")}:
     # the sizes of buffers (`aoti_torch_empty_strided(4, int_array_12, ...)`) and inline views.
     int_arrays: dict[str, tuple[str, ...]] = field(default_factory=dict)
