@@ -1,7 +1,7 @@
 """The JSON Schemas (draft 2020-12) of the JSON outputs, shipped in the wheel under analyzer/schemas/.
 
 `text(name)` is a schema file as shipped, `load(name)` it parsed; `name` is a file stem (`check`,
-`check-statistics`, `inspect`, `contract`, `why`) or a versioned contract tag (`aoti-lint.check/1`).
+`check-statistics`, `inspect`, `contract`, `why`, `diff`) or a versioned contract tag (`aoti-lint.check/1`).
 Nothing here validates: the analyzer has no jsonschema dependency, the tests and the users do.
 """
 
@@ -17,6 +17,7 @@ TAGS = {
     "aoti-lint.inspect/1": "inspect",
     "aoti-lint.contract/1": "contract",
     "aoti-lint.why/1": "why",
+    "aoti-lint.diff/1": "diff",
 }
 # `check --statistics --format json` is a bare list, without a tag.
 NAMES = (*TAGS.values(), "check-statistics")

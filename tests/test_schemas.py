@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from analyzer import REPOSITORY, api, contract, merge, output_schemas
+from analyzer import REPOSITORY, api, contract, diff, merge, output_schemas
 from analyzer.cli import cli
 from analyzer.report import inspect as inspect_report
 from analyzer.report import json as json_report
@@ -74,7 +74,7 @@ def test_every_schema_file_is_known() -> None:
 def test_schema_tags_are_the_emitters() -> None:
     """Each `schema` const is the tag the code writes (a version bump must change both)."""
     emitted = {json_report.SCHEMA, merge.JSON_SCHEMA, inspect_report.SCHEMA, why_report.SCHEMA,
-               json.loads(contract.render_json([]))["schema"]}
+               json.loads(contract.render_json([]))["schema"], diff.SCHEMA}
     assert emitted == set(output_schemas.TAGS)
     for tag, name in output_schemas.TAGS.items():
         schema = output_schemas.load(tag)
