@@ -41,6 +41,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         out["also"] = [{"kernel": kernel, "member": loc.path, "member_line": loc.line} for kernel, loc in f.also]
     if f.accepted:
         out["accepted"] = f.accepted
+    if f.confirmation is not None:
+        out["confirmation"] = f.confirmation
     return out
 
 
