@@ -67,7 +67,9 @@ def render(findings: Sequence[Finding]) -> str:
 
 
 def write(path: str, findings: Sequence[Finding]) -> int:
-    Path(path).write_text(render(findings), encoding="utf-8")
+    from .atomic import write_atomic
+
+    write_atomic(path, render(findings))
     return sum(1 for f in findings if not f.accepted)
 
 

@@ -15,7 +15,6 @@ import gc
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any, Callable, Sequence
 
 import click
@@ -144,7 +143,9 @@ def _emit(text: str, output: str | None) -> None:
         # color=True: the renderers emit ANSI only when asked to, so click must not strip it.
         click.echo(text, nl=False, color=True)
         return
-    Path(output).write_text(text, encoding="utf-8")
+    from .atomic import write_atomic
+
+    write_atomic(output, text)  # the old report stays whole if this fails or is interrupted
 
 
 @dataclass(frozen=True)
