@@ -230,7 +230,8 @@ def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help=f"Deepest bracket nesting parsed in C++/Triton source (default and most "
                           f"{_DEFAULT_LIMITS.max_nesting})."),
         click.option("--timeout", metavar="SECONDS", default=None,
-                     help=f"Wall-clock limit per package (default {_DEFAULT_LIMITS.timeout_s:g}; 0 expires at once)."),
+                     help=f"Wall-clock limit per package (default {_DEFAULT_LIMITS.timeout_s:g}; 0 expires at once); "
+                          "rendering the report gets as much again per package."),
         click.option("--max-memory", metavar="SIZE", default=None,
                      help="Most resident memory; a member whose parse needs more is reported unparsed "
                           f"(default {_size_option(_DEFAULT_LIMITS.max_memory)}, at least "
@@ -349,8 +350,9 @@ def check(
 ) -> None:
     """Check packages and report findings.
 
-    PKG: a .pt2 file, an extracted package folder, or a folder searched for both. Exit 0: no finding
-    at or above --fail-on; 1: findings at or above it; 2: usage error or unreadable package.
+    PKG: a .pt2 file, an extracted package folder, or a folder searched for both (after `--`, a
+    path that starts with `-` is a path). Exit 0: no finding at or above --fail-on; 1: findings at
+    or above it; 2: usage error or unreadable package; 130/143: interrupted (SIGINT/SIGTERM).
     """
     from .many import default_jobs, progress_bar
     from .report import render, render_statistics
