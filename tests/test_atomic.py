@@ -152,6 +152,44 @@ def test_sigkill_mid_write_keeps_the_old_file(tmp_path, tmpfile):
         assert left[-1] == "report.json" and all(re.fullmatch(r"\.report\.json\..+", n) for n in left[:-1])
 
 
+_KILLED_CLI = textwrap.dedent("""
+    import os, sys, time
+    from analyzer import atomic
+    real = atomic._write_all
+    def slow(fd, payload):
+        # The report written a few bytes at a time, announced, so that the kill lands mid-write.
+        for start in range(0, len(payload), 64):
+            real(fd, payload[start:start + 64])
+            os.write(1, b"writing\\n")
+            time.sleep(0.05)
+    atomic._write_all = slow
+    from analyzer.cli import main
+    main(sys.argv[1:])
+""")
+
+
+@pytest.mark.parametrize("args", [["check", "--format", "json", "-o", "report.json"],
+                                  ["check", "--write-baseline", "report.json"],
+                                  ["report", "-o", "report.json"]])
+def test_cli_killed_mid_write_keeps_the_old_report(tmp_path, args):
+    probe = atomic._unnamed(str(tmp_path))
+    if probe is None:
+        pytest.skip("no O_TMPFILE here: a SIGKILL can leave the named temporary file")
+    os.close(probe)
+    target = tmp_path / "report.json"
+    target.write_text(OLD)
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_CLI, *args, str(FIXTURE)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(3):
+            assert proc.stdout.readline() == b"writing\n"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert target.read_text() == OLD
+    assert _only(tmp_path) == ["report.json"]  # O_TMPFILE: the half-written report had no name
+
+
 def _check(args: list[str], monkeypatch, cwd: Path):
     monkeypatch.chdir(cwd)
     return CliRunner().invoke(cli, args)
