@@ -134,6 +134,11 @@ _KILLED_WRITER = textwrap.dedent("""
 def test_sigkill_mid_write_keeps_the_old_file(tmp_path, tmpfile):
     """SIGKILL runs no cleanup: with O_TMPFILE the half-written data never had a name. With a named
     temporary file (other systems) only that file can be left, and the old report is intact."""
+    if tmpfile == "o_tmpfile":
+        probe = atomic._unnamed(str(tmp_path))
+        if probe is None:
+            pytest.skip("no O_TMPFILE here")
+        os.close(probe)
     target = tmp_path / "report.json"
     target.write_text(OLD)
     proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(target), tmpfile], cwd=REPO,
