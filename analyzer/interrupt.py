@@ -20,6 +20,7 @@ SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasat
 
 # The first signal received, for an exit that races it (a worker killed by the same signal first).
 received: int | None = None
+_main_pid: int | None = None  # the process install() ran in; a forked child is a worker
 
 
 class Interrupted(BaseException):
@@ -43,15 +44,23 @@ class Interrupted(BaseException):
 
 def _raise(signum: int, frame: object) -> None:
     global received
-    if received is None:
-        received = signum
+    if os.getpid() != _main_pid:
+        # A worker forked before it set its own handlers (in_worker): as those would.
+        if signum == getattr(signal, "SIGINT", None):
+            return
+        os._exit(128 + signum)
+    if received is not None:
+        os._exit(128 + received)  # a second Ctrl-C while the first unwinds: stop now
+    received = signum
     raise Interrupted(signum)
 
 
 def install() -> None:
     """Raise Interrupted on SIGINT and SIGTERM in this process (the main thread only)."""
+    global _main_pid
     if threading.current_thread() is not threading.main_thread():
         return
+    _main_pid = os.getpid()
     for signum in SIGNALS:
         signal.signal(signum, _raise)
 
