@@ -88,6 +88,9 @@ class Finding:
     # What running the finding's witness did (`aoti-lint confirm` only): analyzer.confirm's
     # {"verdict", "probe", "outcome", "reason"}; None from `check`, which runs nothing.
     confirmation: dict[str, Any] | None = field(default=None, compare=False)
+    # Repeats past the first LIST_LIMIT in `also`, counted only: output grows with the findings,
+    # not with the kernels a package repeats one check in.
+    also_more: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
