@@ -23,7 +23,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -183,13 +182,11 @@ def run_probe(package: str, model: Model, probe: Probe, exported_program: str | 
     spec = {"package": os.path.abspath(package), "shapes": [list(s) for s in probe.shapes],
             "dtypes": [(i.dtype or "float32") for i in model.inputs], "device": model.device or "cpu",
             "exported_program": os.path.abspath(exported_program) if exported_program else None, "seed": 0}
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump(spec, fh)
     # The deployment's default: without the variable, unless the caller asks for it.
     child_env = {k: v for k, v in os.environ.items() if k != "AOTI_RUNTIME_CHECK_INPUTS"}
     child_env.update(env or {})
     try:
-        proc = subprocess.Popen([python or sys.executable, "-m", "analyzer.confirm_child", fh.name],
+        proc = subprocess.Popen([python or sys.executable, "-m", "analyzer.confirm_child", json.dumps(spec)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
                                 env=child_env, stdin=subprocess.DEVNULL,
                                 preexec_fn=_limits(max_memory if spec["device"] == "cpu" else None))
@@ -199,8 +196,8 @@ def run_probe(package: str, model: Model, probe: Probe, exported_program: str | 
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             return Outcome(Status.FAILED, f"no answer within {timeout_s:g} s (a hang)", message="timeout")
-    finally:
-        os.unlink(fh.name)
+    except OSError as exc:
+        return Outcome(Status.NOT_RUN, f"the probe could not start: {exc.strerror or exc}")
     said = _parse(stdout)
     eager = said.get("eager")
     eager_text = None if eager is None else ("ok" if eager.get("ok") else str(eager.get("error")))

@@ -1,6 +1,6 @@
 """One probe of `aoti-lint confirm`, in a process of its own: THIS LOADS AND RUNS A PACKAGE.
 
-    python -m analyzer.confirm_child SPEC.json
+    python -m analyzer.confirm_child SPEC_JSON
 
 The spec names the package, the optional exported program (the eager reference, same weights), the
 input shapes and dtypes and a seed. The eager reference runs first and its summary is printed (so
@@ -57,9 +57,8 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0][:500] if text else ''}"
 
 
-def main(spec_path: str) -> int:
-    with open(spec_path, encoding="utf-8") as fh:
-        spec = json.load(fh)
+def main(spec_text: str) -> int:
+    spec = json.loads(spec_text)
     import torch
 
     torch.manual_seed(0)
