@@ -174,3 +174,24 @@ def test_check_never_runs_anything(monkeypatch) -> None:
             % str(FIXTURES / "gather_dyn.cpu.stripped.pt2"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ})
     assert out.returncode == 0, out.stderr
+
+
+def test_merge_gates_on_confirmed_findings_only(tmp_path) -> None:
+    """A saved confirm report gates a later job: `merge --confirmed-only` counts confirmed findings."""
+    from analyzer.report import render
+    from analyzer import api
+
+    findings = api.lint([str(FIXTURES / "gather_dyn.cpu.stripped.pt2")]).findings
+    doc = json.loads(render("json", findings))
+    for f in doc["findings"]:
+        f["confirmation"] = {"verdict": "not-reproduced", "probe": f["witness"], "outcome": None, "reason": None}
+    report = tmp_path / "confirm.json"
+    report.write_text(json.dumps(doc))
+    merged = CliRunner().invoke(cli, ["merge", str(report)])
+    assert merged.exit_code == 1  # the AOTI001 error, confirmed or not
+    assert CliRunner().invoke(cli, ["merge", "--confirmed-only", str(report)]).exit_code == 0
+    doc["findings"][0]["confirmation"]["verdict"] = "confirmed"
+    report.write_text(json.dumps(doc))
+    assert doc["findings"][0]["severity"] == "error"
+    assert CliRunner().invoke(cli, ["merge", "--confirmed-only", str(report)]).exit_code == 1
+    CHECK_SCHEMA.validate(json.loads(merged.stdout))

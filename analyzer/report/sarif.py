@@ -104,6 +104,8 @@ def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
             props[key] = value
     if f.chain:
         props["chain"] = list(f.chain)
+    if f.confirmation is not None:  # `aoti-lint confirm` ran the witness
+        props["confirmation"] = f.confirmation
     out["properties"] = props
     return out
 
