@@ -24,6 +24,7 @@ from typing import Iterable, Sequence
 from . import intervals
 from . import witness as W
 from .findings import Finding
+from .input_layout import stride_text
 from .model import Dim, DimRef, Enforcement, Evidence, Model, span
 
 
@@ -71,8 +72,7 @@ class InputContract:
     device: str | None
     dtype_enforced: Enforcement
     dims: tuple[DimContract, ...]
-    # The strides the kernels index it with (int, expression over root symbols, None: unrecorded);
-    # None when the package records none. `layout_enforced`: who rejects another layout.
+    # The compiled strides (as model.Input's) and who rejects another layout.
     strides: tuple[int | str | None, ...] | None = None
     layout_enforced: Enforcement = Enforcement.NONE
 
@@ -245,7 +245,8 @@ def render_text(contracts: Sequence[Contract]) -> str:
             lines.append(f"  input {inp.index} {inp.display}{alias}: dtype {inp.dtype or '?'}, device "
                          f"{inp.device or c.device or '?'} (checked: {WHO_CHECKS[inp.dtype_enforced]})")
             if inp.strides is not None:
-                lines.append(f"    strides {_strides_text(c, inp.strides)} (checked: {WHO_CHECKS[inp.layout_enforced]})")
+                lines.append(f"    strides {stride_text(_shown_strides(c, inp.strides))} "
+                             f"(checked: {WHO_CHECKS[inp.layout_enforced]})")
             width = max((len(d.display) for d in inp.dims), default=0)
             for d in inp.dims:
                 declared = ""
@@ -262,7 +263,7 @@ def render_text(contracts: Sequence[Contract]) -> str:
                 lines.append(f"    {_condition_text(c, cond.expr)}: {cond.reason}{code}")
             for inp in layouts:
                 dtype = f" or not {inp.dtype}" if inp.dtype else ""
-                lines.append(f"    {inp.display} with strides other than {_strides_text(c, inp.strides)}{dtype}: "
+                lines.append(f"    {inp.display} with strides other than {stride_text(_shown_strides(c, inp.strides))}{dtype}: "
                              f"the kernels index it as compiled and read the wrong elements [AOTI019]")
         for text in c.skipped:
             lines.append(f"  not checkable from shapes: {text}")
@@ -284,14 +285,8 @@ def _condition_text(c: Contract, expr: str) -> str:
         return expr
 
 
-def _stride_json(c: Contract, stride: int | str | None) -> int | str | None:
-    return stride if stride is None or isinstance(stride, int) else _condition_text(c, stride)
-
-
-def _strides_text(c: Contract, strides: tuple[int | str | None, ...]) -> str:
-    """`(8, 1)`, `(x.shape[1], 1)`; `?` where the package records no stride."""
-    parts = ["?" if v is None else str(v) for v in (_stride_json(c, s) for s in strides)]
-    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+def _shown_strides(c: Contract, strides: Sequence[int | str | None]) -> tuple[int | str | None, ...]:
+    return tuple(s if s is None or isinstance(s, int) else _condition_text(c, s) for s in strides)
 
 
 def render_json(contracts: Sequence[Contract]) -> str:
@@ -304,7 +299,7 @@ def render_json(contracts: Sequence[Contract]) -> str:
                         "dims": [{"dim": d.dim, "value": d.value, "min": d.min, "max": d.max,
                                   "declared_min": d.declared_min, "declared_max": d.declared_max,
                                   "enforced": d.enforced.value, "tied": d.tied_expr} for d in i.dims],
-                        "strides": [_stride_json(c, v) for v in i.strides] if i.strides is not None else None,
+                        "strides": list(_shown_strides(c, i.strides)) if i.strides is not None else None,
                         "layout_enforced": i.layout_enforced.value}
                        for i in c.inputs],
             "conditions": [{"kind": k.kind.value, "code": k.code, "input": k.ref.input, "dim": k.ref.dim,
@@ -381,8 +376,6 @@ def _device_type(device):
 
 class _Shape(tuple):
     """An input's shape, with its strides (None: the value has no `.stride()`)."""
-
-    strides = None
 
     def __new__(cls, shape, strides):
         self = super().__new__(cls, shape)

@@ -13,7 +13,7 @@ import contextlib
 import re
 from collections import defaultdict
 
-from . import buffers, intervals, reads, storebounds
+from . import buffers, input_layout, intervals, reads, storebounds
 from .archive import poll
 from .findings import Location
 from .kernels import KernelFacts, index_node
@@ -74,8 +74,8 @@ class _Linker:
         self._inputs()
         if self.annotate is not None:
             self.annotate(self.model)
-        self._symbols()
-        self._layouts()
+        self._symbols()  # then each input's strides, over the root symbols (input_layout)
+        input_layout.annotate(self.model, self.w, self._resolve)
         self._ties()
         self._launches()
         self.buffers = buffers.BufferRanges(self.model, self.w, self.kfacts, self.producers, self._canonical,
@@ -104,8 +104,7 @@ class _Linker:
                     dim = dims.setdefault(decl.dim, Dim(dim=decl.dim))
                     if dim.symbol is None:
                         dim.symbol = decl.name
-            # A dim equal to another input's dim gets no `int64_t` of its own; the gated
-            # assert_size_stride(argN_1, {s17, 8L}, ...) names the symbol it shares.
+            # A dim equal to another's has no `int64_t`: assert_size_stride(argN_1, {s17, 8L}, ...) names its symbol.
             for sa in w.size_asserts:
                 if sa.tensor != name:
                     continue
@@ -130,40 +129,6 @@ class _Linker:
             self.constant_names.add(cname)
             model.constants.append(Constant(index=index, name=cname, shape=entry.get("shape"),
                                             original_fqn=entry.get("original_fqn")))
-
-    def _layouts(self) -> None:
-        """Each input's compiled strides: the static ones from check_input_N, those in size symbols from
-        run_impl's assert_size_stride (over root symbols), and who checks them."""
-        w = self.w
-        for inp in self.model.inputs:
-            check = w.checks.get(inp.index)
-            asserted = next((sa for sa in w.size_asserts if sa.tensor == inp.name and sa.strides), None)
-            rank = len(inp.dims)
-            if asserted is not None:
-                rank = max(rank, len(asserted.strides))
-            if not rank or (not (check and check.strides) and asserted is None):
-                continue
-            strides: list[int | str | None] = []
-            for d in range(rank):
-                literal = check.strides.get(d) if check else None
-                if literal is not None:
-                    strides.append(literal)
-                    continue
-                text = asserted.strides[d] if asserted is not None and d < len(asserted.strides) else None
-                if text is None:
-                    strides.append(None)
-                elif re.fullmatch(r"-?\d+", text):
-                    strides.append(int(text))
-                else:
-                    strides.append(self._resolve(text))
-            inp.strides = tuple(strides)
-            if check is not None and check.strides:
-                called = not w.checks_called or inp.index in w.checks_called
-                inp.layout_enforced = ("env" if w.checks_gated else "always") if called else "none"
-                inp.layout_location = check.stride_location
-            else:
-                inp.layout_enforced = "env" if asserted.gated else "always"
-                inp.layout_location = asserted.location
 
     def _symbols(self) -> None:
         for decl in self.w.symbols:

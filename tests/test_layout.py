@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES, REPO
 
 from analyzer import api, contract
 from analyzer.cli import cli
 from analyzer.findings import Severity
 from analyzer.model import Enforcement
-
-from conftest import FIXTURES, REPO
 
 GATHER = FIXTURES / "gather_dyn.cpu.stripped.pt2"
 GATHER_EP = FIXTURES / "gather_dyn.ep.pt2"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from .. import source
+from ..input_layout import stride_text
 from ..model import Assertion, Dim, Input, Model, Package, Relation, span
 from ..messages import CHECKED_CELL
 from ._common import location_json
@@ -43,13 +44,6 @@ def _input_json(inp: Input, relations: dict | None = None) -> dict:
     out["layout_enforced"] = inp.layout_enforced
     return out
 
-
-def stride_text(strides: tuple[int | str | None, ...] | None) -> str:
-    """`(8, 1)`, `(s27, 1)`; `?` for a stride the package does not record."""
-    if strides is None:
-        return "?"
-    parts = ["?" if s is None else str(s) for s in strides]
-    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
 def _assertion_json(a: Assertion, attributor: "source.Attributor | None" = None) -> dict:

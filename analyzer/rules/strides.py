@@ -3,12 +3,13 @@ package checks only with AOTI_RUNTIME_CHECK_INPUTS=1."""
 
 from __future__ import annotations
 
-from typing import Iterable
+import math
+from collections.abc import Iterable
 
 from .. import witness as W
 from ..findings import Finding, Severity
-from ..model import Enforcement, Input, Model
 from ..messages import FIXES, FRAGMENTS, HEADLINES, MESSAGES
+from ..model import Enforcement, Input, Model
 from . import Case, Context, Rule, register
 from .bounds import model_location
 
@@ -62,7 +63,7 @@ def layout_witnesses(model: Model, inp: Input, shape: tuple[int, ...]) -> list[t
     channels_last, another dtype; only those that the compiled strides really do not match. `short`
     names the input only by its user name (`x.t()`), else says what it is (`a transposed view`)."""
     want = tuple(W.evaluate_at(model, s) if isinstance(s, str) else s for s in inp.strides or ())
-    want = tuple(int(w) if isinstance(w, (int, float)) and w == w else None for w in want)
+    want = tuple(int(w) if isinstance(w, (int, float)) and not math.isnan(w) else None for w in want)
     name, dtype = inp.display, inp.dtype or "float32"
     user = inp.user_name
     make = "torch.randn" if dtype in _FLOATS else "torch.zeros"
@@ -81,7 +82,7 @@ def layout_witnesses(model: Model, inp: Input, shape: tuple[int, ...]) -> list[t
         out.append((short, full))
 
     if len(shape) == 4:
-        n, c, h, w = shape
+        _, c, h, w = shape
         add(f"{user}.to(memory_format=torch.channels_last)" if user else "channels_last",
             f"{call(shape, dtype)}.to(memory_format=torch.channels_last)", (h * w * c, 1, w * c, c))
     if len(shape) >= 2:
