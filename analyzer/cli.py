@@ -264,6 +264,7 @@ def _options(config: Config, reading: Reading | None = None, **extra: Any) -> An
         ignore=config.ignore,
         target_device=config.target_device,
         target_sm=config.target_sm,
+        runtime_checks=config.runtime_checks,
         exported_program=reading.exported_program,
         input_names=reading.input_names,
         **extra,
@@ -322,6 +323,10 @@ def cli(debug: bool) -> None:
               help="The device the package will run on.")
 @click.option("--target-sm", metavar="SM", default=None,
               help="The GPU's compute capability, e.g. 80 or 90a.")
+@click.option("--runtime-checks", type=click.Choice(["on", "off"]), default=None,
+              help="Whether production runs with AOTI_RUNTIME_CHECK_INPUTS=1: on (the checks it enables "
+                   "count as enforced; only what fails anyway is reported), off (what it would check is "
+                   "reported at its consequence); default: not said, or `runtime-checks` in [tool.aoti-lint].")
 @click.option("--source-root", metavar="DIR", default=None, type=click.Path(exists=True, file_okay=False),
               help="Where the model's source files are: findings point at them when found (default: the "
                    "working directory).")
@@ -342,6 +347,7 @@ def check(
     write_baseline: str | None,
     target_device: str | None,
     target_sm: str | None,
+    runtime_checks: str | None,
     color: bool | None,
     jobs: int | None,
     statistics: bool,
@@ -359,7 +365,7 @@ def check(
     from .rules import all_rules
 
     config = _config(reading, select=select, ignore=ignore, fail_on=fail_on,
-                     target_device=target_device, target_sm=target_sm, format=fmt)
+                     target_device=target_device, target_sm=target_sm, format=fmt, runtime_checks=runtime_checks)
     if baseline_file is not None and not os.path.isfile(baseline_file):
         raise LintError(f"{baseline_file}: No such file (--baseline; create it with --write-baseline)")
     with progress_bar() as progress:
@@ -380,7 +386,7 @@ def check(
     with _render_limit(config, len(result.packages)):
         text = render_statistics(config.format, findings, errors=errors) if statistics else render(
             config.format, findings, packages=result.packages, color=_use_color(color, output), rules=all_rules(),
-            errors=errors)
+            errors=errors, runtime_checks=config.runtime_checks)
     if result.packages or not errors:  # nothing read: no report a later CI step could take for a clean run
         _emit(text, output)
     click.get_current_context().exit(2 if errors else exit_code(findings, config.fail_on, exit_zero))

@@ -79,6 +79,11 @@ def merge(paths: list[str]) -> Merged:
         severities = [_severity(path, f.get("severity") if isinstance(f, dict) else None, table)
                       for path, doc in docs for f in doc["findings"]]
         out: dict[str, Any] = {"schema": JSON_SCHEMA, "findings": findings}
+        # The deployment setting the shards assumed: kept when they agree, "mixed" when they do not.
+        settings = {doc.get("runtime_checks") for _, doc in docs if isinstance(doc.get("runtime_checks"), str)}
+        if settings:
+            out = {"schema": JSON_SCHEMA, "runtime_checks": settings.pop() if len(settings) == 1 else "mixed",
+                   "findings": findings}
         if errors:
             out["errors"] = errors
         runs = [doc["confirm"] for _, doc in docs if isinstance(doc.get("confirm"), dict)]
