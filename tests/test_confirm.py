@@ -72,7 +72,7 @@ def test_an_empty_reduction_returns_where_eager_raises(fresh_cpu_package) -> Non
     found = verdicts(doc)
     assert found["AOTI005"] == ["confirmed"] and found["AOTI004"] == ["confirmed"], found
     reduction = next(f for f in doc["findings"] if f["code"] == "AOTI005")["confirmation"]["outcome"]
-    assert reduction["what"].startswith("returns where eager raises"), reduction
+    assert reduction["what"].startswith("returns NaN/inf where eager raises"), reduction
     assert code == 0  # both are warnings: below the default --fail-on error
 
 
@@ -109,7 +109,7 @@ def test_text_says_it_ran_the_package(fresh_cpu_package) -> None:
     result = CliRunner().invoke(cli, ["confirm", path, "--exported-program", _ep(path), "--fail-on", "warning"])
     assert result.exit_code == 1
     assert result.stdout.startswith("aoti-lint confirm (this RUNS the package")
-    assert "  confirmed: returns where eager raises" in result.stdout
+    assert "  confirmed: returns NaN/inf where eager raises" in result.stdout
 
 
 def _fake_child(tmp_path: Path, body: str) -> str:
