@@ -94,3 +94,13 @@ def test_tied_dims_take_one_witness_size():
     model.symbols["s0"] = Symbol("s0", "s0", DimRef(0, 0), loc)
     assert W.witness_shapes(model, {DimRef(1, 0): 1}) == [(1, 8), (1, 4)]
     assert W.witness_shapes(model, {DimRef(0, 0): 0}) == [(0, 8), (0, 4)]
+
+
+def test_why_names_each_launchs_dim():
+    """The decoder's overflow (tgt of 65 rows, probed: `RuntimeError: index out of bounds: tmp2 <
+    64L`) is the same check at the same line as the encoder's: `why` offers both dims."""
+    log = require(LAUNCHES / "logs" / "enc_dec_pos.T65.log")
+    out = CliRunner().invoke(cli, ["why", str(require(ENC_DEC)), "--log", str(log), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    causes = [c["cause"] for c in json.loads(out.output)["candidates"]]
+    assert any("input 1 dim 1" in c for c in causes) and any("input 0 dim 1" in c for c in causes)
