@@ -4,6 +4,10 @@ assertion -> kernel parameter of its bound (by position: `ksM` numbering is per 
 argument -> size expression over symbols -> input index and dim (or a constant). Index sources
 follow `in_ptrK` to the launch argument and through intermediate buffers to the kernels or extern
 calls that produced them. Everything is done with dictionaries built once; nothing rescans text.
+Each launch of a kernel is linked on its own (a kernel reused for other sizes checks other dims).
+
+Long module: the linker is one pass over the dictionaries it builds (symbols, producers, parameter
+maps per launch); split, each part would take them all as arguments.
 """
 
 from __future__ import annotations
@@ -400,12 +404,8 @@ class _Linker:
         firsts: list[int] = []
         seen: set[tuple] = set()
         for li in indices:
-            a = self._assertion_at(facts, raw, index, ptrs, upper, li)
-            if a is None:
-                continue
-            ident = (a.bound_expr, a.index_sources, a.index_extent, a.space_expr)
-            if ident not in seen:
-                seen.add(ident)
+            a = self._assertion_at(facts, raw, index, ptrs, upper, li, seen)
+            if a is not None:
                 out.append(a)
                 firsts.append(li)
         if not out:
@@ -418,8 +418,9 @@ class _Linker:
                     + a.chain[1:]
         return out
 
-    def _assertion_at(self, facts: KernelFacts, raw, index, ptrs, upper, li: int) -> Assertion | None:
-        """The assertion linked through launch `li` (None when its bound does not map there)."""
+    def _assertion_at(self, facts: KernelFacts, raw, index, ptrs, upper, li: int, seen: set[tuple]) -> Assertion | None:
+        """The assertion linked through launch `li`; None when its bound does not map there or an
+        earlier launch in `seen` linked it alike (its chain is then never built)."""
         mapping = self._param_map(facts, li)
         try:
             bound_expr = intervals.substitute(raw.bound_py, mapping)
@@ -456,6 +457,10 @@ class _Linker:
             if not a.bound_sources:
                 a.linked = False
                 a.unlinked_reason = f"the bound {a.bound} resolves to {a.bound_expr}, which is not over input sizes"
+        ident = (a.bound_expr, a.index_sources, a.index_extent, a.space_expr)
+        if ident in seen:
+            return None
+        seen.add(ident)
         a.chain = self._chain(facts, raw, a, (li, mapping))
         steps = self.buffers.steps(facts, li, ptrs) if a.index_extent and ptrs else ()
         if steps or via:  # an index loaded from buffers of known range: what they hold, else who wrote it
