@@ -91,6 +91,21 @@ class Finding:
     # Repeats past the first LIST_LIMIT in `also`, counted only: output grows with the findings,
     # not with the kernels a package repeats one check in.
     also_more: int = field(default=0, compare=False)
+    # A finding about several input dims (AOTI002's dims of one input, an extent over two sizes):
+    # each dim with its own witness size and the witness at it, `input`/`dim` first.
+    dims: tuple["DimWitness", ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class DimWitness:
+    """One dim of a finding about several: `size` is the dim's own witness size (AOTI002: the
+    largest size below its compiled minimum; AOTI003: the smallest that passes the bound), `witness`
+    the input shapes at it, every other dim valid."""
+
+    input: int
+    dim: int
+    size: int | None = None
+    witness: str | None = None
 
 
 @dataclass(frozen=True)

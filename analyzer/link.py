@@ -4,6 +4,10 @@ assertion -> kernel parameter of its bound (by position: `ksM` numbering is per 
 argument -> size expression over symbols -> input index and dim (or a constant). Index sources
 follow `in_ptrK` to the launch argument and through intermediate buffers to the kernels or extern
 calls that produced them. Everything is done with dictionaries built once; nothing rescans text.
+Each launch of a kernel is linked on its own (a kernel reused for other sizes checks other dims).
+
+Long module: the linker is one pass over the dictionaries it builds (symbols, producers, parameter
+maps per launch); split, each part would take them all as arguments.
 """
 
 from __future__ import annotations
@@ -330,18 +334,15 @@ class _Linker:
             values = Values(facts)
             for raw in facts.assertions:
                 poll(f"linking the assertions of {kname}")
-                model.assertions.append(self._assertion(facts, values, raw, indices))
+                model.assertions.extend(self._assertions(facts, values, raw, indices))
+            # Every launch that gives the divisor (the reduced extent) other sizes, once each.
             for div in facts.divisions:
                 for expr, sources, space in self._over_launches(facts, div.divisor_expr, indices, div.space):
-                    if sources:
-                        model.divisions.append(Division(kname, div.divisor, expr, sources, div.location,
-                                                        integer=div.integer, space_expr=space))
-                        break
+                    model.divisions.append(Division(kname, div.divisor, expr, sources, div.location,
+                                                    integer=div.integer, space_expr=space))
             for red in facts.reductions:
                 for expr, sources, space in self._over_launches(facts, red.extent_expr, indices, red.space):
-                    if sources:
-                        model.reductions.append(Reduction(kname, red.op, expr, sources, red.location, space))
-                        break
+                    model.reductions.append(Reduction(kname, red.op, expr, sources, red.location, space))
         for kname in launches_by_kernel:
             if kname not in model.kernels:
                 launch = model.launches[launches_by_kernel[kname][0]]
@@ -367,69 +368,87 @@ class _Linker:
         return mapping
 
     def _over_launches(self, facts: KernelFacts, expr: str | None, indices: list[int], space: str | None = None):
+        """`expr` (and `space`) at each launch whose arguments make it read input dims, once per
+        distinct result."""
+        seen: set[tuple] = set()
         for li in indices if expr is not None else ():
             try:  # `space` is from the same kernel's params: it substitutes when `expr` does
                 resolved, space_expr = (intervals.substitute(e, self._param_map(facts, li)) if e else None
                                         for e in (expr, space))
             except ValueError:
                 continue
-            yield resolved, self._sources(resolved), space_expr
+            sources = self._sources(resolved)
+            if sources and (resolved, space_expr) not in seen:
+                seen.add((resolved, space_expr))
+                yield resolved, sources, space_expr
 
-    def _assertion(self, facts: KernelFacts, values: Values, raw, indices: list[int]) -> Assertion:
+    def _assertions(self, facts: KernelFacts, values: Values, raw, indices: list[int]) -> list[Assertion]:
+        """The assertion as linked at each launch of its kernel: a kernel reused for other sizes (one
+        position table for an encoder's and a decoder's lengths) checks other dims at each call site.
+        Launches that link it alike (the same bound, index sources and extent: a layer's kernel
+        reused by every layer) give one assertion, at the first of them."""
+        def unlinked(reason: str) -> list[Assertion]:
+            a = Assertion(kernel=facts.name, message=raw.message, location=raw.location, index_var=raw.index_var,
+                          lower=raw.lower, bound=raw.bound, parallel=raw.parallel, linked=False,
+                          unlinked_reason=reason)
+            return [a]
+
+        if raw.index_var is None or raw.bound_py is None:
+            return unlinked("the assertion message is not of the form `index out of bounds: [L <=] var < bound`")
+        if not indices:
+            return unlinked(f"{facts.name} is never launched from run_impl")
+        index = index_node(raw.index_var)
+        ptrs, _ = values.sources(index, raw.line)
+        upper = (values.data_upper if ptrs else values.upper)(index, raw.line)
+        out: list[Assertion] = []
+        firsts: list[int] = []
+        seen: set[tuple] = set()
+        for li in indices:
+            a = self._assertion_at(facts, raw, index, ptrs, upper, li, seen)
+            if a is not None:
+                out.append(a)
+                firsts.append(li)
+        if not out:
+            return unlinked("the bound could not be mapped to a launch argument")
+        if len(out) > 1:  # say which call site each one is linked through
+            for a, li in zip(out, firsts):
+                launch = self.model.launches[li]
+                where = f"{launch.location.path.rsplit('/', 1)[-1]}:{launch.location.line}"
+                a.chain = a.chain[:1] + (CHAIN["launch"].format(launch=where, count=len(out), kernel=facts.name),) \
+                    + a.chain[1:]
+        return out
+
+    def _assertion_at(self, facts: KernelFacts, raw, index, ptrs, upper, li: int, seen: set[tuple]) -> Assertion | None:
+        """The assertion linked through launch `li`; None when its bound does not map there or an
+        earlier launch in `seen` linked it alike (its chain is then never built)."""
+        mapping = self._param_map(facts, li)
+        try:
+            bound_expr = intervals.substitute(raw.bound_py, mapping)
+        except ValueError:
+            return None
         a = Assertion(kernel=facts.name, message=raw.message, location=raw.location, index_var=raw.index_var,
                       lower=raw.lower, bound=raw.bound, parallel=raw.parallel)
-        if raw.index_var is None or raw.bound_py is None:
-            a.linked = False
-            a.unlinked_reason = "the assertion message is not of the form `index out of bounds: [L <=] var < bound`"
-            return a
-        if not indices:
-            a.linked = False
-            a.unlinked_reason = f"{facts.name} is never launched from run_impl"
-            return a
-        bound_exprs, bound_sources, index_inputs = [], set(), set()
-        extent_exprs, extent_sources = [], set()
-        chain_launch = None
+        launch = self.model.launches[li]
+        index_inputs: set[int] = set()
         via: str | None = None
-        index = index_node(raw.index_var)
-        ptrs, size_params = values.sources(index, raw.line)
-        upper = (values.data_upper if ptrs else values.upper)(index, raw.line)
-        for li in indices:
-            mapping = self._param_map(facts, li)
-            try:
-                bexpr = intervals.substitute(raw.bound_py, mapping)
-            except ValueError:
-                continue
-            bound_exprs.append(bexpr)
-            bound_sources |= set(self._sources(bexpr))
-            launch = self.model.launches[li]
-            chain_launch = chain_launch or (li, mapping)
-            params = facts.params
-            for pos in (i for i, p in enumerate(params) if p in ptrs):  # in parameter order, not set order
-                if pos < len(launch.args):
-                    index_inputs |= self._buffer_inputs(launch.args[pos], li)
-                    if via is None:
-                        via = self._via(launch.args[pos], li)
-            # An index loaded from buffers of known value range (buffers.py) still has an extent.
-            found = upper if not ptrs else self.buffers.index_upper(facts, index, raw.line, li) or upper
-            if found is not None:
-                try:
-                    ext = intervals.simplify(f"({intervals.substitute(found, mapping)}) + 1")
-                    extent_exprs.append(ext)
-                    extent_sources |= set(self._sources(ext))
-                except ValueError:
-                    pass
-        if not bound_exprs:
-            a.linked = False
-            a.unlinked_reason = "the bound could not be mapped to a launch argument"
-            return a
-        a.bound_expr, a.bound_sources = bound_exprs[0], tuple(sorted(bound_sources))
+        for pos in (i for i, p in enumerate(facts.params) if p in ptrs):  # in parameter order, not set order
+            if pos < len(launch.args):
+                index_inputs |= self._buffer_inputs(launch.args[pos], li)
+                if via is None:
+                    via = self._via(launch.args[pos], li)
+        a.bound_expr, a.bound_sources = bound_expr, self._sources(bound_expr)
         with contextlib.suppress(ValueError):  # the check's own iteration space, at the same launch
-            a.space_expr = intervals.substitute(raw.space, chain_launch[1]) if raw.space else None
+            a.space_expr = intervals.substitute(raw.space, mapping) if raw.space else None
         a.index_sources = tuple(sorted(index_inputs))
-        if extent_exprs:
-            a.index_extent = extent_exprs[0]
-            a.index_extent_sources = tuple(sorted(extent_sources))
-            a.index_extent_value_inputs = self._value_inputs(a.index_extent)
+        # An index loaded from buffers of known value range (buffers.py) still has an extent.
+        found = upper if not ptrs else self.buffers.index_upper(facts, index, raw.line, li) or upper
+        if found is not None:
+            try:
+                a.index_extent = intervals.simplify(f"({intervals.substitute(found, mapping)}) + 1")
+                a.index_extent_sources = self._sources(a.index_extent)
+                a.index_extent_value_inputs = self._value_inputs(a.index_extent)
+            except ValueError:
+                a.index_extent = None
         try:
             lo, hi = intervals.evaluate_interval(a.bound_expr, {})
             if lo == hi:
@@ -438,8 +457,12 @@ class _Linker:
             if not a.bound_sources:
                 a.linked = False
                 a.unlinked_reason = f"the bound {a.bound} resolves to {a.bound_expr}, which is not over input sizes"
-        a.chain = self._chain(facts, raw, a, chain_launch)
-        steps = self.buffers.steps(facts, chain_launch[0], ptrs) if a.index_extent and ptrs else ()
+        ident = (a.bound_expr, a.index_sources, a.index_extent, a.space_expr)
+        if ident in seen:
+            return None
+        seen.add(ident)
+        a.chain = self._chain(facts, raw, a, (li, mapping))
+        steps = self.buffers.steps(facts, li, ptrs) if a.index_extent and ptrs else ()
         if steps or via:  # an index loaded from buffers of known range: what they hold, else who wrote it
             a.chain = a.chain[:1] + (steps or (via,)) + a.chain[1:]
         return a

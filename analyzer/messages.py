@@ -156,6 +156,9 @@ MESSAGES = Catalog("MESSAGES", {
     # Appended: the input's other dims (one finding per input).
     "unenforced-lower-bound.also": "; the same holds for {dims}",
     "unenforced-lower-bound.dim": "{dim_display} ({where}, compiled for >= {min}, size {below})",
+    "unenforced-lower-bound.dim-declared":
+        "{dim_display} ({where}, compiled for >= {min}, size {below}; declared {declared}, so size(s) {sizes} "
+        "were never compiled for)",
     # AOTI003 index-exceeds-constant-bound
     "index-exceeds-constant-bound.unbounded":
         "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) has "
@@ -244,6 +247,10 @@ MESSAGES = Catalog("MESSAGES", {
         "{dim_display} ({where}) is declared {declared} by the exported program but the package was compiled "
         "for {compiled}: sizes above {max} are allowed by the contract but were never compiled for ({enforcement}); "
         "they reach {kernels}",
+    "compiled-range-narrower-than-declared.undeclared-max":
+        "{dim_display} ({where}) was compiled for {compiled} but no declared range is known for it (no exported "
+        "program, or none for this dim), so nothing tells callers of that maximum: sizes above {max} were never "
+        "compiled for ({enforcement}); they reach {kernels}",
     # AOTI011 unchecked-extern-call
     "unchecked-extern-call":
         "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK: the error it returns (e.g. an out-of-range "
@@ -303,6 +310,7 @@ HEADLINES = Catalog("HEADLINES", {
     "compiled-range-narrower-than-declared": "{dim_name} = {sizes}: allowed by the export, never compiled for",
     "compiled-range-narrower-than-declared.above-only":
         "{dim_name} > {max}: allowed by the export, never compiled for",
+    "compiled-range-narrower-than-declared.undeclared-max": "{dim_name} > {max}: never compiled for, and no declared max says so",
     "unchecked-extern-call": "errors of `{aten_op}`{site} are discarded: partial result, no message",
     "unchecked-extern-call.empty-target":
         "empty {dim_name} makes `{aten_op}`{site} fail unseen: no error, a partial result",
@@ -320,7 +328,7 @@ FRAGMENTS: set[str] = {
     "unchecked-extern-call.inputs", "unparsed-member.parse", "unparsed-member.unreadable", "unparsed-member.limit",
     "unenforced-lower-bound.sdpa", "unenforced-lower-bound.zero-check", "compiled-range-narrower-than-declared.above", "unenforced-lower-bound.reach",
     "unenforced-lower-bound.reach-zero", "unenforced-lower-bound.declared", "unenforced-lower-bound.also",
-    "unenforced-lower-bound.dim",
+    "unenforced-lower-bound.dim", "unenforced-lower-bound.dim-declared",
 }
 
 # What size 0 does where extern calls receive empty tensors (`{at_zero}`): the flash attention's
@@ -428,6 +436,9 @@ FIXES = Catalog("FIXES", {
     "compiled-range-narrower-than-declared.above-only":
         "reject {dim_display} > {max} before calling the model (`if {check_expr} > {max}: ...`) or run with "
         "AOTI_RUNTIME_CHECK_INPUTS=1, and declare the real contract when exporting (Dim(..., max={max}))",
+    "compiled-range-narrower-than-declared.undeclared-max":
+        "reject {dim_display} > {max} before calling the model (`if {check_expr} > {max}: ...`) or run with "
+        "AOTI_RUNTIME_CHECK_INPUTS=1, and declare the real contract when exporting (Dim(..., max={max}))",
     "unchecked-extern-call":
         "validate {inputs} before calling the model (the values the op indexes with must be in range), or "
         "build for a device whose lowering checks them; report the unchecked call upstream",
@@ -451,6 +462,7 @@ CHAIN = Catalog("CHAIN", {
     "index-extent": "{var} in {kernel} ranges over [0, {extent})",
     "index": "{var} in {kernel}",
     "via": "loaded from {buffer}, written by {kernel} at {where}",
+    "launch": "at the launch at {launch}, one of {count} launches of {kernel} that pass other sizes",
     "via-range": "loaded from {buffer}, which holds values in [{low}, {high}] (written by {kernel} at {where})",
     "bound-argument": "must be < {bound}: {param} is argument {position} of the launch at {launch}, passed {arg}",
     "bound-constant": "must be < {bound} (a constant)",

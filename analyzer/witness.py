@@ -116,18 +116,29 @@ def sizes(model: Model, assignment: Assignment | None = None) -> dict[DimRef, in
     shares its symbol (dims the package requires equal), else a valid size."""
     assignment = dict(assignment or {})
     by_symbol: dict[str, int] = {}
+    roots = symbol_dims(model)
     for ref, size in assignment.items():
         symbol = symbol_of(model, ref)
+        if symbol is None:
+            # A dim with no size symbol of its own that the package ties to another dim's symbol
+            # (`assert_size_stride(arg6_1, {s28, ...})`): the twin takes the same size.
+            dim = model.dim(ref)
+            tied = dim.tied_expr if dim is not None else None
+            symbol = tied if tied in roots and roots[tied] not in assignment else None
         if symbol is not None:
             by_symbol.setdefault(symbol, size)
     out: dict[DimRef, int] = {}
+    symbol_at: dict[DimRef, str] = {}
+    for name, ref in roots.items():
+        symbol_at.setdefault(ref, name)
     for inp in model.inputs:
         for dim in inp.dims:
             ref = DimRef(inp.index, dim.dim)
+            symbol = dim.symbol or symbol_at.get(ref)
             if ref in assignment:
                 out[ref] = assignment[ref]
-            elif dim.symbol is not None and dim.symbol in by_symbol:
-                out[ref] = by_symbol[dim.symbol]
+            elif symbol is not None and symbol in by_symbol:
+                out[ref] = by_symbol[symbol]
             else:
                 # A dim read as n*k takes a multiple of n: a witness breaks only what it means to.
                 out[ref] = relations.fitting_at_least(model, ref, valid_size(dim))

@@ -30,9 +30,9 @@ def shared_packages() -> list[Path]:
 
 
 def fixture_packages() -> list[Path]:
-    """AOTI packages in fixtures/ and fixtures/stress/pkgs/ (exported-program archives `*.ep.pt2`
-    are not packages)."""
-    found = list(FIXTURES.glob("*.pt2")) + list((FIXTURES / "stress" / "pkgs").glob("*.pt2"))
+    """AOTI packages in fixtures/, fixtures/stress/pkgs/ and fixtures/launches/ (exported-program
+    archives `*.ep.pt2` are not packages)."""
+    found = [p for folder in (FIXTURES, FIXTURES / "stress" / "pkgs", FIXTURES / "launches") for p in folder.glob("*.pt2")]
     return sorted(p for p in found if not p.name.endswith(".ep.pt2"))
 
 

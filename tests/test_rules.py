@@ -128,9 +128,10 @@ def test_gather_static_is_clean():
 
 def test_pos_embedding_fixtures():
     """Unbounded seq -> error; declared/compiled max 512, checked only with AOTI_RUNTIME_CHECK_INPUTS=1
-    -> warning (nothing stops 513 by default); max 1000 -> warning."""
+    -> warning (nothing stops 513 by default); max 1000 -> error (513..1000 are compiled for, and
+    fail with the variable too)."""
     expected = {"pos_embedding": Severity.ERROR, "pos_embedding_capped": Severity.WARNING,
-                "pos_embedding_max1000": Severity.WARNING}
+                "pos_embedding_max1000": Severity.ERROR}
     seen = False
     for name, severity in expected.items():
         for path in _named(name):
@@ -301,18 +302,20 @@ def test_extent_declared_max_equal_to_bound_never_checked_is_error():
     assert "nothing checks" in f.detail
 
 
-def test_extent_max_above_bound_is_warning():
+def test_extent_compiled_max_above_bound_is_error():
+    # Compiled for [2, 1000] with 512 rows: 513 is compiled for and fails, with the variable too.
     (f,) = _run(_pos_model(seq_max=1000), "index-exceeds-constant-bound")
-    assert f.severity == Severity.WARNING
+    assert f.severity == Severity.ERROR
     assert f.witness == "arg1_1.shape = (3, 513, 16)"
     assert f.message_key == "index-exceeds-constant-bound.bounded"
     assert f.key == "extent:in0.d1>512;kernel:cpp_fused_add_arange_embedding_0"
     assert f.chain[-1] == "tmp2 reaches arg1_1.size(1) - 1; with arg1_1.size(1) = 513 that is 512 >= 512"
 
 
-def test_extent_declared_max_above_bound_is_warning():
+def test_extent_declared_max_above_bound_is_error():
+    # Declared up to 1000, compiled unbounded: the compiled range reaches past the table too.
     (f,) = _run(_pos_model(seq_max=None, declared_max=1000), "index-exceeds-constant-bound")
-    assert f.severity == Severity.WARNING and f.message_key == "index-exceeds-constant-bound.bounded"
+    assert f.severity == Severity.ERROR and f.message_key == "index-exceeds-constant-bound.bounded"
 
 
 def test_extent_unbounded_is_error():

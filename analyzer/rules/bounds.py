@@ -10,7 +10,7 @@ from typing import Iterable
 from .. import intervals
 from .. import sizes
 from .. import witness as W
-from ..findings import Finding, Location, Severity
+from ..findings import DimWitness, Finding, Location, Severity
 from ..model import Assertion, DimRef, Model
 from . import Case, Context, Rule, register
 from . import enforcement as E
@@ -169,9 +169,12 @@ class IndexExceedsConstantBound(Rule):
     is not data but a position that ranges over a dynamic input size, e.g. a positional embedding
     indexed by `torch.arange(x.shape[1])`. Interval arithmetic over the compiled and declared ranges
     of the sizes gives the largest index; when it can reach the bound, the sequence length that trips
-    it is reported. An error when the size has no upper bound in the package, a warning when it has
-    one that is larger than what the bound allows. Indices that are loaded values (an embedding
-    lookup of user tokens) are data errors, not shape errors, and are not reported.
+    it is reported, one finding per launch of the kernel that reads other sizes (a position table
+    shared by an encoder's and a decoder's lengths: one for each). An error when the compiled range
+    itself reaches past the bound (no compiled maximum, or one above it: a table of 64 rows under a
+    range compiled up to 4096), a warning when only the declared range does. Indices that are loaded
+    values (an embedding lookup of user tokens) are data errors, not shape errors, and are not
+    reported.
 
     ## Why it matters
     Inputs that the package accepts by its own shape contract fail at run time: a device-side assert
@@ -209,8 +212,20 @@ class IndexExceedsConstantBound(Rule):
     INVALID = (
         Case("fixtures/pos_embedding.cpu.stripped.pt2", {"message_key": "index-exceeds-constant-bound.unbounded",
                                                           "severity": Severity.ERROR, "input": 0, "dim": 1}),
+        # seq compiled (and declared) for [2, 1000], a table of 512 rows: 513 is compiled for and fails.
         Case("fixtures/pos_embedding_max1000.cuda.stripped.pt2", {
-            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.WARNING, "input": 0, "dim": 1}),
+            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.ERROR, "input": 0, "dim": 1}),
+        # 64 rows under Dim("seq", max=4096): seq 65 raises, with AOTI_RUNTIME_CHECK_INPUTS=1 too.
+        Case("fixtures/launches/pos64_max4096.cpu.stripped.pt2", {
+            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.ERROR, "input": 0, "dim": 1},
+             exported="fixtures/launches/pos64_max4096.ep.pt2"),
+        # One position kernel launched for the encoder's length and again for the decoder's: a finding
+        # for each (the encoder's compiled for [2, 4096] by Inductor, the decoder's unbounded).
+        Case("fixtures/launches/enc_dec_pos.cpu.stripped.pt2", {
+            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.ERROR, "input": 0, "dim": 1}),
+        Case("fixtures/launches/enc_dec_pos.cpu.stripped.pt2", {
+            "message_key": "index-exceeds-constant-bound.unbounded", "severity": Severity.ERROR, "input": 1, "dim": 1},
+             exported="fixtures/launches/enc_dec_pos.ep.pt2"),
         Case("fixtures/stress/pkgs/item_arange.cpu.stripped.pt2", {
             "message_key": "index-exceeds-constant-bound.values", "input": 1}),
         # seq declared and compiled <= 512, but that max is checked only with AOTI_RUNTIME_CHECK_INPUTS=1.
@@ -230,8 +245,8 @@ class IndexExceedsConstantBound(Rule):
         def keep(a: Assertion) -> bool:
             return a.linked and a.bound_value is not None and bool(a.index_extent)
 
-        # A check fused into many kernels repeats one extent and bound: search its witness once.
-        witnesses: dict[tuple, tuple[DimRef, int] | None] = {}
+        # A check fused into many kernels repeats one extent and bound: search its witnesses once.
+        witnesses: dict[tuple, list[tuple[DimRef, int]]] = {}
         for a in unique_assertions(model, keep):
             refs = W.expr_dims(model, a.index_extent)
             if refs is None and a.index_extent_value_inputs:
@@ -254,10 +269,10 @@ class IndexExceedsConstantBound(Rule):
             key = (a.index_extent, a.bound_value, tuple(refs))
             if key not in witnesses:
                 witnesses[key] = self._witness(model, a, refs)
-            choice = witnesses[key]
-            if choice is None:
+            choices = witnesses[key]
+            if not choices:
                 continue
-            ref, size = choice
+            ref, size = choices[0]
             dim = model.dim(ref)
             assignment = {ref: size}
             value = W.evaluate_at(model, a.index_extent, assignment)
@@ -277,11 +292,15 @@ class IndexExceedsConstantBound(Rule):
                                                       assignment=W.assignment_text(model, assignment),
                                                       value=_int_text(None if value is None else value - 1),
                                                       bound_value=a.bound_value))
+            # An error when the compiled range itself reaches past the bound: the package was built
+            # for those sizes and runs them into the check. Only the declared range doing so: a warning.
+            reaches = is_unbounded or _compiled_reaches(model, a)
             yield self.finding(
                 model, ctx, message.format(**fields), a.location,
-                severity=Severity.ERROR if is_unbounded else Severity.WARNING,
+                severity=Severity.ERROR if reaches else Severity.WARNING,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
-                witness=W.witness(model, assignment), fix=fix.format(**fields), chain=chain,
+                witnesses=tuple(W.witness(model, {r: n}) for r, n in choices), fix=fix.format(**fields), chain=chain,
+                dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices),
                 key=f"extent:{W.normalize_expr(model, a.index_extent)}>{a.bound_value};kernel:{a.kernel}")
 
     def _value_driven(self, model: Model, ctx: Context, a: Assertion) -> Finding | None:
@@ -313,14 +332,16 @@ class IndexExceedsConstantBound(Rule):
             key=f"extent:values:in{first}>{a.bound_value};kernel:{a.kernel}")
 
     @staticmethod
-    def _witness(model: Model, a: Assertion, refs: list[DimRef]) -> tuple[DimRef, int] | None:
-        """The first dim (input order; unbounded ones first) whose smallest exceeding size exists."""
+    def _witness(model: Model, a: Assertion, refs: list[DimRef]) -> list[tuple[DimRef, int]]:
+        """Every dim whose smallest exceeding size exists, with that size (input order; unbounded
+        ones first): the first leads the finding, each gets a witness of its own."""
         ordered = sorted(refs, key=lambda r: (not sizes.unbounded(model.dim(r)), r))
+        found = []
         for ref in ordered:
             size = W.smallest_exceeding(model, a.index_extent, ref, a.bound_value)
             if size is not None:
-                return ref, size
-        return None
+                found.append((ref, size))
+        return found
 
 
 @register
@@ -365,6 +386,21 @@ class UnlinkedAssertion(Rule):
                 model, ctx, MESSAGES["unlinked-assertion"].format(assertion=a.message, kernel=a.kernel, reason=reason),
                 a.location, kernel=a.kernel, fix=FIXES["unlinked-assertion"], chain=a.chain,
                 key=f"unlinked:{a.message};kernel:{a.kernel}")
+
+
+def _compiled_reaches(model: Model, a: Assertion) -> bool:
+    """True when the index's extent exceeds the constant bound within the compiled ranges alone
+    (`check_input_N`'s min and max, no max: unbounded), whatever the exported program declares."""
+    ranges = {}
+    for name, ref in W.symbol_dims(model).items():
+        dim = model.dim(ref)
+        if dim is not None:
+            ranges[name] = (dim.value, dim.value) if dim.value is not None else (max(dim.min or 0, 0), dim.max)
+    try:
+        _, high = intervals.evaluate_interval(a.index_extent, ranges)
+    except ValueError:
+        return True
+    return a.bound_value is not None and high > a.bound_value
 
 
 def _int_text(value: float | None) -> str:

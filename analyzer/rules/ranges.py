@@ -9,7 +9,7 @@ from typing import Iterable
 
 from .. import intervals, relations
 from .. import witness as W
-from ..findings import Finding, Location, Severity
+from ..findings import DimWitness, Finding, Location, Severity
 from ..model import DimRef, Model, span
 from . import Case, Context, Rule, register
 from . import enforcement as E
@@ -108,6 +108,7 @@ class UnenforcedLowerBound(Rule):
                 input=first.ref.input, dim=first.ref.dim, symbol=first.symbol,
                 witnesses=tuple(w for p in parts for w in p.witnesses), fix=_fix(parts),
                 chain=tuple(line for p in parts for line in p.chain),
+                dims=tuple(DimWitness(p.ref.input, p.ref.dim, p.below, p.witnesses[0]) for p in parts),
                 key=";".join(p.key for p in parts))
 
 
@@ -135,6 +136,7 @@ class _LowerPart:
     key: str
     check: str            # `x.shape[1]`, for the fix
     min: int
+    below: int            # the primary witness's size
 
 
 def _lower_symbol(model: Model, inp, dim) -> str | None:
@@ -154,12 +156,14 @@ def _lower_symbol(model: Model, inp, dim) -> str | None:
 def _declared_gap(dim) -> tuple[list[int], bool]:
     """Sizes the exported program declares but the package was not compiled for: those below the
     compiled minimum, and whether any above the compiled maximum (the 32-bit indexing limit of
-    CUDA codegen is not a maximum)."""
-    if dim.value is not None or dim.min is None or dim.declared_min is None:
+    CUDA codegen is not a maximum). A dim with no declared range (no exported program) declares no
+    minimum, and no maximum either: torch.export's `Dim` is unbounded unless told otherwise."""
+    if dim.value is not None or dim.min is None:
         return [], False
-    below = list(range(dim.declared_min, dim.min))
     above = dim.max is not None and dim.max < W.INT32_MAX and (dim.declared_max is None or dim.declared_max > dim.max)
-    return below, above
+    if dim.declared_min is None:
+        return [], above
+    return list(range(dim.declared_min, dim.min)), above
 
 
 def _sizes_text(below: list[int], above: bool, maximum: int | None) -> str:
@@ -195,17 +199,20 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     text, extra, severity = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None)
     # compiled-range-narrower-than-declared on the same dim is said here (issue 11 part 4b).
     declared_below, above = _declared_gap(dim)
+    short = MESSAGES["unenforced-lower-bound.dim"].format(**fields)
     if declared_below:
-        text = Text(text + MESSAGES["unenforced-lower-bound.declared"].format(
-            declared=span(dim.declared_min, dim.declared_max),
-            sizes=_sizes_text(declared_below, above, dim.max)), text.key)
+        declared = dict(declared=span(dim.declared_min, dim.declared_max),
+                        sizes=_sizes_text(declared_below, above, dim.max))
+        text = Text(text + MESSAGES["unenforced-lower-bound.declared"].format(**declared), text.key)
+        # Led by another dim, this dim's gap is said in its own words too (not only by a witness).
+        short = MESSAGES["unenforced-lower-bound.dim-declared"].format(**fields, **declared)
     # Witnesses: the largest size below the minimum, then 0 where it reaches the kernels (extern calls
     # given an empty tensor die there: issue 10 point 4), then max+1 of a declared range above it.
     sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
-    return _LowerPart(ref, symbol, text, MESSAGES["unenforced-lower-bound.dim"].format(**fields),
+    return _LowerPart(ref, symbol, text, short,
                       fix.format(**fields), location, (*chain, *extra), severity,
                       tuple(W.witness(model, {ref: size}) for size in sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}",
-                      fields["check_expr"], dim.min)
+                      fields["check_expr"], dim.min, below)
 
 
 @register
@@ -287,7 +294,10 @@ class CompiledRangeNarrowerThanDeclared(Rule):
     range the package was compiled for (`check_input_N`: usually `>= 2`, because `torch.export`
     specializes sizes 0 and 1). Reports the sizes the user allowed but the package never compiled for,
     below the compiled minimum and above the compiled maximum, and the kernels that read that
-    dimension; a witness for each end. Sizes below the minimum of a dimension that
+    dimension; a witness for each end. A compiled maximum (`torch._check(n <= 15)` in the model, or
+    one Inductor chose) that nothing declares, with no exported program or one without a maximum
+    for the dimension, is reported too (an info when no range at all is declared for it: callers
+    cannot know of that maximum). Sizes below the minimum of a dimension that
     `unenforced-lower-bound` reports are said in its finding instead, when both rules run.
 
     ## Why it matters
@@ -315,6 +325,8 @@ class CompiledRangeNarrowerThanDeclared(Rule):
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),   # no exported program: nothing is declared
         Case("fixtures/gather_static.cpu.stripped.pt2", exported="fixtures/gather_static.ep.pt2"),
+        # torch._check(n <= 15) under Dim.DYNAMIC: the exported program declares [2, 15] itself.
+        Case("fixtures/launches/narrow_max.cpu.stripped.pt2", exported="fixtures/launches/narrow_max.ep.pt2"),
     )
     INVALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2", {"message_key": "compiled-range-narrower-than-declared",
@@ -328,6 +340,10 @@ class CompiledRangeNarrowerThanDeclared(Rule):
         Case("fixtures/real/resnetish_min2.cpu.stripped.pt2",
              {"message_key": "compiled-range-narrower-than-declared.above-only", "input": 0, "dim": 0},
              exported="fixtures/real/resnetish_min2.ep.pt2"),
+        # The same package without it: compiled for [2, 15] and no declared max is known (info).
+        Case("fixtures/launches/narrow_max.cpu.stripped.pt2", {
+            "message_key": "compiled-range-narrower-than-declared.undeclared-max", "severity": Severity.INFO,
+            "input": 0, "dim": 0}),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -342,8 +358,8 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                 if not below and not above:
                     continue
                 symbol = dim.symbol or W.symbol_of(model, ref)
-                if symbol is not None and _tied_to_another_dim(model, symbol, ref):
-                    continue
+                if symbol is not None and _tied_to_another_dim(model, symbol, ref) or symbol is None and dim.tied_expr:
+                    continue  # the dim it must equal is reported
                 if below and ctx.runs(UnenforcedLowerBound.code) and _lower_symbol(model, inp, dim):
                     continue  # said by unenforced-lower-bound's finding on this input (issue 11 part 4b)
                 kernels = users.get(symbol, []) if symbol else []
@@ -354,10 +370,14 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                               check_expr=W.check_expr(model, ref))
                 location = dim.check_location or model_location(model)
                 chain = (range_step(model, ref, dim, symbol), *read_by(kernels))
-                # Below the minimum first; an above-max-only gap (issue 16 part 3) has max+1.
-                key = "compiled-range-narrower-than-declared" + ("" if below else ".above-only")
+                # Below the minimum first; an above-max-only gap has max+1. Nothing declared for the
+                # dim: its compiled max is all a caller could learn, an info.
+                undeclared = dim.declared_min is None and dim.declared_max is None
+                key = "compiled-range-narrower-than-declared" + ("" if below else ".undeclared-max" if undeclared
+                                                                 else ".above-only")
                 yield self.finding(
                     model, ctx, MESSAGES[key].format(**fields), location,
+                    severity=Severity.INFO if undeclared else None,
                     input=ref.input, dim=ref.dim, symbol=symbol,
                     witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *([dim.max + 1] if above else [])]),
                     fix=FIXES[key].format(**fields), chain=chain,

@@ -66,7 +66,9 @@ def explain_failure(package: Package, text: str, deadline: Deadline | None = Non
                FailureKind.SYMBOL_ASSERT: lambda f: _symbol_candidates(package, f)}
     found = [c for failure in failures for c in finders[failure.kind](failure)]
     for cand in found + _kernel_message_candidates(package, text) + _zero_check_candidates(package, text):
-        key = (cand.kind, cand.model, cand.kernel, cand.message, cand.location)
+        # The cause too: one check linked at several launches (a kernel reused for an encoder's and a
+        # decoder's lengths) has a cause per launch, and the log cannot tell which launch failed.
+        key = (cand.kind, cand.model, cand.kernel, cand.message, cand.location, cand.cause)
         if key not in seen:
             seen.add(key)
             candidates.append(cand)
