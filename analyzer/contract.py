@@ -10,6 +10,10 @@ table exceeded, a division or a reduction over an empty size).
 that raises `ValueError` naming the input and dim. Every expression in it is rebuilt from a
 validated syntax tree (`_emit`): names, numbers and strings taken from a (possibly hostile)
 package reach the generated code only through `repr()`.
+
+Long module: the contract, its text and JSON renderings and the guard's emitter all read the same
+`Contract` records; the emitter (`render_python` and its prelude) is the part to move out when the
+layers become subpackages.
 """
 
 from __future__ import annotations
