@@ -20,6 +20,7 @@ import dataclasses
 import enum
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -56,6 +57,9 @@ class Probe:
     shapes: tuple[tuple[int, ...], ...]
     ref: DimRef | None = None               # the dim a dim probe sets
     size: int | None = None
+    # (input, kind, dtype): an input built in another layout than contiguous (a layout witness):
+    # kind "transpose", "pad-last", "step", "channels_last" or "" (only the dtype differs).
+    layouts: tuple[tuple[int, str, str | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -131,9 +135,33 @@ def dim_probes(model: Model) -> list[Probe]:
     return probes
 
 
+_LAYOUT = re.compile(r"^(?P<name>\S+) = `(?P<expr>[^`]*)` \(shape \((?P<shape>[^)]*)\)")
+
+
+def _layout_probe(model: Model, text: str) -> Probe | None:
+    """A layout witness (`x = \`torch.randn(8, 3).t()\` (shape (3, 8), ...)`) as a structured probe:
+    the text is read for its kind, never evaluated."""
+    match = _LAYOUT.match(text)
+    names = [i.display for i in model.inputs]
+    if match is None or match["name"] not in names:
+        return None
+    index = names.index(match["name"])
+    expr = match["expr"]
+    kind = ("channels_last" if "channels_last" in expr else "transpose" if ".t()" in expr or ".transpose(" in expr
+            else "step" if "[::2]" in expr else "pad-last" if re.search(r"\[(?::, )*:\d+\]$", expr) else "")
+    dtype = re.search(r"dtype=torch\.(\w+)", expr)
+    shapes = list(W.witness_shapes(model))
+    shapes[index] = tuple(int(v) for v in match["shape"].replace(" ", "").split(",") if v)
+    return Probe(text, tuple(shapes), layouts=((index, kind, dtype[1] if dtype else None),))
+
+
 def finding_probes(model: Model, finding: Finding) -> list[Probe]:
     out = []
     for text in finding.witnesses or ((finding.witness,) if finding.witness else ()):
+        layout = _layout_probe(model, text)
+        if layout is not None:
+            out.append(layout)
+            continue
         shapes = _shapes(model, text)
         if shapes is not None:
             ref = DimRef(finding.input, finding.dim) if finding.input is not None and finding.dim is not None else None
@@ -181,7 +209,8 @@ def run_probe(package: str, model: Model, probe: Probe, exported_program: str | 
               env: dict[str, str] | None = None) -> Outcome:
     spec = {"package": os.path.abspath(package), "shapes": [list(s) for s in probe.shapes],
             "dtypes": [(i.dtype or "float32") for i in model.inputs], "device": model.device or "cpu",
-            "exported_program": os.path.abspath(exported_program) if exported_program else None, "seed": 0}
+            "exported_program": os.path.abspath(exported_program) if exported_program else None, "seed": 0,
+            "layouts": [list(layout) for layout in probe.layouts]}
     # The deployment's default: without the variable, unless the caller asks for it.
     child_env = {k: v for k, v in os.environ.items() if k != "AOTI_RUNTIME_CHECK_INPUTS"}
     child_env.update(env or {})
@@ -219,6 +248,13 @@ def run_probe(package: str, model: Model, probe: Probe, exported_program: str | 
         return Outcome(Status.FAILED, error, message=error, eager=eager_text)
     nan = bool(pkg.get("nan") or pkg.get("inf"))
     diff = pkg.get("max_abs_diff")
+    if eager is not None and not eager.get("ok") and _range_check(eager_text):
+        # The exported program checks its declared ranges as it runs: past them it is no reference.
+        if nan:
+            return Outcome(Status.FAILED, "returns NaN/inf (outside the exported program's declared range)", nan=True,
+                           eager=eager_text)
+        return Outcome(Status.RAN, "ran; outside the exported program's declared range, so no reference to compare "
+                       "values with", eager=eager_text)
     if eager is not None and not eager.get("ok"):
         if nan:
             return Outcome(Status.FAILED, f"returns NaN/inf where eager raises ({eager_text})", nan=True,
@@ -242,6 +278,14 @@ def run_probe(package: str, model: Model, probe: Probe, exported_program: str | 
     if nan:
         return Outcome(Status.FAILED, "returns NaN/inf", nan=True)
     return Outcome(Status.RAN, "ran (no crash, no NaN; no reference to compare values with)")
+
+
+_RANGE_CHECKS = ("Expected input at", "Guard failed", "to be <=", "to be >=")
+
+
+def _range_check(error: str | None) -> bool:
+    """Whether the reference's error is the exported program's own range check, not the model's."""
+    return bool(error) and any(word in error for word in _RANGE_CHECKS)  # type: ignore[operator]
 
 
 # -- verdicts ---------------------------------------------------------------------------------------
@@ -299,18 +343,18 @@ def confirm(package: str, models: Sequence[Model], findings: Sequence[Finding], 
     if why_not is not None:
         return Report(package, exported_program, list(findings),
                       [Confirmation(Verdict.NOT_RUN, None, None, why_not) for _ in findings], [], why_not)
-    planned: dict[tuple[str, tuple[tuple[int, ...], ...]], tuple[Model, Probe]] = {}
+    planned: dict[tuple[Any, ...], tuple[Model, Probe]] = {}
     per_finding = []
     for f in findings:
         model = by_model.get(f.model)
         probes = finding_probes(model, f) if model is not None else []
         per_finding.append((model, probes))
         for p in probes:
-            planned.setdefault((model.name, p.shapes), (model, p))  # type: ignore[union-attr]
+            planned.setdefault((model.name, p.shapes, p.layouts), (model, p))  # type: ignore[union-attr]
     per_model = [(model, dim_probes(model)) for model in models]
     for model, probes in per_model:
         for p in probes:
-            planned.setdefault((model.name, p.shapes), (model, p))
+            planned.setdefault((model.name, p.shapes, p.layouts), (model, p))
     # Each probe is a child process (mostly waiting on torch's import and the package's load):
     # `jobs` of them at a time, each shape once.
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -321,11 +365,11 @@ def confirm(package: str, models: Sequence[Model], findings: Sequence[Finding], 
         if model is None:
             confirmations.append(Confirmation(Verdict.NOT_RUN, None, None, "not about a model's inputs"))
             continue
-        confirmations.append(_verdict([(p, outcomes[(model.name, p.shapes)]) for p in probes]))
+        confirmations.append(_verdict([(p, outcomes[(model.name, p.shapes, p.layouts)]) for p in probes]))
     for model, probes in per_model:
         report = ModelReport(model.name)
         for probe in probes:
-            result = outcomes[(model.name, probe.shapes)]
+            result = outcomes[(model.name, probe.shapes, probe.layouts)]
             report.probes.append((probe, result))
             if result.status is Status.FAILED and not any(
                     _explains(f, probe) for f in findings if f.model == model.name):

@@ -22,18 +22,38 @@ def _say(kind: str, **data: Any) -> None:
     print(MARK + json.dumps({"kind": kind, **data}), flush=True)
 
 
+def _dtype(torch: Any, name: str | None) -> Any:
+    dt = getattr(torch, name or "float32", None)
+    return dt if isinstance(dt, torch.dtype) else torch.float32
+
+
+def _tensor(torch: Any, gen: Any, shape: list[int], dt: Any) -> Any:
+    if dt.is_floating_point:
+        return torch.randn(shape, generator=gen, dtype=torch.float32).to(dt)
+    return torch.zeros(shape, dtype=dt)  # indices: 0 is valid for any non-empty table
+
+
+def _laid_out(torch: Any, gen: Any, shape: list[int], dt: Any, kind: str) -> Any:
+    """A tensor of `shape` whose strides are not the contiguous ones (the layouts users pass)."""
+    if kind == "transpose" and len(shape) >= 2:
+        return _tensor(torch, gen, [*shape[:-2], shape[-1], shape[-2]], dt).transpose(-1, -2)
+    if kind == "pad-last" and shape:
+        return _tensor(torch, gen, [*shape[:-1], 2 * shape[-1]], dt)[..., :shape[-1]]
+    if kind == "step" and shape:
+        return _tensor(torch, gen, [2 * shape[0], *shape[1:]], dt)[::2]
+    if kind == "channels_last" and len(shape) == 4:
+        return _tensor(torch, gen, shape, dt).contiguous(memory_format=torch.channels_last)
+    return _tensor(torch, gen, shape, dt)
+
+
 def _inputs(torch: Any, spec: dict[str, Any]) -> list[Any]:
     gen = torch.Generator().manual_seed(int(spec.get("seed", 0)))
     device = spec.get("device") or "cpu"
+    layouts = {int(i): (str(kind), dtype) for i, kind, dtype in spec.get("layouts") or []}
     out = []
-    for shape, dtype in zip(spec["shapes"], spec["dtypes"]):
-        dt = getattr(torch, dtype or "float32", None)
-        if not isinstance(dt, torch.dtype):
-            dt = torch.float32
-        if dt.is_floating_point:
-            t = torch.randn(shape, generator=gen, dtype=torch.float32).to(dt)
-        else:  # indices: 0 is valid for any non-empty table, so only the shapes are on trial
-            t = torch.zeros(shape, dtype=dt)
+    for index, (shape, dtype) in enumerate(zip(spec["shapes"], spec["dtypes"])):
+        kind, other = layouts.get(index, ("", None))
+        t = _laid_out(torch, gen, shape, _dtype(torch, other or dtype), kind)
         out.append(t.to(device))
     return out
 
@@ -80,7 +100,10 @@ def main(spec_text: str) -> int:
         try:
             module = _unguarded(torch.export.load(spec["exported_program"]))
             with torch.no_grad():
-                reference = _flat(module(*[a.clone() for a in args]))
+                # The reference sees the same values, contiguous and in the compiled dtype: what the
+                # caller meant, whatever layout the package is handed.
+                wanted = [_dtype(torch, d) for d in spec["dtypes"]]
+                reference = _flat(module(*[a.contiguous().to(w) for a, w in zip(args, wanted)]))
             _say("eager", ok=True, **_summary(torch, reference))
         except Exception as exc:  # noqa: BLE001 - eager rejecting the input is an answer
             _say("eager", ok=False, error=_first_line(exc))
