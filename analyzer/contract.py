@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from . import intervals
+from . import sizes
 from . import witness as W
 from .findings import Finding
 from .model import Dim, DimRef, Enforcement, Evidence, Model, span
@@ -181,7 +181,7 @@ def _range_conditions(model: Model, ref: DimRef, d: Dim) -> list[Condition]:
         if d.min is not None and d.min > 0:
             out.append(Condition(Kind.RANGE, f"{symbol} < {d.min}", ref,
                                  f"the package was compiled for {shown} >= {d.min} ({unchecked})", "AOTI002"))
-        if d.max is not None and d.max < W.INT32_MAX:
+        if d.max is not None and d.max < sizes.INT32_MAX:
             out.append(Condition(Kind.RANGE, f"{symbol} > {d.max}", ref,
                                  f"the package was compiled for {shown} <= {d.max} ({unchecked})"))
     return out

@@ -21,8 +21,8 @@ import re
 from typing import Iterable, Mapping
 
 from . import intervals, relations
-from .model import Assertion, Dim, DimRef, Model, range_text  # noqa: F401 - re-exported for the rules
-from .sizes import INT32_MAX, can_be_zero, effective_max, effective_min  # noqa: F401 - INT32_MAX re-exported
+from .model import Assertion, Dim, DimRef, Model
+from .sizes import can_be_zero, effective_max, effective_min
 
 DEFAULT_SIZE = 3
 SEARCH_LIMIT = 2**40

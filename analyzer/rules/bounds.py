@@ -11,7 +11,7 @@ from .. import intervals
 from .. import sizes
 from .. import witness as W
 from ..findings import Finding, Location, Severity
-from ..model import Assertion, DimRef, Model
+from ..model import Assertion, DimRef, Model, range_text
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from ..messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
@@ -46,7 +46,7 @@ def max_origin(dim) -> str:
 def range_step(model: Model, ref: DimRef, dim, symbol: str | None = None) -> str:
     """The chain step `s77 = input 0 dim 0 (x.shape[0]), compiled for [2, inf), ...`."""
     return CHAIN["range"].format(symbol=symbol or W.symbol_of(model, ref) or "?", dim=model.describe(ref),
-                                 range=W.range_text(dim))
+                                 range=range_text(dim))
 
 
 def where(ref: DimRef) -> str:
@@ -142,7 +142,7 @@ class EmptyIndexBound(Rule):
             shown = W.display_expr(model, a.bound_expr)
             simple = len(choice) == 1 and shown == W.dim_display(model, ref)
             fields = dict(bound=a.bound, assertion=a.message, kernel=a.kernel, dim_display=W.dim_display(model, ref),
-                          where=where(ref), range_text=W.range_text(dim), **outcome_fields(model, a),
+                          where=where(ref), range_text=range_text(dim), **outcome_fields(model, a),
                           bound_display=shown, zero=MESSAGES["empty-index-bound.zero"] if len(choice) == 1 else
                           MESSAGES["empty-index-bound.zero-with"].format(assignment=W.assignment_text(model, choice)))
             message = MESSAGES["empty-index-bound" if simple else "empty-index-bound.expr"]

@@ -13,6 +13,7 @@ import math
 from enum import Enum
 
 from .. import intervals, relations
+from .. import sizes
 from .. import witness as W
 from ..findings import Severity
 from ..model import Dim, DimRef, Model
@@ -73,7 +74,7 @@ def smallest_exceeding(model: Model, expr: str, refs: list[DimRef], limit: float
         dim = model.dim(ref)
         if dim is None or dim.value is not None:
             continue
-        lo, hi = W.effective_min(dim), W.SEARCH_LIMIT
+        lo, hi = sizes.effective_min(dim), W.SEARCH_LIMIT
 
         def exceeds(n: int) -> bool:
             value = W.evaluate_at(model, expr, {ref: n})
@@ -278,7 +279,7 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
     if hit is not None:
         symbol, smin, call = hit
         return MESSAGES["unenforced-lower-bound.rejected"].format(symbol=symbol, smin=smin, call=call, **fields), (), S.INFO
-    if below >= 1 and W.can_be_zero(model.dim(ref)):
+    if below >= 1 and sizes.can_be_zero(model.dim(ref)):
         calls = empty_extern_calls(model, ref, 0)
         if calls:
             verb = "receives" if len(calls) == 1 and "(x" not in calls[0] else "receive"
@@ -322,7 +323,7 @@ def empty_target(model: Model, launch) -> tuple[list[DimRef], tuple[str, ...]] |
     found: list[DimRef] = []
     for size in target:
         for ref in W.expr_dims(model, size) or []:
-            if not W.can_be_zero(model.dim(ref)):
+            if not sizes.can_be_zero(model.dim(ref)):
                 continue
             if W.evaluate_at(model, size, {ref: 0}) != 0:
                 continue

@@ -7,7 +7,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Iterable
 
-from .. import intervals, relations
+from .. import intervals, relations, sizes
 from .. import witness as W
 from ..findings import Finding, Location, Severity
 from ..model import DimRef, Model, span
@@ -158,7 +158,7 @@ def _declared_gap(dim) -> tuple[list[int], bool]:
     if dim.value is not None or dim.min is None or dim.declared_min is None:
         return [], False
     below = list(range(dim.declared_min, dim.min))
-    above = dim.max is not None and dim.max < W.INT32_MAX and (dim.declared_max is None or dim.declared_max > dim.max)
+    above = dim.max is not None and dim.max < sizes.INT32_MAX and (dim.declared_max is None or dim.declared_max > dim.max)
     return below, above
 
 
@@ -176,7 +176,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     ref = DimRef(inp.index, dim.dim)
     kernels = users.get(symbol, [])
     below = E.below_min(model, ref, dim.min)  # a multiple of n for a dim read as n*k
-    zero = below > 0 and W.can_be_zero(dim)
+    zero = below > 0 and sizes.can_be_zero(dim)
     fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
                   enforcement=ENFORCEMENT[dim.lower_unchecked or dim.enforced], below=below,
                   kernels=", ".join(kernels), check_expr=W.check_expr(model, ref))
@@ -201,10 +201,10 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
             sizes=_sizes_text(declared_below, above, dim.max)), text.key)
     # Witnesses: the largest size below the minimum, then 0 where it reaches the kernels (extern calls
     # given an empty tensor die there: issue 10 point 4), then max+1 of a declared range above it.
-    sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
+    witness_sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
     return _LowerPart(ref, symbol, text, MESSAGES["unenforced-lower-bound.dim"].format(**fields),
                       fix.format(**fields), location, (*chain, *extra), severity,
-                      tuple(W.witness(model, {ref: size}) for size in sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}",
+                      tuple(W.witness(model, {ref: size}) for size in witness_sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}",
                       fields["check_expr"], dim.min)
 
 
