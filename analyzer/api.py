@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import archive, helper_worker, helpertext, kernels, layout, locate, source, triage, tritonsrc, ts, wrapper
+from . import archive, helper_worker, helpertext, kernels, layout, triage, tritonsrc, ts, wrapper
 from .findings import Finding, Location, PackageError
 from .link import link_model
 from .model import Model, Package, Problem

@@ -20,7 +20,6 @@ import contextlib
 import contextvars
 import io
 import os
-import posixpath
 import re
 import stat
 import struct
@@ -309,7 +308,7 @@ class Archive:
             raise
         except _TooLarge as exc:
             raise self._cap_error(member, exc.size, budget, declared_only=False) from None
-        except Exception as exc:  # zipfile/zlib/OS errors on hostile bytes: all mean "unreadable member"
+        except Exception as exc:  # noqa: BLE001 - zipfile/zlib/OS errors on hostile bytes: all mean "unreadable member"
             raise ArchiveError(f"{self._label}: cannot read member {q}: {_reason(exc)}") from None
         if declared is not None and self.kind == "zip" and len(data) != declared:
             raise ArchiveError(
@@ -457,7 +456,7 @@ class _ZipSource:
             if str(exc) == "File is not a zip file":
                 raise ArchiveError(f"{self.label}: not a zip file (or truncated: no end-of-archive record)") from None
             raise ArchiveError(f"{self.label}: corrupt zip archive: {_reason(exc)}") from None
-        except Exception as exc:  # zipfile parsing hostile bytes: any failure means "unreadable"
+        except Exception as exc:  # noqa: BLE001 - zipfile parsing hostile bytes: any failure means "unreadable"
             raise ArchiveError(f"{self.label}: corrupt zip archive: {_reason(exc)}") from None
 
     def _index(self, limits: Limits) -> None:

@@ -192,7 +192,6 @@ def _finding_condition(model: Model, f: Finding) -> Condition | None:
     ref = DimRef(f.input, f.dim) if f.input is not None and f.dim is not None else None
     if ref is None:
         return None
-    shown = model.inputs[ref.input].dim_display(ref.dim) if ref.input < len(model.inputs) else f"input {ref.input}"
     if f.code in ("AOTI001", "AOTI003"):
         for a in model.assertions:
             if a.location != f.location or a.kernel != f.kernel:

@@ -28,14 +28,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model import GraphNode, Model, Problem
+
+if TYPE_CHECKING:  # for the annotations; `_read_archive` imports it when it runs
+    from . import archive
 
 MAX_JSON_BYTES = 64 * 1024 * 1024   # one exported program's JSON; real ones are kilobytes to a few MB
 HUGE = 2**62                        # maxima at or above this mean "unbounded" (int_oo, sys.maxsize - 1)
@@ -233,7 +237,7 @@ def _bound(value: Any, *, upper: bool) -> int | None:
         except ValueError:
             return None
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             return None
         value = int(value)
     if not isinstance(value, int):

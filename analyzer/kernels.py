@@ -305,8 +305,8 @@ def _walk_statements(stmt: ast.stmt):
         fields = _WALKED_FIELDS.get(type(node))
         if fields is None:
             fields = _WALKED_FIELDS[type(node)] = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
-        for field in fields:
-            value = getattr(node, field, None)
+        for name in fields:
+            value = getattr(node, name, None)
             if isinstance(value, ast.AST):
                 stack.append((value, line))
             elif isinstance(value, list):
@@ -409,7 +409,7 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
                                              ts.in_omp_parallel(c["statement"])))
     facts.stores = cpp_stores(facts.params, body, to_ast)
     values = Values(facts)
-    for var, defs in facts.defs.items():
+    for defs in facts.defs.values():
         for pos, expr in defs:
             poll(f"reading kernel {name}")
             for sub in ast.walk(expr):
@@ -441,7 +441,6 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
     seen: set[tuple[str, str]] = set()
     for m in ts.matches("assignments", body):
         left = ts.text(m["left"]).strip()
-        right = ts.text(m["right"])
         if not left.startswith("tmp_acc"):
             continue
         op = next(filter(None, (_reduce_op(ts.text(i)) for i in ts.identifiers(m["right"]))), None)

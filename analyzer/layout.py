@@ -223,8 +223,8 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
             source_members.append(member)
         if member not in parsed and is_source(member, data):
             _problem(package, owner.get(member), Problem(
-                f"member holds C++/Triton source that no parser read (not a wrapper or kernel of a known "
-                f"layout); its assertions are not checked", Location(member), kind="parse"))
+                "member holds C++/Triton source that no parser read (not a wrapper or kernel of a known "
+                "layout); its assertions are not checked", Location(member), kind="parse"))
         for line, text in scan_text(data):
             if line in covered.get(member, ()):
                 continue

@@ -8,7 +8,6 @@ calls that produced them. Everything is done with dictionaries built once; nothi
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import re
 from collections import defaultdict

@@ -23,7 +23,6 @@ import keyword
 import re
 
 from .findings import Location
-from .helpertext import HelperText, split_helpers  # noqa: F401 (api.py, helper_worker.py)
 from . import tritonlines
 from .kernels import KernelFacts, parse_triton
 from .stores import combine_op

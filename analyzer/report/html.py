@@ -160,7 +160,7 @@ def _model_section(page: _Page, p: int, m: int, model: Model, findings: list[tup
         kernel_html.append(f'<section class="kernel" id="p{p}-m{m}-k-{_e(name)}"><h4>{_e(kernel.kind)} kernel '
                            f"<code>{_e(name)}</code> <span class=meta>{_e(path)}:{first}</span></h4>{block}</section>")
     excerpts = []
-    for fid, f in findings:  # lines outside every kernel block
+    for _, f in findings:  # lines outside every kernel block
         loc = f.location
         if loc.line > 0 and (loc.path, loc.line) not in shown and loc.line in model.source_lines.get(loc.path, {}):
             block = _source_block(page, p, m, model, loc.path, loc.line - EXCERPT_CONTEXT, loc.line + EXCERPT_CONTEXT,

@@ -77,7 +77,7 @@ def smallest_exceeding(model: Model, expr: str, refs: list[DimRef], limit: float
         lo, hi = sizes.effective_min(dim), W.SEARCH_LIMIT
 
         def exceeds(n: int) -> bool:
-            value = W.evaluate_at(model, expr, {ref: n})
+            value = W.evaluate_at(model, expr, {ref: n})  # noqa: B023 - called only in this iteration
             return value is not None and not math.isnan(value) and value > limit
 
         if lo > hi or not exceeds(hi):
