@@ -26,7 +26,7 @@ import struct
 import time
 import zipfile
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable
+from typing import IO, BinaryIO, Callable, NoReturn, TypeVar
 
 __all__ = [
     "Archive",
@@ -191,7 +191,7 @@ class Deadline:
         if self.over_memory():
             self.raise_memory(what)
 
-    def raise_memory(self, what: str) -> None:
+    def raise_memory(self, what: str) -> NoReturn:
         used = self._over_memory or rss_bytes()
         self._over_memory = 0  # the caller frees what it built: measure afresh next time
         self._next_memory_check = 0.0
@@ -355,6 +355,9 @@ class Package(Archive):
         return self
 
 
+_ArchiveT = TypeVar("_ArchiveT", bound="Archive")
+
+
 def open_package(path: str | os.PathLike[str], limits: Limits | None = None,
                  deadline: Deadline | None = None) -> Package:
     """Open a `.pt2` zip or an extracted package folder; raises ArchiveError with one line."""
@@ -369,7 +372,7 @@ def open_archive(path: str | os.PathLike[str], limits: Limits | None = None,
 
 
 def _open(path: str | os.PathLike[str], limits: Limits, deadline: Deadline | None,
-          cls: type[Archive], marker: tuple[str, ...]) -> Archive:
+          cls: type[_ArchiveT], marker: tuple[str, ...]) -> _ArchiveT:
     shown = os.fspath(path)
     label = shown if shown.isprintable() else repr(shown)
     deadline = deadline or Deadline(limits.timeout_s, label, limits.max_memory)
@@ -405,7 +408,7 @@ class _TooLarge(Exception):
         self.size = size
 
 
-def _read_capped(stream: BinaryIO, cap: int, poll: Callable[[], None] | None = None) -> bytes:
+def _read_capped(stream: IO[bytes], cap: int, poll: Callable[[], None] | None = None) -> bytes:
     """Read `stream` to its end in chunks, raising _TooLarge as soon as more than `cap` bytes came."""
     buf = bytearray()
     while True:
@@ -493,7 +496,7 @@ class _ZipSource:
             spans.append((start, start + 30 + name_len + info.compress_size, info.orig_filename))
         spans.sort()
         end_of_data = getattr(self._zf, "start_dir", None)
-        previous_end, previous = 0, None
+        previous_end, previous = 0, ""
         for start, end, name in spans:
             if start < previous_end:
                 raise ArchiveError(
@@ -510,7 +513,7 @@ class _ZipSource:
     def declared_size(self, member: str) -> int | None:
         return self.entries[member].file_size
 
-    def open(self, member: str) -> BinaryIO:
+    def open(self, member: str) -> IO[bytes]:
         info = self.entries[member]
         q = _q(member)
         if info.flag_bits & 0x1:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .model import GraphNode, Model, Problem
+from .model import GraphNode, Model, Problem, ProblemKind
 
 if TYPE_CHECKING:  # for the annotations; `_read_archive` imports it when it runs
     from . import archive
@@ -561,7 +561,7 @@ def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] =
             model.problems.append(Problem(
                 message=f"exported program {ep.path} does not match the package: {mismatch}; "
                         "its input names and declared ranges were not used",
-                kind="parse"))
+                kind=ProblemKind.PARSE))
         else:
             model.graph = list(ep.nodes)
             model.declared_ranges = dict(ep.range_constraints)

@@ -62,7 +62,7 @@ class Template(str):
     def fields(self) -> set[str]:
         return {name for _, name, _, _ in string.Formatter().parse(self) if name}
 
-    def format(self, *args: object, **fields: object) -> Text:  # type: ignore[override]
+    def format(self, *args: object, **fields: object) -> Text:
         if TRACE:
             USED[(self.table, self.key)].update(k for k, v in fields.items() if str(v))
         return Text(str.format(self, *args, **fields), self.key, fields)
@@ -84,7 +84,7 @@ class Catalog(dict):
     def __setitem__(self, key: str, text: str) -> None:
         super().__setitem__(key, Template(text, self.name, key))
 
-    def get(self, key, default=None):  # type: ignore[override]
+    def get(self, key, default=None):
         return self[key] if key in self else default
 
 

@@ -423,6 +423,13 @@ class Model:
                 return dims[ref.dim]
         return None
 
+    def known_dim(self, ref: DimRef) -> Dim:
+        """The dim of a ref the model itself gave (an expression's or a symbol's sources): always there."""
+        dim = self.dim(ref)
+        if dim is None:
+            raise LookupError(f"{self.name}: no input {ref.input} dim {ref.dim}")
+        return dim
+
     def input_text(self, index: int) -> str:
         """`input 1 (idx)`: an input by position, with the user's name where known."""
         if 0 <= index < len(self.inputs):

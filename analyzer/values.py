@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import intervals, strict
 
@@ -103,7 +103,8 @@ def division(values: "Values", node: ast.AST, line: int) -> tuple[str, str | Non
     return expr_text(divisor), values.upper(divisor, line), integer
 
 
-_Handler = Callable[["Values", ast.AST, int, int, bool], "str | None"]
+# A handler takes the node class it is registered for (dispatch by `type(node)`), hence Any.
+_Handler = Callable[["Values", Any, int, int, bool], "str | None"]
 
 
 class Values:

@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 
 from .. import __version__
 from ..findings import Finding
-from ..model import Model, Package, range_text
+from ..model import Dim, Model, Package, range_text
 from ._common import ordered, position, summary
 
 KERNEL_LINES = 60     # a kernel block's length when nothing else ends it
@@ -114,7 +114,8 @@ def _source_block(page: _Page, p: int, m: int, model: Model, path: str, first: i
 def _inputs_table(model: Model) -> str:
     rows = ["<tr><th>#</th><th>name</th><th>dtype</th><th>dim</th><th>symbol</th><th>range</th></tr>"]
     for inp in model.inputs:
-        for dim in inp.dims or [None]:
+        dims: list[Dim | None] = [*inp.dims] or [None]
+        for dim in dims:
             if dim is None:
                 rows.append(f"<tr><td>{inp.index}</td><td>{_e(inp.display)}</td><td>{_e(inp.dtype or '')}</td>"
                             "<td colspan=3>scalar</td></tr>")

@@ -134,7 +134,7 @@ class EmptyIndexBound(Rule):
 
         for a in unique_assertions(model, keep):
             choice = W.empty_bound_choice(model, a)
-            if choice is None:
+            if choice is None or a.bound_expr is None:  # `keep` has a bound expression
                 continue
             ref = min(choice)
             dim = model.dim(ref)
@@ -233,7 +233,10 @@ class IndexExceedsConstantBound(Rule):
         # A check fused into many kernels repeats one extent and bound: search its witness once.
         witnesses: dict[tuple, tuple[DimRef, int] | None] = {}
         for a in unique_assertions(model, keep):
-            refs = W.expr_dims(model, a.index_extent)
+            extent, bound_value = a.index_extent, a.bound_value
+            if extent is None or bound_value is None:  # `keep` has both
+                continue
+            refs = W.expr_dims(model, extent)
             if refs is None and a.index_extent_value_inputs:
                 finding = self._value_driven(model, ctx, a)
                 if finding is not None:
@@ -242,30 +245,30 @@ class IndexExceedsConstantBound(Rule):
             if not refs:
                 continue
             try:
-                _, high = intervals.evaluate_interval(a.index_extent, W.dim_ranges(model))
+                _, high = intervals.evaluate_interval(extent, W.dim_ranges(model))
             except ValueError:
                 continue
-            if high <= a.bound_value:
+            if high <= bound_value:
                 # Within the compiled/declared ranges, but is that max checked by default?
                 finding = E.unenforced_max(self, model, ctx, a, refs, outcome_fields(model, a))
                 if finding is not None:
                     yield finding
                 continue
-            key = (a.index_extent, a.bound_value, tuple(refs))
+            key = (extent, bound_value, tuple(refs))
             if key not in witnesses:
-                witnesses[key] = self._witness(model, a, refs)
+                witnesses[key] = self._witness(model, extent, bound_value, refs)
             choice = witnesses[key]
             if choice is None:
                 continue
             ref, size = choice
-            dim = model.dim(ref)
+            dim = model.known_dim(ref)
             assignment = {ref: size}
-            value = W.evaluate_at(model, a.index_extent, assignment)
+            value = W.evaluate_at(model, extent, assignment)
             is_unbounded = sizes.unbounded(dim)
             high_dim = sizes.effective_max(dim)
-            fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
+            fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, extent),
                           dim_display=W.dim_display(model, ref), where=where(ref), limit=size - 1,
-                          bound_value=a.bound_value, **outcome_fields(model, a),
+                          bound_value=bound_value, **outcome_fields(model, a),
                           max=high_dim, max_origin=max_origin(dim), check_expr=W.check_expr(model, ref),
                           no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
             message = MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
@@ -276,33 +279,36 @@ class IndexExceedsConstantBound(Rule):
                                                       extent=fields["extent"],
                                                       assignment=W.assignment_text(model, assignment),
                                                       value=_int_text(None if value is None else value - 1),
-                                                      bound_value=a.bound_value))
+                                                      bound_value=bound_value))
             yield self.finding(
                 model, ctx, message.format(**fields), a.location,
                 severity=Severity.ERROR if is_unbounded else Severity.WARNING,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, assignment), fix=fix.format(**fields), chain=chain,
-                key=f"extent:{W.normalize_expr(model, a.index_extent)}>{a.bound_value};kernel:{a.kernel}")
+                key=f"extent:{W.normalize_expr(model, extent)}>{bound_value};kernel:{a.kernel}")
 
     def _value_driven(self, model: Model, ctx: Context, a: Assertion) -> Finding | None:
         """An extent set by an input's *values* (`torch.arange(n.item())`): only a runtime assert on
         the unbacked symbol (`torch._check(n <= 64)`, always run) can bound it."""
-        unbacked = {n: model.symbols[n] for n in intervals.names(a.index_extent)
+        extent, bound_value = a.index_extent, a.bound_value
+        if extent is None or bound_value is None:  # the caller's `keep` has both
+            return None
+        unbacked = {n: model.symbols[n] for n in intervals.names(extent)
                     if n in model.symbols and model.symbols[n].unbacked}
         ranges = dict(W.dim_ranges(model))
         for name, sym in unbacked.items():
             ranges[name] = (sym.min if sym.min is not None else 0, sym.max)
         try:
-            _, high = intervals.evaluate_interval(a.index_extent, ranges)
+            _, high = intervals.evaluate_interval(extent, ranges)
         except ValueError:
             return None
-        if high <= a.bound_value:
+        if high <= bound_value:
             return None
         names = ", ".join(sorted(unbacked))
         inputs = ", ".join(model.input_text(i) for i in a.index_extent_value_inputs if i < len(model.inputs))
-        value = a.bound_value + 1
-        fields = dict(assertion=a.message, kernel=a.kernel, extent=a.index_extent, symbols=names, inputs=inputs,
-                      bound_value=a.bound_value, value=value, **outcome_fields(model, a))
+        value = bound_value + 1
+        fields = dict(assertion=a.message, kernel=a.kernel, extent=extent, symbols=names, inputs=inputs,
+                      bound_value=bound_value, value=value, **outcome_fields(model, a))
         first = a.index_extent_value_inputs[0]
         witness = MESSAGES["index-exceeds-constant-bound.values-witness"].format(
             shapes=W.witness(model, {}), symbols=names, value=value, inputs=inputs)
@@ -310,14 +316,14 @@ class IndexExceedsConstantBound(Rule):
             model, ctx, MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location,
             severity=Severity.ERROR, kernel=a.kernel, input=first, symbol=names,
             witness=witness, fix=FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
-            key=f"extent:values:in{first}>{a.bound_value};kernel:{a.kernel}")
+            key=f"extent:values:in{first}>{bound_value};kernel:{a.kernel}")
 
     @staticmethod
-    def _witness(model: Model, a: Assertion, refs: list[DimRef]) -> tuple[DimRef, int] | None:
+    def _witness(model: Model, extent: str, bound_value: int, refs: list[DimRef]) -> tuple[DimRef, int] | None:
         """The first dim (input order; unbounded ones first) whose smallest exceeding size exists."""
-        ordered = sorted(refs, key=lambda r: (not sizes.unbounded(model.dim(r)), r))
+        ordered = sorted(refs, key=lambda r: (not sizes.unbounded(model.known_dim(r)), r))
         for ref in ordered:
-            size = W.smallest_exceeding(model, a.index_extent, ref, a.bound_value)
+            size = W.smallest_exceeding(model, extent, ref, bound_value)
             if size is not None:
                 return ref, size
         return None

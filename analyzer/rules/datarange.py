@@ -82,7 +82,7 @@ class IndexExceedsDynamicBound(Rule):
             if choice is None:
                 continue
             ref, limit = choice
-            dim = model.dim(ref)
+            dim = model.known_dim(ref)
             assignment = {ref: limit}
             value = W.evaluate_at(model, a.bound_expr or "", assignment)
             inputs = ", ".join(f"`{model.inputs[i].display}`" for i in a.index_sources if i < len(model.inputs)) \
@@ -220,7 +220,7 @@ class DataDependentSizeCheck(Rule):
                 found = _exceeding(model, cap, sym.max)
                 if found is not None:
                     assignment, ref, size = found
-                    dim = model.dim(ref)
+                    dim = model.known_dim(ref)
                     env = dim.enforced == "env" and dim.max is not None and dim.max < size
                     fields = dict(base, max=sym.max, value=sym.max + 1, dim_display=W.dim_display(model, ref),
                                   where=where(ref), size=size, max_size=size - 1, range_text=range_text(dim),
@@ -247,7 +247,7 @@ def _exceeding(model: Model, cap: str, limit: int) -> tuple[dict[DimRef, int], D
         dim = model.dim(ref)
         if dim is None or dim.value is not None:
             continue
-        others = {r: top for r in refs if r != ref and (top := sizes.effective_max(model.dim(r))) is not None}
+        others = {r: top for r in refs if r != ref and (top := sizes.effective_max(model.known_dim(r))) is not None}
         size = W.smallest_exceeding(model, cap, ref, limit, others, beyond_max=True)
         if size is not None and sizes.accepts(dim, size):
             return {**others, ref: size}, ref, size

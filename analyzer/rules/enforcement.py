@@ -227,7 +227,8 @@ def empty_extern_calls(model: Model, ref: DimRef, size: int = 0) -> list[str]:
     """Extern (ATen shim) calls that receive a tensor with no elements when `ref` is `size`, while
     at a valid size it has some: `name` or `name (xN)`, in call order."""
     counts: dict[str, int] = {}
-    valid = {ref: W.valid_size(model.dim(ref))} if model.dim(ref) is not None else {}
+    dim = model.dim(ref)
+    valid = {ref: W.valid_size(dim)} if dim is not None else {}
     for launch in model.launches:
         if not launch.extern:
             continue
@@ -286,9 +287,9 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
             sdpa = MESSAGES["unenforced-lower-bound.sdpa"] if any(
                 "scaled_dot_product_flash_attention_for_cpu" in c for c in calls) else ""
             key = "unenforced-lower-bound.empty-calls" if fields.get("kernels") else "unenforced-lower-bound.empty-calls-only"
-            symbol = model.dim(ref).symbol
-            check = next((message for sym, message, _ in model.zero_checks if sym == symbol), None)
-            zero = MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=symbol, check=check) if check else ""
+            dim_symbol = model.known_dim(ref).symbol
+            check = next((message for sym, message, _ in model.zero_checks if sym == dim_symbol), None)
+            zero = MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=dim_symbol, check=check) if check else ""
             message = MESSAGES[key].format(
                 calls=", ".join(calls), verb=verb, sdpa=sdpa, zero=zero, **fields)
             chain = (CHAIN["unenforced-lower-bound.zero"].format(zero=W.witness(model, {ref: 0}),

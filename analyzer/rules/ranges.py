@@ -356,10 +356,11 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                 chain = (range_step(model, ref, dim, symbol), *(CHAIN["read-by"].format(kernel=k) for k in kernels))
                 # Below the minimum first; an above-max-only gap (issue 16 part 3) has max+1.
                 key = "compiled-range-narrower-than-declared" + ("" if below else ".above-only")
+                over = [dim.max + 1] if above and dim.max is not None else []
                 yield self.finding(
                     model, ctx, MESSAGES[key].format(**fields), location,
                     input=ref.input, dim=ref.dim, symbol=symbol,
-                    witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *([dim.max + 1] if above else [])]),
+                    witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *over]),
                     fix=FIXES[key].format(**fields), chain=chain,
                     key=f"declared:in{ref.input}.d{ref.dim}:{dim.declared_min}<{dim.min}" if below
                     else f"declared:in{ref.input}.d{ref.dim}:{dim.max}<{span(dim.declared_min, dim.declared_max)}")
@@ -380,7 +381,7 @@ def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
 
 
 def _users(model: Model) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
+    out: dict[str, dict[str, None]] = {}  # root symbol -> its kernels, in order (an ordered set)
     # Expression -> its root symbols, in order (thousands of launches share a few; most arguments,
     # buffers and streams, have none).
     seen: dict[str, list[str]] = {}
@@ -400,15 +401,15 @@ def _users(model: Model) -> dict[str, list[str]]:
             names = intervals.names(expr)
         except ValueError:
             return []
-        found = []
+        found: list[str] = []
         for name in names:
             sym = model.symbols.get(name)
-            roots = {name}
+            roots: frozenset[str] = frozenset((name,))
             if sym is not None and sym.expr != name:
                 try:
                     roots = intervals.names(sym.expr)
                 except ValueError:
-                    roots = set()
+                    roots = frozenset()
             found.extend(roots)
         return found
 

@@ -102,7 +102,7 @@ class ReadPastConstant(Rule):
             contract = E.exceeds_declared(model, read.index_max, limit)
             if contract:
                 # The compiled or declared range itself allows it: as index-exceeds-constant-bound.
-                severity = Severity.ERROR if sizes.unbounded(model.dim(ref)) else Severity.WARNING
+                severity = Severity.ERROR if sizes.unbounded(model.known_dim(ref)) else Severity.WARNING
             else:  # past the max: severity_for already weighs how it is declared and enforced
                 severity, _ = E.severity_for(model, refs)
             table = E.constant_label(model, read.constant)
