@@ -19,7 +19,7 @@ import enum
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from . import sizes
 from . import witness as W
@@ -272,7 +272,7 @@ def _condition_text(c: Contract, expr: str) -> str:
 
 
 def render_json(contracts: Sequence[Contract]) -> str:
-    out = {"schema": "aoti-lint.contract/1", "models": []}
+    out: dict[str, Any] = {"schema": "aoti-lint.contract/1", "models": []}
     for c in contracts:
         out["models"].append({
             "package": c.package, "model": c.model, "device": c.device,
@@ -437,8 +437,8 @@ def _python_function(c: Contract, name: str) -> str:
         except ValueError as exc:
             lines.append(f"    # not checked ({str(exc)!r})\n")
             continue
-        inp = c.inputs[cond.ref.input] if cond.ref.input < len(c.inputs) else None
-        dim_name = f"{inp.display}.shape[{cond.ref.dim}]" if inp else f"input {cond.ref.input} dim {cond.ref.dim}"
+        owner = c.inputs[cond.ref.input] if cond.ref.input < len(c.inputs) else None
+        dim_name = f"{owner.display}.shape[{cond.ref.dim}]" if owner else f"input {cond.ref.input} dim {cond.ref.dim}"
         code = f" ({cond.code})" if cond.code else ""
         prefix = f"{dim_name} = "
         suffix = f": {cond.reason}{code}"

@@ -354,7 +354,9 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
             meta = tensors.get(arg_name) if arg[0] == "as_tensor" else None
             sizes = meta.get("sizes") if isinstance(meta, dict) else None
             shapes.append(tuple(_static_size(s) for s in sizes) if isinstance(sizes, list) else None)
-        meta = node.get("metadata") if isinstance(node.get("metadata"), dict) else {}
+        meta = node.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
         trace = meta.get("stack_trace")
         out.append(GraphNode(name=name, op=node["target"].removeprefix("torch.ops."), args=tuple(args),
                              arg_shapes=tuple(shapes), stack_trace=trace if isinstance(trace, str) else None,
@@ -407,7 +409,8 @@ def _tensor_input(name: str, meta: dict, ranges: dict, where: str) -> ExportedIn
     dev = meta.get("device")
     if isinstance(dev, dict) and isinstance(dev.get("type"), str):
         device = dev["type"] if dev.get("index") is None else f"{dev['type']}:{dev['index']}"
-    dtype = _SCHEMA_DTYPES.get(meta.get("dtype")) if isinstance(meta.get("dtype"), int) else None
+    dtype_code = meta.get("dtype")
+    dtype = _SCHEMA_DTYPES.get(dtype_code) if isinstance(dtype_code, int) else None
     return ExportedInput(name=name, dims=tuple(dims), kind="tensor", dtype=dtype, device=device)
 
 

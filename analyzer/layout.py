@@ -229,12 +229,12 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
         for line, text in scan_text(data):
             if line in covered.get(member, ()):
                 continue
-            model = owner.get(member)
+            owner_model = owner.get(member)
             reason = (f"check text at {member}:{line} is not in any kernel the analyzer parsed"
                       if member not in parsed else
                       f"check text at {member}:{line} was not recognised as an assertion the analyzer links")
-            if model is not None:
-                model.assertions.append(Assertion(kernel="(unparsed code)", message=_message_of(text),
+            if owner_model is not None:
+                owner_model.assertions.append(Assertion(kernel="(unparsed code)", message=_message_of(text),
                                                   location=Location(member, line, 1), linked=False,
                                                   unlinked_reason=reason))
             else:

@@ -42,11 +42,10 @@ def link_model(name: str, metadata: dict, wrapper: WrapperFacts | None, kernels:
         model.device = "cuda" if wrapper.helpers else ("cpu" if kernels else None)
     if not wrapper.run_impl_found:
         model.problems.append(Problem("no run_impl function found in the wrapper: launches and size symbols "
-                                      "cannot be linked", Location(wrapper.path), kind=ProblemKind.PARSE))
+                                      "cannot be linked", Location(wrapper.path)))
     if wrapper.errors_in_model_code:
         model.problems.append(Problem(f"{wrapper.errors_in_model_code} syntax error(s) inside run_impl; "
-                                      "facts after them may be missing", wrapper.error_location,
-                                      kind=ProblemKind.PARSE))
+                                      "facts after them may be missing", wrapper.error_location))
     linker = _Linker(model, wrapper, kernels, annotate)
     linker.run()
     return model
@@ -109,10 +108,9 @@ class _Linker:
                 if sa.tensor != name:
                     continue
                 for d, size in enumerate(sa.sizes):
-                    sized = dims.get(d)
-                    if sized is not None and sized.symbol is None and sized.value is None \
-                            and re.match(r"^[a-z]+\d+$", size):
-                        sized.symbol = size
+                    hit = dims.get(d)
+                    if hit is not None and hit.symbol is None and hit.value is None and re.match(r"^[a-z]+\d+$", size):
+                        hit.symbol = size
             ndims = max(dims) + 1 if dims else 0
             dim_list = [dims.get(i, Dim(dim=i)) for i in range(ndims)]
             enforced = Enforcement.NONE
@@ -382,22 +380,16 @@ class _Linker:
         a = Assertion(kernel=facts.name, message=raw.message, location=raw.location, index_var=raw.index_var,
                       lower=raw.lower, bound=raw.bound, parallel=raw.parallel)
         if raw.index_var is None or raw.bound_py is None:
-            a.linked = False
-            a.unlinked_reason = "the assertion message is not of the form `index out of bounds: [L <=] var < bound`"
-            return a
+            return a.unlinked("the assertion message is not of the form `index out of bounds: [L <=] var < bound`")
         if not indices:
-            a.linked = False
-            a.unlinked_reason = f"{facts.name} is never launched from run_impl"
-            return a
+            return a.unlinked(f"{facts.name} is never launched from run_impl")
         bound_exprs, bound_sources, index_inputs = [], set(), set()
         extent_exprs, extent_sources = [], set()
         chain_launch = None
         via: str | None = None
         index = index_node(raw.index_var)
         if index is None:
-            a.linked = False
-            a.unlinked_reason = f"the index `{raw.index_var}` of the assertion message is not an expression"
-            return a
+            return a.unlinked(f"the index `{raw.index_var}` of the assertion message is not an expression")
         ptrs, size_params = values.sources(index, raw.line)
         upper = (values.data_upper if ptrs else values.upper)(index, raw.line)
         for li in indices:
@@ -426,9 +418,7 @@ class _Linker:
                 except ValueError:
                     pass
         if not bound_exprs:
-            a.linked = False
-            a.unlinked_reason = "the bound could not be mapped to a launch argument"
-            return a
+            return a.unlinked("the bound could not be mapped to a launch argument")
         a.bound_expr, a.bound_sources = bound_exprs[0], tuple(sorted(bound_sources))
         assert chain_launch is not None  # set with the first bound
         with contextlib.suppress(ValueError):  # the check's own iteration space, at the same launch

@@ -225,6 +225,11 @@ class Assertion:
     unlinked_reason: str | None = None
     chain: tuple[str, ...] = ()
 
+    def unlinked(self, reason: str) -> "Assertion":
+        """This assertion, marked as not linked to the model's inputs, and why."""
+        self.linked, self.unlinked_reason = False, reason
+        return self
+
 
 @dataclass
 class Division:

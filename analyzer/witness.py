@@ -164,11 +164,11 @@ def symbol_values(model: Model, assignment: Assignment | None = None) -> dict[st
     """Root symbol -> its value under the witness (for `intervals.evaluate`)."""
     memo = _MEMO.get()
     key = (id(model), tuple(sorted(assignment.items())) if assignment else ()) if memo is not None else None
-    if key is not None and key in memo:
+    if memo is not None and key is not None and key in memo:
         return dict(memo[key][1])
     all_sizes = sizes(model, assignment)
     values = {name: all_sizes[ref] for name, ref in symbol_dims(model).items() if ref in all_sizes}
-    if key is not None:
+    if memo is not None and key is not None:
         memo[key] = (model, values)  # the model kept: its id stays its own
     return dict(values) if key is not None else values
 
