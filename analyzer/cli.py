@@ -519,3 +519,4 @@ from . import cli_merge  # noqa: E402,F401  (registers `merge`, the same way)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+from . import cli_diff  # noqa: E402,F401  (registers `diff`, the same way)

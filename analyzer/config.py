@@ -36,7 +36,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - 3.10 only
     try:
         import tomli as _toml
-    except ImportError:  # without a TOML parser the config file is ignored, not an error
+    except ImportError:  # a broken install: reading a configuration says so instead of ignoring it
         _toml = None
 
 SECTION = "aoti-lint"
@@ -109,8 +109,10 @@ def find_pyproject(start: str | Path | None = None) -> Path | None:
 
 
 def _read(path: Path) -> dict[str, Any] | None:
-    if _toml is None:
-        return None
+    if _toml is None:  # pragma: no cover - 3.10 without its declared dependency
+        # Ignoring the file would silently drop fail-on, accept and the ignores: a gate that passes.
+        raise ConfigError(f"{path}: reading it needs tomli on Python {sys.version_info[0]}.{sys.version_info[1]} "
+                          "(`pip install tomli`, a dependency of aoti-lint there)")
     try:
         with path.open("rb") as fh:
             data = fh.read(MAX_CONFIG_BYTES + 1)

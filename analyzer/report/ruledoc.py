@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any, Sequence
 
+from .. import REPOSITORY
 from ._common import BOLD, SEVERITY_COLOR, paint
 
 
@@ -64,7 +65,7 @@ def render_explain(rule: Any, *, color: bool = False) -> str:
 
 DOCS_DIR = "docs/rules"
 # Where the repository's docs are published; SARIF `helpUri` and `explain` point here.
-DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/"
+DOCS_URL = f"{REPOSITORY}/blob/main/{DOCS_DIR}/"
 GENERATED_NOTE = ("<!-- Generated from the rule's docstring and analyzer/report/rulenotes.py; do not edit. "
                   "Regenerate: AOTI_LINT_UPDATE_GOLDEN=1 python -m pytest tests/test_rule_docs.py -->")
 
