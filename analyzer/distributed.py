@@ -23,10 +23,10 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from . import merge as merging
+from .atomic import write_atomic
 from .findings import PackageError, Severity
 
 FORMATS = ("json", "sarif")
@@ -92,7 +92,7 @@ def _failure_report(outcome: ShardOutcome, out_dir: str, fmt: str) -> str:
         from .report import json as json_report
         text = json_report.render([], errors=errors)
     path = os.path.join(out_dir, f"shard-{outcome.index:05d}.failed.{fmt}")
-    Path(path).write_text(text, encoding="utf-8")
+    write_atomic(path, text)
     return path
 
 
@@ -123,7 +123,7 @@ def check_registry(client: Any, packages: Iterable[str | os.PathLike[str]], out_
     reports = [o.report if o.failure is None and o.report else _failure_report(o, out, fmt) for o in outcomes]
     merged = merging.merge(reports)
     final = os.path.join(out, f"report.{fmt}")
-    Path(final).write_text(merged.text(), encoding="utf-8")
+    write_atomic(final, merged.text())
     if merged.errors:
         code = 2
     else:

@@ -130,6 +130,8 @@ def write_docs(folder: str, rules: Sequence[Any]) -> list[str]:
     """Write the pages into `folder` and delete stale `AOTI*.md` pages; the names written."""
     from pathlib import Path
 
+    from ..atomic import write_atomic
+
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     pages = render_docs(rules)
@@ -137,6 +139,6 @@ def write_docs(folder: str, rules: Sequence[Any]) -> list[str]:
         if stale.name not in pages:
             stale.unlink()
     for name, text in pages.items():
-        (out / name).write_text(text, encoding="utf-8")
+        write_atomic(out / name, text)
     return sorted(pages)
 
