@@ -398,7 +398,7 @@ def render_python(contracts: Sequence[Contract]) -> str:
     """A module with `check_inputs` (the first model) and `check_inputs_<model>` for every model."""
     source = ", ".join(sorted({c.package for c in contracts})) or "a package"
     parts = [_PRELUDE.replace("{source}", _docstring_safe(source))]
-    functions = []
+    functions: list[tuple[str, str]] = []
     for c in contracts:
         functions.append((c.model, _unique_name(c.model, {n for _, n in functions})))
         parts.append(_python_function(c, functions[-1][1]))

@@ -101,7 +101,7 @@ def listed(names: "list[str] | tuple[str, ...]", sep: str = ", ") -> str:
 
 def read_by(kernels: "list[str] | tuple[str, ...]") -> list[str]:
     """The chain's `read by K` lines: at most LIST_LIMIT, then one line counting the rest."""
-    lines = [CHAIN["read-by"].format(kernel=k) for k in kernels[:LIST_LIMIT]]
+    lines: list[str] = [CHAIN["read-by"].format(kernel=k) for k in kernels[:LIST_LIMIT]]
     if len(kernels) > LIST_LIMIT:
         lines.append(CHAIN["read-by-more"].format(count=len(kernels) - LIST_LIMIT))
     return lines
