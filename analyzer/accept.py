@@ -129,7 +129,7 @@ def apply(findings: Sequence[Finding], accepts: Sequence[Acceptance],
           ignores: Sequence[tuple[str, tuple[str, ...]]], packages: Sequence[str]) -> Applied:
     from .rules import find_rule
 
-    codes = {a: (find_rule(a.rule).code if find_rule(a.rule) else a.rule) for a in accepts}
+    codes = {a: (rule.code if (rule := find_rule(a.rule)) else a.rule) for a in accepts}
     used: set[Acceptance] = set()
     out: list[Finding] = []
     off = {p: ignored_rules(p, ignores) for p in {f.package for f in findings}}

@@ -13,12 +13,15 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, cast
 
-from . import archive, helper_worker, helpertext, kernels, layout, locate, source, triage, tritonsrc, ts, wrapper
+from . import archive, helper_worker, helpertext, kernels, layout, triage, tritonsrc, ts, wrapper
 from .findings import Finding, Location, PackageError
 from .link import link_model
-from .model import Model, Package, Problem
+from .model import Model, Package, Problem, ProblemKind
+
+if TYPE_CHECKING:
+    from .why import WhyResult
 
 
 @dataclass(frozen=True)
@@ -133,12 +136,12 @@ def _member_guard(pkg: "archive.Package", member: str, problems: list[Problem]):
             yield
         except archive.MemoryLimitError as exc:
             problems.append(Problem(f"not analysed: {str(exc).split(': ', 1)[-1]}", Location(member),
-                                    kind="limit"))
+                                    kind=ProblemKind.LIMIT))
         except (archive.ArchiveError, InternalError):
             raise
         except _MEMBER_ERRORS as exc:
             problems.append(Problem(f"cannot be analysed: {_content_reason(exc)}", Location(member),
-                                    kind="limit"))
+                                    kind=ProblemKind.LIMIT))
         except Exception as exc:
             raise InternalError(f"{pkg.label}: {member}", exc) from exc
     return guard()
@@ -180,7 +183,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             raise
         except (ValueError, RecursionError) as exc:
             problems.append(Problem(f"metadata is not valid JSON ({type(exc).__name__})", Location(member),
-                                    kind="unreadable"))
+                                    kind=ProblemKind.UNREADABLE))
             continue
         if isinstance(data, dict):
             for key, value in data.items():
@@ -192,13 +195,13 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
     if not sourced.wrappers and members.binaries and not sourced.kernels:
         problems.append(Problem(
             f"no wrapper source in the package: only binaries ({len(members.binaries)} file(s)) are present, "
-            "so nothing can be linked", Location(members.prefix), kind="no-source"))
+            "so nothing can be linked", Location(members.prefix), kind=ProblemKind.NO_SOURCE))
     elif not sourced.wrappers:
         # Sources without a recognisable wrapper are reported by layout.account (member by member).
         problems.append(Problem(
             "no wrapper (a C++ member defining AOTInductorModel::run_impl) in the model folder"
             + (f"; {len(sourced.kernels)} other C++ member(s) cannot be linked without it" if sourced.kernels else
-               "; it holds no source and no binaries"), Location(members.prefix), kind="parse"))
+               "; it holds no source and no binaries"), Location(members.prefix), kind=ProblemKind.PARSE))
     for member in sourced.wrappers[:1]:
         with _member_guard(pkg, member, problems):
             # The fast path: helpers of Inductor's shape are read from the text, not parsed; a
@@ -220,7 +223,8 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             finally:
                 if job is not None:
                     job.close()
-            ready = _add_helpers(facts, texts, reads) if texts else {}
+            # `_add_helpers` drops each text once read (None in its place).
+            ready = _add_helpers(facts, cast("list[helpertext.HelperText | None]", texts), reads) if texts else {}
             # read-past-constant reads the loads of every kernel given a constant (their definitions).
             constant_names = {e.get("name") or f"constant{i}" for i, e in facts.constants.items()}
             given_constants = {c.function for c in facts.calls if constant_names.intersection(c.args)}
@@ -246,12 +250,14 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                         if fast_path:  # expressions shared between kernels, as the worker's are
                             walked = helper_worker.shared(walked, helper.triton_source, member,
                                                           helper.source_first_line, helper.source_indent)
-                    found.append(light or walked)
+                    kernel = light or walked
+                    assert kernel is not None  # walked where there is no light read
+                    found.append(kernel)
             wrapper_facts = facts
             kernel_facts.extend(found)
     for member in sourced.wrappers[1:]:
         problems.append(Problem("more than one wrapper in one model folder; only the first was analysed",
-                                Location(member), kind="parse"))
+                                Location(member), kind=ProblemKind.PARSE))
     for member in sourced.kernels if sourced.wrappers else ():
         with _member_guard(pkg, member, problems):
             tree = _parse(pkg, member, sources)
@@ -312,13 +318,14 @@ _WINDOW = 1 << 14
 
 
 def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["helpertext.HelperText | None"],
-                 reads: "list[helper_worker.HelperRead] | None" = None) -> dict[int, tuple]:
+                 reads: "list[helper_worker.HelperRead | None] | None" = None) -> dict[int, tuple]:
     """Helpers read from the text join those read from the tree, in document order; `texts` is
     emptied on the way. With `reads` (the worker's, one per text) their sources come from there.
     Returns id(helper) -> (helper, its read) for the helpers that have one."""
     helpers = list(facts.helpers.values())
     ready: dict[int, tuple] = {}
     for i, text in enumerate(texts):
+        assert text is not None  # each text is read once
         read = reads[i] if reads is not None else None
         if read is None:
             source, first_line, indent, problem = tritonsrc.triton_comment(text.comment, text.comment_row)
@@ -367,6 +374,7 @@ def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":
         if pkg.deadline.expired:
             pkg.deadline.check(f"parsing {member}")
         pkg.deadline.raise_memory(f"parsing {member}")
+    assert tree is not None  # None only when stopped
     # Node text of the stoppable parse's tree costs 15x a slice; the tree re-parsed with itself as
     # the old tree holds its bytes. That re-parse cannot be stopped and at worst repeats the parse:
     # it runs only when twice the time and the memory the parse took are still in the budget.
@@ -416,7 +424,7 @@ def _exported_annotation(result: Package, pkg: "archive.Package", options: Optio
             inside = exported.read_exported_programs(pkg)
         except ValueError as exc:
             result.problems.append(Problem(f"exported program in the package cannot be read: {exc}",
-                                           kind="unreadable"))
+                                           kind=ProblemKind.UNREADABLE))
 
     def annotate(model: Model) -> None:
         # models/<name>.json belongs to data/aotinductor/<name>/; a lone one to every model.
@@ -433,7 +441,7 @@ def find_text(path: str | os.PathLike[str], needle: str, options: Options | None
         return layout.find_text(pkg, needle)
 
 
-def text_hits(path: str | os.PathLike[str], explanation, options: Options | None = None):
+def text_hits(path: str | os.PathLike[str], explanation: "WhyResult", options: Options | None = None) -> "WhyResult":
     """`explanation` (a why.WhyResult) with `text_hits` filled when no candidate matched: `why` never
     says that nothing matches before every text member was searched for the failure's message."""
     if not dataclasses.is_dataclass(explanation) or getattr(explanation, "candidates", True):

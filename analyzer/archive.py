@@ -20,14 +20,13 @@ import contextlib
 import contextvars
 import io
 import os
-import posixpath
 import re
 import stat
 import struct
 import time
 import zipfile
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable
+from typing import IO, BinaryIO, Callable, NoReturn, TypeVar
 
 __all__ = [
     "Archive",
@@ -192,7 +191,7 @@ class Deadline:
         if self.over_memory():
             self.raise_memory(what)
 
-    def raise_memory(self, what: str) -> None:
+    def raise_memory(self, what: str) -> NoReturn:
         used = self._over_memory or rss_bytes()
         self._over_memory = 0  # the caller frees what it built: measure afresh next time
         self._next_memory_check = 0.0
@@ -310,7 +309,7 @@ class Archive:
             raise
         except _TooLarge as exc:
             raise self._cap_error(member, exc.size, budget, declared_only=False) from None
-        except Exception as exc:  # zipfile/zlib/OS errors on hostile bytes: all mean "unreadable member"
+        except Exception as exc:  # noqa: BLE001 - zipfile/zlib/OS errors on hostile bytes: all mean "unreadable member"
             raise ArchiveError(f"{self._label}: cannot read member {q}: {_reason(exc)}") from None
         if declared is not None and self.kind == "zip" and len(data) != declared:
             raise ArchiveError(
@@ -357,6 +356,9 @@ class Package(Archive):
         return self
 
 
+_ArchiveT = TypeVar("_ArchiveT", bound="Archive")
+
+
 def open_package(path: str | os.PathLike[str], limits: Limits | None = None,
                  deadline: Deadline | None = None) -> Package:
     """Open a `.pt2` zip or an extracted package folder; raises ArchiveError with one line."""
@@ -371,7 +373,7 @@ def open_archive(path: str | os.PathLike[str], limits: Limits | None = None,
 
 
 def _open(path: str | os.PathLike[str], limits: Limits, deadline: Deadline | None,
-          cls: type[Archive], marker: tuple[str, ...]) -> Archive:
+          cls: type[_ArchiveT], marker: tuple[str, ...]) -> _ArchiveT:
     shown = os.fspath(path)
     label = shown if shown.isprintable() else repr(shown)
     deadline = deadline or Deadline(limits.timeout_s, label, limits.max_memory)
@@ -407,7 +409,7 @@ class _TooLarge(Exception):
         self.size = size
 
 
-def _read_capped(stream: BinaryIO, cap: int, poll: Callable[[], None] | None = None) -> bytes:
+def _read_capped(stream: IO[bytes], cap: int, poll: Callable[[], None] | None = None) -> bytes:
     """Read `stream` to its end in chunks, raising _TooLarge as soon as more than `cap` bytes came."""
     buf = bytearray()
     while True:
@@ -458,7 +460,7 @@ class _ZipSource:
             if str(exc) == "File is not a zip file":
                 raise ArchiveError(f"{self.label}: not a zip file (or truncated: no end-of-archive record)") from None
             raise ArchiveError(f"{self.label}: corrupt zip archive: {_reason(exc)}") from None
-        except Exception as exc:  # zipfile parsing hostile bytes: any failure means "unreadable"
+        except Exception as exc:  # noqa: BLE001 - zipfile parsing hostile bytes: any failure means "unreadable"
             raise ArchiveError(f"{self.label}: corrupt zip archive: {_reason(exc)}") from None
 
     def _index(self, limits: Limits) -> None:
@@ -495,7 +497,7 @@ class _ZipSource:
             spans.append((start, start + 30 + name_len + info.compress_size, info.orig_filename))
         spans.sort()
         end_of_data = getattr(self._zf, "start_dir", None)
-        previous_end, previous = 0, None
+        previous_end, previous = 0, ""
         for start, end, name in spans:
             if start < previous_end:
                 raise ArchiveError(
@@ -512,7 +514,7 @@ class _ZipSource:
     def declared_size(self, member: str) -> int | None:
         return self.entries[member].file_size
 
-    def open(self, member: str) -> BinaryIO:
+    def open(self, member: str) -> IO[bytes]:
         info = self.entries[member]
         q = _q(member)
         if info.flag_bits & 0x1:

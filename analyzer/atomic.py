@@ -57,8 +57,9 @@ def _replace(path: str, payload: bytes, mode: int | None) -> None:
     name = os.path.basename(path)
     fd = _unnamed(folder)
     if fd is not None:
+        unnamed: int = fd  # the closure's own name: `fd` is rebound below
         try:
-            temp = _complete(fd, payload, mode, lambda: _link_unnamed(fd, folder, name))
+            temp = _complete(fd, payload, mode, lambda: _link_unnamed(unnamed, folder, name))
         except _CannotLink:
             temp = None  # /proc is not there or cannot link: a named temporary file instead
         if temp is not None:

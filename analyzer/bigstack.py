@@ -22,7 +22,7 @@ def on_big_stack(work: Callable[[], T]) -> T:
     def run() -> None:
         try:
             result.append(work())
-        except BaseException as exc:  # re-raised in the caller's thread
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             error.append(exc)
 
     try:

@@ -153,6 +153,8 @@ class BufferRanges:
         mapping = self.param_map(facts, index)
         lows, highs = set(), set()
         for store in stores:
+            if store.value is None:  # none is (checked above)
+                return None
             low, high = values.lower(store.value, store.pos + 1), values.upper(store.value, store.pos + 1)
             if low is None or high is None:
                 return None

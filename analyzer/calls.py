@@ -73,7 +73,10 @@ class Launches:
     def call(self, node: ts.Node) -> None:
         if self._simple_call(node):
             return
-        fn, args = ts.call(node)
+        found = ts.call(node)
+        if found is None:  # dispatched on calls: never
+            return
+        fn, args = found
         wrapped = False
         if fn == "AOTI_TORCH_ERROR_CODE_CHECK" and args:
             inner = ts.call(args[0])
@@ -124,13 +127,13 @@ class Launches:
         for piece in inner.split(",") if inner.strip() else ():
             read = self.pieces.get(piece)
             if read is None:
-                read = self.pieces[piece] = self._piece(piece.strip())
+                read = self._piece(piece.strip())
                 if read is None:
-                    del self.pieces[piece]
                     return False  # first seen: `call` reads it from its node and keeps it
+                self.pieces[piece] = read
             names.append(read[0])
             args.append(read[1])
-            if read[2]:
+            if read[2] and read[0] is not None:  # an out-argument always names its buffer
                 outputs.append(read[0])
         entry = _entry(self.facts, fn, args, names, outputs, node, self.pending_comment)
         entry.checked = wrapped or not fn.startswith("aoti_torch_") or fn.startswith("aoti_torch_grad_mode")

@@ -97,7 +97,7 @@ class DefaultGroup(click.Group):
             if isinstance(exc, RecursionError):  # a RuntimeError, not an input error
                 raise InternalFailure(ctx, exc) from None
             raise LintError(_one_line(exc)) from None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - anything else is a bug: one line naming it, exit 2
             raise InternalFailure(ctx, exc) from None
 
 

@@ -182,7 +182,8 @@ def parse_section(section: dict[str, Any], source: Path | None = None) -> Config
             config = replace(config, runtime_checks=parse_runtime_checks(section["runtime-checks"]))
         for key, name in LIMIT_FIELDS.items():
             if key in section:
-                config = replace(config, **{name: LIMIT_PARSERS[key](section[key], key)})
+                limit: dict[str, Any] = {name: LIMIT_PARSERS[key](section[key], key)}
+                config = replace(config, **limit)
         if "per-package-ignores" in section or "accept" in section:
             from . import accept
 
@@ -382,5 +383,6 @@ def merge(
                   "max-memory": max_memory}
     for key, value in cli_limits.items():
         if value is not None:
-            out = replace(out, **{LIMIT_FIELDS[key]: LIMIT_PARSERS[key](value, f"--{key}")})
+            limit: dict[str, Any] = {LIMIT_FIELDS[key]: LIMIT_PARSERS[key](value, f"--{key}")}
+            out = replace(out, **limit)
     return out

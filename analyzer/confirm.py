@@ -173,16 +173,6 @@ def finding_probes(model: Model, finding: Finding) -> list[Probe]:
 
 # -- running ----------------------------------------------------------------------------------------
 
-def _limits(max_memory: int | None):
-    def apply() -> None:  # in the child, before exec
-        os.setsid()  # its own process group: a timeout kills torch's helpers too
-        if max_memory:
-            import resource
-
-            resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
-    return apply
-
-
 def _parse(stdout: str) -> dict[str, dict[str, Any]]:
     out = {}
     for line in stdout.splitlines():
@@ -210,7 +200,10 @@ def run_probe(package: str, model: Model, probe: Probe, exported_program: str | 
     spec = {"package": os.path.abspath(package), "shapes": [list(s) for s in probe.shapes],
             "dtypes": [(i.dtype or "float32") for i in model.inputs], "device": model.device or "cpu",
             "exported_program": os.path.abspath(exported_program) if exported_program else None, "seed": 0,
-            "layouts": [list(layout) for layout in probe.layouts]}
+            "layouts": [list(layout) for layout in probe.layouts],
+            # Set by the child itself before torch loads: a `preexec_fn` is not safe in the threads
+            # that run the probes (the child can deadlock between fork and exec).
+            "max_memory": max_memory if (model.device or "cpu") == "cpu" else None}
     # The deployment's default: without the variable, unless the caller asks for it.
     child_env = {k: v for k, v in os.environ.items() if k != "AOTI_RUNTIME_CHECK_INPUTS"}
     child_env.update(env or {})
@@ -218,7 +211,7 @@ def run_probe(package: str, model: Model, probe: Probe, exported_program: str | 
         proc = subprocess.Popen([python or sys.executable, "-m", "analyzer.confirm_child", json.dumps(spec)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
                                 env=child_env, stdin=subprocess.DEVNULL,
-                                preexec_fn=_limits(max_memory if spec["device"] == "cpu" else None))
+                                start_new_session=True)  # its own process group: a timeout kills torch's helpers too
         try:
             stdout, stderr = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -349,8 +342,10 @@ def confirm(package: str, models: Sequence[Model], findings: Sequence[Finding], 
         model = by_model.get(f.model)
         probes = finding_probes(model, f) if model is not None else []
         per_finding.append((model, probes))
+        if model is None:
+            continue
         for p in probes:
-            planned.setdefault((model.name, p.shapes, p.layouts), (model, p))  # type: ignore[union-attr]
+            planned.setdefault((model.name, p.shapes, p.layouts), (model, p))
     per_model = [(model, dim_probes(model)) for model in models]
     for model, probes in per_model:
         for p in probes:
@@ -361,7 +356,7 @@ def confirm(package: str, models: Sequence[Model], findings: Sequence[Finding], 
         futures = {key: pool.submit(run_probe, package, model, probe, exported_program, **run)
                    for key, (model, probe) in planned.items()}
         outcomes = {key: future.result() for key, future in futures.items()}
-    for f, (model, probes) in zip(findings, per_finding):
+    for _, (model, probes) in zip(findings, per_finding):
         if model is None:
             confirmations.append(Confirmation(Verdict.NOT_RUN, None, None, "not about a model's inputs"))
             continue

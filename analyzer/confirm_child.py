@@ -91,6 +91,10 @@ def _first_line(exc: BaseException) -> str:
 
 def main(spec_text: str) -> int:
     spec = json.loads(spec_text)
+    if spec.get("max_memory"):  # before torch loads (the parent cannot set it safely from a thread)
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (spec["max_memory"], spec["max_memory"]))
     import torch
 
     torch.manual_seed(0)

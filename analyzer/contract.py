@@ -23,9 +23,9 @@ import enum
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from . import intervals
+from . import sizes
 from . import witness as W
 from .findings import Finding
 from .input_layout import stride_text
@@ -190,7 +190,7 @@ def _range_conditions(model: Model, ref: DimRef, d: Dim) -> list[Condition]:
         if d.min is not None and d.min > 0:
             out.append(Condition(Kind.RANGE, f"{symbol} < {d.min}", ref,
                                  f"the package was compiled for {shown} >= {d.min} ({unchecked})", "AOTI002"))
-        if d.max is not None and d.max < W.INT32_MAX:
+        if d.max is not None and d.max < sizes.INT32_MAX:
             out.append(Condition(Kind.RANGE, f"{symbol} > {d.max}", ref,
                                  f"the package was compiled for {shown} <= {d.max} ({unchecked})"))
     return out
@@ -201,7 +201,6 @@ def _finding_condition(model: Model, f: Finding) -> Condition | None:
     ref = DimRef(f.input, f.dim) if f.input is not None and f.dim is not None else None
     if ref is None:
         return None
-    shown = model.inputs[ref.input].dim_display(ref.dim) if ref.input < len(model.inputs) else f"input {ref.input}"
     if f.code in ("AOTI001", "AOTI003"):
         for a in model.assertions:
             if a.location != f.location or a.kernel != f.kernel:
@@ -294,7 +293,7 @@ def _shown_strides(c: Contract, strides: Sequence[int | str | None]) -> tuple[in
 
 
 def render_json(contracts: Sequence[Contract]) -> str:
-    out = {"schema": "aoti-lint.contract/1", "models": []}
+    out: dict[str, Any] = {"schema": "aoti-lint.contract/1", "models": []}
     for c in contracts:
         out["models"].append({
             "package": c.package, "model": c.model, "device": c.device,
@@ -443,7 +442,7 @@ def render_python(contracts: Sequence[Contract]) -> str:
     """A module with `check_inputs` (the first model) and `check_inputs_<model>` for every model."""
     source = ", ".join(sorted({c.package for c in contracts})) or "a package"
     parts = [_PRELUDE.replace("{source}", _docstring_safe(source))]
-    functions = []
+    functions: list[tuple[str, str]] = []
     for c in contracts:
         functions.append((c.model, _unique_name(c.model, {n for _, n in functions})))
         parts.append(_python_function(c, functions[-1][1]))
@@ -494,8 +493,8 @@ def _python_function(c: Contract, name: str) -> str:
         except ValueError as exc:
             lines.append(f"    # not checked ({str(exc)!r})\n")
             continue
-        inp = c.inputs[cond.ref.input] if cond.ref.input < len(c.inputs) else None
-        dim_name = f"{inp.display}.shape[{cond.ref.dim}]" if inp else f"input {cond.ref.input} dim {cond.ref.dim}"
+        owner = c.inputs[cond.ref.input] if cond.ref.input < len(c.inputs) else None
+        dim_name = f"{owner.display}.shape[{cond.ref.dim}]" if owner else f"input {cond.ref.input} dim {cond.ref.dim}"
         code = f" ({cond.code})" if cond.code else ""
         prefix = f"{dim_name} = "
         suffix = f": {cond.reason}{code}"

@@ -117,7 +117,7 @@ def check_registry(client: Any, packages: Iterable[str | os.PathLike[str]], out_
     for i, (part, future) in enumerate(zip(parts, futures)):
         try:
             outcomes.append(future.result())
-        except Exception as exc:  # a lost worker (KilledWorker) or a task error: this shard only
+        except Exception as exc:  # noqa: BLE001 - a lost worker (KilledWorker) or a task error: this shard only
             reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
             outcomes.append(ShardOutcome(i, part, None, None, f"the task failed ({reason})"))
     reports = [o.report if o.failure is None and o.report else _failure_report(o, out, fmt) for o in outcomes]

@@ -28,14 +28,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .model import GraphNode, Model, Problem
+from .model import GraphNode, Model, Problem, ProblemKind
+
+if TYPE_CHECKING:  # for the annotations; `_read_archive` imports it when it runs
+    from . import archive
 
 MAX_JSON_BYTES = 64 * 1024 * 1024   # one exported program's JSON; real ones are kilobytes to a few MB
 HUGE = 2**62                        # maxima at or above this mean "unbounded" (int_oo, sys.maxsize - 1)
@@ -233,7 +237,7 @@ def _bound(value: Any, *, upper: bool) -> int | None:
         except ValueError:
             return None
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             return None
         value = int(value)
     if not isinstance(value, int):
@@ -350,7 +354,9 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
             meta = tensors.get(arg_name) if arg[0] == "as_tensor" else None
             sizes = meta.get("sizes") if isinstance(meta, dict) else None
             shapes.append(tuple(_static_size(s) for s in sizes) if isinstance(sizes, list) else None)
-        meta = node.get("metadata") if isinstance(node.get("metadata"), dict) else {}
+        meta = node.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
         trace = meta.get("stack_trace")
         out.append(GraphNode(name=name, op=node["target"].removeprefix("torch.ops."), args=tuple(args),
                              arg_shapes=tuple(shapes), stack_trace=trace if isinstance(trace, str) else None,
@@ -403,7 +409,8 @@ def _tensor_input(name: str, meta: dict, ranges: dict, where: str) -> ExportedIn
     dev = meta.get("device")
     if isinstance(dev, dict) and isinstance(dev.get("type"), str):
         device = dev["type"] if dev.get("index") is None else f"{dev['type']}:{dev['index']}"
-    dtype = _SCHEMA_DTYPES.get(meta.get("dtype")) if isinstance(meta.get("dtype"), int) else None
+    dtype_code = meta.get("dtype")
+    dtype = _SCHEMA_DTYPES.get(dtype_code) if isinstance(dtype_code, int) else None
     return ExportedInput(name=name, dims=tuple(dims), kind="tensor", dtype=dtype, device=device)
 
 
@@ -557,7 +564,7 @@ def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] =
             model.problems.append(Problem(
                 message=f"exported program {ep.path} does not match the package: {mismatch}; "
                         "its input names and declared ranges were not used",
-                kind="parse"))
+                kind=ProblemKind.PARSE))
         else:
             model.graph = list(ep.nodes)
             model.declared_ranges = dict(ep.range_constraints)

@@ -154,7 +154,8 @@ def _other_minimums(model: Model | None, f: Finding, values: dict[str, object]) 
     "< 2" is not said of dims compiled for >= 33."""
     if values.get("more_same_min") is not False:
         return None
-    more = int(values.get("more_dims") or 0)
+    raw_more = values.get("more_dims") or 0
+    more = int(raw_more) if isinstance(raw_more, (int, str)) else 0
     first = dim_name(model, f)
     lead = f"{first} < {values.get('min')}" if f.message_key != "unenforced-lower-bound.rejected" \
         else f"{first} = {values.get('below')}"

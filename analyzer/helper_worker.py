@@ -280,11 +280,12 @@ def _reads(texts: Sequence[helpertext.HelperText], path: str, split: _Split) -> 
 
 def _to_wire(read: HelperRead, same: dict) -> tuple:
     light = read.light
+    wire_light = None
     if light is not None:
         params, types = tuple(light.params), tuple(light.param_types.items())
-        light = (same.setdefault(params, params), light.location.line, light.location.column,
-                 same.setdefault(types, types))
-    return (read.source, read.first_line, read.indent, read.problem, light, read.walked, read.located)
+        wire_light = (same.setdefault(params, params), light.location.line, light.location.column,
+                      same.setdefault(types, types))
+    return (read.source, read.first_line, read.indent, read.problem, wire_light, read.walked, read.located)
 
 
 def _from_wire(item: tuple, text: helpertext.HelperText, path: str) -> HelperRead:
@@ -307,6 +308,7 @@ def _from_wire(item: tuple, text: helpertext.HelperText, path: str) -> HelperRea
 # `restore` return None: either way the kernel is walked here.
 
 def _as_text(facts: kernels.KernelFacts, source: str) -> kernels.KernelFacts | None:
+    cut: Callable[[ast.AST], object]
     if facts.segments is not None:  # read line by line: each value's text is known
         cut = functools.partial(_known, segments=facts.segments)
     else:
@@ -318,9 +320,11 @@ def _as_text(facts: kernels.KernelFacts, source: str) -> kernels.KernelFacts | N
             return None
         cut = _segments(lines)
     try:
-        facts.defs = {name: [(line, cut(expr)) for line, expr in entries] for name, entries in facts.defs.items()}
+        # The wire form: each expression's text (or (text, item)) in place of its node.
+        facts.defs = {name: [(line, cut(expr)) for line, expr in entries]  # type: ignore[misc]
+                      for name, entries in facts.defs.items()}
         if facts.stores is not None:
-            facts.stores = [RawStore(s.pointer, s.pos, None if s.value is None else cut(s.value))
+            facts.stores = [RawStore(s.pointer, s.pos, None if s.value is None else cut(s.value))  # type: ignore[arg-type]
                             for s in facts.stores]
     except (_NoSegment, UnicodeDecodeError):
         return None

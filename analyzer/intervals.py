@@ -12,7 +12,7 @@ import ast
 import functools
 import keyword
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 INF = math.inf
 Interval = tuple[float, float]
@@ -94,7 +94,7 @@ class _Fold(ast.NodeTransformer):
         left, right = node.left, node.right
         if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
             try:
-                value = _binop(node.op, left.value, right.value)
+                value = _binop(node.op, left.value, right.value)  # type: ignore[arg-type]  # non-numbers: TypeError
             except (ValueError, ZeroDivisionError, TypeError):
                 return node
             if isinstance(value, float) and value.is_integer() and not isinstance(node.op, ast.Div):
@@ -117,7 +117,8 @@ class _Fold(ast.NodeTransformer):
             return left.left
         # (a + 1) + 1 -> a + 2 (integers only): "max index + 1" of an index that is a size + 1.
         if (isinstance(node.op, ast.Add) and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add)
-                and all(isinstance(c, ast.Constant) and type(c.value) is int for c in (right, left.right))):
+                and isinstance(right, ast.Constant) and type(right.value) is int
+                and isinstance(left.right, ast.Constant) and type(left.right.value) is int):
             return ast.BinOp(left.left, ast.Add(), ast.Constant(left.right.value + right.value))
         return node
 
@@ -130,8 +131,10 @@ class _Fold(ast.NodeTransformer):
             return node
         num, den = node.args
         c = 0
-        if isinstance(num, ast.BinOp) and isinstance(num.op, ast.Sub) and _int(num.right) is not None:
-            num, c = num.left, _int(num.right)
+        if isinstance(num, ast.BinOp) and isinstance(num.op, ast.Sub):
+            sub = _int(num.right)
+            if sub is not None:
+                num, c = num.left, sub
         k = _int(den)
         if (k is None or k <= 0 or not 0 <= c <= k or not isinstance(num, ast.BinOp)
                 or not isinstance(num.op, ast.Mult) or _int(num.left) != k):
@@ -171,7 +174,7 @@ def _fold_sum(node: ast.BinOp) -> ast.expr | None:
             stack.append((sign, expr.left))
         else:
             terms.append((sign, expr))
-    constants = [sign * int(t.value) for sign, t in terms if _whole(t)]
+    constants = [sign * value for sign, t in terms if (value := _whole_value(t)) is not None]
     others = [(sign, t) for sign, t in terms if not _whole(t)]
     if len(constants) < 2 or (others and others[0][0] < 0):
         return None
@@ -188,8 +191,17 @@ def _fold_sum(node: ast.BinOp) -> ast.expr | None:
 
 def _whole(node: ast.expr) -> bool:
     """An integer constant, or a float one of integral value (C++ kernels compute sizes in float)."""
-    return isinstance(node, ast.Constant) and (type(node.value) is int or (
-        type(node.value) is float and node.value.is_integer() and abs(node.value) < 2 ** 53))
+    return _whole_value(node) is not None
+
+
+def _whole_value(node: ast.expr) -> int | None:
+    """The value of a `_whole` constant, as an int; None for anything else."""
+    value = node.value if isinstance(node, ast.Constant) else None
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    return None
 
 
 def _binop(op: ast.operator, a: float, b: float) -> float:
@@ -308,7 +320,8 @@ def _eval(node: ast.AST, ranges, default, depth: int) -> Interval:
         if fn == "floordiv" and len(args) == 2:
             return _eval(ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1]), ranges, default, d)
         if fn in ("trunc", "floor", "ceil") and len(args) == 1:
-            f = {"trunc": math.trunc, "floor": math.floor, "ceil": math.ceil}[fn]
+            rounders: dict[str, Callable[[float], int]] = {"trunc": math.trunc, "floor": math.floor, "ceil": math.ceil}
+            f = rounders[fn]
             lo, hi = args[0]
             return (lo if math.isinf(lo) else float(f(lo))), (hi if math.isinf(hi) else float(f(hi)))
     raise ValueError(f"unsupported expression {ast.dump(node)[:60]}")

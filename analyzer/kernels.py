@@ -134,6 +134,7 @@ def bound_to_py(bound: str) -> str | None:
     `static_cast<int64_t>(std::trunc(0.12*static_cast<double>(ks3)))` both become `trunc(0.12 * ks1)`.
     """
     text = re.sub(r"(?<=\d)[lL]+\b", "", bound)
+    tree: ast.expr | None
     try:
         tree = ast.parse(text, mode="eval").body
     except (SyntaxError, RecursionError, MemoryError, ValueError):
@@ -148,6 +149,7 @@ def bound_to_py(bound: str) -> str | None:
 
 def _cpp_bound(bound: str) -> ast.expr | None:
     tree, _ = ts.parse(f"auto __bound = {bound};".encode("utf-8", "replace"))
+    assert tree is not None  # None only for a parse that was stopped
     for m in ts.matches("declarations", tree.root_node):
         try:
             return ast.parse(ts.cpp_to_py(m["value"]), mode="eval").body
@@ -220,7 +222,8 @@ def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
     # One pass over the body: definitions, assertions, and the division/reduction candidates
     # (checked once all definitions are known, since they read definitions by line).
     candidates: list[tuple[ast.AST, int, int, int]] = []
-    facts.stores, pointer_uses = [], {}
+    facts.stores = []
+    pointer_uses: dict[str, int] = {}
     params = facts.params
     for node, line, dl, dc in events:
         # The kinds read here are those tritonlines._read keeps: a new one goes in both.
@@ -282,7 +285,8 @@ def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
                         reduction_extent = values.upper(ast.Name(numel), line)
                         if reduction_extent is not None:
                             break
-            facts.reductions.append(RawReduction(_REDUCTIONS[short], reduction_extent, where(node, dl, dc),
+            extent = reduction_extent if isinstance(reduction_extent, str) else None
+            facts.reductions.append(RawReduction(_REDUCTIONS[short], extent, where(node, dl, dc),
                                                  _triton_space(values, line)))
     return facts
 
@@ -293,7 +297,7 @@ def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
 _WALKED_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _walk_statements(stmt: ast.stmt):
+def _walk_statements(stmt: ast.AST):
     """(node, line of its statement) for every node under `stmt`; faster than ast.walk for the
     shapes Inductor emits, and iterative (no recursion on hostile nesting)."""
     stack: list[tuple[ast.AST, int]] = [(stmt, getattr(stmt, "lineno", 0))]
@@ -305,8 +309,8 @@ def _walk_statements(stmt: ast.stmt):
         fields = _WALKED_FIELDS.get(type(node))
         if fields is None:
             fields = _WALKED_FIELDS[type(node)] = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
-        for field in fields:
-            value = getattr(node, field, None)
+        for name in fields:
+            value = getattr(node, name, None)
             if isinstance(value, ast.AST):
                 stack.append((value, line))
             elif isinstance(value, list):
@@ -401,15 +405,15 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
         message = ts.string_value(args[1]) if len(args) >= 2 else None
         if message is None:
             continue
-        lower, var, bound = parse_message(message)
+        lower, index_var, bound = parse_message(message)
         line, col = ts.position(c["statement"])
         pos = ts.span(c["statement"])[0]
-        facts.assertions.append(RawAssertion(message, var, lower, bound, bound_to_py(bound) if bound else None,
+        facts.assertions.append(RawAssertion(message, index_var, lower, bound, bound_to_py(bound) if bound else None,
                                              Location(path, line, col), pos, _product(_cpp_loops(facts, pos)),
                                              ts.in_omp_parallel(c["statement"])))
     facts.stores = cpp_stores(facts.params, body, to_ast)
     values = Values(facts)
-    for var, defs in facts.defs.items():
+    for defs in facts.defs.values():
         for pos, expr in defs:
             poll(f"reading kernel {name}")
             for sub in ast.walk(expr):
@@ -441,7 +445,6 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
     seen: set[tuple[str, str]] = set()
     for m in ts.matches("assignments", body):
         left = ts.text(m["left"]).strip()
-        right = ts.text(m["right"])
         if not left.startswith("tmp_acc"):
             continue
         op = next(filter(None, (_reduce_op(ts.text(i)) for i in ts.identifiers(m["right"]))), None)
@@ -458,7 +461,8 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
         # The accumulator's declaration (already among the kernel's definitions, by byte offset).
         declared = [pos for pos, _ in facts.defs.get(acc, ()) if pos < stmt_byte]
         decl_byte = max(declared) if declared else None
-        loops, outer = [], []
+        loops: list[str] = []
+        outer: list[str] = []
         for var, loop_byte in ts.enclosing_loops(stmt, body):
             extent = facts.extent_at(var, loop_byte)
             # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.

@@ -23,7 +23,7 @@ from typing import Callable
 
 from . import archive
 from .findings import Location
-from .model import Assertion, Model, Package, Problem
+from .model import Assertion, Model, Package, Problem, ProblemKind
 
 __all__ = ["Sources", "pick_sources", "producer", "account", "scan_text", "SOURCE_SUFFIXES"]
 
@@ -217,27 +217,28 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
                 if pkg.deadline.expired:
                     raise
                 _problem(package, owner.get(member), Problem(
-                    f"member not scanned for source or assertions: {exc}", Location(member), kind="unreadable"))
+                    f"member not scanned for source or assertions: {exc}", Location(member),
+                    kind=ProblemKind.UNREADABLE))
                 continue
         if is_source(member, data):
             source_members.append(member)
         if member not in parsed and is_source(member, data):
             _problem(package, owner.get(member), Problem(
-                f"member holds C++/Triton source that no parser read (not a wrapper or kernel of a known "
-                f"layout); its assertions are not checked", Location(member), kind="parse"))
+                "member holds C++/Triton source that no parser read (not a wrapper or kernel of a known "
+                "layout); its assertions are not checked", Location(member), kind=ProblemKind.PARSE))
         for line, text in scan_text(data):
             if line in covered.get(member, ()):
                 continue
-            model = owner.get(member)
+            owner_model = owner.get(member)
             reason = (f"check text at {member}:{line} is not in any kernel the analyzer parsed"
                       if member not in parsed else
                       f"check text at {member}:{line} was not recognised as an assertion the analyzer links")
-            if model is not None:
-                model.assertions.append(Assertion(kernel="(unparsed code)", message=_message_of(text),
+            if owner_model is not None:
+                owner_model.assertions.append(Assertion(kernel="(unparsed code)", message=_message_of(text),
                                                   location=Location(member, line, 1), linked=False,
                                                   unlinked_reason=reason))
             else:
-                package.problems.append(Problem(f"{reason}: {text}", Location(member, line, 1), kind="parse"))
+                package.problems.append(Problem(f"{reason}: {text}", Location(member, line, 1), kind=ProblemKind.PARSE))
     return source_members
 
 

@@ -12,7 +12,6 @@ maps per launch); split, each part would take them all as arguments.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import re
 from collections import defaultdict
@@ -21,8 +20,8 @@ from . import buffers, input_layout, intervals, reads, storebounds
 from .archive import poll
 from .findings import Location
 from .kernels import KernelFacts, index_node
-from .model import (Assertion, Constant, Dim, DimRef, Division, Input, Kernel, Launch, Model, Problem,
-                    Reduction, Symbol, range_text)
+from .model import (Assertion, Constant, Dim, DimRef, Division, Enforcement, Input, Kernel, Launch, Model, Problem,
+                    ProblemKind, Reduction, Symbol, range_text)
 from .messages import CHAIN
 from .values import POINTER_PARAM, Values, divisor_texts
 from .wrapper import WrapperFacts
@@ -47,10 +46,10 @@ def link_model(name: str, metadata: dict, wrapper: WrapperFacts | None, kernels:
         model.device = "cuda" if wrapper.helpers else ("cpu" if kernels else None)
     if not wrapper.run_impl_found:
         model.problems.append(Problem("no run_impl function found in the wrapper: launches and size symbols "
-                                      "cannot be linked", Location(wrapper.path), kind="parse"))
+                                      "cannot be linked", Location(wrapper.path)))
     if wrapper.errors_in_model_code:
         model.problems.append(Problem(f"{wrapper.errors_in_model_code} syntax error(s) inside run_impl; "
-                                      "facts after them may be missing", wrapper.error_location, kind="parse"))
+                                      "facts after them may be missing", wrapper.error_location))
     linker = _Linker(model, wrapper, kernels, annotate)
     linker.run()
     return model
@@ -113,14 +112,14 @@ class _Linker:
                 if sa.tensor != name:
                     continue
                 for d, size in enumerate(sa.sizes):
-                    dim = dims.get(d)
-                    if dim is not None and dim.symbol is None and dim.value is None and re.match(r"^[a-z]+\d+$", size):
-                        dim.symbol = size
+                    hit = dims.get(d)
+                    if hit is not None and hit.symbol is None and hit.value is None and re.match(r"^[a-z]+\d+$", size):
+                        hit.symbol = size
             ndims = max(dims) + 1 if dims else 0
             dim_list = [dims.get(i, Dim(dim=i)) for i in range(ndims)]
-            enforced = "none"
+            enforced = Enforcement.NONE
             if check is not None and (not w.checks_called or index in w.checks_called):
-                enforced = "env" if gated else "always"
+                enforced = Enforcement.ENV if gated else Enforcement.ALWAYS
             for dim in dim_list:
                 if dim.value is not None or dim.min is not None or dim.max is not None:
                     dim.enforced = enforced
@@ -138,7 +137,8 @@ class _Linker:
         for decl in self.w.symbols:
             if decl.kind in ("size", "stride") and decl.buffer is not None:
                 index = self.input_by_name.get(decl.buffer)
-                source = DimRef(index, decl.dim) if index is not None and decl.kind == "size" else None
+                source = DimRef(index, decl.dim) if index is not None and decl.dim is not None \
+                    and decl.kind == "size" else None
                 self.model.symbols[decl.name] = Symbol(decl.name, decl.name, source, decl.location,
                                                        is_stride=decl.kind == "stride")
                 self.sym_expr[decl.name] = decl.name
@@ -206,7 +206,7 @@ class _Linker:
                     continue  # the dim's own size symbol: nothing tied
                 dim = inp.dims[d]
                 dim.tied_expr = resolved
-                dim.tie_enforced = "env" if sa.gated else "always"
+                dim.tie_enforced = Enforcement.ENV if sa.gated else Enforcement.ALWAYS
                 dim.tie_location = sa.location
 
     def _unbacked_sources(self) -> None:
@@ -266,9 +266,10 @@ class _Linker:
                 launch = Launch(kernel=kernel, args=call.args, location=call.location, comment=call.comment)
                 outputs, inputs = [], set()
                 for i, param in enumerate(params):  # only pointers name buffers (resolved alone)
-                    if not param.startswith(_POINTERS) or i >= len(call.arg_names) or call.arg_names[i] is None:
+                    arg_name = call.arg_names[i] if i < len(call.arg_names) else None
+                    if not param.startswith(_POINTERS) or arg_name is None:
                         continue
-                    buf = self._canonical(call.arg_names[i])
+                    buf = self._canonical(arg_name)
                     if param.startswith("out_ptr") or param.startswith("in_out_ptr"):
                         outputs.append(buf)
                     if param.startswith("in_ptr") or param.startswith("in_out_ptr"):
@@ -323,12 +324,12 @@ class _Linker:
                 model.problems.append(Problem(
                     f"kernel {kname} has no embedded Triton source"
                     + (f" ({helper.source_problem})" if helper.source_problem else "")
-                    + ": its assertions cannot be checked", helper.location, kind="no-source"))
+                    + ": its assertions cannot be checked", helper.location, kind=ProblemKind.NO_SOURCE))
         for kname, facts in self.kfacts.items():
             model.kernels[kname] = Kernel(kname, facts.kind, facts.params, dict(facts.param_types),
                                           facts.location, has_source=True)
             if facts.problem:
-                model.problems.append(Problem(f"{kname}: {facts.problem}", facts.location, kind="parse"))
+                model.problems.append(Problem(f"{kname}: {facts.problem}", facts.location, kind=ProblemKind.PARSE))
             model.kernel_messages.extend((kname, message, loc) for message, loc in facts.messages)
             indices = launches_by_kernel.get(kname, [])
             values = Values(facts)
@@ -349,7 +350,7 @@ class _Linker:
                 model.kernels[kname] = Kernel(kname, "cpp" if model.device == "cpu" else "triton",
                                               location=launch.location, has_source=False)
                 model.problems.append(Problem(f"kernel {kname} is launched but its source is not in the package",
-                                              launch.location, kind="no-source"))
+                                              launch.location, kind=ProblemKind.NO_SOURCE))
 
     def _param_map(self, facts: KernelFacts, launch_index: int) -> dict[str, str]:
         """Kernel parameter -> launch argument expression over root symbols (by position)."""
@@ -398,6 +399,8 @@ class _Linker:
         if not indices:
             return unlinked(f"{facts.name} is never launched from run_impl")
         index = index_node(raw.index_var)
+        if index is None:
+            return unlinked(f"the index `{raw.index_var}` of the assertion message is not an expression")
         ptrs, _ = values.sources(index, raw.line)
         upper = (values.data_upper if ptrs else values.upper)(index, raw.line)
         out: list[Assertion] = []
@@ -464,7 +467,7 @@ class _Linker:
         a.chain = self._chain(facts, raw, a, (li, mapping))
         steps = self.buffers.steps(facts, li, ptrs) if a.index_extent and ptrs else ()
         if steps or via:  # an index loaded from buffers of known range: what they hold, else who wrote it
-            a.chain = a.chain[:1] + (steps or (via,)) + a.chain[1:]
+            a.chain = a.chain[:1] + (steps or ((via,) if via else ())) + a.chain[1:]
         return a
 
     def _via(self, buf: str, before: int) -> str | None:
@@ -519,5 +522,5 @@ class _Linker:
         return tuple(lines)
 
 
-def intervals_names(expr: str) -> set[str]:
-    return intervals.names(expr) if expr else set()
+def intervals_names(expr: str) -> frozenset[str]:
+    return intervals.names(expr) if expr else frozenset()

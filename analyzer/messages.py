@@ -66,7 +66,7 @@ class Template(str):
     def fields(self) -> set[str]:
         return {name for _, name, _, _ in string.Formatter().parse(self) if name}
 
-    def format(self, *args: object, **fields: object) -> Text:  # type: ignore[override]
+    def format(self, *args: object, **fields: object) -> Text:
         if TRACE:
             USED[(self.table, self.key)].update(k for k, v in fields.items() if str(v))
         return Text(str.format(self, *args, **fields), self.key, fields)
@@ -88,7 +88,7 @@ class Catalog(dict):
     def __setitem__(self, key: str, text: str) -> None:
         super().__setitem__(key, Template(text, self.name, key))
 
-    def get(self, key, default=None):  # type: ignore[override]
+    def get(self, key, default=None):
         return self[key] if key in self else default
 
 
@@ -101,7 +101,7 @@ def listed(names: "list[str] | tuple[str, ...]", sep: str = ", ") -> str:
 
 def read_by(kernels: "list[str] | tuple[str, ...]") -> list[str]:
     """The chain's `read by K` lines: at most LIST_LIMIT, then one line counting the rest."""
-    lines = [CHAIN["read-by"].format(kernel=k) for k in kernels[:LIST_LIMIT]]
+    lines: list[str] = [CHAIN["read-by"].format(kernel=k) for k in kernels[:LIST_LIMIT]]
     if len(kernels) > LIST_LIMIT:
         lines.append(CHAIN["read-by-more"].format(count=len(kernels) - LIST_LIMIT))
     return lines

@@ -238,6 +238,11 @@ class Assertion:
     unlinked_reason: str | None = None
     chain: tuple[str, ...] = ()
 
+    def unlinked(self, reason: str) -> "Assertion":
+        """This assertion, marked as not linked to the model's inputs, and why."""
+        self.linked, self.unlinked_reason = False, reason
+        return self
+
 
 @dataclass
 class Division:
@@ -435,6 +440,13 @@ class Model:
             if 0 <= ref.dim < len(dims):
                 return dims[ref.dim]
         return None
+
+    def known_dim(self, ref: DimRef) -> Dim:
+        """The dim of a ref the model itself gave (an expression's or a symbol's sources): always there."""
+        dim = self.dim(ref)
+        if dim is None:
+            raise LookupError(f"{self.name}: no input {ref.input} dim {ref.dim}")
+        return dim
 
     def input_text(self, index: int) -> str:
         """`input 1 (idx)`: an input by position, with the user's name where known."""

@@ -93,7 +93,7 @@ def constant_reads(facts: KernelFacts, values: Values | None, model: Model, indi
     values = values if values is not None else Values(facts)
     launches = [(model.launches[i], param_map(facts, i)) for i in indices]
     out: list[ConstantRead] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, object]] = set()
     for defs in facts.defs.values():
         for pos, expr in defs:
             for ptr, index in _loads_of(expr):

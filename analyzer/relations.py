@@ -130,8 +130,8 @@ def _quotient(expr: str) -> tuple[str, int, int] | None:
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 2 \
             and node.func.id == "floordiv" or isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
-        top, n = (node.args if isinstance(node, ast.Call) else (node.left, node.right))
-        inner, divisor = _linear(top, 0), _constant(n)
+        top, den = (node.args if isinstance(node, ast.Call) else (node.left, node.right))
+        inner, divisor = _linear(top, 0), _constant(den)
         if inner is None or divisor is None or not float(divisor).is_integer():
             return None
         names = [k for k, v in inner.items() if k and v]

@@ -307,13 +307,13 @@ def for_assertion(attributor: Attributor, a: Assertion) -> Source | None:
     """The index op behind an assertion: a constant bound prefers the table of that many rows, a
     dynamic bound the node indexing the input whose dim is the bound."""
     model = attributor.model
-    names = {model.inputs[r.input].user_name for r in a.bound_sources
-             if 0 <= r.input < len(model.inputs) and model.inputs[r.input].user_name}
+    names = {user for r in a.bound_sources
+             if 0 <= r.input < len(model.inputs) and (user := model.inputs[r.input].user_name)}
 
     def prefer(node: GraphNode) -> bool:
         if a.bound_value is not None:
             shape = node.arg_shapes[0] if node.arg_shapes else None
-            return bool(shape) and shape[0] == a.bound_value
+            return shape is not None and len(shape) > 0 and shape[0] == a.bound_value
         return bool(node.args) and _derives_from(node.args[0], names, attributor.producer)
 
     return attributor.attribute(a.kernel, INDEX_OPS, prefer)
@@ -341,7 +341,7 @@ def for_finding(attributor: Attributor, f: Finding) -> Source | None:
     if f.code == "AOTI013":
         read = next((r for r in attributor.model.constant_reads
                      if r.kernel == f.kernel and r.location == f.location and r.fqn), None)
-        if read is not None:
+        if read is not None and read.fqn:
             return for_constant(attributor, f.kernel, read.fqn)
     return attributor.attribute(f.kernel, _wanted(attributor.model, f))
 

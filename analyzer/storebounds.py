@@ -53,11 +53,12 @@ def annotate(model: Model, wrapper: WrapperFacts, kfacts: dict[str, KernelFacts]
             key = (facts.name, pos if facts.kind == "cpp" else 0)  # a Triton grid is the kernel's
             if key not in spaces:
                 spaces[key] = _space(facts, pos)
-            if sizes is None or spaces[key] is None:
+            space_expr = spaces[key]
+            if sizes is None or space_expr is None:
                 continue
             try:
                 numel = intervals.simplify("*".join(f"({resolve(s)})" for s in sizes) or "1")
-                space = intervals.simplify(intervals.substitute(spaces[key], param_map(facts, index)))
+                space = intervals.simplify(intervals.substitute(space_expr, param_map(facts, index)))
             except ValueError:
                 continue
             model.accesses.append(Access(facts.name, pointer, buf, numel, space, facts.locate(pos),

@@ -23,7 +23,6 @@ import keyword
 import re
 
 from .findings import Location
-from .helpertext import HelperText, split_helpers  # noqa: F401 (api.py, helper_worker.py)
 from . import tritonlines
 from .kernels import KernelFacts, parse_triton
 from .stores import combine_op
@@ -191,7 +190,7 @@ def _line_definitions(function: str, offset: int) -> dict[str, list[tuple[int, a
             body_indent = lead
         if not lead or lead != body_indent:
             return None
-        if target is not None:
+        if target is not None and value is not None:  # a target comes with its value
             defs.setdefault(target, []).append((number, value))
     return defs if body_indent is not None else None
 
@@ -293,7 +292,7 @@ def _divides_by_size(body: str, params: tuple[str, ...]) -> bool:
             integers.append((line, found[1]))
     if not floats and not integers:
         return False  # only constant divisors (`xindex % 16`, `x / 16.0`)
-    assigns = [found for line in body.split("\n") if (found := _assigned_names(line)) is not None]
+    assigns = [assigned for line in body.split("\n") if (assigned := _assigned_names(line)) is not None]
     sized = _reach({p for p in params if not _POINTER_PARAM.match(p)}, assigns)
     if not sized.isdisjoint(floats):
         return True

@@ -128,8 +128,8 @@ def _rows(body: str, first: int) -> list[_Row] | None:
         i += 1
     if not lines or not lines[0][1]:
         return None
-    found = _block(lines, 0, lines[0][1], 0)
-    return found[0] if found is not None and found[1] == len(lines) else None
+    block = _block(lines, 0, lines[0][1], 0)
+    return block[0] if block is not None and block[1] == len(lines) else None
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -156,12 +156,12 @@ def _open(text: str) -> bool:
 def segment(node: ast.AST, lines: list[bytes]) -> str | None:
     """`node`'s source text from the lines its parse read (bracketed when over several, as it stood
     in the source: the brackets around a node are not part of it); None without positions."""
-    try:
-        first, last = node.lineno - 1, node.end_lineno - 1
-        start, end = node.col_offset, node.end_col_offset
-    except AttributeError:
+    lineno, end_lineno = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    start, end = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    if lineno is None or end_lineno is None or start is None or end is None:
         return None
-    if first is None or last is None or start is None or end is None or not 0 <= first <= last < len(lines):
+    first, last = lineno - 1, end_lineno - 1
+    if not 0 <= first <= last < len(lines):
         return None
     if first == last:
         return lines[first][start:end].decode("utf-8", "surrogatepass")
@@ -182,6 +182,7 @@ def _block(lines: list[tuple[int, str, str]], i: int, lead: str, depth: int) -> 
                 return out, i  # a dedent: the caller checks it matches its own level
             return None
         is_else = text == "else:"
+        entry: _Header | _Simple | None = None
         if is_else:
             if not out or not isinstance(out[-1].entry.stmt, ast.If) or out[-1].orelse is not None:
                 return None
@@ -204,8 +205,10 @@ def _block(lines: list[tuple[int, str, str]], i: int, lead: str, depth: int) -> 
             if is_else:
                 out[-1].orelse = block
             else:
+                assert entry is not None  # None only for `else:`
                 out.append(_Row(number, len(lead), entry, block))
             continue
+        assert entry is not None  # None only for `else:`
         out.append(_Row(number, len(lead), entry))
         i += 1
     return out, i

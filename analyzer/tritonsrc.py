@@ -45,10 +45,11 @@ def triton_comment(comment: str, row0: int) -> tuple[str | None, int, int, str |
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return None, 0, indent, f"cannot parse the async_compile.triton comment: {type(exc).__name__}"
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "triton" and len(node.args) >= 2
-                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
-            src_node = node.args[1]
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "triton" and len(node.args) >= 2):
+            continue
+        src_node = node.args[1]
+        if isinstance(src_node, ast.Constant) and isinstance(src_node.value, str):
             # Source line 1 is the rest of the line holding the opening quotes.
             return src_node.value, row0 + src_node.lineno, indent, None
     return None, 0, indent, "no kernel source string in the async_compile.triton comment"

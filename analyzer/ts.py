@@ -264,7 +264,8 @@ def called_function(node: Node) -> Node | None:
 def text(node: Node | None) -> str:
     if node is None:
         return ""
-    return node.text.decode("utf-8", "replace")
+    raw = node.text  # None only for a tree parsed without its source bytes
+    return raw.decode("utf-8", "replace") if raw is not None else ""
 
 
 _OMP_PARALLEL = re.compile(r"#\s*pragma\s+omp\s+parallel\b")
@@ -520,7 +521,9 @@ class _CppToPy:
     def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
 
-    def conv(self, n: Node, depth: int) -> str:
+    def conv(self, n: Node | None, depth: int) -> str:
+        if n is None:  # a field that error recovery left out (`a +` with no right operand)
+            return "unknown()"
         if depth > self.max_depth:
             raise ExprTooDeep("expression nested too deeply")
         handler = _CPP_HANDLERS.get(n.type)
@@ -581,7 +584,7 @@ class _CppToPy:
         idx = n.child_by_field_name("indices")
         inner = idx.named_children if idx else []
         base_py = self.conv(base, d)
-        if base.type == "identifier" and POINTER_PARAM.match(text(base)):
+        if base is not None and base.type == "identifier" and POINTER_PARAM.match(text(base)):
             return f"load({base_py}, {self.conv(inner[0], d) if inner else '0'})"
         return base_py
 
@@ -602,6 +605,8 @@ class _CppToPy:
         function = n.child_by_field_name("function")
         args_node = n.child_by_field_name("arguments")
         args = _named(args_node) if args_node else []
+        if function is None:
+            return "unknown()"
         if function.type == "lambda_expression":
             names = sorted({text(i) for i in identifiers(function)
                             if re.match(r"(tmp\d+|in_out_ptr\d+|in_ptr\d+)$", text(i))})

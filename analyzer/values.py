@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from . import intervals, strict
 
@@ -103,7 +103,8 @@ def division(values: "Values", node: ast.AST, line: int) -> tuple[str, str | Non
     return expr_text(divisor), values.upper(divisor, line), integer
 
 
-_Handler = Callable[["Values", ast.AST, int, int, bool], "str | None"]
+# A handler takes the node class it is registered for (dispatch by `type(node)`), hence Any.
+_Handler = Callable[["Values", Any, int, int, bool], "str | None"]
 
 
 class Values:
@@ -114,14 +115,14 @@ class Values:
     """
 
     def __init__(self, facts: "KernelFacts", max_steps: int = 20_000,
-                 load_ranges: dict[str, tuple[str | None, str | None]] | None = None) -> None:
+                 load_ranges: Mapping[str, tuple[str | None, str | None]] | None = None) -> None:
         self.facts = facts
         self.params = set(facts.params)
         self.steps = 0
         self.max_steps = max_steps
         # Pointer parameter -> (min, max) of the values its buffer holds (buffers.py), over root
         # symbols: a load of it has that range instead of none.
-        self.load_ranges = load_ranges or {}
+        self.load_ranges: Mapping[str, tuple[str | None, str | None]] = load_ranges or {}
 
     def definition(self, name: str, line: int) -> tuple[int, ast.expr] | None:
         """The last definition of `name` before position `line`."""

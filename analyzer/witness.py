@@ -21,8 +21,8 @@ import re
 from typing import Iterable, Mapping
 
 from . import intervals, relations
-from .model import Assertion, Dim, DimRef, Model, range_text  # noqa: F401 - re-exported for the rules
-from .sizes import INT32_MAX, can_be_zero, effective_max, effective_min  # noqa: F401 - INT32_MAX re-exported
+from .model import Assertion, Dim, DimRef, Model
+from .sizes import can_be_zero, effective_max, effective_min
 
 DEFAULT_SIZE = 3
 SEARCH_LIMIT = 2**40
@@ -175,11 +175,11 @@ def symbol_values(model: Model, assignment: Assignment | None = None) -> dict[st
     """Root symbol -> its value under the witness (for `intervals.evaluate`)."""
     memo = _MEMO.get()
     key = (id(model), tuple(sorted(assignment.items())) if assignment else ()) if memo is not None else None
-    if key is not None and key in memo:
+    if memo is not None and key is not None and key in memo:
         return dict(memo[key][1])
     all_sizes = sizes(model, assignment)
     values = {name: all_sizes[ref] for name, ref in symbol_dims(model).items() if ref in all_sizes}
-    if key is not None:
+    if memo is not None and key is not None:
         memo[key] = (model, values)  # the model kept: its id stays its own
     return dict(values) if key is not None else values
 

@@ -11,7 +11,7 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 
 import pytest
 import yaml
@@ -79,8 +79,8 @@ def test_gate_on_a_missing_package_exits_2_with_a_report(tmp_path: Path) -> None
 class FakeGitHub(BaseHTTPRequestHandler):
     """The issue-comments endpoints of the REST API, in memory."""
 
-    comments: list[dict[str, Any]] = []
-    calls: list[tuple[str, str]] = []
+    comments: ClassVar[list[dict[str, Any]]] = []
+    calls: ClassVar[list[tuple[str, str]]] = []
     status = 200
     # Who the token writes as; `GET /user` answers it only for a personal token (the workflow's
     # GITHUB_TOKEN gets 403 there and writes as github-actions[bot]).

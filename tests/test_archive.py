@@ -5,9 +5,6 @@ from __future__ import annotations
 import io
 import os
 import resource
-import stat
-import sys
-import time
 import tracemalloc
 import zipfile
 from pathlib import Path

@@ -17,7 +17,6 @@ import test_rules as TR
 import test_why as TW
 from analyzer import api
 from analyzer.findings import Location
-from analyzer.model import range_text
 from analyzer.model import (Assertion, Dim, DimRef, Input, Launch, Model, Package, Problem, ProblemKind, Symbol,
                             range_text)
 from analyzer.report.inspect import render_text as inspect_text

@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from analyzer import archive, kernels, triage, tritonsrc, ts, wrapper
+from analyzer import archive, helpertext, kernels, triage, tritonsrc, ts, wrapper
 from analyzer.findings import Location
 from conftest import all_packages, every_package
 
@@ -144,7 +144,7 @@ def test_helpers_read_from_the_text_equal_the_tree_on_every_package() -> None:
     helpers = 0
     for path, member, data in _wrappers():
         full = wrapper.parse(ts.parse(data)[0], member, 500)
-        reduced, texts = triage.split_helpers(data)
+        reduced, texts = helpertext.split_helpers(data)
         assert reduced.count(b"\n") == data.count(b"\n")
         assert [t.name for t in texts] == list(full.helpers), path
         for text in texts:
@@ -188,7 +188,7 @@ BODY}
 ])
 def test_helper_shapes_read_from_the_text(body: bytes, read: bool) -> None:
     data = b"int a;\n" + HELPER.replace(b"BODY", body) + b"int b;\n"
-    reduced, texts = triage.split_helpers(data)
+    reduced, texts = helpertext.split_helpers(data)
     assert bool(texts) == read
     if read:
         (text,) = texts

@@ -16,7 +16,7 @@ import pytest
 
 from analyzer import api, archive, helper_worker, helpertext, triage
 from analyzer.report import json as json_report
-from conftest import FIXTURES, REPO, every_package
+from conftest import FIXTURES, every_package
 
 OFF, ALWAYS = helper_worker.Mode.OFF, helper_worker.Mode.ALWAYS
 CUDA = FIXTURES / "gather_dyn.cuda.stripped.pt2"

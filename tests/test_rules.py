@@ -15,11 +15,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from analyzer import api, intervals, sizes
 from analyzer import witness as W
-from analyzer.cli import cli
 from analyzer.findings import Location, Severity
 from analyzer.model import (Assertion, Dim, DimRef, Division, Enforcement, Input, Launch, Model, Package, Problem,
                             Reduction, Symbol)

@@ -40,7 +40,7 @@ def _kernels(decorated: bool = False):
                 wrappers = [(m, pkg.read_bytes(m)) for members in pkg.models for m in members.wrappers[:1]]
         except archive.ArchiveError:
             continue  # hostile fixtures: refused before any kernel is read
-        for member, data in wrappers:
+        for _, data in wrappers:
             for text in helpertext.split_helpers(data)[1]:
                 source, first_line, indent, problem = tritonsrc.triton_comment(text.comment, text.comment_row)
                 if source is None:

@@ -9,7 +9,6 @@ a clean pass (exit 2).
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import zipfile

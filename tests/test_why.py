@@ -6,6 +6,7 @@ captured from packages built with torch 2.13 on CPU (tests/data/capture_cpu_fail
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -363,7 +364,7 @@ def test_explain_device_mismatch():
 
 def test_failure_is_frozen():
     f = Failure(kind="index-assert", message="m", raw="m")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         f.message = "x"  # type: ignore[misc]
 
 

@@ -223,7 +223,7 @@ def test_calls_read_from_text_on_real_wrappers(monkeypatch):
     for name in ("large/gpt2_48.cuda.stripped.pt2", "small_transformer.cpu.stripped.pt2", "index_add.cuda.stripped.pt2"):
         with archive.open_package(require(FIXTURES / name), archive.Limits()) as pkg:
             sources: dict[str, bytes] = {}
-            sourced = layout.pick_sources(pkg.models[0], lambda m: _read(pkg, m, sources))
+            sourced = layout.pick_sources(pkg.models[0], lambda m: _read(pkg, m, sources))  # noqa: B023 - called here
             data = _read(pkg, sourced.wrappers[0], sources)
         fast, slow = (_run_impl_facts(data, simple, monkeypatch) for simple in (True, False))
         assert fast.calls and fast == slow, name

@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 
 from .. import __version__
 from ..findings import Finding
-from ..model import Model, Package, range_text
+from ..model import Dim, Model, Package, range_text
 from ._common import ordered, position, summary
 
 KERNEL_LINES = 60     # a kernel block's length when nothing else ends it
@@ -114,7 +114,8 @@ def _source_block(page: _Page, p: int, m: int, model: Model, path: str, first: i
 def _inputs_table(model: Model) -> str:
     rows = ["<tr><th>#</th><th>name</th><th>dtype</th><th>dim</th><th>symbol</th><th>range</th></tr>"]
     for inp in model.inputs:
-        for dim in inp.dims or [None]:
+        dims: list[Dim | None] = [*inp.dims] or [None]
+        for dim in dims:
             if dim is None:
                 rows.append(f"<tr><td>{inp.index}</td><td>{_e(inp.display)}</td><td>{_e(inp.dtype or '')}</td>"
                             "<td colspan=3>scalar</td></tr>")
@@ -160,7 +161,7 @@ def _model_section(page: _Page, p: int, m: int, model: Model, findings: list[tup
         kernel_html.append(f'<section class="kernel" id="p{p}-m{m}-k-{_e(name)}"><h4>{_e(kernel.kind)} kernel '
                            f"<code>{_e(name)}</code> <span class=meta>{_e(path)}:{first}</span></h4>{block}</section>")
     excerpts = []
-    for fid, f in findings:  # lines outside every kernel block
+    for _, f in findings:  # lines outside every kernel block
         loc = f.location
         if loc.line > 0 and (loc.path, loc.line) not in shown and loc.line in model.source_lines.get(loc.path, {}):
             block = _source_block(page, p, m, model, loc.path, loc.line - EXCERPT_CONTEXT, loc.line + EXCERPT_CONTEXT,

@@ -17,7 +17,8 @@ SCHEMA = "aoti-lint.inspect/1"
 def _dim_json(dim: Dim, rel: Relation | None = None) -> dict:
     if dim.value is not None:
         return {"dim": dim.dim, "value": dim.value}
-    out = {"dim": dim.dim, "symbol": dim.symbol, "min": dim.min, "max": dim.max, "enforced": dim.enforced}
+    out: dict[str, object] = {"dim": dim.dim, "symbol": dim.symbol, "min": dim.min, "max": dim.max,
+                              "enforced": dim.enforced}
     if dim.declared_min is not None or dim.declared_max is not None:
         out["declared_min"] = dim.declared_min
         out["declared_max"] = dim.declared_max

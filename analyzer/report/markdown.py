@@ -58,7 +58,7 @@ def mermaid(f: Finding) -> list[str]:
         label = f"input {f.input}" + (f" dim {f.dim}" if f.dim is not None else "")
         defined = next((s for s in f.chain if f.symbol and s.startswith(f"{f.symbol} = ")), None)
         if defined is not None:  # "s77 = input 0 dim 0 (arg0_1.size(0)), compiled for [2, inf), ..."
-            head, _, rest = defined[len(f.symbol) + 3:].partition(", ")
+            head, _, rest = defined[len(f.symbol or "") + 3:].partition(", ")
             label = head
         nodes["in"] = label
         path.append("in")

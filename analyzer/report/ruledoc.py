@@ -54,9 +54,9 @@ def render_explain(rule: Any, *, color: bool = False) -> str:
         else:
             lines.append(line)
     options, limitations = _notes(rule)
-    for heading, text in (("Options that change the verdict", options), ("Known limitations", limitations)):
+    for section, text in (("Options that change the verdict", options), ("Known limitations", limitations)):
         if text:
-            lines += ["", paint(heading, BOLD, color=color), text.replace("`", "")]
+            lines += ["", paint(section, BOLD, color=color), text.replace("`", "")]
     lines += ["", f"Documentation: {doc_path(rule)} ({doc_url(rule)})"]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -136,7 +136,7 @@ def render(
 ) -> str:
     documented = rules_or_all(rules)
     index = {rule.code: i for i, rule in enumerate(documented)}
-    doc = {
+    doc: dict[str, Any] = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [

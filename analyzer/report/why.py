@@ -74,7 +74,7 @@ def _failure_line(f: Failure) -> str:
 def render_text(result: WhyResult) -> str:
     if not result.failures and not result.candidates:
         return WHY["why.report.nothing"] + "\n"
-    lines = [WHY["why.report.failure"].format(failure=_failure_line(f)) for f in result.failures]
+    lines: list[str] = [WHY["why.report.failure"].format(failure=_failure_line(f)) for f in result.failures]
     if not result.candidates and result.text_hits:
         lines.append(WHY["why.report.unlinked-text"].format(
             package=result.package, where=", ".join(str(h) for h in result.text_hits)))

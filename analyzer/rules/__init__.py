@@ -120,7 +120,7 @@ class Rule:
         *,
         severity: Severity | None = None,
         contract: bool = True,
-        **fields: object,
+        **fields: Any,
     ) -> Finding:
         """A Finding with this rule's code, name and severity, and the model and package filled in.
 
@@ -151,7 +151,7 @@ class Rule:
             witnesses=witnesses,
             message_key=getattr(message, "key", ""),
             fix_key=getattr(fix, "key", ""),
-            **fields,  # type: ignore[arg-type]
+            **fields,
         )
 
     # Documentation, read from the docstring.
@@ -220,7 +220,7 @@ def _declared_text(model: "Model", pairs) -> str:
         by_dim.setdefault(ref, {})[size] = None
     parts = []
     for ref, sizes in by_dim.items():
-        dim = model.dim(ref)
+        dim = model.known_dim(ref)
         parts.append(f"{model.inputs[ref.input].dim_display(ref.dim)} = {' or '.join(map(str, sizes))}, declared "
                      f"{span(dim.declared_min, dim.declared_max)}")
     return "; ".join(parts)

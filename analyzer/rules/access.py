@@ -8,7 +8,7 @@ from typing import Iterable
 from .. import intervals
 from .. import witness as W
 from ..findings import Finding, Severity
-from ..model import Access, Model
+from ..model import Access, Model, range_text
 from ..messages import CHAIN, FIXES, MESSAGES
 from . import Case, Context, Rule, register
 from . import enforcement as E
@@ -138,7 +138,7 @@ def _findings(rule: Rule, model: Model, ctx: Context, write: bool) -> Iterable[F
         runs = _space_at(model, access.space_expr, choice, order.floors)
         fields = dict(kernel=access.kernel, pointer=access.pointer, buffer=access.buffer,
                       numel=W.display_expr(model, access.numel), space=W.display_expr(model, access.space_expr),
-                      dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
+                      dim_display=W.dim_display(model, ref), where=where(ref), range_text=range_text(dim),
                       count=_count(runs))
         chain = (CHAIN["store" if write else "read"].format(**fields),
                  CHAIN["access-empty"].format(assignment=W.assignment_text(model, choice), buffer=access.buffer,

@@ -11,7 +11,7 @@ from .. import intervals
 from .. import sizes
 from .. import witness as W
 from ..findings import DimWitness, Finding, Location, Severity
-from ..model import Assertion, DimRef, Model
+from ..model import Assertion, DimRef, Model, range_text
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from ..messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
@@ -46,7 +46,7 @@ def max_origin(dim) -> str:
 def range_step(model: Model, ref: DimRef, dim, symbol: str | None = None) -> str:
     """The chain step `s77 = input 0 dim 0 (x.shape[0]), compiled for [2, inf), ...`."""
     return CHAIN["range"].format(symbol=symbol or W.symbol_of(model, ref) or "?", dim=model.describe(ref),
-                                 range=W.range_text(dim))
+                                 range=range_text(dim))
 
 
 def where(ref: DimRef) -> str:
@@ -134,7 +134,7 @@ class EmptyIndexBound(Rule):
 
         for a in unique_assertions(model, keep):
             choice = W.empty_bound_choice(model, a)
-            if choice is None:
+            if choice is None or a.bound_expr is None:  # `keep` has a bound expression
                 continue
             ref = min(choice)
             dim = model.dim(ref)
@@ -142,7 +142,7 @@ class EmptyIndexBound(Rule):
             shown = W.display_expr(model, a.bound_expr)
             simple = len(choice) == 1 and shown == W.dim_display(model, ref)
             fields = dict(bound=a.bound, assertion=a.message, kernel=a.kernel, dim_display=W.dim_display(model, ref),
-                          where=where(ref), range_text=W.range_text(dim), **outcome_fields(model, a),
+                          where=where(ref), range_text=range_text(dim), **outcome_fields(model, a),
                           bound_display=shown, zero=MESSAGES["empty-index-bound.zero"] if len(choice) == 1 else
                           MESSAGES["empty-index-bound.zero-with"].format(assignment=W.assignment_text(model, choice)))
             message = MESSAGES["empty-index-bound" if simple else "empty-index-bound.expr"]
@@ -248,7 +248,10 @@ class IndexExceedsConstantBound(Rule):
         # A check fused into many kernels repeats one extent and bound: search its witnesses once.
         witnesses: dict[tuple, list[tuple[DimRef, int]]] = {}
         for a in unique_assertions(model, keep):
-            refs = W.expr_dims(model, a.index_extent)
+            extent, bound_value = a.index_extent, a.bound_value
+            if extent is None or bound_value is None:  # `keep` has both
+                continue
+            refs = W.expr_dims(model, extent)
             if refs is None and a.index_extent_value_inputs:
                 finding = self._value_driven(model, ctx, a)
                 if finding is not None:
@@ -257,30 +260,30 @@ class IndexExceedsConstantBound(Rule):
             if not refs:
                 continue
             try:
-                _, high = intervals.evaluate_interval(a.index_extent, W.dim_ranges(model))
+                _, high = intervals.evaluate_interval(extent, W.dim_ranges(model))
             except ValueError:
                 continue
-            if high <= a.bound_value:
+            if high <= bound_value:
                 # Within the compiled/declared ranges, but is that max checked by default?
                 finding = E.unenforced_max(self, model, ctx, a, refs, outcome_fields(model, a))
                 if finding is not None:
                     yield finding
                 continue
-            key = (a.index_extent, a.bound_value, tuple(refs))
+            key = (extent, bound_value, tuple(refs))
             if key not in witnesses:
-                witnesses[key] = self._witness(model, a, refs)
+                witnesses[key] = self._witness(model, extent, bound_value, refs)
             choices = witnesses[key]
             if not choices:
                 continue
             ref, size = choices[0]
-            dim = model.dim(ref)
+            dim = model.known_dim(ref)
             assignment = {ref: size}
-            value = W.evaluate_at(model, a.index_extent, assignment)
+            value = W.evaluate_at(model, extent, assignment)
             is_unbounded = sizes.unbounded(dim)
             high_dim = sizes.effective_max(dim)
-            fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
+            fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, extent),
                           dim_display=W.dim_display(model, ref), where=where(ref), limit=size - 1,
-                          bound_value=a.bound_value, **outcome_fields(model, a),
+                          bound_value=bound_value, **outcome_fields(model, a),
                           max=high_dim, max_origin=max_origin(dim), check_expr=W.check_expr(model, ref),
                           no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
             message = MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
@@ -291,7 +294,7 @@ class IndexExceedsConstantBound(Rule):
                                                       extent=fields["extent"],
                                                       assignment=W.assignment_text(model, assignment),
                                                       value=_int_text(None if value is None else value - 1),
-                                                      bound_value=a.bound_value))
+                                                      bound_value=bound_value))
             # An error when the compiled range itself reaches past the bound: the package was built
             # for those sizes and runs them into the check. Only the declared range doing so: a warning.
             reaches = is_unbounded or _compiled_reaches(model, a)
@@ -301,27 +304,30 @@ class IndexExceedsConstantBound(Rule):
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witnesses=tuple(W.witness(model, {r: n}) for r, n in choices), fix=fix.format(**fields), chain=chain,
                 dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices),
-                key=f"extent:{W.normalize_expr(model, a.index_extent)}>{a.bound_value};kernel:{a.kernel}")
+                key=f"extent:{W.normalize_expr(model, extent)}>{bound_value};kernel:{a.kernel}")
 
     def _value_driven(self, model: Model, ctx: Context, a: Assertion) -> Finding | None:
         """An extent set by an input's *values* (`torch.arange(n.item())`): only a runtime assert on
         the unbacked symbol (`torch._check(n <= 64)`, always run) can bound it."""
-        unbacked = {n: model.symbols[n] for n in intervals.names(a.index_extent)
+        extent, bound_value = a.index_extent, a.bound_value
+        if extent is None or bound_value is None:  # the caller's `keep` has both
+            return None
+        unbacked = {n: model.symbols[n] for n in intervals.names(extent)
                     if n in model.symbols and model.symbols[n].unbacked}
         ranges = dict(W.dim_ranges(model))
         for name, sym in unbacked.items():
             ranges[name] = (sym.min if sym.min is not None else 0, sym.max)
         try:
-            _, high = intervals.evaluate_interval(a.index_extent, ranges)
+            _, high = intervals.evaluate_interval(extent, ranges)
         except ValueError:
             return None
-        if high <= a.bound_value:
+        if high <= bound_value:
             return None
         names = ", ".join(sorted(unbacked))
         inputs = ", ".join(model.input_text(i) for i in a.index_extent_value_inputs if i < len(model.inputs))
-        value = a.bound_value + 1
-        fields = dict(assertion=a.message, kernel=a.kernel, extent=a.index_extent, symbols=names, inputs=inputs,
-                      bound_value=a.bound_value, value=value, **outcome_fields(model, a))
+        value = bound_value + 1
+        fields = dict(assertion=a.message, kernel=a.kernel, extent=extent, symbols=names, inputs=inputs,
+                      bound_value=bound_value, value=value, **outcome_fields(model, a))
         first = a.index_extent_value_inputs[0]
         witness = MESSAGES["index-exceeds-constant-bound.values-witness"].format(
             shapes=W.witness(model, {}), symbols=names, value=value, inputs=inputs)
@@ -329,16 +335,16 @@ class IndexExceedsConstantBound(Rule):
             model, ctx, MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location,
             severity=Severity.ERROR, kernel=a.kernel, input=first, symbol=names,
             witness=witness, fix=FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
-            key=f"extent:values:in{first}>{a.bound_value};kernel:{a.kernel}")
+            key=f"extent:values:in{first}>{bound_value};kernel:{a.kernel}")
 
     @staticmethod
-    def _witness(model: Model, a: Assertion, refs: list[DimRef]) -> list[tuple[DimRef, int]]:
+    def _witness(model: Model, extent: str, bound_value: int, refs: list[DimRef]) -> list[tuple[DimRef, int]]:
         """Every dim whose smallest exceeding size exists, with that size (input order; unbounded
         ones first): the first leads the finding, each gets a witness of its own."""
-        ordered = sorted(refs, key=lambda r: (not sizes.unbounded(model.dim(r)), r))
+        ordered = sorted(refs, key=lambda r: (not sizes.unbounded(model.known_dim(r)), r))
         found = []
         for ref in ordered:
-            size = W.smallest_exceeding(model, a.index_extent, ref, a.bound_value)
+            size = W.smallest_exceeding(model, extent, ref, bound_value)
             if size is not None:
                 found.append((ref, size))
         return found

@@ -8,7 +8,7 @@ from typing import Iterable
 from .. import sizes
 from .. import witness as W
 from ..findings import Finding, Severity
-from ..model import Assertion, DimRef, Model, shim_op
+from ..model import Assertion, DimRef, Model, range_text, shim_op
 from ..messages import CHAIN, FIXES, MESSAGES
 from . import Case, Context, Rule, register
 from .bounds import _int_text, outcome_fields, unique_assertions, where
@@ -82,14 +82,14 @@ class IndexExceedsDynamicBound(Rule):
             if choice is None:
                 continue
             ref, limit = choice
-            dim = model.dim(ref)
+            dim = model.known_dim(ref)
             assignment = {ref: limit}
             value = W.evaluate_at(model, a.bound_expr or "", assignment)
             inputs = ", ".join(f"`{model.inputs[i].display}`" for i in a.index_sources if i < len(model.inputs)) \
                 or "the inputs"
             fields = dict(assertion=a.message, kernel=a.kernel, bound=a.bound,
                           bound_display=W.display_expr(model, a.bound_expr), dim_display=W.dim_display(model, ref),
-                          where=where(ref), range_text=W.range_text(dim), low=sizes.effective_min(dim), limit=limit,
+                          where=where(ref), range_text=range_text(dim), low=sizes.effective_min(dim), limit=limit,
                           need=limit + 1, high=high, check_expr=W.check_expr(model, ref), inputs=inputs,
                           **outcome_fields(model, a))
             witness = MESSAGES["index-exceeds-dynamic-bound.witness"].format(
@@ -220,10 +220,10 @@ class DataDependentSizeCheck(Rule):
                 found = _exceeding(model, cap, sym.max)
                 if found is not None:
                     assignment, ref, size = found
-                    dim = model.dim(ref)
+                    dim = model.known_dim(ref)
                     env = dim.enforced == "env" and dim.max is not None and dim.max < size
                     fields = dict(base, max=sym.max, value=sym.max + 1, dim_display=W.dim_display(model, ref),
-                                  where=where(ref), size=size, max_size=size - 1, range_text=W.range_text(dim),
+                                  where=where(ref), size=size, max_size=size - 1, range_text=range_text(dim),
                                   env=FIXES["data-dependent-size-check.env"] if env else "")
                     yield self._finding(model, ctx, producer, "max", fields, ref.input, ref.dim,
                                         W.witness(model, assignment), f"{producer.kernel}:{sym.name}<={sym.max}")
@@ -247,7 +247,7 @@ def _exceeding(model: Model, cap: str, limit: int) -> tuple[dict[DimRef, int], D
         dim = model.dim(ref)
         if dim is None or dim.value is not None:
             continue
-        others = {r: top for r in refs if r != ref and (top := sizes.effective_max(model.dim(r))) is not None}
+        others = {r: top for r in refs if r != ref and (top := sizes.effective_max(model.known_dim(r))) is not None}
         size = W.smallest_exceeding(model, cap, ref, limit, others, beyond_max=True)
         if size is not None and sizes.accepts(dim, size):
             return {**others, ref: size}, ref, size

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from .. import witness as W
 from ..findings import Finding, Severity
-from ..model import DimRef, Model
+from ..model import DimRef, Model, range_text
 from . import Case, Context, Rule, register
 from .bounds import env_clause, range_step as _range_step, where
 from ..messages import CHAIN, FIXES, IDENTITIES, MESSAGES
@@ -85,7 +85,7 @@ class DivisionByDynamicSize(Rule):
             choice, ref, dim = found
             variant = "float" if not d.integer else "integer" if d.in_wrapper else "integer-kernel"
             fields = dict(kernel=d.kernel, divisor=d.divisor, divisor_expr=W.display_expr(model, d.divisor_expr),
-                          dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
+                          dim_display=W.dim_display(model, ref), where=where(ref), range_text=range_text(dim),
                           check_expr=W.check_expr(model, ref), env=env_clause(dim))
             chain = (CHAIN["divides"].format(kernel=d.kernel, divisor=d.divisor),
                      CHAIN["divisor"].format(divisor=d.divisor, divisor_display=W.display_expr(model, d.divisor_expr),
@@ -164,7 +164,7 @@ class EmptyReduction(Rule):
                 continue
             choice, ref, dim = found
             fields = dict(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
-                          dim_display=W.dim_display(model, ref), where=where(ref), range_text=W.range_text(dim),
+                          dim_display=W.dim_display(model, ref), where=where(ref), range_text=range_text(dim),
                           identity=IDENTITIES[r.op], check_expr=W.check_expr(model, ref), env=env_clause(dim))
             chain = (CHAIN["reduction"].format(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
                                                extent_expr=r.extent_expr),

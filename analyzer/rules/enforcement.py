@@ -13,6 +13,7 @@ import math
 from enum import Enum
 
 from .. import intervals, relations
+from .. import sizes
 from .. import witness as W
 from ..findings import Severity
 from ..model import Dim, DimRef, Model
@@ -73,10 +74,10 @@ def smallest_exceeding(model: Model, expr: str, refs: list[DimRef], limit: float
         dim = model.dim(ref)
         if dim is None or dim.value is not None:
             continue
-        lo, hi = W.effective_min(dim), W.SEARCH_LIMIT
+        lo, hi = sizes.effective_min(dim), W.SEARCH_LIMIT
 
         def exceeds(n: int) -> bool:
-            value = W.evaluate_at(model, expr, {ref: n})
+            value = W.evaluate_at(model, expr, {ref: n})  # noqa: B023 - called only in this iteration
             return value is not None and not math.isnan(value) and value > limit
 
         if lo > hi or not exceeds(hi):
@@ -231,7 +232,8 @@ def empty_extern_calls(model: Model, ref: DimRef, size: int = 0) -> list[str]:
     """Extern (ATen shim) calls that receive a tensor with no elements when `ref` is `size`, while
     at a valid size it has some: `name` or `name (xN)`, in call order."""
     counts: dict[str, int] = {}
-    valid = {ref: W.valid_size(model.dim(ref))} if model.dim(ref) is not None else {}
+    dim = model.dim(ref)
+    valid = {ref: W.valid_size(dim)} if dim is not None else {}
     for launch in model.launches:
         if not launch.extern:
             continue
@@ -283,16 +285,16 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
     if hit is not None:
         symbol, smin, call = hit
         return MESSAGES["unenforced-lower-bound.rejected"].format(symbol=symbol, smin=smin, call=call, **fields), (), S.INFO
-    if below >= 1 and W.can_be_zero(model.dim(ref)):
+    if below >= 1 and sizes.can_be_zero(model.dim(ref)):
         calls = empty_extern_calls(model, ref, 0)
         if calls:
             verb = "receives" if len(calls) == 1 and "(x" not in calls[0] else "receive"
             sdpa = MESSAGES["unenforced-lower-bound.sdpa"] if any(
                 "scaled_dot_product_flash_attention_for_cpu" in c for c in calls) else ""
             key = "unenforced-lower-bound.empty-calls" if fields.get("kernels") else "unenforced-lower-bound.empty-calls-only"
-            symbol = model.dim(ref).symbol
-            check = next((message for sym, message, _ in model.zero_checks if sym == symbol), None)
-            zero = MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=symbol, check=check) if check else ""
+            dim_symbol = model.known_dim(ref).symbol
+            check = next((message for sym, message, _ in model.zero_checks if sym == dim_symbol), None)
+            zero = MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=dim_symbol, check=check) if check else ""
             message = MESSAGES[key].format(
                 calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, **fields)
             chain = (CHAIN["unenforced-lower-bound.zero"].format(zero=W.witness(model, {ref: 0}),
@@ -327,7 +329,7 @@ def empty_target(model: Model, launch) -> tuple[list[DimRef], tuple[str, ...]] |
     found: list[DimRef] = []
     for size in target:
         for ref in W.expr_dims(model, size) or []:
-            if not W.can_be_zero(model.dim(ref)):
+            if not sizes.can_be_zero(model.dim(ref)):
                 continue
             if W.evaluate_at(model, size, {ref: 0}) != 0:
                 continue

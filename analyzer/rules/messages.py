@@ -3,5 +3,5 @@ and parsers never import `analyzer.rules`); this module re-exports it for the ru
 
 from __future__ import annotations
 
-from ..messages import *  # noqa: F401,F403
+from ..messages import *  # noqa: F403
 from ..messages import Catalog, Template, Text, catalogs  # noqa: F401

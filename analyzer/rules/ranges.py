@@ -7,7 +7,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Iterable
 
-from .. import intervals, relations
+from .. import intervals, relations, sizes
 from .. import witness as W
 from ..findings import DimWitness, Finding, Location, Severity
 from ..model import DimRef, Model, span
@@ -160,7 +160,7 @@ def _declared_gap(dim) -> tuple[list[int], bool]:
     minimum, and no maximum either: torch.export's `Dim` is unbounded unless told otherwise."""
     if dim.value is not None or dim.min is None:
         return [], False
-    above = dim.max is not None and dim.max < W.INT32_MAX and (dim.declared_max is None or dim.declared_max > dim.max)
+    above = dim.max is not None and dim.max < sizes.INT32_MAX and (dim.declared_max is None or dim.declared_max > dim.max)
     if dim.declared_min is None:
         return [], above
     return list(range(dim.declared_min, dim.min)), above
@@ -180,7 +180,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     ref = DimRef(inp.index, dim.dim)
     kernels = users.get(symbol, [])
     below = E.below_min(model, ref, dim.min)  # a multiple of n for a dim read as n*k
-    zero = below > 0 and W.can_be_zero(dim)
+    zero = below > 0 and sizes.can_be_zero(dim)
     fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
                   enforcement=ENFORCEMENT[dim.lower_unchecked or dim.enforced], below=below,
                   kernels=listed(kernels), check_expr=W.check_expr(model, ref))
@@ -208,10 +208,10 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
         short = MESSAGES["unenforced-lower-bound.dim-declared"].format(**fields, **declared)
     # Witnesses: the largest size below the minimum, then 0 where it reaches the kernels (extern calls
     # given an empty tensor die there: issue 10 point 4), then max+1 of a declared range above it.
-    sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
+    witness_sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
     return _LowerPart(ref, symbol, text, short,
                       fix.format(**fields), location, (*chain, *extra), severity,
-                      tuple(W.witness(model, {ref: size}) for size in sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}",
+                      tuple(W.witness(model, {ref: size}) for size in witness_sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}",
                       fields["check_expr"], dim.min, below)
 
 
@@ -375,11 +375,12 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                 undeclared = dim.declared_min is None and dim.declared_max is None
                 key = "compiled-range-narrower-than-declared" + ("" if below else ".undeclared-max" if undeclared
                                                                  else ".above-only")
+                over = [dim.max + 1] if above and dim.max is not None else []
                 yield self.finding(
                     model, ctx, MESSAGES[key].format(**fields), location,
                     severity=Severity.INFO if undeclared else None,
                     input=ref.input, dim=ref.dim, symbol=symbol,
-                    witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *([dim.max + 1] if above else [])]),
+                    witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *over]),
                     fix=FIXES[key].format(**fields), chain=chain,
                     key=f"declared:in{ref.input}.d{ref.dim}:{dim.declared_min}<{dim.min}" if below
                     else f"declared:in{ref.input}.d{ref.dim}:{dim.max}<{span(dim.declared_min, dim.declared_max)}")
@@ -400,7 +401,7 @@ def _kernels_by_symbol(model: Model) -> dict[str, list[str]]:
 
 
 def _users(model: Model) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
+    out: dict[str, dict[str, None]] = {}  # root symbol -> its kernels, in order (an ordered set)
     # Expression -> its root symbols, in order (thousands of launches share a few; most arguments,
     # buffers and streams, have none).
     seen: dict[str, list[str]] = {}
@@ -420,15 +421,15 @@ def _users(model: Model) -> dict[str, list[str]]:
             names = intervals.names(expr)
         except ValueError:
             return []
-        found = []
+        found: list[str] = []
         for name in names:
             sym = model.symbols.get(name)
-            roots = {name}
+            roots: frozenset[str] = frozenset((name,))
             if sym is not None and sym.expr != name:
                 try:
                     roots = intervals.names(sym.expr)
                 except ValueError:
-                    roots = set()
+                    roots = frozenset()
             found.extend(roots)
         return found
 

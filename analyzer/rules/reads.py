@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .. import sizes
 from .. import witness as W
 from ..findings import Finding, Severity
 from ..model import ConstantRead, Model
@@ -70,7 +71,18 @@ class ReadPastConstant(Rule):
              Case("fixtures/real/gpt2.cpu.stripped.pt2", exported="fixtures/real/gpt2.ep.pt2"))
     INVALID = (Case("fixtures/real/bert.cpu.stripped.pt2", {"message_key": "read-past-constant", "input": 0, "dim": 1,
                                                             "severity": Severity.WARNING},
-                    exported="fixtures/real/bert.ep.pt2"),)
+                    exported="fixtures/real/bert.ep.pt2"),
+               # `table.as_strided((len, 16), (16, 1))` adds no guard: the compiled and declared ranges
+               # themselves let the read pass the 128 rows, an error where nothing bounds the size
+               # (x: Dim("n")), a warning where a max exists (y: Dim("m", max=256)); both probed.
+               Case("fixtures/strided_table.cpu.stripped.pt2",
+                    {"message_key": "read-past-constant", "input": 0, "dim": 0, "severity": Severity.ERROR,
+                     "witness": "x.shape = (129, 16), y.shape = (3, 16)"},
+                    exported="fixtures/strided_table.ep.pt2"),
+               Case("fixtures/strided_table.cpu.stripped.pt2",
+                    {"message_key": "read-past-constant", "input": 1, "dim": 0, "severity": Severity.WARNING,
+                     "witness": "x.shape = (3, 16), y.shape = (129, 16)"},
+                    exported="fixtures/strided_table.ep.pt2"))
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         seen: set[tuple] = set()
@@ -90,7 +102,7 @@ class ReadPastConstant(Rule):
             contract = E.exceeds_declared(model, read.index_max, limit)
             if contract:
                 # The compiled or declared range itself allows it: as index-exceeds-constant-bound.
-                severity = Severity.ERROR if W.unbounded(model.dim(ref)) else Severity.WARNING
+                severity = Severity.ERROR if sizes.unbounded(model.known_dim(ref)) else Severity.WARNING
             else:  # past the max: severity_for already weighs how it is declared and enforced
                 severity, _ = E.severity_for(model, refs, ctx.runtime_checks)
             table = E.constant_label(model, read.constant)

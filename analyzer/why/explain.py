@@ -126,7 +126,8 @@ def _index_candidates(package: Package, failure: Failure, mentioned: set[str]) -
         for order, a in enumerate(pool):
             zero = _bound_can_be_zero(model, a)
             exact = a.message == failure.message
-            same_file = bool(failure.file) and _basename(failure.file) == _basename(a.location.path)
+            same_file = failure.file is not None and bool(failure.file) \
+                and _basename(failure.file) == _basename(a.location.path)
             same_line = same_file and failure.line == a.location.line
             rank = (not same_line, not same_file, a.kernel not in mentioned, not zero,
                     a.bound_value is not None, not exact, not a.linked, order)
@@ -211,11 +212,11 @@ def _index_cause(model: Model, a: Assertion, zero: bool) -> tuple[str, str, str]
         if zero:
             dims = [r for r in a.bound_sources if sizes.can_be_zero(model.dim(r))] or list(a.bound_sources)
             empty = " or ".join(WHY["why.index.empty"].format(describe=model.describe(r)) for r in dims)
-            cause = WHY["why.index.zero"].format(
+            cause: str = WHY["why.index.zero"].format(
                 empty=empty, lower=f"{a.lower} <= " if a.lower is not None else "", index_var=a.index_var or "idx",
                 otherwise=WHY["why.index.otherwise"].format(other=other) if other else "")
             env = any(sizes.env_check_rejects_zero(model.dim(r)) for r in dims)
-            fix = FIXES["empty-index-bound"].format(
+            fix: str = FIXES["empty-index-bound"].format(
                 empty_test=" or ".join(f"{W.check_expr(model, r)} == 0" for r in dims),
                 env=FIXES["env"] if env else "")
             if a.index_sources:
@@ -241,10 +242,10 @@ def _extent_fix(model: Model, a: Assertion) -> str:
     refs = a.index_extent_sources
     check = " and ".join(W.check_expr(model, r) for r in refs) or "the size"
     limit = a.bound_value
-    if len(refs) == 1 and a.index_extent:
-        size = W.smallest_exceeding(model, a.index_extent, refs[0], a.bound_value)
+    if len(refs) == 1 and a.index_extent and limit is not None:
+        size = W.smallest_exceeding(model, a.index_extent, refs[0], limit)
         if size is None:  # past a max that only the variable checks (the failure happened)
-            size = W.smallest_exceeding(model, a.index_extent, refs[0], a.bound_value, beyond_max=True)
+            size = W.smallest_exceeding(model, a.index_extent, refs[0], limit, beyond_max=True)
         if size is not None:
             limit = size - 1
     return FIXES["index-exceeds-constant-bound"].format(bound_value=limit, check_expr=check, limit=limit)

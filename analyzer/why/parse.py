@@ -182,7 +182,7 @@ def parse_failure(text: str, deadline: Deadline | None = None) -> list[Failure]:
         match = _DEVICE_ASSERT.search(line) if "Assertion `" in line else None
         if match:
             msg = match.group("msg")
-            key = (FailureKind.INDEX_ASSERT, normalize(msg))
+            key: tuple[object, ...] = (FailureKind.INDEX_ASSERT, normalize(msg))
             func = match.group("func")
             if key in found:
                 found[key] = replace(found[key], count=found[key].count + 1)
