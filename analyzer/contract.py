@@ -248,7 +248,7 @@ def render_text(contracts: Sequence[Contract]) -> str:
             lines.append(f"  input {inp.index} {inp.display}{alias}: dtype {inp.dtype or '?'}, device "
                          f"{inp.device or c.device or '?'} (checked: {WHO_CHECKS[inp.dtype_enforced]})")
             if inp.strides is not None:
-                lines.append(f"    strides {stride_text(_shown_strides(c, inp.strides))} "
+                lines.append(f"    strides {stride_text(_shown_strides(c, inp.strides or ()))} "
                              f"(checked: {WHO_CHECKS[inp.layout_enforced]})")
             width = max((len(d.display) for d in inp.dims), default=0)
             for d in inp.dims:
@@ -266,7 +266,7 @@ def render_text(contracts: Sequence[Contract]) -> str:
                 lines.append(f"    {_condition_text(c, cond.expr)}: {cond.reason}{code}")
             for inp in layouts:
                 dtype = f" or not {inp.dtype}" if inp.dtype else ""
-                lines.append(f"    {inp.display} with strides other than {stride_text(_shown_strides(c, inp.strides))}{dtype}: "
+                lines.append(f"    {inp.display} with strides other than {stride_text(_shown_strides(c, inp.strides or ()))}{dtype}: "
                              f"the kernels index it as compiled and read the wrong elements [AOTI019]")
         for text in c.skipped:
             lines.append(f"  not checkable from shapes: {text}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .model import Model
+from .model import Enforcement, Model
 from .wrapper import WrapperFacts
 
 
@@ -49,8 +49,9 @@ def annotate(model: Model, w: WrapperFacts, resolve: Callable[[str], str]) -> No
         inp.strides = tuple(strides)
         if check is not None and check.strides:
             called = not w.checks_called or inp.index in w.checks_called
-            inp.layout_enforced = ("env" if w.checks_gated else "always") if called else "none"
+            inp.layout_enforced = (Enforcement.ENV if w.checks_gated else Enforcement.ALWAYS) if called \
+                else Enforcement.NONE
             inp.layout_location = check.stride_location
         elif asserted is not None:
-            inp.layout_enforced = "env" if asserted.gated else "always"
+            inp.layout_enforced = Enforcement.ENV if asserted.gated else Enforcement.ALWAYS
             inp.layout_location = asserted.location

@@ -86,9 +86,9 @@ def merge(paths: list[str]) -> Merged:
                    "findings": findings}
         if errors:
             out["errors"] = errors
-        runs = [doc["confirm"] for _, doc in docs if isinstance(doc.get("confirm"), dict)]
-        if runs:  # confirm reports keep what they ran
-            out["confirm"] = {"ran": True, "packages": [p for run in runs for p in run.get("packages") or []]}
+        confirm_runs = [doc["confirm"] for _, doc in docs if isinstance(doc.get("confirm"), dict)]
+        if confirm_runs:  # confirm reports keep what they ran
+            out["confirm"] = {"ran": True, "packages": [p for run in confirm_runs for p in run.get("packages") or []]}
         return Merged("json", out, severities, errors=len(errors), confirmed=[_confirmed(f) for f in findings])
     runs: list[Any] = []
     severities = []

@@ -149,9 +149,9 @@ def sizes(model: Model, assignment: Assignment | None = None) -> dict[DimRef, in
         for dim in inp.dims:
             ref = DimRef(inp.index, dim.dim)
             if dim.tied_expr and ref not in assignment:
-                tied = evaluate_symbols(dim.tied_expr, values)
-                if tied is not None and tied >= 0:
-                    out[ref] = int(tied)
+                twin = evaluate_symbols(dim.tied_expr, values)
+                if twin is not None and twin >= 0:
+                    out[ref] = int(twin)
     return out
 
 

@@ -194,15 +194,15 @@ def _check_input(facts: WrapperFacts, index: int, body: ts.Node, function: ts.No
         check.stride_location = check.stride_location or _loc(facts.path, m["check"])
     for m in ts.matches("declarations", body):
         name = ts.text(m["name"])
-        value = ts.text(m["value"])
+        declared = ts.text(m["value"])
         if only is not None and not name.startswith(only + "_"):
             continue
         if name.endswith("_expected_dtype"):
-            dm = _DTYPE_FN.search(value)
+            dm = _DTYPE_FN.search(declared)
             if dm:
                 check.dtype = dm.group(1)
         elif name.endswith("_expected_device_type"):
-            v = value.strip()
+            v = declared.strip()
             check.device = {"0": "cpu", "1": "cuda"}.get(v, f"device_type {v}")
 
 

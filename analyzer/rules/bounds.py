@@ -402,6 +402,8 @@ def _compiled_reaches(model: Model, a: Assertion) -> bool:
         dim = model.dim(ref)
         if dim is not None:
             ranges[name] = (dim.value, dim.value) if dim.value is not None else (max(dim.min or 0, 0), dim.max)
+    if a.index_extent is None:  # `keep` gave every assertion here an extent
+        return True
     try:
         _, high = intervals.evaluate_interval(a.index_extent, ranges)
     except ValueError:

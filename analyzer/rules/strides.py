@@ -47,7 +47,7 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _differs(shape: tuple[int, ...], got: tuple[int, ...], want: tuple[int | None, ...]) -> bool:
+def _differs(shape: tuple[int, ...], got: tuple[int, ...], want: tuple[float | int | None, ...]) -> bool:
     """A layout reads other elements when a dim of more than one element has another stride."""
     return 0 not in shape and any(w is not None and n > 1 and g != w for n, g, w in zip(shape, got, want))
 
