@@ -17,7 +17,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..model import DimRef, Model
+from .. import witness as W
+from ..messages import WHY
+from ..model import Assertion, DimRef, Model
 
 # Lines longer than this are not parsed (a call line in a traceback is one line of source).
 MAX_LINE = 2000
@@ -271,3 +273,55 @@ def _number(value: float) -> str:
 
 def shape_text(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the log's call says about one assertion: the bound's value (None when the log does not
+    give every size it is read from), whether the facts rule the assertion out, and the sentence
+    quoting them (appended to the cause)."""
+
+    bound: int | None = None
+    ruled_out: bool = False
+    text: str = ""
+    facts: str = ""
+
+
+def observe(model: Model, a: Assertion, evidence: LogEvidence, bound_text: str) -> Seen:
+    """What the log's call says about the failed assertion `a` (`bound_text`: its bound as shown)."""
+    if not evidence:
+        return Seen()
+    observed = evidence.sizes(model)
+    facts: list[str] = []
+    bound: int | None = a.bound_value
+    refs = W.expr_dims(model, a.bound_expr) if a.bound_value is None else []
+    if bound is None and refs and all(r in observed for r in refs):
+        values = {name: observed[ref] for name, ref in W.symbol_dims(model).items() if ref in observed}
+        result = W.evaluate_symbols(a.bound_expr or "", values)
+        bound = int(result) if result is not None and float(result).is_integer() else None
+    for i in sorted({r.input for r in refs or ()}):
+        seen = evidence.for_input(model, i)
+        if seen is not None and seen.shape is not None:
+            facts.append(WHY["why.evidence.shape"].format(who=model.input_text(i), shape=shape_text(seen.shape)))
+    lower = a.lower if a.lower is not None else 0
+    ruled_out = False
+    values_text = None
+    if len(a.index_sources) == 1:
+        seen = evidence.for_input(model, a.index_sources[0])
+        if seen is not None and seen.values_text() is not None:
+            values_text = seen.values_text()
+            facts.append(WHY["why.evidence.values"].format(who=model.input_text(a.index_sources[0]),
+                                                          values=values_text))
+            if bound is not None and seen.low is not None and seen.high is not None:
+                inside = seen.low >= lower and seen.high < bound
+                ruled_out = inside and bound > lower
+    if bound is not None and refs:
+        facts.append(WHY["why.evidence.bound"].format(bound=bound_text, value=bound))
+    if values_text is not None and bound is not None:
+        key = "why.evidence.inside" if ruled_out else "why.evidence.outside"
+        facts.append(WHY[key].format(values=values_text, lower=lower, value=bound))
+    if not facts:
+        return Seen(bound=bound)
+    joined = ", ".join(facts)
+    text = WHY["why.evidence.ruled-out" if ruled_out else "why.evidence.shows"].format(facts=joined)
+    return Seen(bound=bound, ruled_out=ruled_out, text=text, facts=joined)

@@ -14,7 +14,7 @@ from .. import witness as W
 from ..findings import Location
 from ..model import Assertion, Dim, DimRef, Input, Model, Package, Relation, span
 from ..messages import FIXES, MESSAGES, WHY
-from .evidence import LogEvidence, read_evidence, shape_text
+from .evidence import LogEvidence, observe, read_evidence
 from .parse import KERNEL_NAME, CheckKind, Deadline, Failure, FailureKind, normalize, parse_failure
 
 
@@ -135,7 +135,7 @@ def _index_candidates(package: Package, failure: Failure, mentioned: set[str],
             exact = a.message == failure.message
             same_file = bool(failure.file) and _basename(failure.file) == _basename(a.location.path)
             same_line = same_file and failure.line == a.location.line
-            seen = _observe(model, a, evidence)
+            seen = observe(model, a, evidence, _bound_text(model, a))
             # What the log shows about the call comes first: a cause its shapes and values rule
             # out goes last, whatever else points at it; an empty bound they show is not the cause.
             empty_shown = zero and seen.bound is not None and seen.bound <= (a.lower or 0)
@@ -274,57 +274,6 @@ def _values_fix(model: Model, a: Assertion, who: str, span_text: str) -> str:
         key = "why.index.value-example-both" if a.lower is not None else "why.index.value-example-max"
         example = WHY[key].format(name=name, bound_value=a.bound_value)
     return WHY["why.index.value-fix"].format(who=who, span=span_text, example=example)
-
-
-@dataclass(frozen=True)
-class _Seen:
-    """What the log's call says about one assertion: the bound's value (None when the log does not
-    give every size it is read from), whether the facts rule the assertion out, and the sentence
-    quoting them (appended to the cause)."""
-
-    bound: int | None = None
-    ruled_out: bool = False
-    text: str = ""
-    facts: str = ""
-
-
-def _observe(model: Model, a: Assertion, evidence: LogEvidence) -> _Seen:
-    if not evidence:
-        return _Seen()
-    observed = evidence.sizes(model)
-    facts: list[str] = []
-    bound: int | None = a.bound_value
-    refs = W.expr_dims(model, a.bound_expr) if a.bound_value is None else []
-    if bound is None and refs and all(r in observed for r in refs):
-        values = {name: observed[ref] for name, ref in W.symbol_dims(model).items() if ref in observed}
-        result = W.evaluate_symbols(a.bound_expr or "", values)
-        bound = int(result) if result is not None and float(result).is_integer() else None
-    for i in sorted({r.input for r in refs or ()}):
-        seen = evidence.for_input(model, i)
-        if seen is not None and seen.shape is not None:
-            facts.append(WHY["why.evidence.shape"].format(who=model.input_text(i), shape=shape_text(seen.shape)))
-    lower = a.lower if a.lower is not None else 0
-    ruled_out = False
-    values_text = None
-    if len(a.index_sources) == 1:
-        seen = evidence.for_input(model, a.index_sources[0])
-        if seen is not None and seen.values_text() is not None:
-            values_text = seen.values_text()
-            facts.append(WHY["why.evidence.values"].format(who=model.input_text(a.index_sources[0]),
-                                                          values=values_text))
-            if bound is not None and seen.low is not None and seen.high is not None:
-                inside = seen.low >= lower and seen.high < bound
-                ruled_out = inside and bound > lower
-    if bound is not None and refs:
-        facts.append(WHY["why.evidence.bound"].format(bound=_bound_text(model, a), value=bound))
-    if values_text is not None and bound is not None:
-        key = "why.evidence.inside" if ruled_out else "why.evidence.outside"
-        facts.append(WHY[key].format(values=values_text, lower=lower, value=bound))
-    if not facts:
-        return _Seen(bound=bound)
-    joined = ", ".join(facts)
-    text = WHY["why.evidence.ruled-out" if ruled_out else "why.evidence.shows"].format(facts=joined)
-    return _Seen(bound=bound, ruled_out=ruled_out, text=text, facts=joined)
 
 
 # -- failed ATen shim calls ---------------------------------------------------------------------
