@@ -420,7 +420,12 @@ def _exported_annotation(result: Package, pkg: "archive.Package", options: Optio
     def annotate(model: Model) -> None:
         # models/<name>.json belongs to data/aotinductor/<name>/; a lone one to every model.
         ep = given or inside.get(model.name) or (next(iter(inside.values())) if len(inside) == 1 else None)
-        exported.apply(model, ep, options.input_names)
+        try:
+            exported.apply(model, ep, options.input_names, strict=given is not None)
+        except exported.MismatchError as exc:
+            # The user's arguments, not the package: a usage error naming the option.
+            what = f"{exc.option} {given.path}" if exc.option == "--exported-program" and given else exc.option
+            raise archive.ArchiveError(f"{what} does not match {pkg.label}: {exc}") from None
 
     return annotate
 
