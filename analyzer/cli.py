@@ -155,6 +155,7 @@ class Reading:
     exported_program: str | None = None
     input_names: tuple[str, ...] = ()
     limits: dict[str, str | None] | None = None  # raw option values, keyed like `merge`'s arguments
+    pair: bool = True   # use the `X.ep.pt2` beside `X.pt2` (`--no-pair` turns it off)
 
 
 # The limits' defaults have one home, archive.Limits; the help texts read them from there.
@@ -170,7 +171,7 @@ def _size_option(n: int) -> str:
 
 
 _LIMIT_OPTIONS = ("max_members", "max_member_size", "max_total_size", "max_nesting", "timeout", "max_memory")
-_READING_OPTIONS = ("exported_program", "input_names", *_LIMIT_OPTIONS)
+_READING_OPTIONS = ("exported_program", "input_names", "pair", *_LIMIT_OPTIONS)
 
 
 def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -189,7 +190,7 @@ def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ep = raw["exported_program"]
         if ep is not None and not os.path.exists(ep):
             raise LintError(f"{ep}: No such file or directory (--exported-program)")
-        reading = Reading(exported_program=ep, input_names=names,
+        reading = Reading(exported_program=ep, input_names=names, pair=raw["pair"],
                           limits={name: raw[name] for name in _LIMIT_OPTIONS})
         return command(*args, reading=reading, **kwargs)
 
@@ -199,6 +200,9 @@ def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "(input names and dimension ranges)."),
         click.option("--input-names", multiple=True, metavar="NAMES",
                      help="The model's input names, in order (comma-separated, repeatable)."),
+        click.option("--pair/--no-pair", "pair", default=True,
+                     help="Read X.pt2 with the exported program X.ep.pt2 beside it, when there is one and "
+                          "--exported-program is not given (default: pair)."),
         click.option("--max-members", metavar="N", default=None,
                      help=f"Most members read from one package (default {_DEFAULT_LIMITS.max_members})."),
         click.option("--max-member-size", metavar="SIZE", default=None,
@@ -245,6 +249,7 @@ def _options(config: Config, reading: Reading | None = None, **extra: Any) -> An
         target_sm=config.target_sm,
         exported_program=reading.exported_program,
         input_names=reading.input_names,
+        pair=reading.pair,
         **extra,
     )
 
@@ -342,8 +347,13 @@ def check(
     with progress_bar() as progress:
         result, findings = _lint(packages, config, reading, source_root=source_root, lint_args={
             "jobs": jobs or default_jobs(), "progress": progress, "keep_going": True})
+    for note in getattr(result, "notes", []):
+        click.echo(f"{PROG}: note: {note}", err=True)
     for error in (errors := getattr(result, "errors", [])):
         click.echo(f"{PROG}: error: {error.message}", err=True)
+    if not result.packages and not errors:  # e.g. a folder of exported programs: nothing was checked
+        named = ", ".join(packages[:3]) + (f" and {len(packages) - 3} more" if len(packages) > 3 else "")
+        raise LintError(f"no package found in {named} (exported programs, *.ep.pt2, are not packages)")
     checked = [p.path for p in result.packages]  # folders expanded, duplicates dropped
     if write_baseline is not None:
         count = baseline.write(write_baseline, findings)

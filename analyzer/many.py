@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fnmatch
 import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 from . import archive, helper_worker, locate
-from .api import InternalError, Options, _deadline, _load, _unexpected
+from .api import InternalError, Options, _deadline, _load, _unexpected, paired_exported_program
 from .findings import Finding, PackageError
 from .model import Package
 
@@ -29,6 +30,8 @@ class Target:
 
     path: str
     walked: bool = False
+    # The exported program beside it (`X.ep.pt2` for `X.pt2`), used as --exported-program would be.
+    exported_program: str | None = None
 
 
 @dataclass
@@ -41,28 +44,61 @@ class Outcome:
     crash: tuple[str, str, str, str] | None = None
 
 
-def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Target]:
+def discover(paths: Iterable[str | os.PathLike[str]], *, pair: bool = True, exclude: Sequence[str] = (),
+             notes: list[str] | None = None) -> list[Target]:
     """The packages named: each path as given, except that a folder which is not itself an
     extracted package is searched (sorted, links never followed) for `*.pt2` files and extracted
     packages. The same file or folder named twice (or found twice) is kept once, first place. A
-    folder without any package stays a target, so that reading it says why (empty, no model)."""
+    folder without any package stays a target, so that reading it says why (empty, no model).
+
+    Exported programs (`*.ep.pt2`) are never packages: a walk skips them; named, one stands for the
+    package beside it (`X.pt2` for `X.ep.pt2`) when pairing, else it is skipped with a note. With
+    `pair`, each package's `X.ep.pt2` beside it becomes its exported program. `exclude` globs
+    (fnmatch, over the path below the folder walked and over the name) leave out what a walk finds.
+    """
     targets: list[Target] = []
     seen: set[object] = set()
+    notes = notes if notes is not None else []
 
     def add(path: str, walked: bool) -> None:
         key = _identity(path)
         if key not in seen:
             seen.add(key)
-            targets.append(Target(path, walked))
+            targets.append(Target(path, walked, exported_program=paired_exported_program(path) if pair else None))
 
     for raw in paths:
         path = os.fspath(raw)
-        found = list(_walk(path, 0)) if os.path.isdir(path) and not _is_package_dir(path) else []
+        if is_exported_program(path) and os.path.isfile(path):
+            package = path[: -len(EP_SUFFIX)] + ".pt2"
+            if pair and os.path.isfile(package):
+                add(package, False)  # the exported program of a package: check that package with it
+            else:
+                notes.append(f"{path}: an exported program (torch.export.save), not a package: skipped"
+                             + ("" if pair else "; pass it with --exported-program"))
+            continue
+        found = [p for p in _walk(path, 0) if not _excluded(p, path, exclude)] \
+            if os.path.isdir(path) and not _is_package_dir(path) else []
         for one in found:
             add(one, True)
         if not found:
             add(path, False)  # a file, a package folder, or a missing path (its error comes later)
     return targets
+
+
+EP_SUFFIX = ".ep.pt2"
+
+
+def is_exported_program(path: str) -> bool:
+    return os.path.basename(os.path.normpath(path)).endswith(EP_SUFFIX)
+
+
+def _excluded(path: str, root: str, patterns: Sequence[str]) -> bool:
+    if not patterns:
+        return False
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    name = os.path.basename(path)
+    return any(fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(name, pat)
+               or fnmatch.fnmatchcase(path.replace(os.sep, "/"), pat) for pat in patterns)
 
 
 _MAX_WALK_DEPTH = 32
@@ -85,7 +121,8 @@ def _walk(folder: str, depth: int) -> Iterator[str]:
                 yield path
             else:
                 yield from _walk(path, depth + 1)
-        elif entry.name.endswith(".pt2") and entry.is_file(follow_symlinks=False):
+        elif entry.name.endswith(".pt2") and not entry.name.endswith(EP_SUFFIX) \
+                and entry.is_file(follow_symlinks=False):
             yield path
 
 
@@ -117,6 +154,8 @@ def check_one(target: Target, options: Options, keep_going: bool = True) -> Outc
     `keep_going` is returned as an error."""
     from . import rules
 
+    if target.exported_program and not options.exported_program:
+        options = dataclasses.replace(options, exported_program=target.exported_program, paired=True)
     deadline = _deadline(target.path, options)  # one budget from opening the package to its last rule
     try:
         package = _load(target.path, options, deadline)
