@@ -73,8 +73,8 @@ def discover(paths: Iterable[str | os.PathLike[str]], *, pair: bool = True, excl
             if pair and os.path.isfile(package):
                 add(package, False)  # the exported program of a package: check that package with it
             else:
-                notes.append(f"{path}: an exported program (torch.export.save), not a package: skipped"
-                             + ("" if pair else "; pass it with --exported-program"))
+                notes.append(f"{path}: an exported program (torch.export.save), not a package: skipped "
+                             "(pass it with --exported-program, or name it after its package: X.ep.pt2 beside X.pt2)")
             continue
         found = [p for p in _walk(path, 0) if not _excluded(p, path, exclude)] \
             if os.path.isdir(path) and not _is_package_dir(path) else []
