@@ -53,24 +53,14 @@ class Result:
     notes: list[str] = field(default_factory=list)  # arguments skipped on purpose (an exported program)
 
 
-def paired_exported_program(path: str | os.PathLike[str]) -> str | None:
-    """`X.ep.pt2` beside the package `X.pt2` (or the extracted folder `X`), when it is a file."""
-    text = os.fspath(path).rstrip("/\\") or os.fspath(path)
-    if text.endswith(".ep.pt2"):
-        return None
-    stem = text[:-4] if text.endswith(".pt2") else text if os.path.isdir(text) else None
-    if stem is None:
-        return None
-    candidate = stem + ".ep.pt2"
-    return candidate if os.path.isfile(candidate) and not os.path.islink(candidate) else None
-
-
 def load(path: str | os.PathLike[str], options: Options | None = None) -> Package:
     """Read and link every model in a package. Raises archive.ArchiveError (one line) when the
     package cannot be read at all; a part that cannot be parsed becomes a `Problem`. The exported
     program beside it (`X.ep.pt2`) is used when none is given and `options.pair`."""
     options = options or Options()
     if options.pair and not options.exported_program:
+        from .many import paired_exported_program  # many imports this module
+
         ep = paired_exported_program(path)
         if ep is not None:
             options = dataclasses.replace(options, exported_program=ep, paired=True)

@@ -10,10 +10,10 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import archive, helper_worker, locate
-from .api import InternalError, Options, _deadline, _load, _unexpected, paired_exported_program
+from .api import InternalError, Options, _deadline, _load, _unexpected
 from .findings import Finding, PackageError
 from .model import Package
 
@@ -44,7 +44,7 @@ class Outcome:
     crash: tuple[str, str, str, str] | None = None
 
 
-def discover(paths: Iterable[str | os.PathLike[str]], *, pair: bool = True, exclude: Sequence[str] = (),
+def discover(paths: Iterable[str | os.PathLike[str] | Target], *, pair: bool = True, exclude: Sequence[str] = (),
              notes: list[str] | None = None) -> list[Target]:
     """The packages named: each path as given, except that a folder which is not itself an
     extracted package is searched (sorted, links never followed) for `*.pt2` files and extracted
@@ -67,6 +67,9 @@ def discover(paths: Iterable[str | os.PathLike[str]], *, pair: bool = True, excl
             targets.append(Target(path, walked, exported_program=paired_exported_program(path) if pair else None))
 
     for raw in paths:
+        if isinstance(raw, Target):  # already found (the command line groups walked packages by configuration)
+            add(raw.path, raw.walked)
+            continue
         path = os.fspath(raw)
         if is_exported_program(path) and os.path.isfile(path):
             package = path[: -len(EP_SUFFIX)] + ".pt2"
@@ -88,17 +91,33 @@ def discover(paths: Iterable[str | os.PathLike[str]], *, pair: bool = True, excl
 EP_SUFFIX = ".ep.pt2"
 
 
+def paired_exported_program(path: str | os.PathLike[str]) -> str | None:
+    """`X.ep.pt2` beside the package `X.pt2` (or the extracted folder `X`), when it is a file."""
+    text = os.fspath(path).rstrip("/\\") or os.fspath(path)
+    if text.endswith(".ep.pt2"):
+        return None
+    stem = text[:-4] if text.endswith(".pt2") else text if os.path.isdir(text) else None
+    if stem is None:
+        return None
+    candidate = stem + ".ep.pt2"
+    return candidate if os.path.isfile(candidate) and not os.path.islink(candidate) else None
+
+
 def is_exported_program(path: str) -> bool:
     return os.path.basename(os.path.normpath(path)).endswith(EP_SUFFIX)
 
 
 def _excluded(path: str, root: str, patterns: Sequence[str]) -> bool:
+    """Whether a glob matches the path below the folder walked, a folder on the way to it (its
+    path or its name, as ruff excludes folders), or the file's name."""
     if not patterns:
         return False
-    rel = os.path.relpath(path, root).replace(os.sep, "/")
-    name = os.path.basename(path)
-    return any(fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(name, pat)
-               or fnmatch.fnmatchcase(path.replace(os.sep, "/"), pat) for pat in patterns)
+    parts = os.path.relpath(path, root).replace(os.sep, "/").split("/")
+    for i, name in enumerate(parts):
+        prefix = "/".join(parts[: i + 1])
+        if any(fnmatch.fnmatchcase(prefix, pat) or fnmatch.fnmatchcase(name, pat) for pat in patterns):
+            return True
+    return False
 
 
 _MAX_WALK_DEPTH = 32
@@ -248,30 +267,34 @@ def default_jobs() -> int:
 
 
 class ProgressBar:
-    """`[#####.....] 12/40 packages` on stderr, redrawn in place: only on a terminal, and only once
-    the run has taken PROGRESS_AFTER_S (a quick run prints nothing); erased when done."""
+    """click's progress bar over the packages, on stderr: only on a terminal, and only once the run
+    has taken PROGRESS_AFTER_S (a quick run prints nothing)."""
 
     PROGRESS_AFTER_S = 1.5
-    WIDTH = 30
 
     def __init__(self) -> None:
         self._clock = time.monotonic
         self._start = self._clock()
-        self._shown = False
+        self._bar: Any = None
+        self._done = 0
 
     def __call__(self, done: int, total: int) -> None:
-        if total < 2 or self._clock() - self._start < self.PROGRESS_AFTER_S:
+        if total < 2:
             return
-        filled = self.WIDTH * done // total
-        bar = "#" * filled + "." * (self.WIDTH - filled)
-        sys.stderr.write(f"\r[{bar}] {done}/{total} packages")
-        sys.stderr.flush()
-        self._shown = True
+        if self._bar is None:
+            if self._clock() - self._start < self.PROGRESS_AFTER_S:
+                return
+            import click
+
+            self._bar = click.progressbar(length=total, label="packages", file=sys.stderr, show_pos=True)
+            self._bar.__enter__()
+        self._bar.update(done - self._done)
+        self._done = done
 
     def close(self) -> None:
-        if self._shown:
-            sys.stderr.write("\r" + " " * (self.WIDTH + 40) + "\r")
-            sys.stderr.flush()
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
 
 
 @contextlib.contextmanager

@@ -189,3 +189,136 @@ def test_old_baselines_keyed_by_the_path_as_given_still_match(models):
     result = run("check", "models/gather.pt2", "--baseline", "ci/old.json", "--fail-on", "info")
     assert result.exit_code == 0, result.output
     assert baseline.package_key("models/gather.pt2") == "models/gather.pt2"
+
+
+# -- ruff's conventions -------------------------------------------------------------------------------
+
+def _codes(result) -> list[str]:
+    return [f["code"] for f in json.loads(result.stdout)["findings"]]
+
+
+def test_quiet_prints_only_findings(models):
+    loud = run("check", "models", "--format", "concise")
+    quiet = run("check", "models", "--format", "concise", "-q")
+    assert quiet.exit_code == loud.exit_code == 1
+    assert loud.stdout.splitlines()[:-1] == quiet.stdout.splitlines()
+    assert "Found" in loud.stdout and "Found" not in quiet.stdout
+    text = run("check", "models/gather.pt2", "--quiet").stdout
+    assert text.rstrip().endswith("expected") is False and "Found" not in text and not text.endswith("\n\n")
+    clean = run("check", "models/gather.pt2", "--select", "AOTI006", "--quiet")
+    assert clean.exit_code == 0 and clean.stdout == ""
+    # notes (an exported program skipped, baseline counts) are not printed either; errors are
+    assert run("check", "models/eps/lonely.ep.pt2", "models/gather.pt2", "-q").stderr == ""
+    broken = models / "broken.pt2"
+    broken.write_bytes(b"PK\x03\x04 no")
+    assert "broken.pt2" in run("check", "models", "-q").stderr
+
+
+def test_extend_select_and_extend_ignore(models, here):
+    assert "AOTI002" not in _codes(run("check", "models/gather.pt2", "--extend-ignore", "AOTI002", "--format", "json"))
+    (here / "pyproject.toml").write_text('[tool.aoti-lint]\nignore = ["unenforced-lower-bound"]\n')
+    assert "AOTI002" not in _codes(run("check", "models/gather.pt2", "--format", "json"))
+    # the command line takes back what the file ignores; --select would have replaced it all
+    again = _codes(run("check", "models/gather.pt2", "--extend-select", "AOTI002", "--format", "json"))
+    assert "AOTI002" in again and "AOTI001" in again
+    only = _codes(run("check", "models/gather.pt2", "--select", "AOTI001", "--extend-select", "AOTI002",
+                      "--format", "json"))
+    assert set(only) == {"AOTI001", "AOTI002"}
+    (here / "pyproject.toml").write_text('[tool.aoti-lint]\nextend-ignore = ["AOTI001"]\n')
+    assert "AOTI001" not in _codes(run("check", "models/gather.pt2", "--format", "json"))
+    bad = run("check", "models/gather.pt2", "--extend-select", "AOTI999")
+    assert bad.exit_code == 2 and "AOTI999" in _error_line(bad)
+
+
+def test_exclude_globs_apply_to_folder_walks(models, here):
+    (models / "legacy").mkdir()
+    shutil.copy(CPU, models / "legacy" / "old.pt2")
+    found = lambda *a: sorted(_packages(run("check", *a, "--format", "json")))  # noqa: E731
+    assert "models/legacy/old.pt2" in found("models")
+    assert found("models", "--exclude", "legacy/*") == ["models/embed.pt2", "models/gather.pt2"]
+    assert found("models", "--exclude", "embed.pt2,legacy") == ["models/gather.pt2"]
+    (here / "pyproject.toml").write_text('[tool.aoti-lint]\nexclude = ["legacy/*", "embed*"]\n')
+    assert found("models") == ["models/gather.pt2"]
+    assert found("models", "--exclude", "gather*") == ["models/embed.pt2", "models/legacy/old.pt2"]
+    # a package named on the command line is checked whatever the globs say
+    assert found("models/embed.pt2") == ["models/embed.pt2"]
+
+
+def test_show_settings(models, here):
+    (here / "pyproject.toml").write_text('[tool.aoti-lint]\nfail-on = "warning"\nignore = ["AOTI007"]\n')
+    result = run("check", "--show-settings", "--extend-ignore", "AOTI002", "--timeout", "30")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert f"# configuration file: {here / 'pyproject.toml'}" in lines
+    row = {line.split("=")[0].strip(): line for line in lines if "=" in line and not line.startswith("#")}
+    assert row["fail-on"].endswith(f'"warning"  # {here / "pyproject.toml"}')
+    assert row["ignore"].endswith(f'["AOTI007"]  # {here / "pyproject.toml"}')
+    assert row["extend-ignore"].endswith('["AOTI002"]  # command line')
+    assert row["timeout"].endswith("30.0  # command line")
+    assert row["target-device"].endswith("(unset)  # default")
+    assert lines[-1] == '# rules run: select ["ALL"], ignore ["AOTI007", "AOTI002"]'
+    # shorthand without `check`, and nothing is read
+    assert run("--show-settings").exit_code == 0
+    assert run("check").exit_code == 2
+
+
+def test_configuration_per_package_directory(models, here):
+    """CLI > the package's nearest pyproject.toml > the working directory's, key by key."""
+    (here / "pyproject.toml").write_text('[tool.aoti-lint]\nfail-on = "warning"\nignore = ["AOTI001"]\n')
+    team = models / "team"
+    team.mkdir()
+    shutil.copy(CPU, team / "t.pt2")
+    (team / "pyproject.toml").write_text('[tool.aoti-lint]\nignore = ["AOTI002"]\n')
+    (models / "pyproject.toml").write_text("[project]\nname = 'not ours'\n")  # no table: skipped
+    result = run("check", "models/gather.pt2", "models/team/t.pt2", "--format", "json")
+    by = {}
+    for f in json.loads(result.stdout)["findings"]:
+        by.setdefault(f["package"], set()).add(f["code"])
+    assert by == {"models/gather.pt2": {"AOTI002"}, "models/team/t.pt2": {"AOTI001"}}
+    assert list(by) == ["models/gather.pt2", "models/team/t.pt2"]  # the order given
+    assert result.exit_code == 1  # fail-on warning (the working directory's) for both
+    # a folder walk finds each package's own configuration
+    walked = run("check", "models", "--format", "json")
+    codes = {(f["package"], f["code"]) for f in json.loads(walked.stdout)["findings"]}
+    assert ("models/team/t.pt2", "AOTI001") in codes and ("models/team/t.pt2", "AOTI002") not in codes
+    assert ("models/gather.pt2", "AOTI001") not in codes
+    # the command line wins over both (--select is a fresh selection; --ignore alone adds)
+    cli = run("check", "models/team/t.pt2", "--select", "ALL", "--ignore", "AOTI001", "--format", "json")
+    assert set(_codes(cli)) == {"AOTI002"}
+    assert _codes(run("check", "models/team/t.pt2", "--ignore", "AOTI001", "--format", "json")) == []
+    # single-package commands read it too
+    contract = run("contract", "models/team/t.pt2", "--format", "json")
+    assert contract.exit_code == 0
+    # a package's own fail-on decides for its findings
+    (team / "pyproject.toml").write_text('[tool.aoti-lint]\nignore = ["AOTI001"]\nfail-on = "error"\n')
+    assert run("check", "models/team/t.pt2").exit_code == 0
+    shown = run("check", "--show-settings", "models/team/t.pt2").stdout
+    assert "# settings for models/team/t.pt2" in shown and f'"error"  # {team / "pyproject.toml"}' in shown
+
+
+def test_progress_bar_is_clicks_and_only_on_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    from analyzer import many
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    with many.progress_bar() as bar:
+        bar._start -= 10  # past PROGRESS_AFTER_S
+        for done in range(1, 4):
+            bar(done, 3)
+    assert "packages" in err.getvalue() and "3/3" in err.getvalue()
+    plain = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", plain)
+    with many.progress_bar() as bar:
+        assert bar is None
+    quick = Terminal()
+    monkeypatch.setattr(sys, "stderr", quick)
+    with many.progress_bar() as bar:
+        bar(1, 3)
+    assert quick.getvalue() == ""
