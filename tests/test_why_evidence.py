@@ -68,6 +68,15 @@ def test_constructors(line, shape, low, high):
     assert (obs.shape, obs.low, obs.high) == (shape, low, high)
 
 
+def test_assignments_name_their_tensor():
+    ev = read_evidence("    x = torch.randn(6, 8)\n    idx = torch.tensor([9, 1])\n    out = f(x, idx)")
+    by = {o.name: o for o in ev.args}
+    assert by["x"].shape == (6, 8) and (by["idx"].shape, by["idx"].high) == ((2,), 9)
+    (c,) = _why(CPU_PKG, "    x = torch.randn(6, 8)\n    idx = torch.tensor([9, 1])\n"
+                + (LOGS / "gather_dyn.cpu.oob.log").read_text()).candidates
+    assert c.key == "why.index.value" and "9 is outside [0, 6)" in c.cause  # by the exported program's names
+
+
 def test_keywords_and_printed_shapes():
     ev = read_evidence("x.shape = (6, 8)\nidx: torch.Size([3])\ny.size() = [0, 4]\nblock: [0,0,0]\n"
                        "out = m(torch.randn(6, 8), idx=torch.tensor([7, 1, 2]))")

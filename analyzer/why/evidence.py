@@ -110,6 +110,8 @@ def read_evidence(text: str) -> LogEvidence:
             if found:
                 call, call_line = found, line
                 continue
+            for obs in _assigned(line):  # `idx = torch.full((3,), 9)` in a quoted script line
+                named[obs.name or ""] = obs
         if "[" in line or "(" in line:
             for match in _NAMED_SHAPE.finditer(line):
                 dims = match.group("dims")
@@ -133,6 +135,18 @@ def _call_args(line: str) -> tuple[Observed, ...]:
         if any(o.shape is not None for o in observed):
             return tuple(observed)
     return ()
+
+
+def _assigned(line: str) -> list[Observed]:
+    """`NAME = torch.<constructor>(...)` on `line`: what NAME holds."""
+    tree = _parse(line)
+    out = []
+    for node in getattr(tree, "body", []):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            obs = _observe(node.value, name=node.targets[0].id)
+            if obs.shape is not None:
+                out.append(obs)
+    return out
 
 
 def _parse(line: str) -> ast.AST | None:
