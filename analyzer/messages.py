@@ -547,6 +547,8 @@ WHY = Catalog("WHY", {
     "why.evidence.bound": "so the bound {bound} was {value}",
     "why.evidence.outside": "and {values} is outside [{lower}, {value})",
     "why.evidence.inside": "and {values} is inside [{lower}, {value})",
+    "why.evidence.extent-past": "so {index_var} ran over [0, {extent}), past {value}",
+    "why.evidence.extent-inside": "so {index_var} ran over [0, {extent}), within {value}",
     "why.evidence.ruled-out": "; unlikely: the log's own shapes and values rule this out ({facts})",
     # a kernel's own literal check
     "why.zero-check": "{who} was 0: run_impl divides by it ({symbol}) and checks first that it is not 0, "

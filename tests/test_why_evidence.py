@@ -175,3 +175,12 @@ def test_cli_json_and_text():
     plain = runner.invoke(cli, ["why", str(CPU_PKG), "--log", str(LOGS / "gather_dyn.cpu.oob.log"),
                                  "--format", "json"])
     assert json.loads(plain.output)["observed"] == [] and json.loads(plain.output)["candidates"][0]["evidence"] is None
+
+
+@pytest.mark.parametrize("seq, past", [(600, True), (100, False)])
+def test_an_iteration_range_the_log_shows(seq, past):
+    text = _with_call("pos_embedding.cpu.seq600.log", f"out = compiled(torch.randn(2, {seq}, 16))")
+    (c,) = _why(FIXTURES / "pos_embedding.cpu.stripped.pt2", text, FIXTURES / "pos_embedding.ep.pt2").candidates
+    assert c.cause.startswith("input 0 dim 1 (x.shape[1]) was above 512")
+    assert f"of shape (2, {seq}, 16), so tmp2 ran over [0, {seq}), " + ("past 512" if past else "within 512") in c.cause
+    assert c.ruled_out is not past

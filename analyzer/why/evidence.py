@@ -331,6 +331,14 @@ def observe(model: Model, a: Assertion, evidence: LogEvidence, bound_text: str) 
                 ruled_out = inside and bound > lower
     if bound is not None and refs:
         facts.append(WHY["why.evidence.bound"].format(bound=bound_text, value=bound))
+    extent = _extent(model, a, evidence, observed) if not a.index_sources else None
+    if extent is not None and bound is not None:
+        size, shown = extent
+        facts.extend(shown)
+        past = size > bound - lower  # the index runs over [0, size): its last value is size - 1
+        facts.append(WHY["why.evidence.extent-past" if past else "why.evidence.extent-inside"].format(
+            index_var=a.index_var or "the index", extent=size, value=bound))
+        ruled_out = ruled_out or not past
     if values_text is not None and bound is not None:
         key = "why.evidence.inside" if ruled_out else "why.evidence.outside"
         facts.append(WHY[key].format(values=values_text, lower=lower, value=bound))
@@ -339,3 +347,22 @@ def observe(model: Model, a: Assertion, evidence: LogEvidence, bound_text: str) 
     joined = ", ".join(facts)
     text = WHY["why.evidence.ruled-out" if ruled_out else "why.evidence.shows"].format(facts=joined)
     return Seen(bound=bound, ruled_out=ruled_out, text=text, facts=joined)
+
+
+def _extent(model: Model, a: Assertion, evidence: LogEvidence,
+            observed: dict[DimRef, int]) -> tuple[int, list[str]] | None:
+    """The iteration range of an index over sizes (`arange(seq)`) at the shapes the log shows, and
+    the facts quoted for it; None unless the log gives every size it reads."""
+    refs = list(a.index_extent_sources)
+    if not a.index_extent or not refs or not all(r in observed for r in refs):
+        return None
+    values = {name: observed[ref] for name, ref in W.symbol_dims(model).items() if ref in observed}
+    result = W.evaluate_symbols(a.index_extent, values)
+    if result is None or not float(result).is_integer():
+        return None
+    shown = []
+    for i in sorted({r.input for r in refs}):
+        seen = evidence.for_input(model, i)
+        if seen is not None and seen.shape is not None:
+            shown.append(WHY["why.evidence.shape"].format(who=model.input_text(i), shape=shape_text(seen.shape)))
+    return int(result), shown
