@@ -364,9 +364,10 @@ def check(
     from .report import render, render_statistics
     from .rules import all_rules
 
-    cli_values = dict(select=select, ignore=ignore, fail_on=fail_on, target_device=target_device,
-                      target_sm=target_sm, format=fmt, extend_select=extend_select, extend_ignore=extend_ignore,
-                      exclude=exclude)
+    cli_values: dict[str, Any] = {
+        "select": select, "ignore": ignore, "fail_on": fail_on, "target_device": target_device,
+        "target_sm": target_sm, "format": fmt, "extend_select": extend_select, "extend_ignore": extend_ignore,
+        "exclude": exclude}
     config = _config(reading, **cli_values)
     items, groups = _package_groups(packages, reading, cli_values, config)
     if show_settings:

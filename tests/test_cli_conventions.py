@@ -233,7 +233,9 @@ def test_extend_select_and_extend_ignore(models, here):
 def test_exclude_globs_apply_to_folder_walks(models, here):
     (models / "legacy").mkdir()
     shutil.copy(CPU, models / "legacy" / "old.pt2")
-    found = lambda *a: sorted(_packages(run("check", *a, "--format", "json")))  # noqa: E731
+    def found(*args: str) -> list[str]:
+        return sorted(_packages(run("check", *args, "--format", "json")))
+
     assert "models/legacy/old.pt2" in found("models")
     assert found("models", "--exclude", "legacy/*") == ["models/embed.pt2", "models/gather.pt2"]
     assert found("models", "--exclude", "embed.pt2,legacy") == ["models/gather.pt2"]

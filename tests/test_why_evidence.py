@@ -89,6 +89,8 @@ def test_keywords_and_printed_shapes():
 @pytest.mark.parametrize("text", [
     "out = f(*args, **kwargs)", "x = torch.randn(n, 8)", "f(torch.randn(" + "(" * 300 + "))",
     "f(torch.tensor([[1, 2], [3]]))", "import os; os.system('rm -rf /')", "f(torch.randn(-1, 3))",
+    "f(torch.arange(0, 1e300, 1e-300))", "f(torch.arange(0, 10, 0))", "f(torch.arange(1e30))",
+    "f(torch.randn(" + "1, " * 40 + "1))",  # more dims than any tensor has
 ])
 def test_no_evidence_from_what_it_cannot_read(text):
     assert not read_evidence(text)

@@ -31,6 +31,7 @@ _KEEPS = {"cuda", "cpu", "to", "float", "double", "half", "bfloat16", "long", "i
           "detach", "requires_grad_"}
 _MAX_RANK = 16
 _MAX_VALUES = 100_000
+_MAX_SIZE = 2**63  # a size past int64 is not a shape the log can have meant
 # `x.shape = (6, 8)`, `x.shape: torch.Size([6, 8])`, `x: torch.Size([6, 8])`, `x.size() = [6, 8]`.
 # Starts at a word boundary; each piece is one token class, so a mismatch never backtracks far.
 _NAMED_SHAPE = re.compile(r"\b(?P<name>[A-Za-z_]\w*)(?:(?:\.shape|\.size\(\)) ?[=:] ?(?:torch\.Size\()?|"
@@ -140,7 +141,7 @@ def _call_args(line: str) -> tuple[Observed, ...]:
 def _assigned(line: str) -> list[Observed]:
     """`NAME = torch.<constructor>(...)` on `line`: what NAME holds."""
     tree = _parse(line)
-    out = []
+    out: list[Observed] = []
     for node in getattr(tree, "body", []):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             obs = _observe(node.value, name=node.targets[0].id)
@@ -185,21 +186,26 @@ def _observe(node: ast.expr, position: int | None = None, name: str | None = Non
 def _constructed(kind: str, node: ast.Call) -> tuple[tuple[int, ...] | None, float | None, float | None]:
     args = node.args
     keywords = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+    shape: tuple[int, ...] | None
     if kind in ("tensor", "as_tensor", "LongTensor", "IntTensor", "FloatTensor", "Tensor") and args \
             and isinstance(args[0], (ast.List, ast.Tuple)):
         found = _nested(args[0], 0)
         if found is None:
             return None, None, None
-        shape, values = found
+        shape, values = found[0], found[1]
         return shape, (min(values) if values else None), (max(values) if values else None)
     if kind == "arange":
         numbers = [_literal(a) for a in args[:3]]
-        if not numbers or any(n is None for n in numbers):
+        known = [n for n in numbers if n is not None]
+        if not known or len(known) != len(numbers):
             return None, None, None
-        start, stop, step = (0, numbers[0], 1) if len(numbers) == 1 else (*numbers[:2], numbers[2] if len(numbers) > 2 else 1)
-        if not step:
+        start, stop, step = (0.0, known[0], 1.0) if len(known) == 1 else (known[0], known[1], known[2] if len(known) > 2 else 1.0)
+        try:
+            count = max(0, math.ceil((stop - start) / step)) if step else -1
+        except (OverflowError, ValueError):  # `arange(0, 1e300, 1e-300)`: no shape worth reading
             return None, None, None
-        count = max(0, math.ceil((stop - start) / step))
+        if count < 0 or count > _MAX_SIZE:
+            return None, None, None
         if count == 0:
             return (0,), None, None
         last = start + (count - 1) * step
@@ -208,10 +214,11 @@ def _constructed(kind: str, node: ast.Call) -> tuple[tuple[int, ...] | None, flo
         # randint(high, size) or randint(low, high, size)
         size_node = keywords.get("size") or (args[-1] if len(args) >= 2 else None)
         bounds = [_literal(a) for a in args if a is not size_node]
+        limits = [b for b in bounds if b is not None]
         shape = _shape_of(size_node) if size_node is not None else None
-        if shape is None or any(b is None for b in bounds) or not 1 <= len(bounds) <= 2:
+        if shape is None or len(limits) != len(bounds) or not 1 <= len(limits) <= 2:
             return shape, None, None
-        low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
+        low, high = (0.0, limits[0]) if len(limits) == 1 else (limits[0], limits[1])
         return shape, low, high - 1
     if kind == "full":
         size_node = args[0] if args else keywords.get("size")
@@ -243,10 +250,10 @@ def _shape_of(node: ast.expr | None) -> tuple[int, ...] | None:
     return (int(value),) if isinstance(value, int) and value >= 0 else None
 
 
-def _ints(nodes) -> tuple[int, ...] | None:
+def _ints(nodes: list[ast.expr]) -> tuple[int, ...] | None:
     if len(nodes) > _MAX_RANK:
         return None
-    out = []
+    out: list[int] = []
     for n in nodes:
         value = _literal(n)
         if not isinstance(value, int) or value < 0:
@@ -274,8 +281,13 @@ def _nested(node: ast.expr, depth: int) -> tuple[tuple[int, ...], list[float]] |
         return ((), [value]) if value is not None else None
     if len(node.elts) > _MAX_VALUES:
         return None
-    parts = [_nested(e, depth + 1) for e in node.elts]
-    if any(p is None for p in parts) or len({p[0] for p in parts}) > 1:
+    parts = []
+    for element in node.elts:
+        part = _nested(element, depth + 1)
+        if part is None:
+            return None
+        parts.append(part)
+    if len({p[0] for p in parts}) > 1:
         return None
     inner = parts[0][0] if parts else ()
     return (len(parts), *inner), [v for p in parts for v in p[1]]
@@ -360,7 +372,7 @@ def _extent(model: Model, a: Assertion, evidence: LogEvidence,
     result = W.evaluate_symbols(a.index_extent, values)
     if result is None or not float(result).is_integer():
         return None
-    shown = []
+    shown: list[str] = []
     for i in sorted({r.input for r in refs}):
         seen = evidence.for_input(model, i)
         if seen is not None and seen.shape is not None:

@@ -49,7 +49,7 @@ class WhyResult:
     # Where the failure's message occurs in the package's text members when no candidate matched
     # (searched before saying that nothing in the package produces it).
     text_hits: tuple[Location, ...] = ()
-    evidence: LogEvidence = LogEvidence()
+    evidence: LogEvidence = field(default_factory=LogEvidence)
 
     @property
     def matched(self) -> bool:
@@ -119,7 +119,8 @@ def _zero_check_candidates(package: Package, text: str) -> list[Candidate]:
 # -- index asserts ------------------------------------------------------------------------------
 
 def _index_candidates(package: Package, failure: Failure, mentioned: set[str],
-                      evidence: LogEvidence = LogEvidence()) -> list[Candidate]:
+                      evidence: LogEvidence | None = None) -> list[Candidate]:
+    evidence = evidence if evidence is not None else LogEvidence()
     scored: list[tuple[tuple, Candidate]] = []
     for model in package.models:
         lost_on = "cpu" if failure.lost_on_cpu else "cuda"
