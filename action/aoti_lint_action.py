@@ -5,8 +5,14 @@ and create or update the pull request's single aoti-lint comment.
     python aoti_lint_action.py comment
 
 `gate` writes `exit-code`, `sarif` and `report` to $GITHUB_OUTPUT and the report to the job summary;
-`comment` finds the comment that starts with MARKER among the pull request's comments and updates it,
-or creates it; it does nothing outside a pull request.
+`comment` finds the comment that the token's own user wrote and that starts with MARKER among the pull
+request's comments and updates it, or creates it; it does nothing outside a pull request. Anyone can
+write a comment starting with MARKER: one by another user is never edited. The token's user is
+`GET /user`'s login (a personal access token); the workflow's GITHUB_TOKEN may not read `/user` (403)
+and writes as `github-actions[bot]`, which is then assumed.
+
+Globs in `packages` are expanded here (Python's glob, `**` recursive) and the files passed to aoti-lint
+after `--`: a file named `--write-baseline=model.pt2` is a package to check, not an option.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 MARKER = "<!-- aoti-lint-action -->"
 COMMENT_LIMIT = 65536  # GitHub rejects longer comment bodies
+# Who writes with the workflow's GITHUB_TOKEN, which cannot read `GET /user`.
+ACTIONS_BOT = "github-actions[bot]"
 
 
 def expand(patterns: str) -> list[str]:
@@ -45,10 +53,11 @@ def gate_commands(env: Mapping[str, str], out_dir: Path) -> tuple[list[str], lis
     if env.get("INPUT_BASELINE"):
         common += ["--baseline", env["INPUT_BASELINE"]]
     exe = shlex.split(env.get("AOTI_LINT", "aoti-lint"))
+    # `--` ends the options: every expanded path is a package, whatever it starts with.
     report = [*exe, "check", "--format", "markdown", "-o", str(out_dir / "aoti-lint.md"),
-              "--fail-on", env.get("INPUT_FAIL_ON") or "error", *common, *packages]
+              "--fail-on", env.get("INPUT_FAIL_ON") or "error", *common, "--", *packages]
     sarif = [*exe, "check", "--format", "sarif", "-o", str(out_dir / "aoti-lint.sarif"), "--exit-zero",
-             *common, *packages]
+             *common, "--", *packages]
     return report, sarif
 
 
@@ -65,8 +74,18 @@ def gate(env: Mapping[str, str], run: Callable[..., Any] = subprocess.run) -> in
     text = report.read_text(encoding="utf-8") if report.exists() else ""
     if not text:  # exit 2: nothing was rendered; the error line is in the job log
         text = f"## aoti-lint\n\n❌ aoti-lint could not check the packages (exit {code}); see the job log.\n"
-        report.write_text(text, encoding="utf-8")
+        _write_whole(report, text)
     return _outputs(env, code, out_dir, text)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write `path` through a temporary file renamed over it: never a half-written report."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temp.write_text(text, encoding="utf-8")
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 def _outputs(env: Mapping[str, str], code: int, out_dir: Path, text: str) -> int:
@@ -112,14 +131,36 @@ class GitHub:
             return json.loads(resp.read() or b"null")
 
 
+def own_login(gh: GitHub) -> str:
+    """The login the token writes as: `GET /user`, or github-actions[bot] for the workflow's
+    GITHUB_TOKEN (an installation token: `/user` answers 403)."""
+    try:
+        user = gh.request("GET", "/user")
+    except (urllib.error.URLError, ValueError):
+        return ACTIONS_BOT
+    login = user.get("login") if isinstance(user, dict) else None
+    return login if isinstance(login, str) and login else ACTIONS_BOT
+
+
+def _ours(c: Any, login: str) -> bool:
+    """A comment this token wrote earlier: its author is the token's user AND it has the marker."""
+    if not isinstance(c, dict):
+        return False
+    author = c.get("user") if isinstance(c.get("user"), dict) else {}
+    return author.get("login") == login and str(c.get("body", "")).startswith(MARKER)
+
+
 def upsert_comment(gh: GitHub, repo: str, number: int, body: str) -> tuple[str, int]:
     """Update the pull request's aoti-lint comment, or create it: ("updated"|"created", id)."""
+    login = own_login(gh)
     page = 1
     while True:
         comments = gh.request("GET", f"/repos/{repo}/issues/{number}/comments?per_page=100&page={page}")
+        if not isinstance(comments, list):
+            break
         for c in comments:
-            if str(c.get("body", "")).startswith(MARKER):
-                gh.request("PATCH", f"/repos/{repo}/issues/comments/{c['id']}", {"body": body})
+            if _ours(c, login):
+                gh.request("PATCH", f"/repos/{repo}/issues/comments/{int(c['id'])}", {"body": body})
                 return "updated", int(c["id"])
         if len(comments) < 100:
             break

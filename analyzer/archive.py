@@ -252,6 +252,7 @@ class Archive:
         self.deadline = deadline
         self.members: list[str] = list(source.members)
         self.symlinks: list[str] = list(source.symlinks)   # listed, never read or followed
+        _refuse_case_collisions(self.members, label)
         self._source = source
         self._label = label
         self._symlinks = frozenset(self.symlinks)
@@ -779,6 +780,22 @@ def _is_real_dir(base: str, *parts: str) -> bool:
 def _display_name(name: str) -> str:
     """A file name as text: undecodable bytes (surrogate escapes) become U+FFFD."""
     return os.fsencode(name).decode("utf-8", errors="replace")
+
+
+def _refuse_case_collisions(members: list[str], label: str) -> None:
+    """Refuse two members whose names differ only in case (`a.wrapper.cpp`, `A.wrapper.cpp`):
+    extracted on a case-insensitive file system (macOS, Windows; what `aoti_load_package` does) one
+    replaces the other, so which one runs is not the one analysed. As for duplicates, the archive is
+    ambiguous."""
+    seen: dict[str, str] = {}
+    for name in members:
+        folded = name.casefold()
+        other = seen.setdefault(folded, name)
+        if other != name:
+            raise ArchiveError(
+                f"{label}: members {_q(other)} and {_q(name)} differ only in case (extracted on a "
+                "case-insensitive file system one replaces the other: the archive is ambiguous; refusing it)"
+            )
 
 
 def _q(name: str) -> str:

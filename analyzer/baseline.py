@@ -15,7 +15,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Sequence
 
 from .findings import Finding
@@ -84,27 +84,56 @@ def render(findings: Sequence[Finding], base: str | None = None) -> str:
 
 
 def write(path: str, findings: Sequence[Finding]) -> int:
-    Path(path).write_text(render(findings, os.path.dirname(path)), encoding="utf-8")
+    from .atomic import write_atomic
+
+    write_atomic(path, render(findings, os.path.dirname(path)))
     return sum(1 for f in findings if not f.accepted)
 
 
+MAX_BASELINE_BYTES = 256 << 20  # far above any real baseline (about 200 bytes an entry)
+
+
 def load(path: str) -> list[Entry]:
-    """The entries of a baseline file; a ValueError naming the file when it is not one."""
+    """The entries of a baseline file; a ValueError naming the file (one line) when it is not one:
+    too large, not UTF-8, not JSON (nested too deeply, a number too long), or a wrong type."""
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_BASELINE_BYTES + 1)
+    if len(data) > MAX_BASELINE_BYTES:
+        raise ValueError(f"{path}: not a baseline file (larger than {MAX_BASELINE_BYTES >> 20} MiB)")
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a baseline file (not UTF-8 at byte {exc.start})") from None
+    try:
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not a baseline file (invalid JSON: {exc.msg} at line {exc.lineno})") from None
+    except RecursionError:  # `[[[[...` thousands deep: json recurses once per level
+        raise ValueError(f"{path}: not a baseline file (invalid JSON: nested too deeply)") from None
+    except ValueError as exc:  # a number of more than 4300 digits
+        raise ValueError(f"{path}: not a baseline file (invalid JSON: {' '.join(str(exc).split())[:120]})") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("entries"), list):
         raise ValueError(f"{path}: not a baseline file (expected schema {SCHEMA!r}; write one with --write-baseline)")
-    out = []
-    for raw in doc["entries"]:
-        if not isinstance(raw, dict) or not isinstance(raw.get("package"), str) \
-                or not isinstance(raw.get("fingerprint"), str):
-            raise ValueError(f"{path}: baseline entry without a package and fingerprint: {raw!r}")
-        out.append(Entry(package=raw["package"], fingerprint=raw["fingerprint"], rule=str(raw.get("rule", "")),
-                         model=str(raw.get("model", "")), input=raw.get("input"), dim=raw.get("dim"),
-                         key=str(raw.get("key", ""))))
-    return out
+    return [_entry(path, n, raw) for n, raw in enumerate(doc["entries"], start=1)]
+
+
+def _entry(path: str, n: int, raw: object) -> Entry:
+    """One entry, its types checked; the error names the file and the entry's number."""
+    where = f"{path}: baseline entry #{n}"
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where} is not an object")
+    for key in ("package", "fingerprint"):
+        if not isinstance(raw.get(key), str):
+            raise ValueError(f"{where}: {key!r} must be a string (a baseline entry needs a package and fingerprint)")
+    for key in ("rule", "model", "key"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ValueError(f"{where}: {key!r} must be a string")
+    for key in ("input", "dim"):
+        value = raw.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31):
+            raise ValueError(f"{where}: {key!r} must be a position (0, 1, ...) or null")
+    return Entry(package=raw["package"], fingerprint=raw["fingerprint"], rule=raw.get("rule") or "",
+                 model=raw.get("model") or "", input=raw.get("input"), dim=raw.get("dim"), key=raw.get("key") or "")
 
 
 def apply(findings: Sequence[Finding], entries: Sequence[Entry], packages: Sequence[str],

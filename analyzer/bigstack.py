@@ -30,7 +30,8 @@ def on_big_stack(work: Callable[[], T]) -> T:
     except (ValueError, RuntimeError):  # a platform without settable thread stacks
         return work()
     try:
-        thread = threading.Thread(target=run, name="aoti-lint-parse")
+        # A daemon: an interrupted run (SIGINT) exits without waiting for the parse to end.
+        thread = threading.Thread(target=run, name="aoti-lint-parse", daemon=True)
         thread.start()
     finally:
         threading.stack_size(previous)

@@ -9,14 +9,14 @@ cli_report.py and cli_merge.py); the work itself is in api.py, many.py and repor
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import gc
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Any, Callable, Sequence
+from typing import IO, Any, Callable, Iterator, Sequence
 
 import click
 
@@ -144,7 +144,27 @@ def _emit(text: str, output: str | None) -> None:
         # color=True: the renderers emit ANSI only when asked to, so click must not strip it.
         click.echo(text, nl=False, color=True)
         return
-    Path(output).write_text(text, encoding="utf-8")
+    from .atomic import write_atomic
+
+    write_atomic(output, text)  # the old report stays whole if this fails or is interrupted
+
+
+@contextlib.contextmanager
+def _render_limit(config: Config, packages: int) -> Iterator[None]:
+    """Rendering is bounded too: at most `--timeout` per package read (the report's size grows with
+    its findings, so a real report takes milliseconds); past it, exit 2 and nothing is written."""
+    from .interrupt import RenderTimeout, time_limit
+
+    try:
+        timeout = config.limits().timeout_s
+    except ValueError:
+        timeout = archive.Limits().timeout_s
+    try:
+        with time_limit(timeout * max(1, packages)):
+            yield
+    except RenderTimeout:
+        raise LintError(f"rendering the report exceeded the {timeout:g} s time limit per package "
+                        "(--timeout); nothing written") from None
 
 
 @dataclass(frozen=True)
@@ -214,7 +234,8 @@ def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help=f"Deepest bracket nesting parsed in C++/Triton source (default and most "
                           f"{_DEFAULT_LIMITS.max_nesting})."),
         click.option("--timeout", metavar="SECONDS", default=None,
-                     help=f"Wall-clock limit per package (default {_DEFAULT_LIMITS.timeout_s:g}; 0 expires at once)."),
+                     help=f"Wall-clock limit per package (default {_DEFAULT_LIMITS.timeout_s:g}; 0 expires at once); "
+                          "rendering the report gets as much again per package."),
         click.option("--max-memory", metavar="SIZE", default=None,
                      help="Most resident memory; a member whose parse needs more is reported unparsed "
                           f"(default {_size_option(_DEFAULT_LIMITS.max_memory)}, at least "
@@ -287,6 +308,7 @@ def cli(debug: bool) -> None:
       0  no finding at or above --fail-on (default: error)
       1  findings at or above --fail-on (`why`: the failure matches nothing in the package)
       2  usage error, or a package or file that could not be read
+      130, 143  interrupted by SIGINT, SIGTERM (nothing written)
     """
 
 
@@ -357,8 +379,9 @@ def check(
 ) -> None:
     """Check packages and report findings.
 
-    PKG: a .pt2 file, an extracted package folder, or a folder searched for both. Exit 0: no finding
-    at or above --fail-on; 1: findings at or above it; 2: usage error or unreadable package.
+    PKG: a .pt2 file, an extracted package folder, or a folder searched for both (after `--`, a
+    path that starts with `-` is a path). Exit 0: no finding at or above --fail-on; 1: findings at
+    or above it; 2: usage error or unreadable package; 130/143: interrupted (SIGINT/SIGTERM).
     """
     from .many import default_jobs, progress_bar
     from .report import render, render_statistics
@@ -398,9 +421,10 @@ def check(
         findings, notes = baseline.apply_file(baseline_file, findings, checked)
         for note in notes if not quiet else []:
             click.echo(f"{PROG}: {note}", err=True)
-    text = render_statistics(config.format, findings, errors=errors) if statistics else render(
-        config.format, findings, packages=result.packages, color=_use_color(color, output), rules=all_rules(),
-        errors=errors)
+    with _render_limit(config, len(result.packages)):
+        text = render_statistics(config.format, findings, errors=errors) if statistics else render(
+            config.format, findings, packages=result.packages, color=_use_color(color, output), rules=all_rules(),
+            errors=errors)
     if quiet and not statistics and config.format in ("text", "concise"):
         text = _without_summary(text)
     if result.packages or not errors:  # nothing read: no report a later CI step could take for a clean run
@@ -505,13 +529,15 @@ def inspect(package: str, fmt: str, output: str | None, reading: Reading) -> Non
     from . import api
     from .report import inspect as inspect_report
 
-    pkg = api.load(package, _options(_config(reading, package), reading))
-    if fmt == "dot":
-        from .report.dot import render_dot
+    config = _config(reading, package)
+    pkg = api.load(package, _options(config, reading))
+    with _render_limit(config, 1):
+        if fmt == "dot":
+            from .report.dot import render_dot
 
-        text = render_dot(pkg)
-    else:
-        text = inspect_report.render_json(pkg) if fmt == "json" else inspect_report.render_text(pkg)
+            text = render_dot(pkg)
+        else:
+            text = inspect_report.render_json(pkg) if fmt == "json" else inspect_report.render_text(pkg)
     _emit(text if text.endswith("\n") else text + "\n", output)
 
 
@@ -595,12 +621,13 @@ def contract(package: str, fmt: str, emit: str | None, output: str | None, readi
     result = api.lint([package], _options(config, reading))
     contracts = [contract_module.build(package, model, result.findings)
                  for pkg in result.packages for model in pkg.models]
-    if emit == "python":
-        text = contract_module.render_python(contracts)
-    elif fmt == "json":
-        text = contract_module.render_json(contracts)
-    else:
-        text = contract_module.render_text(contracts)
+    with _render_limit(config, len(result.packages)):
+        if emit == "python":
+            text = contract_module.render_python(contracts)
+        elif fmt == "json":
+            text = contract_module.render_json(contracts)
+        else:
+            text = contract_module.render_text(contracts)
     _emit(text, output)
 
 
@@ -623,7 +650,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     # cyclic collector would only traverse results that are alive anyway, again and again (0.1 s
     # of CPU on a 12 MB wrapper). Reference counting frees the rest.
     gc.disable()
-    cli.main(args=list(argv) if argv is not None else None, prog_name=PROG)
+    from . import interrupt
+
+    # SIGINT and SIGTERM unwind the run as `Interrupted` (no `except Exception` stops it): workers
+    # stopped, no report half written, exit 130 or 143, never 1 ("findings") after "Aborted!".
+    interrupt.install()
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name=PROG)
+    except interrupt.Interrupted as exc:
+        click.echo(f"{PROG}: interrupted by {exc.name} (exit {exc.exit_code})", err=True)
+        interrupt.exit_now(exc.exit_code)
+    except SystemExit:
+        if interrupt.received is not None:  # a signal that an exit raced (a worker killed by it first)
+            interrupt.exit_now(128 + interrupt.received)
+        raise
 
 
 from . import cli_report  # noqa: E402,F401  (registers `report`; it imports this module's helpers)
@@ -631,3 +671,5 @@ from . import cli_merge  # noqa: E402,F401  (registers `merge`, the same way)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+from . import cli_diff  # noqa: E402,F401  (registers `diff`, the same way)
+from . import cli_confirm  # noqa: E402,F401  (registers `confirm`, the same way)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from .cli import PROG, Reading, _config, _emit, _lint, cli, output_option, package_options
+from .cli import PROG, Reading, _config, _emit, _lint, _render_limit, cli, output_option, package_options
 
 
 @cli.command(name="report")
@@ -31,6 +31,8 @@ def report_command(packages: tuple[str, ...], output: str | None, select: tuple[
 
     config = _config(reading, select=select, ignore=ignore, target_device=target_device, target_sm=target_sm)
     result, findings = _lint(packages, config, reading, keep_sources=True)
-    _emit(render_html(result.packages, findings), output)
+    with _render_limit(config, len(result.packages)):
+        page = render_html(result.packages, findings)
+    _emit(page, output)
     if output not in (None, "-"):
         click.echo(f"{PROG}: wrote {output}", err=True)

@@ -401,14 +401,24 @@ def render_python(contracts: Sequence[Contract]) -> str:
     parts = [_PRELUDE.replace("{source}", _docstring_safe(source))]
     functions = []
     for c in contracts:
-        name = "check_inputs_" + _IDENT.sub("_", c.model)
-        functions.append((c.model, name))
-        parts.append(_python_function(c, name))
+        functions.append((c.model, _unique_name(c.model, {n for _, n in functions})))
+        parts.append(_python_function(c, functions[-1][1]))
     if functions:
         parts.append(f"\ncheck_inputs = {functions[0][1]}\n")
-        table = ", ".join(f"{m!r}: {n}" for m, n in functions)
+        table = ", ".join(f"{str(m)!r}: {n}" for m, n in functions)
         parts.append(f"CHECKS = {{{table}}}\n")
     return "".join(parts)
+
+
+def _unique_name(model: str, taken: set[str]) -> str:
+    """`check_inputs_<model>` with every character outside [0-9A-Za-z_] as `_`; models whose names
+    only differ there (`m-1`, `m_1`) get `_2`, `_3`: one guard never checks another model's inputs."""
+    base = "check_inputs_" + _IDENT.sub("_", model)
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    return name
 
 
 def _docstring_safe(text: str) -> str:
@@ -420,7 +430,9 @@ def _python_function(c: Contract, name: str) -> str:
     for inp in c.inputs:
         names = tuple(dict.fromkeys(n for n in (inp.user_name, inp.name) if n))
         device = inp.device or (str(c.device).split(":")[0] if c.device else None)
-        specs.append((names, len(inp.dims), inp.dtype, device))
+        # Plain str/int/None only: the spec is written with repr(), so each string is a literal.
+        specs.append((tuple(str(n) for n in names), len(inp.dims), None if inp.dtype is None else str(inp.dtype),
+                      None if device is None else str(device)))
     mapping: dict[str, str] = {}
     for inp in c.inputs:
         for d in inp.dims:
@@ -430,7 +442,7 @@ def _python_function(c: Contract, name: str) -> str:
             mapping[symbol] = f"s[{ref.input}][{ref.dim}]"
     lines = [f"\n\n_SPECS_{name[len('check_inputs_'):]} = {specs!r}\n\n",
              f"def {name}(*args, **kwargs):\n",
-             f"    {('model ' + repr(c.model) + ' of ' + c.package)!r}\n",
+             f"    {('model ' + repr(str(c.model)) + ' of ' + str(c.package))!r}\n",
              f"    s = _shapes(_SPECS_{name[len('check_inputs_'):]}, args, kwargs)\n"]
     for cond in c.conditions:
         try:

@@ -88,6 +88,12 @@ class Finding:
     # The same finding in other kernels (one graph op fused into several: GPT-2's position
     # embedding in three): (kernel, member location) of each, reported once under the first.
     also: tuple[tuple[str | None, Location], ...] = field(default=(), compare=False)
+    # What running the finding's witness did (`aoti-lint confirm` only): analyzer.confirm's
+    # {"verdict", "probe", "outcome", "reason"}; None from `check`, which runs nothing.
+    confirmation: dict[str, Any] | None = field(default=None, compare=False)
+    # Repeats past the first LIST_LIMIT in `also`, counted only: output grows with the findings,
+    # not with the kernels a package repeats one check in.
+    also_more: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from . import archive, helpertext, kernels, triage, tritonlines, tritonsrc
+from . import archive, helpertext, interrupt, kernels, triage, tritonlines, tritonsrc
 from .findings import Location
 from .stores import RawStore
 
@@ -248,6 +248,7 @@ def _child(texts: Sequence[helpertext.HelperText], path: str, read_fd: int, writ
            split: _Split) -> None:
     code = 1
     try:
+        interrupt.in_worker()  # the parent decides about SIGINT and ends this child itself
         os.close(read_fd)
         blob = pickle.dumps(_reads(texts, path, split), protocol=pickle.HIGHEST_PROTOCOL)
         with open(write_fd, "wb", closefd=True) as out:

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from . import archive, helper_worker, locate
+from . import archive, helper_worker, interrupt, locate
 from .api import InternalError, Options, _deadline, _load, _unexpected
 from .findings import Finding, PackageError
 from .model import Package
@@ -219,7 +219,8 @@ def outcomes(targets: list[Target], options: Options, jobs: int, progress: Progr
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     # The cores are busy with packages: no worker inside a package's worker (helper_worker.py).
     options = dataclasses.replace(options, worker=helper_worker.Mode.OFF)
-    with ProcessPoolExecutor(max_workers=min(jobs, total), mp_context=multiprocessing.get_context(method)) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, total), mp_context=multiprocessing.get_context(method),
+                             initializer=interrupt.in_worker) as pool:
         futures = [pool.submit(_check_in_worker, target, options, keep_going) for target in targets]
         try:
             if progress is not None:
@@ -233,8 +234,26 @@ def outcomes(targets: list[Target], options: Options, jobs: int, progress: Progr
                     raise _internal_error(*outcome.crash)
                 yield outcome
         except BaseException:
+            # SIGINT/SIGTERM (interrupt.Interrupted) or a crash: the packages in flight are not
+            # waited for (the pool's exit would join its workers), their workers are ended.
+            processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
             pool.shutdown(wait=False, cancel_futures=True)
+            _stop_workers(processes)
             raise
+
+
+def _stop_workers(processes: list) -> None:
+    """SIGTERM to each worker (they die at once: interrupt.in_worker), then reap them."""
+    for process in processes:
+        try:
+            process.terminate()
+        except (OSError, ValueError, AttributeError):
+            pass
+    for process in processes:
+        try:
+            process.join(5)
+        except (OSError, ValueError, AssertionError, AttributeError):
+            pass
 
 
 def _check_in_worker(target: Target, options: Options, keep_going: bool) -> Outcome:

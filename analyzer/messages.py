@@ -22,6 +22,10 @@ from collections import defaultdict
 TRACE = False
 USED: dict[tuple[str, str], set[str]] = defaultdict(set)
 
+# The most names a finding lists (kernels reading a size, calls, repeats of one check): a package
+# decides how many there are, the report's size must not (`listed` says "and N more").
+LIST_LIMIT = 20
+
 
 class Text(str):
     """A filled template: the text, and the catalog key it came from (findings keep the key)."""
@@ -86,6 +90,21 @@ class Catalog(dict):
 
     def get(self, key, default=None):  # type: ignore[override]
         return self[key] if key in self else default
+
+
+def listed(names: "list[str] | tuple[str, ...]", sep: str = ", ") -> str:
+    """The names joined, or the first LIST_LIMIT of them and `and N more`."""
+    if len(names) <= LIST_LIMIT:
+        return sep.join(names)
+    return sep.join(names[:LIST_LIMIT]) + REPORT["and-more"].format(count=len(names) - LIST_LIMIT)
+
+
+def read_by(kernels: "list[str] | tuple[str, ...]") -> list[str]:
+    """The chain's `read by K` lines: at most LIST_LIMIT, then one line counting the rest."""
+    lines = [CHAIN["read-by"].format(kernel=k) for k in kernels[:LIST_LIMIT]]
+    if len(kernels) > LIST_LIMIT:
+        lines.append(CHAIN["read-by-more"].format(count=len(kernels) - LIST_LIMIT))
+    return lines
 
 
 def catalogs() -> list[Catalog]:
@@ -337,6 +356,9 @@ REPORT = Catalog("REPORT", {
     "see-fix": "as for {code} above",
     # The same finding in other kernels (rules.merge_repeats), one line each.
     "also": "also in {kernel} at {where}",
+    "also-more": "also in {count} more kernels",
+    # A list of names cut at LIST_LIMIT (`listed`).
+    "and-more": " and {count} more",
     # The markdown report cut to its size budget.
     "more": "**{count} more findings in the full report** (`aoti-lint --format text`, JSON or SARIF).",
 })
@@ -436,6 +458,7 @@ CHAIN = Catalog("CHAIN", {
     "unbacked": "{symbols} is read from the values of {input}, e.g. `.item()`: no shape check bounds it",
     "range": "{symbol} = {dim}, {range}",
     "read-by": "read by {kernel}",
+    "read-by-more": "read by {count} more kernels",
     "divides": "{kernel} divides by {divisor}",
     "divisor": "{divisor} = {divisor_display} (over {divisor_expr})",
     "divisor-zero": "with {assignment} the divisor is 0",

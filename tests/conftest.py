@@ -86,3 +86,9 @@ def fresh_cpu_package(tmp_path_factory):
         return cache[name]
 
     return get
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if SHARED_PT2.is_dir():
+        return f"starter packages: {SHARED_PT2}"
+    return f"starter packages: {SHARED_PT2} is absent: the tests that read them skip (a bare clone)"

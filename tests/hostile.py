@@ -240,6 +240,14 @@ def _duplicates(name: str = MODEL + "abc.wrapper.cpp") -> Callable[[Path], Path]
     return build
 
 
+def _duplicates_in_case() -> Callable[[Path], Path]:
+    def build(dest: Path) -> Path:
+        members = [*_model_files(), RawMember(MODEL + "def.wrapper.cpp", b"// first\n"),
+                   RawMember(MODEL + "DEF.wrapper.cpp", b"// second\n")]
+        return write_raw_zip(dest / "case.pt2", members)
+    return build
+
+
 def _non_utf8_wrapper(dest: Path) -> Path:
     def change(name: str, data: bytes) -> list[RawMember]:
         if _wrapper_of(name):
@@ -416,6 +424,15 @@ def _dir_non_utf8_name(dest: Path) -> Path:
     return root
 
 
+def _dir_case_colliding(dest: Path) -> Path:
+    """A second wrapper whose name differs from the real one only in case."""
+    root = extract_real(dest)
+    model = root / "data" / "aotinductor" / "model"
+    wrapper = next(model.glob("*.wrapper.cpp"))
+    (model / wrapper.name.upper().replace(".WRAPPER.CPP", ".wrapper.cpp")).write_bytes(b"// not what runs\n")
+    return root
+
+
 def _dir_sparse_huge(dest: Path) -> Path:
     # A 1.5 GiB wrapper that costs no disk: a sparse file.
     root = extract_real(dest)
@@ -481,6 +498,9 @@ CASES: list[Case] = [
     Case("duplicate_names", _duplicates(), open_error="duplicate member"),
     Case("duplicate_newline_names", _duplicates("pkg/a\nb"), open_error="duplicate member"),
     Case("duplicate_after_normalizing", _named("pkg//archive_format"), open_error="duplicate member"),
+    # Extracted on a case-insensitive file system, one of two such members replaces the other.
+    Case("case_colliding_wrappers", _duplicates_in_case(), open_error="differ only in case"),
+    Case("case_colliding_other_members", _named("pkg/Archive_Format"), open_error="differ only in case"),
     Case("non_utf8_wrapper", _non_utf8_wrapper, real=True),
     Case("encrypted_member", _with_flags(flags=0x1), read_error="encrypted"),
     Case("bzip2_member", _with_flags(method=zipfile.ZIP_BZIP2, payload=bz2.compress(b"x" * 1000)),
@@ -512,6 +532,7 @@ CASES: list[Case] = [
     Case("dir_with_fifo", _dir_with_fifo, real=True),
     Case("dir_two_packages", _dir_two_packages, open_error="holds 2 extracted packages"),
     Case("dir_non_utf8_name", _dir_non_utf8_name, real=True),
+    Case("dir_case_colliding", _dir_case_colliding, open_error="differ only in case", real=True),
 ]
 
 CASES_BY_NAME = {case.name: case for case in CASES}

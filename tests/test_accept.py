@@ -121,11 +121,38 @@ def test_accepted_findings_are_not_baselined(project: Path) -> None:
     ('[[tool.aoti-lint.accept]]\npackage = "*"\nrule = "AOTI001"\nreason = "r"\ndim = -1\n', "'dim' must be a position"),
     ('[[tool.aoti-lint.accept]]\npackage = "*"\nrule = "AOTI001"\nreason = "r"\nline = 3\n', "unknown key 'line'"),
     ('[tool.aoti-lint.per-package-ignores]\n"*" = ["AOTI999"]\n', "per-package-ignores '*'"),
+    # Hostile accept entries: one line naming the file, never a traceback or an internal error.
+    ('[[tool.aoti-lint.accept]]\npackage = "*"\nrule = "AOTI001"\nreason = ' + "[" * 50_000 + "]" * 50_000 + "\n",
+     "nested too deeply"),
+    ('[[tool.aoti-lint.accept]]\npackage = "*"\nrule = "AOTI001"\nreason = 7\n', "'reason' is required"),
+    ('[[tool.aoti-lint.accept]]\npackage = ["*"]\nrule = "AOTI001"\nreason = "r"\n', "'package' is required"),
+    ('[[tool.aoti-lint.accept]]\npackage = "*"\nrule = {a = 1}\nreason = "r"\n', "'rule' is required"),
+    ('[[tool.aoti-lint.accept]]\npackage = "*"\nrule = "AOTI001"\nreason = "r"\ninput = true\n',
+     "'input' must be a position"),
+    ('[[tool.aoti-lint.accept]]\npackage = "*"\nrule = "AOTI001"\nreason = "r"\ninput = ' + "9" * 5000 + "\n",
+     "invalid TOML"),
+    ('[[tool.aoti-lint.accept]]\npackage = "*"\nrule = "AOTI001"\nreason = "r"\nmodel = 3\n', "'model' must be a string"),
+    ('[tool.aoti-lint]\naccept = "everything"\n', "accept must be an array of tables"),
+    ('[tool.aoti-lint]\naccept = [1]\n', "accept #1 must be a table"),
+    ('[tool.aoti-lint.per-package-ignores]\n"*" = [1]\n', "per-package-ignores '*' must be a list"),
 ])
 def test_bad_entries_are_one_line_exit_2(project: Path, config: str, needle: str) -> None:
     (project / "pyproject.toml").write_text(config)
     result = run("ranker.pt2")
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("aoti-lint: error: ") and needle in lines[0]
-    assert "pyproject.toml" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("aoti-lint: error: ") and needle in lines[0], lines
+    assert "pyproject.toml" in lines[0] and len(lines[0]) < 400
+
+
+def test_hostile_config_files_are_one_line_exit_2(project: Path) -> None:
+    """Not UTF-8, or larger than a configuration file can be: refused naming the file."""
+    from analyzer import config
+
+    (project / "pyproject.toml").write_bytes(b'[tool.aoti-lint]\nselect = ["\xff"]\n')
+    result = run("ranker.pt2")
+    assert result.exit_code == 2 and "pyproject.toml: not UTF-8" in result.stderr
+    (project / "pyproject.toml").write_text("[tool.aoti-lint]\n" + "#" * (config.MAX_CONFIG_BYTES + 1) + "\n")
+    result = run("ranker.pt2")
+    assert result.exit_code == 2 and "pyproject.toml: larger than" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -80,6 +80,10 @@ class FakeGitHub(BaseHTTPRequestHandler):
     comments: list[dict[str, Any]] = []
     calls: list[tuple[str, str]] = []
     status = 200
+    # Who the token writes as; `GET /user` answers it only for a personal token (the workflow's
+    # GITHUB_TOKEN gets 403 there and writes as github-actions[bot]).
+    login = "github-actions[bot]"
+    user_readable = False
 
     def _reply(self, code: int, body: Any) -> None:
         data = json.dumps(body).encode()
@@ -94,6 +98,10 @@ class FakeGitHub(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         self.calls.append(("GET", self.path))
+        if self.path == "/user":
+            if not self.user_readable:
+                return self._reply(403, {"message": "Resource not accessible by integration"})
+            return self._reply(200, {"login": self.login})
         page = int(re.search(r"[?&]page=(\d+)", self.path).group(1))
         self._reply(200, self.comments[(page - 1) * 100: page * 100])
 
@@ -102,7 +110,7 @@ class FakeGitHub(BaseHTTPRequestHandler):
         if self.status != 200:
             return self._reply(self.status, {"message": "Resource not accessible by integration"})
         assert self.headers["Authorization"] == "Bearer t0ken"
-        comment = {"id": 1000 + len(self.comments), "body": self._body()["body"]}
+        comment = {"id": 1000 + len(self.comments), "body": self._body()["body"], "user": {"login": self.login}}
         self.comments.append(comment)
         self._reply(201, comment)
 
@@ -112,6 +120,7 @@ class FakeGitHub(BaseHTTPRequestHandler):
         body = self._body()["body"]
         for c in self.comments:
             if c["id"] == ident:
+                # GitHub lets a maintainer's token edit anyone's comment: the script must not ask.
                 c["body"] = body
         self._reply(200, {"id": ident, "body": body})
 
@@ -121,9 +130,12 @@ class FakeGitHub(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def github() -> Iterator[str]:
-    FakeGitHub.comments = [{"id": i, "body": f"someone else's comment {i}"} for i in range(150)]
+    FakeGitHub.comments = [{"id": i, "body": f"someone else's comment {i}", "user": {"login": f"user{i}"}}
+                           for i in range(150)]
     FakeGitHub.calls = []
     FakeGitHub.status = 200
+    FakeGitHub.login = "github-actions[bot]"
+    FakeGitHub.user_readable = False
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeGitHub)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -150,6 +162,71 @@ def test_one_comment_created_then_updated(tmp_path: Path, github: str, capsys: p
     assert len(FakeGitHub.comments) == 151
     assert ("PATCH", f"/repos/o/r/issues/comments/{ours[0]['id']}") in FakeGitHub.calls
     assert "updated comment 1150 on #7" in capsys.readouterr().out
+
+
+def _forged(ident: int, login: str) -> dict[str, Any]:
+    return {"id": ident, "body": f"{action.MARKER}\nforged by {login}", "user": {"login": login}}
+
+
+@pytest.mark.parametrize("personal", [False, True], ids=["github_token", "personal_token"])
+def test_only_our_own_marked_comment_is_updated(tmp_path: Path, github: str, personal: bool) -> None:
+    """A comment that starts with the marker but was written by someone else (a fork's author can
+    paste the marker) is never edited; ours, found by author AND marker, is."""
+    if personal:
+        FakeGitHub.login, FakeGitHub.user_readable = "ci-user", True
+    me = FakeGitHub.login
+    other = "github-actions[bot]" if personal else "mallory"  # with a PAT, the bot is someone else too
+    FakeGitHub.comments = [_forged(1, "mallory"), _forged(2, other),
+                           {"id": 3, "body": "unrelated", "user": {"login": me}},
+                           {"id": 4, "body": f"{action.MARKER}\nold report", "user": {"login": me}}]
+    assert action.comment(_comment_env(tmp_path, github, "## aoti-lint\n\nnew\n")) == 0
+    bodies = {c["id"]: c["body"] for c in FakeGitHub.comments}
+    assert bodies[1] == f"{action.MARKER}\nforged by mallory"
+    assert bodies[2] == f"{action.MARKER}\nforged by {other}"
+    assert bodies[3] == "unrelated"
+    assert bodies[4].endswith("new\n")
+    assert [c for c in FakeGitHub.calls if c[0] == "PATCH"] == [("PATCH", "/repos/o/r/issues/comments/4")]
+    assert ("GET", "/user") in FakeGitHub.calls
+
+
+def test_a_foreign_marked_comment_alone_gets_a_new_comment(tmp_path: Path, github: str) -> None:
+    FakeGitHub.comments = [_forged(1, "mallory"), {"id": 2, "body": f"{action.MARKER}\n", "user": None}]
+    assert action.comment(_comment_env(tmp_path, github, "## aoti-lint\n\nours\n")) == 0
+    assert FakeGitHub.comments[0]["body"] == f"{action.MARKER}\nforged by mallory"
+    assert FakeGitHub.comments[1]["body"] == f"{action.MARKER}\n"
+    assert len(FakeGitHub.comments) == 3 and FakeGitHub.comments[2]["user"]["login"] == "github-actions[bot]"
+    assert not any(c[0] == "PATCH" for c in FakeGitHub.calls)
+
+
+def test_a_file_named_like_an_option_is_a_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--write-baseline=model.pt2` in the glob's matches is checked as a package: nothing is
+    overwritten, the gate fails on its findings."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    model = work / "model.pt2"
+    model.write_bytes(CLEAN.read_bytes())
+    (work / "--write-baseline=model.pt2").write_bytes(DYN.read_bytes())
+    (work / "-o").write_bytes(CLEAN.read_bytes())
+    env = _env(tmp_path, INPUT_PACKAGES="*.pt2 -o", INPUT_FAIL_ON="error")
+    report_cmd, _ = action.gate_commands(env, tmp_path / "aoti-lint")
+    assert report_cmd[report_cmd.index("--") + 1:] == ["--write-baseline=model.pt2", "model.pt2", "-o"]
+    assert action.gate(env) == 1
+    assert model.read_bytes() == CLEAN.read_bytes()
+    assert sorted(p.name for p in work.iterdir()) == ["--write-baseline=model.pt2", "-o", "model.pt2"]
+    report = Path(_outputs(tmp_path)["report"]).read_text()
+    assert "AOTI001" in report and "in 3 packages" in report
+    sarif = json.loads(Path(_outputs(tmp_path)["report"]).with_suffix(".sarif").read_text())
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["AOTI001", "AOTI002", "AOTI002"]
+
+
+def test_third_party_actions_are_pinned_by_commit() -> None:
+    text = (REPO / "action.yml").read_text()
+    uses = re.findall(r"uses:\s*(\S+)(.*)", text)
+    assert uses, "action.yml uses no action"
+    for ref, comment in uses:
+        assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", ref), ref
+        assert re.search(r"#\s*v\d+\.\d+\.\d+", comment), (ref, "the version as a comment")
 
 
 def test_comment_without_permission_warns_and_passes(tmp_path: Path, github: str,

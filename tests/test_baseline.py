@@ -99,12 +99,42 @@ def test_stale_entries_are_reported(pkg: Path) -> None:
     (None, "No such file"),
     ("{", "not a baseline file (invalid JSON"),
     ('{"schema": "other"}', "not a baseline file (expected schema"),
-    ('{"schema": "aoti-lint.baseline/1", "entries": [1]}', "baseline entry without a package"),
+    ('{"schema": "aoti-lint.baseline/1", "entries": [1]}', "baseline entry #1 is not an object"),
+    # Hostile files: each refused in one line naming the file, never `internal error: RecursionError`.
+    ("[" * 100_000 + "]" * 100_000, "not a baseline file (invalid JSON: nested too deeply)"),
+    ('{"schema": "aoti-lint.baseline/1", "entries": [' + "[" * 50_000 + "]" * 50_000 + "]}",
+     "not a baseline file (invalid JSON: nested too deeply)"),
+    ('{"schema": "aoti-lint.baseline/1", "entries": [{"package": 1, "fingerprint": "f"}]}',
+     "baseline entry #1: 'package' must be a string"),
+    ('{"schema": "aoti-lint.baseline/1", "entries": [{"package": "p", "fingerprint": ["f"]}]}',
+     "baseline entry #1: 'fingerprint' must be a string"),
+    ('{"schema": "aoti-lint.baseline/1", "entries": [{"package": "p", "fingerprint": "f", "rule": {}}]}',
+     "baseline entry #1: 'rule' must be a string"),
+    ('{"schema": "aoti-lint.baseline/1", "entries": [{"package": "p", "fingerprint": "f", "input": true}]}',
+     "baseline entry #1: 'input' must be a position"),
+    ('{"schema": "aoti-lint.baseline/1", "entries": [{"package": "p", "fingerprint": "f", "dim": "0"}]}',
+     "baseline entry #1: 'dim' must be a position"),
+    ('{"schema": "aoti-lint.baseline/1", "entries": [], "n": ' + "9" * 5000 + "}", "not a baseline file (invalid JSON"),
+    ('{"schema": "aoti-lint.baseline/1", "entries": ["\\udc80"]}', "baseline entry #1 is not an object"),
+    (b'{"schema": "aoti-lint.baseline/1", "entries": ["\xff"]}', "not a baseline file (not UTF-8 at byte"),
 ])
 def test_broken_baseline_is_one_line_exit_2(pkg: Path, content: str | None, needle: str) -> None:
-    if content is not None:
+    if isinstance(content, bytes):
+        Path("base.json").write_bytes(content)
+    elif content is not None:
         Path("base.json").write_text(content)
     result = run("--baseline", "base.json", pkg)
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("aoti-lint: error: base.json") and needle in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("aoti-lint: error: base.json") and needle in lines[0], lines
+    assert len(lines[0]) < 300
+
+
+def test_huge_baseline_is_refused(pkg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from analyzer import baseline
+
+    monkeypatch.setattr(baseline, "MAX_BASELINE_BYTES", 1000)
+    Path("base.json").write_text('{"schema": "aoti-lint.baseline/1", "entries": []}' + " " * 2000)
+    result = run("--baseline", "base.json", pkg)
+    assert result.exit_code == 2
+    assert result.stderr.strip().startswith("aoti-lint: error: base.json: not a baseline file (larger than")

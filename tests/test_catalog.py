@@ -234,6 +234,15 @@ def used(tmp_path_factory):
         render("text", [first, replace(first, message="another", location=replace(first.location, line=1))],
                packages=gpt2.packages)
         markdown.render(gpt2.findings, packages=gpt2.packages, budget=3000)  # cut: "N more findings"
+        # Lists cut at LIST_LIMIT: "and N more", "read by N more kernels", "also in N more kernels".
+        limit, messages.LIST_LIMIT = messages.LIST_LIMIT, 1
+        try:
+            for small in (api.lint(str(FIXTURES / "small_transformer.cuda.stripped.pt2")),
+                          api.lint(str(REPO / "fixtures/real/gpt2.cpu.stripped.pt2"))):
+                render("text", small.findings, packages=small.packages)
+                markdown.render(small.findings, packages=small.packages)
+        finally:
+            messages.LIST_LIMIT = limit
         scatter = api.load(STRESS / "pkgs" / "scatter_add.cpu.stripped.pt2")
         _with_source(scatter.models[0], run_rules(scatter, all_rules()))
         for name in ("gather_dyn.cuda.stripped.pt2", "gather_dyn.cpu.stripped.pt2"):

@@ -76,3 +76,17 @@ def test_exit_zero_help_does_not_mention_error_findings() -> None:
     help_text = text[start:text.index("--target-device")]
     assert "errors still exit 2" not in help_text
     assert "usage errors and unreadable packages still exit 2" in help_text
+
+
+@pytest.mark.parametrize("prefix", [["check"], []], ids=["check", "bare"])
+def test_paths_after_double_dash_are_packages(tmp_path: Path, prefix: list[str]) -> None:
+    """`--` ends the options (the Action passes its files so): `--write-baseline=x.pt2` and `-o`
+    are packages there, and nothing is written."""
+    (tmp_path / "x.pt2").write_bytes(PKG.read_bytes())
+    (tmp_path / "--write-baseline=x.pt2").write_bytes(PKG.read_bytes())
+    (tmp_path / "-o").write_bytes(PKG.read_bytes())
+    result = run(*prefix, "--format", "json", "--", "--write-baseline=x.pt2", "-o")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["--write-baseline=x.pt2", "-o", "x.pt2"]
+    assert (tmp_path / "x.pt2").read_bytes() == PKG.read_bytes()
+    assert '"findings": []' in result.stdout

@@ -7,6 +7,7 @@ exported with and its "normal" run-time probe (fixtures/README.md, runtime.cpu.j
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import sys
@@ -196,3 +197,53 @@ def test_real_packages_every_witness_rejected(pkg):
             check(*[Shape(shape) for _, shape in parse_witness(witness)])
     check(*[Shape(shape) for shape in W.witness_shapes(model, {})])
     assert witnesses
+
+
+def _two_models(first: str, second: str):
+    """Two models of one package: `first` takes one input with dim 0 >= 2, `second` two inputs."""
+    from analyzer.model import Dim, Input, Model
+
+    one = Model(name=first, device="cpu", checks_gated=True)
+    one.inputs = [Input(0, "arg0_1", [Dim(0, symbol="s0", min=2, enforced="env")], dtype="float32")]
+    two = Model(name=second, device="cpu", checks_gated=True)
+    two.inputs = [Input(0, "arg0_1", [Dim(0, value=4)], dtype="float32"),
+                  Input(1, "arg1_1", [Dim(0, value=3)], dtype="float32")]
+    return [contract.build("p.pt2", one), contract.build("p.pt2", two)]
+
+
+def test_colliding_model_names_get_their_own_guards():
+    """`m-1` and `m_1` would both be check_inputs_m_1: the second is suffixed, each checks its own."""
+    source = contract.render_python(_two_models("m-1", "m_1"))
+    namespace: dict = {}
+    exec(compile(source, "<guard>", "exec"), namespace)
+    functions = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
+    assert functions.count("check_inputs_m_1") == 1 and functions.count("check_inputs_m_1_2") == 1
+    checks = namespace["CHECKS"]
+    assert checks["m-1"] is namespace["check_inputs_m_1"] and checks["m_1"] is namespace["check_inputs_m_1_2"]
+    assert namespace["check_inputs"] is checks["m-1"]
+    with pytest.raises(ValueError, match="compiled for"):
+        checks["m-1"](Shape((1,)))
+    assert checks["m-1"](Shape((5,))) is None
+    with pytest.raises(ValueError, match="expected 2 inputs|missing input"):
+        checks["m_1"](Shape((5,)))
+    assert checks["m_1"](Shape((4,)), Shape((3,))) is None
+    # A third name that is the suffixed one's spelling moves on again.
+    third = contract.render_python([*_two_models("m-1", "m_1"), _two_models("m_1_2", "x")[0]])
+    names = [n.name for n in ast.parse(third).body if isinstance(n, ast.FunctionDef)]
+    assert len(set(n for n in names if n.startswith("check_inputs_"))) == 3
+
+
+def test_every_string_in_the_guard_is_a_literal():
+    """No f-string, no name built from package text: each string constant is a plain literal, and
+    a hostile model name does not add a statement to the module."""
+    hostile = 'm"""\n__import__("os").system("x")\n#'
+    source = contract.render_python(_two_models(hostile, "m\u2028\\x00\x1b[2J"))
+    tree = ast.parse(source)
+    assert not any(isinstance(n, ast.JoinedStr) for n in ast.walk(tree))
+    assert not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "system"
+                   for n in ast.walk(tree))
+    top = [type(n).__name__ for n in tree.body]
+    assert top.count("ImportFrom") == 1 and "Import" not in top
+    namespace: dict = {}
+    exec(compile(source, "<guard>", "exec"), namespace)
+    assert set(namespace["CHECKS"]) == {hostile, "m\u2028\\x00\x1b[2J"}

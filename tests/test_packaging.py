@@ -25,6 +25,17 @@ def test_wheel_ships_grammars_and_console_script(tmp_path):
     assert expected and scm == expected
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "aoti-lint = analyzer.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    # The licence (PEP 639), the output schemas and the metadata a user reads before adopting it.
+    dist_info = entry_points.rsplit("/", 1)[0]
+    assert zipfile.ZipFile(wheel).read(f"{dist_info}/licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
+    schemas = {n for n in names if n.startswith("analyzer/schemas/")}
+    assert schemas == {f"analyzer/schemas/{p.name}" for p in (REPO / "analyzer" / "schemas").glob("*.schema.json")}
+    metadata = zipfile.ZipFile(wheel).read(f"{dist_info}/METADATA").decode()
+    from analyzer import REPOSITORY
+
+    for line in ("License-Expression: BSD-3-Clause", "License-File: LICENSE",
+                 f"Project-URL: Repository, {REPOSITORY}", "Classifier: Programming Language :: Python :: 3.10"):
+        assert line in metadata.splitlines(), line
 
 
 def test_analyzer_runs_with_torch_blocked():

@@ -130,3 +130,46 @@ def test_first_command_block_runs_from_a_bare_clone(tmp_path: Path) -> None:
     where = subprocess.run(["python", "-c", "import analyzer; print(analyzer.__file__)"], cwd=tmp_path,
                            env=env, capture_output=True, text=True, check=True).stdout
     assert str(tmp_path / "venv") in where
+
+
+DEV_SECTION = "## Development set-up and tests"
+NO_NETWORK = ("Failed to establish a new connection", "Name or service not known", "Temporary failure in name",
+              "Network is unreachable", "No matching distribution found for torch")
+
+
+def development_commands(text: str) -> list[str]:
+    """The development section's first ```sh block as command lines: the set-up, then the test command."""
+    section = text[text.index(DEV_SECTION):]
+    match = FIRST_SH_BLOCK.search(section)
+    assert match, f"README's {DEV_SECTION!r} has no ```sh block"
+    lines = [line.strip() for line in match["body"].splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.skipif(not (os.environ.get("CI") or os.environ.get("AOTI_LINT_SETUP_TEST")),
+                    reason="installs torch into a fresh virtualenv (minutes): runs in CI, or with AOTI_LINT_SETUP_TEST=1")
+def test_development_setup_runs_from_a_bare_clone(tmp_path: Path) -> None:
+    """A contributor's first minutes: clone with nothing beside it, a fresh virtualenv, the README's
+    set-up lines verbatim, then its test command verbatim (on one test file: the whole suite is what
+    `.ci/run` runs)."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "bare" / "aoti-lint"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PIP_NO_INDEX")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    *setup, test_command = development_commands((clone / "README.md").read_text())
+    assert setup and test_command.startswith("python -m pytest")
+    for line in setup:
+        result = subprocess.run(line, shell=True, cwd=clone, env=env, capture_output=True, text=True, timeout=900)
+        if result.returncode != 0 and any(word in result.stdout + result.stderr for word in NO_NETWORK):
+            pytest.skip(f"`{line}` needs a package index this machine cannot reach")
+        assert result.returncode == 0, f"{line}: {result.stdout}{result.stderr}"
+    result = subprocess.run(f"{test_command} -p no:cacheprovider tests/test_readme.py -k exit_code", shell=True,
+                            cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"\b1 passed\b", result.stdout), result.stdout

@@ -50,6 +50,7 @@ def compile_package(name: str, out_dir) -> str:
     """aoti_compile_and_package one model for CPU; returns the .pt2 path."""
     factory, args, dynamic = specs()[name]
     ep = torch.export.export(factory().eval(), args, dynamic_shapes=dynamic)
+    torch.export.save(ep, str(out_dir / f"{name}.ep.pt2"))  # the eager reference of `confirm`
     path = str(out_dir / f"{name}.cpu.pt2")
     torch._inductor.aoti_compile_and_package(ep, package_path=path)
     return path

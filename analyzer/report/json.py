@@ -39,8 +39,12 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
     if f.also:  # the same finding in other kernels, reported once (rules.merge_repeats)
         out["also"] = [{"kernel": kernel, "member": loc.path, "member_line": loc.line} for kernel, loc in f.also]
+    if f.also_more:  # repeats past the listed ones, counted (messages.LIST_LIMIT)
+        out["also_more"] = f.also_more
     if f.accepted:
         out["accepted"] = f.accepted
+    if f.confirmation is not None:
+        out["confirmation"] = f.confirmation
     return out
 
 

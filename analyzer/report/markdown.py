@@ -124,7 +124,8 @@ def details(f: Finding, fix_seen: str | None = None) -> str:
     if f.also:
         lines += [*("- " + REPORT["also"].format(kernel=code_span(kernel or "?"),
                                                  where=code_span(f"{loc.path.rsplit('/', 1)[-1]}:{loc.line}"))
-                    for kernel, loc in f.also), ""]
+                    for kernel, loc in f.also),
+                  *(["- " + REPORT["also-more"].format(count=f.also_more)] if f.also_more else []), ""]
     if f.witness:
         others = [w for w in f.witnesses if w != f.witness]
         label = "Witnesses" if others else "Witness"

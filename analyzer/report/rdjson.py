@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from .. import REPOSITORY
 from ..findings import Finding, Severity
 from ._common import detail, position
 
@@ -48,8 +49,6 @@ def render(
     rules: Sequence[type] | None = None,
     errors: Sequence[object] = (),  # unreadable packages: on stderr and in the exit code only
 ) -> str:
-    from .ruledoc import DOCS_URL
-
-    doc = {"source": {"name": "aoti-lint", "url": DOCS_URL.rsplit("/docs/", 1)[0]},
+    doc = {"source": {"name": "aoti-lint", "url": REPOSITORY},
            "diagnostics": [diagnostic(f) for f in findings]}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any, Sequence
 
+from .. import REPOSITORY
 from ._common import BOLD, SEVERITY_COLOR, paint
 
 
@@ -64,7 +65,7 @@ def render_explain(rule: Any, *, color: bool = False) -> str:
 
 DOCS_DIR = "docs/rules"
 # Where the repository's docs are published; SARIF `helpUri` and `explain` point here.
-DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/"
+DOCS_URL = f"{REPOSITORY}/blob/main/{DOCS_DIR}/"
 GENERATED_NOTE = ("<!-- Generated from the rule's docstring and analyzer/report/rulenotes.py; do not edit. "
                   "Regenerate: AOTI_LINT_UPDATE_GOLDEN=1 python -m pytest tests/test_rule_docs.py -->")
 
@@ -129,6 +130,8 @@ def write_docs(folder: str, rules: Sequence[Any]) -> list[str]:
     """Write the pages into `folder` and delete stale `AOTI*.md` pages; the names written."""
     from pathlib import Path
 
+    from ..atomic import write_atomic
+
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     pages = render_docs(rules)
@@ -136,6 +139,6 @@ def write_docs(folder: str, rules: Sequence[Any]) -> list[str]:
         if stale.name not in pages:
             stale.unlink()
     for name, text in pages.items():
-        (out / name).write_text(text, encoding="utf-8")
+        write_atomic(out / name, text)
     return sorted(pages)
 

@@ -7,13 +7,13 @@ import re
 from urllib.parse import quote
 from typing import Any, Sequence
 
-from .. import __version__
+from .. import REPOSITORY, __version__
 from ..findings import Finding, PackageError, Severity
 from ._common import detail, fingerprint, primary, rules_or_all
 from .ruledoc import doc_url
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/aoti-lint/"
+INFORMATION_URI = REPOSITORY
 FINGERPRINT_KEY = "aotiLint/v1"
 
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}

@@ -86,6 +86,8 @@ def render_finding(f: Finding, *, color: bool = False, fix_seen: str | None = No
     lines.extend(_snippet(f, color=color))
     for kernel, loc in f.also:
         lines.append("  " + REPORT["also"].format(kernel=kernel, where=f"{loc.path.rsplit('/', 1)[-1]}:{loc.line}"))
+    if f.also_more:
+        lines.append("  " + REPORT["also-more"].format(count=f.also_more))
     if f.witness:
         lines.append(f"  {paint('witness', BOLD, color=color)}: {f.witness}")
         # AOTI002 covers 1 and 0 (and a size above the max): each is a call to try, one per line.

@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
-from .. import headline, source
+from .. import headline, messages, source
 from ..archive import poll  # the package's time and memory budget, not its bytes
 from ..findings import Finding, Location, Severity
 
@@ -372,17 +372,26 @@ def merge_repeats(findings: list[Finding]) -> list[Finding]:
     headline, witnesses and fix: the first (in `sort_key` order) is kept and lists the others in
     `also`; its key stays, so a baseline that holds it still matches."""
     firsts: dict[tuple, int] = {}
+    repeats: dict[int, list[tuple[str | None, Location]]] = {}
     out: list[Finding] = []
     for f in findings:
+        poll("merging repeated findings")
         if f.kernel is None:
             out.append(f)
             continue
         group = (f.package, f.model, f.code, f.severity, f.message, f.witnesses or (f.witness,), f.fix,
                  f.input, f.dim, f.accepted)
         if group in firsts:
-            i = firsts[group]
-            out[i] = replace(out[i], also=(*out[i].also, (f.kernel, f.location)))
+            repeats[firsts[group]].append((f.kernel, f.location))
         else:
             firsts[group] = len(out)
+            repeats[len(out)] = []
             out.append(f)
+    # The first LIST_LIMIT repeats are listed, the rest counted (a package may repeat one check in
+    # 50,000 kernels; the report grows with the findings, not with them).
+    limit = messages.LIST_LIMIT
+    for i, others in repeats.items():
+        if others:
+            kept = out[i].also + tuple(others)
+            out[i] = replace(out[i], also=kept[:limit], also_more=out[i].also_more + max(0, len(kept) - limit))
     return out

@@ -16,7 +16,7 @@ from .. import intervals, relations
 from .. import witness as W
 from ..findings import Severity
 from ..model import Dim, DimRef, Model
-from ..messages import CHAIN, CONTRACT_HINT, FIXES, MESSAGES
+from ..messages import CHAIN, CONTRACT_HINT, FIXES, MESSAGES, listed
 
 
 class MaxEnforcement(str, Enum):
@@ -289,9 +289,9 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
             check = next((message for sym, message, _ in model.zero_checks if sym == symbol), None)
             zero = MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=symbol, check=check) if check else ""
             message = MESSAGES[key].format(
-                calls=", ".join(calls), verb=verb, sdpa=sdpa, zero=zero, **fields)
+                calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, **fields)
             chain = (CHAIN["unenforced-lower-bound.zero"].format(zero=W.witness(model, {ref: 0}),
-                                                                 calls=", ".join(calls), verb=verb),)
+                                                                 calls=listed(calls), verb=verb),)
             return message, chain, None
     return None
 

@@ -14,7 +14,7 @@ from ..model import DimRef, Model, span
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location, range_step, where
-from ..messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES, Text
+from ..messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES, Text, listed, read_by
 
 
 @register
@@ -179,7 +179,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     zero = below > 0 and W.can_be_zero(dim)
     fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
                   enforcement=ENFORCEMENT[dim.lower_unchecked or dim.enforced], below=below,
-                  kernels=", ".join(kernels), check_expr=W.check_expr(model, ref))
+                  kernels=listed(kernels), check_expr=W.check_expr(model, ref))
     fields["reach"] = MESSAGES["unenforced-lower-bound.reach-zero" if zero else "unenforced-lower-bound.reach"].format(
         below=below)
     message = MESSAGES["unenforced-lower-bound" if kernels else "unenforced-lower-bound.no-kernels"]
@@ -190,7 +190,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     location = dim.check_location or (sym.location if sym is not None and sym.location is not None
                                       else model_location(model))
     chain = [range_step(model, ref, dim, symbol)]
-    chain += [CHAIN["read-by"].format(kernel=k) for k in kernels]
+    chain += read_by(kernels)
     # Sizes 0..below: an always-on assert that rejects them, extern calls fed empty tensors.
     text, extra, severity = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None)
     # compiled-range-narrower-than-declared on the same dim is said here (issue 11 part 4b).
@@ -349,11 +349,11 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                 kernels = users.get(symbol, []) if symbol else []
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
                               declared=span(dim.declared_min, dim.declared_max), compiled=span(dim.min, dim.max),
-                              sizes=_sizes_text(below, above, dim.max), kernels=", ".join(kernels) or "the compiled code",
+                              sizes=_sizes_text(below, above, dim.max), kernels=listed(kernels) or "the compiled code",
                               enforcement=ENFORCEMENT.get(dim.enforced, dim.enforced), min=dim.min, max=dim.max,
                               check_expr=W.check_expr(model, ref))
                 location = dim.check_location or model_location(model)
-                chain = (range_step(model, ref, dim, symbol), *(CHAIN["read-by"].format(kernel=k) for k in kernels))
+                chain = (range_step(model, ref, dim, symbol), *read_by(kernels))
                 # Below the minimum first; an above-max-only gap (issue 16 part 3) has max+1.
                 key = "compiled-range-narrower-than-declared" + ("" if below else ".above-only")
                 yield self.finding(

@@ -1,0 +1,176 @@
+"""`aoti-lint confirm` runs the package (fresh CPU builds of tests/torch_models.py, with their
+exported programs as the eager reference) and gives each finding a verdict from what happened."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from analyzer import output_schemas
+from analyzer.cli import cli
+
+from conftest import FIXTURES
+
+CHECK_SCHEMA = jsonschema.Draft202012Validator(output_schemas.load("check"))
+
+
+_RUNS: dict[tuple[str, ...], tuple[int, dict]] = {}
+
+
+def confirm(*args: str) -> tuple[int, dict]:
+    """One `confirm --format json` run per argument list in the session: each probe is a child
+    process importing torch, seconds apiece."""
+    if args not in _RUNS:
+        result = CliRunner().invoke(cli, ["confirm", "--format", "json", *args])
+        assert "Traceback" not in result.output, result.output
+        doc = json.loads(result.stdout)
+        CHECK_SCHEMA.validate(doc)
+        _RUNS[args] = (result.exit_code, doc)
+    return _RUNS[args]
+
+
+def _ep(path: str) -> str:
+    return str(Path(path).with_name(Path(path).name.replace(".cpu.pt2", ".ep.pt2")))
+
+
+def verdicts(doc: dict) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in doc["findings"]:
+        out.setdefault(f["code"], []).append(f["confirmation"]["verdict"])
+    return out
+
+
+@pytest.mark.torch
+def test_a_table_overflow_that_eager_rejects_too(fresh_cpu_package) -> None:
+    """pos_embedding at seq 513: torch 2.13's CPU package raises its own `index out of bounds`
+    error, and eager raises IndexError on the same input: no worse than eager, so not confirmed
+    as a failure of the package (an abort would be: the process dies where eager raises)."""
+    path = fresh_cpu_package("pos_embedding")
+    code, doc = confirm(path, "--exported-program", _ep(path))
+    (overflow,) = [f for f in doc["findings"] if f["code"] == "AOTI003"]
+    c = overflow["confirmation"]
+    assert c["probe"] == "x.shape = (2, 513, 16)"
+    assert c["outcome"]["message"].endswith("index out of bounds: tmp2 < 512L"), c
+    assert c["outcome"]["status"] == "invalid-input" and "IndexError" in c["outcome"]["eager"], c
+    assert c["verdict"] == "not-reproduced" and "eager rejects" in c["reason"]
+    # The valid base shape runs like eager; the dims probed at 0 and 1 explain nothing new.
+    (pkg,) = doc["confirm"]["packages"]
+    assert pkg["probes"][0]["probe"] == "valid sizes" and pkg["probes"][0]["outcome"]["status"] == "ran"
+    assert pkg["unexplained"] == []
+    assert code == 0
+
+
+@pytest.mark.torch
+def test_an_empty_reduction_returns_where_eager_raises(fresh_cpu_package) -> None:
+    path = fresh_cpu_package("empty_reduce")
+    code, doc = confirm(path, "--exported-program", _ep(path))
+    found = verdicts(doc)
+    assert found["AOTI005"] == ["confirmed"] and found["AOTI004"] == ["confirmed"], found
+    reduction = next(f for f in doc["findings"] if f["code"] == "AOTI005")["confirmation"]["outcome"]
+    assert reduction["what"].startswith("returns where eager raises"), reduction
+    assert code == 0  # both are warnings: below the default --fail-on error
+
+
+@pytest.mark.torch
+def test_an_input_eager_rejects_too_is_not_a_confirmation(fresh_cpu_package) -> None:
+    """gather_dyn at x.shape[0] = 0 with index 0: eager raises IndexError as the package raises its
+    own error, so the witness is not a failure of the package (issue: such findings should drop)."""
+    path = fresh_cpu_package("gather_dyn")
+    code, doc = confirm(path, "--exported-program", _ep(path))
+    (empty,) = [f for f in doc["findings"] if f["code"] == "AOTI001"]
+    outcome = empty["confirmation"]["outcome"]
+    assert empty["confirmation"]["verdict"] == "not-reproduced"
+    assert outcome["status"] == "invalid-input" and "IndexError" in outcome["eager"]
+    assert set(verdicts(doc)["AOTI002"]) == {"not-reproduced"}  # sizes 1 run like eager
+    assert code == 0
+
+
+@pytest.mark.torch
+def test_without_a_reference_errors_and_nan_still_confirm(fresh_cpu_package) -> None:
+    path = fresh_cpu_package("pos_embedding")
+    _, doc = confirm(path)
+    (overflow,) = [f for f in doc["findings"] if f["code"] == "AOTI003"]
+    assert overflow["confirmation"]["verdict"] == "confirmed"  # an error, and nothing to compare with
+    assert overflow["confirmation"]["outcome"]["eager"] is None
+    assert doc["confirm"]["packages"][0]["exported_program"] is None
+    path = fresh_cpu_package("empty_reduce")
+    _, doc = confirm(path)
+    assert verdicts(doc)["AOTI004"] == ["confirmed"]  # NaN
+
+
+@pytest.mark.torch
+def test_text_says_it_ran_the_package(fresh_cpu_package) -> None:
+    path = fresh_cpu_package("empty_reduce")
+    result = CliRunner().invoke(cli, ["confirm", path, "--exported-program", _ep(path), "--fail-on", "warning"])
+    assert result.exit_code == 1
+    assert result.stdout.startswith("aoti-lint confirm (this RUNS the package")
+    assert "  confirmed: returns where eager raises" in result.stdout
+
+
+def _fake_child(tmp_path: Path, body: str) -> str:
+    """A stand-in for `python -m analyzer.confirm_child SPEC` (no torch): prints probe lines, then dies."""
+    fake = tmp_path / "fake_python"
+    fake.write_text("#!/usr/bin/env python3\nimport os, signal, sys\nM = 'AOTI-LINT-PROBE '\n" + body)
+    fake.chmod(0o755)
+    return str(fake)
+
+
+@pytest.mark.parametrize(("body", "status", "what"), [
+    ("print(M + '{\"kind\": \"eager\", \"ok\": false, \"error\": \"IndexError: x\"}', flush=True)\n"
+     "print('index out of bounds: 0 <= tmp4 < ks0', file=sys.stderr, flush=True)\n"
+     "os.kill(os.getpid(), signal.SIGABRT)\n", "failed", "SIGABRT (index out of bounds: 0 <= tmp4 < ks0)"),
+    ("print(M + '{\"kind\": \"eager\", \"ok\": true, \"shapes\": [[3]], \"nan\": 0, \"inf\": 0}')\n"
+     "print(M + '{\"kind\": \"package\", \"ok\": true, \"shapes\": [[3]], \"nan\": 0, \"inf\": 0, "
+     "\"shape_mismatch\": false, \"max_abs_diff\": 10.5, \"close\": false}')\n",
+     "failed", "returns values off by up to 10.5 from eager"),
+    ("print(M + '{\"kind\": \"eager\", \"ok\": true, \"shapes\": [[3]], \"nan\": 0, \"inf\": 0}')\n"
+     "print(M + '{\"kind\": \"package\", \"ok\": true, \"shapes\": [[3]], \"nan\": 0, \"inf\": 0, "
+     "\"shape_mismatch\": false, \"max_abs_diff\": 0.0, \"close\": true}')\n", "ran", "ran like eager"),
+    ("import time\ntime.sleep(30)\n", "failed", "no answer within 2 s (a hang)"),
+])
+def test_outcomes_are_read_from_the_child(tmp_path, body: str, status: str, what: str) -> None:
+    """A signal is a failure whatever eager does (the process dies where eager raises); values are
+    compared with the reference; a hang is killed at the probe's time limit."""
+    from analyzer import api, confirm as confirm_module
+
+    (model,) = api.load(str(FIXTURES / "gather_dyn.cpu.stripped.pt2")).models
+    probe = confirm_module.dim_probes(model)[0]
+    outcome = confirm_module.run_probe("pkg.pt2", model, probe, "ep.pt2", python=_fake_child(tmp_path, body),
+                                       timeout_s=2)
+    assert (outcome.status.value, outcome.what) == (status, what)
+
+
+@pytest.mark.torch
+def test_a_stripped_package_is_not_run() -> None:
+    code, doc = confirm(str(FIXTURES / "gather_dyn.cpu.stripped.pt2"))
+    assert {f["confirmation"]["verdict"] for f in doc["findings"]} == {"not-run"}
+    assert "stripped" in doc["confirm"]["packages"][0]["not_run"]
+    assert code == 0
+
+
+def test_no_torch_is_one_line_and_exit_2(tmp_path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'ModuleNotFoundError: No module named torch' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    result = CliRunner().invoke(cli, ["confirm", "--python", str(fake), str(FIXTURES / "gather_dyn.cpu.stripped.pt2")])
+    assert result.exit_code == 2
+    assert "needs torch" in result.output and "aoti-lint[confirm]" in result.output
+
+
+def test_check_never_runs_anything(monkeypatch) -> None:
+    """`check` and the other static commands do not import the probe runner or torch."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from analyzer.cli import main\n"
+            "try:\n    main(['check', '--exit-zero', %r])\nexcept SystemExit: pass\n"
+            "assert 'analyzer.confirm' not in sys.modules and 'analyzer.confirm_child' not in sys.modules\n"
+            % str(FIXTURES / "gather_dyn.cpu.stripped.pt2"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ})
+    assert out.returncode == 0, out.stderr
