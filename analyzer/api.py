@@ -28,6 +28,7 @@ class Options:
     ignore: tuple[str, ...] = ()
     target_device: str | None = None
     target_sm: str | None = None
+    runtime_checks: str | None = None  # "on" | "off" | None: whether production sets AOTI_RUNTIME_CHECK_INPUTS=1
     exported_program: str | None = None
     input_names: tuple[str, ...] = ()
     keep_sources: bool = False  # keep every line of the parsed sources (the HTML report shows kernels)

@@ -276,6 +276,7 @@ def _options(config: Config, reading: Reading | None = None, **extra: Any) -> An
         exclude=config.exclude,
         target_device=config.target_device,
         target_sm=config.target_sm,
+        runtime_checks=config.runtime_checks,
         exported_program=reading.exported_program,
         input_names=reading.input_names,
         pair=reading.pair,
@@ -342,6 +343,10 @@ def cli(debug: bool) -> None:
               help="The device the package will run on.")
 @click.option("--target-sm", metavar="SM", default=None,
               help="The GPU's compute capability, e.g. 80 or 90a.")
+@click.option("--runtime-checks", type=click.Choice(["on", "off"]), default=None,
+              help="Whether production runs with AOTI_RUNTIME_CHECK_INPUTS=1: on (the checks it enables "
+                   "count as enforced; only what fails anyway is reported), off (what it would check is "
+                   "reported at its consequence); default: not said, or `runtime-checks` in [tool.aoti-lint].")
 @click.option("--source-root", metavar="DIR", default=None, type=click.Path(exists=True, file_okay=False),
               help="Where the model's source files are: findings point at them when found (default: the "
                    "working directory).")
@@ -366,6 +371,7 @@ def check(
     write_baseline: str | None,
     target_device: str | None,
     target_sm: str | None,
+    runtime_checks: str | None,
     color: bool | None,
     jobs: int | None,
     statistics: bool,
@@ -390,7 +396,7 @@ def check(
     cli_values: dict[str, Any] = {
         "select": select, "ignore": ignore, "fail_on": fail_on, "target_device": target_device,
         "target_sm": target_sm, "format": fmt, "extend_select": extend_select, "extend_ignore": extend_ignore,
-        "exclude": exclude}
+        "exclude": exclude, "runtime_checks": runtime_checks}
     config = _config(reading, **cli_values)
     items, groups = _package_groups(packages, reading, cli_values, config)
     if show_settings:
@@ -424,7 +430,7 @@ def check(
     with _render_limit(config, len(result.packages)):
         text = render_statistics(config.format, findings, errors=errors) if statistics else render(
             config.format, findings, packages=result.packages, color=_use_color(color, output), rules=all_rules(),
-            errors=errors)
+            errors=errors, runtime_checks=config.runtime_checks)
     if quiet and not statistics and config.format in ("text", "concise"):
         text = _without_summary(text)
     if result.packages or not errors:  # nothing read: no report a later CI step could take for a clean run

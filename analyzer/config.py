@@ -11,6 +11,7 @@ fail-on = "warning"         # error | warning | info
 target-device = "cuda"      # cpu | cuda
 target-sm = 90              # or "90", "sm_90", "9.0", "90a"
 format = "sarif"            # text | concise | json | sarif | github | markdown
+runtime-checks = "off"      # on | off: whether production sets AOTI_RUNTIME_CHECK_INPUTS=1
 max-members = 100000        # limits on reading one package (analyzer.archive.Limits); unset keys
 max-member-size = "64M"     #   keep Limits' defaults. Sizes: bytes (an integer) or a string with
 max-total-size = "1G"       #   a binary suffix: 512K, 64M, 1G (K = 1024; KB, KiB and a trailing B
@@ -51,8 +52,9 @@ MAX_CONFIG_BYTES = 16 * 2**20  # a pyproject.toml is kilobytes; past this it is 
 FORMAT_NAMES = ("text", "concise", "json", "sarif", "github", "markdown", "rdjson", "gitlab", "junit")
 DEVICES = ("cpu", "cuda")
 LIMIT_KEYS = ("max-members", "max-member-size", "max-total-size", "max-nesting", "timeout", "max-memory")
+RUNTIME_CHECKS = ("on", "off")
 KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "fail-on", "target-device", "target-sm",
-        "format", *LIMIT_KEYS, "per-package-ignores", "accept")  # the last two: analyzer.accept
+        "format", "runtime-checks", *LIMIT_KEYS, "per-package-ignores", "accept")  # the last two: analyzer.accept
 
 
 # config key / CLI option stem -> Config (and Limits) field
@@ -78,6 +80,8 @@ class Config:
     target_device: str | None = None
     target_sm: str | None = None
     format: str = "text"
+    # Whether the deployment runs with AOTI_RUNTIME_CHECK_INPUTS=1: "on", "off", None (not said).
+    runtime_checks: str | None = None
     # Package-reading limits; None keeps the analyzer.archive.Limits default.
     max_members: int | None = None
     max_member_bytes: int | None = None
@@ -226,6 +230,8 @@ def parse_section(section: dict[str, Any], source: Path | None = None) -> Config
             config = _with_origin(config, origin, target_sm=parse_sm(section["target-sm"]))
         if "format" in section:
             config = _with_origin(config, origin, format=parse_format(section["format"]))
+        if "runtime-checks" in section:
+            config = _with_origin(config, origin, runtime_checks=parse_runtime_checks(section["runtime-checks"]))
         for key, name in LIMIT_FIELDS.items():
             if key in section:
                 config = _with_origin(config, origin, **{name: LIMIT_PARSERS[key](section[key], key)})
@@ -290,6 +296,15 @@ def parse_sm(value: Any) -> str:
     if sm is None:
         raise ConfigError(f"target-sm must be like 80 or 'sm_90a', got {value!r}")
     return capability.sm_text(sm)
+
+
+def parse_runtime_checks(value: Any, key: str = "runtime-checks") -> str:
+    """`on` / `off` (TOML booleans too: true is on)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if not isinstance(value, str) or value.strip().lower() not in RUNTIME_CHECKS:
+        raise ConfigError(f"{key} must be on or off, got {value!r}")
+    return value.strip().lower()
 
 
 def parse_format(value: Any) -> str:
@@ -392,6 +407,7 @@ def merge(
     target_device: str | None = None,
     target_sm: str | int | None = None,
     format: str | None = None,
+    runtime_checks: str | None = None,
     max_members: Any = None,
     max_member_size: Any = None,
     max_total_size: Any = None,
@@ -437,6 +453,8 @@ def merge(
         out = _with_origin(out, cli, target_sm=parse_sm(target_sm))
     if format is not None:
         out = _with_origin(out, cli, format=parse_format(format))
+    if runtime_checks is not None:
+        out = _with_origin(out, cli, runtime_checks=parse_runtime_checks(runtime_checks, "--runtime-checks"))
     cli_limits = {"max-members": max_members, "max-member-size": max_member_size,
                   "max-total-size": max_total_size, "max-nesting": max_nesting, "timeout": timeout,
                   "max-memory": max_memory}

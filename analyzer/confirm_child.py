@@ -47,7 +47,7 @@ def _flat(value: Any) -> list[Any]:
 def _summary(torch: Any, outputs: list[Any]) -> dict[str, Any]:
     tensors = [t for t in outputs if isinstance(t, torch.Tensor)]
     floats = [t for t in tensors if t.is_floating_point() and t.numel()]
-    return {"shapes": [list(t.shape) for t in tensors],
+    return {"shapes": [list(t.shape) for t in tensors], "numel": int(sum(t.numel() for t in tensors)),
             "nan": int(sum(int(torch.isnan(t).sum()) for t in floats)),
             "inf": int(sum(int(torch.isinf(t).sum()) for t in floats))}
 

@@ -24,6 +24,7 @@ from typing import Iterable, Sequence
 from . import intervals
 from . import witness as W
 from .findings import Finding
+from .input_layout import stride_text
 from .model import Dim, DimRef, Enforcement, Evidence, Model, span
 
 
@@ -71,6 +72,9 @@ class InputContract:
     device: str | None
     dtype_enforced: Enforcement
     dims: tuple[DimContract, ...]
+    # The compiled strides (as model.Input's) and who rejects another layout.
+    strides: tuple[int | str | None, ...] | None = None
+    layout_enforced: Enforcement = Enforcement.NONE
 
     @property
     def display(self) -> str:
@@ -116,7 +120,8 @@ def build(package: str, model: Model, findings: Iterable[Finding] = ()) -> Contr
     for inp in model.inputs:
         dims = tuple(_dim_contract(model, inp.index, d) for d in inp.dims)
         contract.inputs.append(InputContract(inp.index, inp.name, inp.user_name, inp.dtype, inp.device,
-                                             gate if (inp.dtype or inp.device) else Enforcement.NONE, dims))
+                                             gate if (inp.dtype or inp.device) else Enforcement.NONE, dims,
+                                             inp.strides, Enforcement(inp.layout_enforced)))
     for f in findings:
         if f.model != model.name or f.code not in GUARDED_CODES or f.code == "AOTI002":
             continue  # AOTI002 is the compiled range, checked per dim below
@@ -239,6 +244,9 @@ def render_text(contracts: Sequence[Contract]) -> str:
             alias = f" ({inp.name})" if inp.user_name and inp.user_name != inp.name else ""
             lines.append(f"  input {inp.index} {inp.display}{alias}: dtype {inp.dtype or '?'}, device "
                          f"{inp.device or c.device or '?'} (checked: {WHO_CHECKS[inp.dtype_enforced]})")
+            if inp.strides is not None:
+                lines.append(f"    strides {stride_text(_shown_strides(c, inp.strides))} "
+                             f"(checked: {WHO_CHECKS[inp.layout_enforced]})")
             width = max((len(d.display) for d in inp.dims), default=0)
             for d in inp.dims:
                 declared = ""
@@ -247,11 +255,16 @@ def render_text(contracts: Sequence[Contract]) -> str:
                 tied = f", must equal {d.tied_expr}" if d.tied_expr else ""
                 lines.append(f"    {d.display:<{width}}  {d.compiled}{declared}{tied}  "
                              f"(checked: {WHO_CHECKS[d.enforced]})")
-        if c.conditions:
+        layouts = [inp for inp in c.inputs if inp.strides is not None and inp.layout_enforced != Enforcement.ALWAYS]
+        if c.conditions or layouts:
             lines.append("  calls the package does not reject by default, and what happens:")
             for cond in c.conditions:
                 code = f" [{cond.code}]" if cond.code else ""
                 lines.append(f"    {_condition_text(c, cond.expr)}: {cond.reason}{code}")
+            for inp in layouts:
+                dtype = f" or not {inp.dtype}" if inp.dtype else ""
+                lines.append(f"    {inp.display} with strides other than {stride_text(_shown_strides(c, inp.strides))}{dtype}: "
+                             f"the kernels index it as compiled and read the wrong elements [AOTI019]")
         for text in c.skipped:
             lines.append(f"  not checkable from shapes: {text}")
         lines.append("")
@@ -272,6 +285,10 @@ def _condition_text(c: Contract, expr: str) -> str:
         return expr
 
 
+def _shown_strides(c: Contract, strides: Sequence[int | str | None]) -> tuple[int | str | None, ...]:
+    return tuple(s if s is None or isinstance(s, int) else _condition_text(c, s) for s in strides)
+
+
 def render_json(contracts: Sequence[Contract]) -> str:
     out = {"schema": "aoti-lint.contract/1", "models": []}
     for c in contracts:
@@ -281,7 +298,9 @@ def render_json(contracts: Sequence[Contract]) -> str:
                         "device": i.device, "dtype_enforced": i.dtype_enforced.value,
                         "dims": [{"dim": d.dim, "value": d.value, "min": d.min, "max": d.max,
                                   "declared_min": d.declared_min, "declared_max": d.declared_max,
-                                  "enforced": d.enforced.value, "tied": d.tied_expr} for d in i.dims]}
+                                  "enforced": d.enforced.value, "tied": d.tied_expr} for d in i.dims],
+                        "strides": list(_shown_strides(c, i.strides)) if i.strides is not None else None,
+                        "layout_enforced": i.layout_enforced.value}
                        for i in c.inputs],
             "conditions": [{"kind": k.kind.value, "code": k.code, "input": k.ref.input, "dim": k.ref.dim,
                             "when": _condition_text(c, k.expr), "reason": k.reason} for k in c.conditions],
@@ -336,8 +355,8 @@ _PRELUDE = '''\
 
 `check_inputs(*args, **kwargs)` takes the model's inputs in order (or by name) and raises ValueError
 when the package would fail on them without rejecting them itself (it checks its compiled ranges only
-with AOTI_RUNTIME_CHECK_INPUTS=1). Inputs are anything with `.shape`; `.dtype` and `.device` are
-checked when present. No dependencies.
+with AOTI_RUNTIME_CHECK_INPUTS=1). Inputs are anything with `.shape`; `.dtype`, `.device` and the
+strides (`.stride()`) are checked when present. No dependencies.
 """
 
 from math import ceil, floor, trunc
@@ -355,14 +374,34 @@ def _device_type(device):
     return str(getattr(device, "type", device)).split(":", 1)[0]
 
 
+class _Shape(tuple):
+    """An input's shape, with its strides (None: the value has no `.stride()`)."""
+
+    def __new__(cls, shape, strides):
+        self = super().__new__(cls, shape)
+        self.strides = strides
+        return self
+
+
+def _check_strides(name, shape, expected):
+    """The kernels index the input with the strides it was compiled for: another layout (a transposed
+    or sliced view, channels_last) reads the wrong elements. A dim of size 1 may have any stride."""
+    if shape.strides is None or 0 in shape:
+        return
+    for size, got, want in zip(shape, shape.strides, expected):
+        if want is not None and size > 1 and got != want:
+            raise ValueError("input %r must have strides %r (the layout the package was compiled for), got %r: "
+                             "pass %s.contiguous()" % (name, tuple(expected), shape.strides, name))
+
+
 def _shapes(specs, args, kwargs):
     """One tuple of ints per input, after the count, rank, dtype and device checks."""
     if len(args) > len(specs):
         raise ValueError("expected %d inputs, got %d" % (len(specs), len(args)))
     values = list(args) + [None] * (len(specs) - len(args))
     for key, value in kwargs.items():
-        for i, (names, _, _, _) in enumerate(specs):
-            if key in names:
+        for i, spec in enumerate(specs):
+            if key in spec[0]:
                 if values[i] is not None:
                     raise ValueError("input %r given twice" % key)
                 values[i] = value
@@ -383,7 +422,8 @@ def _shapes(specs, args, kwargs):
             raise ValueError("input %r must be %s, got %s" % (names[0], dtype, _dtype_name(value.dtype)))
         if device is not None and hasattr(value, "device") and _device_type(value.device) != device:
             raise ValueError("input %r must be on %s, got %s" % (names[0], device, _device_type(value.device)))
-        shapes.append(shape)
+        stride = getattr(value, "stride", None)
+        shapes.append(_Shape(shape, tuple(int(v) for v in stride()) if callable(stride) else None))
     return shapes
 
 
@@ -457,5 +497,15 @@ def _python_function(c: Contract, name: str) -> str:
         suffix = f": {cond.reason}{code}"
         lines.append(f"    if _fails(lambda: {test}):\n")
         lines.append(f"        raise ValueError({prefix!r} + str(s[{cond.ref.input}][{cond.ref.dim}]) + {suffix!r})\n")
+    # Strides after the sizes: a wrong size is the first thing to say.
+    for inp in c.inputs:
+        if inp.strides is None:
+            continue
+        try:
+            expected = [repr(v) if v is None or isinstance(v, int) else _emit(_parse(v), mapping) for v in inp.strides]
+        except ValueError as exc:
+            lines.append(f"    # strides of input {inp.index} not checked ({str(exc)!r})\n")
+            continue
+        lines.append(f"    _check_strides({inp.display!r}, s[{inp.index}], ({', '.join(expected)},))\n")
     lines.append("    return None\n")
     return "".join(lines)

@@ -13,7 +13,7 @@ import contextlib
 import re
 from collections import defaultdict
 
-from . import buffers, intervals, reads, storebounds
+from . import buffers, input_layout, intervals, reads, storebounds
 from .archive import poll
 from .findings import Location
 from .kernels import KernelFacts, index_node
@@ -74,7 +74,8 @@ class _Linker:
         self._inputs()
         if self.annotate is not None:
             self.annotate(self.model)
-        self._symbols()
+        self._symbols()  # then each input's strides, over the root symbols (input_layout)
+        input_layout.annotate(self.model, self.w, self._resolve)
         self._ties()
         self._launches()
         self.buffers = buffers.BufferRanges(self.model, self.w, self.kfacts, self.producers, self._canonical,
@@ -103,8 +104,7 @@ class _Linker:
                     dim = dims.setdefault(decl.dim, Dim(dim=decl.dim))
                     if dim.symbol is None:
                         dim.symbol = decl.name
-            # A dim equal to another input's dim gets no `int64_t` of its own; the gated
-            # assert_size_stride(argN_1, {s17, 8L}, ...) names the symbol it shares.
+            # A dim equal to another's has no `int64_t`: assert_size_stride(argN_1, {s17, 8L}, ...) names its symbol.
             for sa in w.size_asserts:
                 if sa.tensor != name:
                     continue

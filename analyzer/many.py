@@ -188,7 +188,8 @@ def check_one(target: Target, options: Options, keep_going: bool = True) -> Outc
         if not keep_going:
             raise
         return Outcome(error=PackageError(target.path, _one_line(exc)))
-    ctx = rules.Context(target_device=options.target_device, target_sm=options.target_sm, package=target.path)
+    ctx = rules.Context(target_device=options.target_device, target_sm=options.target_sm, package=target.path,
+                        runtime_checks=options.runtime_checks)
     selected = rules.select_rules(options.select, options.ignore)
     with _unexpected(f"{target.path} (rules)"), archive.polling(deadline):
         found = rules.run_rules(package, selected, ctx)  # with each finding's source and headline

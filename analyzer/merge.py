@@ -27,6 +27,8 @@ class Merged:
     kind: str  # "json" or "sarif"
     doc: dict[str, Any]
     severities: list[Severity] = field(default_factory=list)  # one per finding, for the exit code
+    # One per finding: whether `aoti-lint confirm` confirmed it (`merge --confirmed-only` gates on these).
+    confirmed: list[bool] = field(default_factory=list)
     errors: int = 0  # packages the merged runs could not read
 
     def text(self) -> str:
@@ -77,11 +79,20 @@ def merge(paths: list[str]) -> Merged:
         severities = [_severity(path, f.get("severity") if isinstance(f, dict) else None, table)
                       for path, doc in docs for f in doc["findings"]]
         out: dict[str, Any] = {"schema": JSON_SCHEMA, "findings": findings}
+        # The deployment setting the shards assumed: kept when they agree, "mixed" when they do not.
+        settings = {doc.get("runtime_checks") for _, doc in docs if isinstance(doc.get("runtime_checks"), str)}
+        if settings:
+            out = {"schema": JSON_SCHEMA, "runtime_checks": settings.pop() if len(settings) == 1 else "mixed",
+                   "findings": findings}
         if errors:
             out["errors"] = errors
-        return Merged("json", out, severities, len(errors))
+        runs = [doc["confirm"] for _, doc in docs if isinstance(doc.get("confirm"), dict)]
+        if runs:  # confirm reports keep what they ran
+            out["confirm"] = {"ran": True, "packages": [p for run in runs for p in run.get("packages") or []]}
+        return Merged("json", out, severities, errors=len(errors), confirmed=[_confirmed(f) for f in findings])
     runs: list[Any] = []
     severities = []
+    confirmed: list[bool] = []
     errors_n = 0
     for path, doc in docs:
         for run in doc["runs"]:
@@ -91,10 +102,17 @@ def merge(paths: list[str]) -> Merged:
             for result in run.get("results") or []:
                 level = result.get("level", "warning") if isinstance(result, dict) else None
                 severities.append(_severity(path, level, SARIF_LEVELS))
+                confirmed.append(_confirmed(result.get("properties") if isinstance(result, dict) else None))
             for invocation in run.get("invocations") or []:
                 if isinstance(invocation, dict):
                     errors_n += sum(1 for n in invocation.get("toolExecutionNotifications") or []
                                     if isinstance(n, dict) and n.get("level") == "error")
     base = dict(docs[0][1])
     base["runs"] = runs
-    return Merged("sarif", base, severities, errors_n)
+    return Merged("sarif", base, severities, errors=errors_n, confirmed=confirmed)
+
+
+def _confirmed(holder: Any) -> bool:
+    """Whether a finding (JSON) or a SARIF result's properties carry a `confirmed` verdict."""
+    confirmation = holder.get("confirmation") if isinstance(holder, dict) else None
+    return isinstance(confirmation, dict) and confirmation.get("verdict") == "confirmed"

@@ -142,6 +142,19 @@ class Input:
     # False where nothing checks the input's sizes (torch 2.6): its dims are those the code reads,
     # so the tensor may have more.
     rank_known: bool = True
+    # The strides the code was compiled for, one per dim: an int (check_input_N's `8 != arg0_1_stride[0]`),
+    # an expression over root size symbols (run_impl's `assert_size_stride(arg0_1, {s77, s27}, {s27, 1L})`,
+    # torch >= 2.13) or None where the package records none; None when it records no stride at all.
+    # Every kernel indexes the input with these: another layout reads the wrong elements.
+    strides: tuple[int | str | None, ...] | None = None
+    # Who rejects another layout (or dtype): the same gate as the size checks, ENV by default.
+    layout_enforced: Enforcement = Enforcement.NONE
+    layout_location: Location | None = None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "layout_enforced":
+            value = Enforcement(value)
+        object.__setattr__(self, name, value)
 
     @property
     def display(self) -> str:

@@ -97,6 +97,7 @@ def render(config: Config, title: str | None = None) -> str:
         ("target-device", config.target_device, config.origin("target_device")),
         ("target-sm", config.target_sm, config.origin("target_sm")),
         ("format", config.format, config.origin("format")),
+        ("runtime-checks", getattr(config, "runtime_checks", None), config.origin("runtime_checks")),
     ]
     for key, name in LIMIT_FIELDS.items():  # Limits' fields are named as Config's
         rows.append((key, getattr(limits, name), config.origin(name)))

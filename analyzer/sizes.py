@@ -14,7 +14,12 @@ recorded minimum (`min=None`) can be 0 (the check has no lower end to reject it 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .model import Dim, Enforcement
+
+if TYPE_CHECKING:
+    from .model import Package
 
 # Inductor's CUDA codegen records 2**31 - 1 as the max of some dims (32-bit indexing), not a user bound.
 INT32_MAX = 2**31 - 1
@@ -76,3 +81,37 @@ def unbounded(dim: Dim) -> bool:
     """No real upper bound: none compiled nor declared, or only the 32-bit indexing limit."""
     high = effective_max(dim)
     return high is None or high >= INT32_MAX
+
+
+def enforced_as_deployed(enforcement: Enforcement, runtime_checks: str | None) -> Enforcement:
+    """Who runs a check in the deployment: with `runtime_checks == "on"` (production sets
+    AOTI_RUNTIME_CHECK_INPUTS=1) the checks the variable enables run at every call; otherwise the
+    package's own answer (ENV stays ENV: `off` changes severities, not what the package checks)."""
+    if runtime_checks == "on" and enforcement == Enforcement.ENV:
+        return Enforcement.ALWAYS
+    return enforcement
+
+
+def as_deployed(package: "Package", runtime_checks: str | None) -> "Package":
+    """The package as the deployment runs it, for the rules: every enforcement (a dim's range, a tie,
+    a derived-dim relation, an input's layout and dtype) through `enforced_as_deployed`. Unchanged
+    (the same object) unless `runtime_checks == "on"`; otherwise a copy of the models' inputs and
+    relations, so that every query here and in the rules sees the checks the variable enables as
+    always run, and inspect/contract keep showing the package's own gates."""
+    if runtime_checks != "on":
+        return package
+    from dataclasses import replace
+
+    def deployed(e: Enforcement) -> Enforcement:
+        return enforced_as_deployed(e, runtime_checks)
+
+    models = []
+    for model in package.models:
+        inputs = [replace(inp, dims=[replace(d, enforced=deployed(d.enforced), tie_enforced=deployed(d.tie_enforced))
+                                     for d in inp.dims],
+                          layout_enforced=deployed(inp.layout_enforced))
+                  for inp in model.inputs]
+        relations = [replace(r, enforced=deployed(r.enforced)) for r in model.relations]
+        models.append(replace(model, inputs=inputs, relations=relations,
+                              checks_gated=False if model.checks_gated else model.checks_gated))
+    return replace(package, models=models)

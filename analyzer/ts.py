@@ -195,10 +195,11 @@ def descendants(node: Node, kind: str) -> Iterator[Node]:
         stack.extend(reversed(n.named_children))
 
 
-def size_check(node: Node) -> dict[str, Node] | None:
+def size_check(node: Node, suffix: str = "_size") -> dict[str, Node] | None:
     """check_input_N's size check `if (arg0_1_size[0] < 2)` (min), `if (arg0_1_size[0] > 64)` (max),
     `if (8 != arg0_1_size[1])` or `if (arg0_1_size[1] != 8)` (exact) as {"check", "sizes", "dim",
-    "operator", "limit"}: `sizes` the `<input>_size` array, `dim` its one literal index; else None."""
+    "operator", "limit"}: `sizes` the `<input>_size` array, `dim` its one literal index; else None.
+    With `suffix="_stride"`: the stride check `if (8 != arg0_1_stride[0])` of the same function."""
     if node.type != "if_statement":
         return None
     condition = node.child_by_field_name("condition")
@@ -217,7 +218,7 @@ def size_check(node: Node) -> dict[str, Node] | None:
     else:
         return None
     array, indices = element.child_by_field_name("argument"), element.child_by_field_name("indices")
-    if array is None or array.type != "identifier" or not text(array).endswith("_size") or indices is None \
+    if array is None or array.type != "identifier" or not text(array).endswith(suffix) or indices is None \
             or indices.type != "subscript_argument_list":
         return None
     inner = indices.named_children

@@ -52,6 +52,10 @@ class InputCheck:
     dtype: str | None = None
     device: str | None = None
     location: Location | None = None
+    # `if (8 != arg0_1_stride[0])`: the strides the code was compiled for, by dim. Inductor checks
+    # only the static ones here; a stride in size symbols is in run_impl's assert_size_stride.
+    strides: dict[int, int] = field(default_factory=dict)
+    stride_location: Location | None = None   # the first stride check
 
 
 @dataclass
@@ -181,6 +185,13 @@ def _check_input(facts: WrapperFacts, index: int, body: ts.Node, function: ts.No
         dim = check.dims.setdefault(dim_index, DimCheck())
         dim.location = dim.location or _loc(facts.path, m["check"])
         setattr(dim, _CHECK_FIELD[ts.text(m["operator"])], limit)
+    for m in filter(None, (ts.size_check(n, "_stride") for n in ts.descendants(body, "if_statement"))):
+        strides, value, dim_index = ts.text(m["sizes"]), ts.integer(m["limit"]), ts.integer(m["dim"])
+        if value is None or dim_index is None or ts.text(m["operator"]) != "!=" \
+                or only is not None and strides != f"{only}_stride":
+            continue
+        check.strides.setdefault(dim_index, value)
+        check.stride_location = check.stride_location or _loc(facts.path, m["check"])
     for m in ts.matches("declarations", body):
         name = ts.text(m["name"])
         value = ts.text(m["value"])

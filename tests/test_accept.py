@@ -50,7 +50,7 @@ def test_accepted_finding_is_shown_and_does_not_fail(project: Path) -> None:
     accepted = [f for f in findings if "accepted" in f]
     assert [(f["code"], f["input"], f["dim"]) for f in accepted] == [("AOTI001", 0, 0)]
     assert accepted[0]["accepted"] == "the server rejects empty batches before the model"
-    assert len(findings) == 3  # nothing dropped
+    assert len(findings) == 4  # nothing dropped (AOTI001, AOTI002 x2, AOTI019)
     assert code == 0  # the only error is accepted
     assert run("--fail-on", "warning", "ranker.pt2").exit_code == 1  # the warnings still count
 
@@ -70,7 +70,7 @@ def test_every_format_marks_it(project: Path, fmt: str, needle: str) -> None:
     out = run("--format", fmt, "ranker.pt2").stdout
     assert needle in out
     if fmt in ("text", "concise"):
-        assert out.rstrip().endswith("in 1 package (1 accepted).")
+        assert out.rstrip().endswith("in 1 package (1 accepted; runtime checks: unset).")
     if fmt == "github":
         assert "title=AOTI001 empty-index-bound (accepted)" in out and "::error " not in out
 
@@ -92,9 +92,9 @@ def test_sarif_suppression(project: Path) -> None:
 def test_per_package_ignores(project: Path) -> None:
     findings, _ = _findings("--fail-on", "info", "legacy_a.pt2", "ranker.pt2")
     legacy = sorted(f["code"] for f in findings if f["package"] == "legacy_a.pt2")
-    assert legacy == ["AOTI004"]  # AOTI002 and AOTI005 are off for legacy_*.pt2
+    assert legacy == ["AOTI004", "AOTI019"]  # AOTI002 and AOTI005 are off for legacy_*.pt2
     ranker = sorted(f["code"] for f in findings if f["package"] == "ranker.pt2")
-    assert ranker == ["AOTI001", "AOTI002", "AOTI002"]  # other packages keep every rule
+    assert ranker == ["AOTI001", "AOTI002", "AOTI002", "AOTI019"]  # other packages keep every rule
 
 
 def test_unused_accept_entry_is_reported(project: Path) -> None:
@@ -110,7 +110,8 @@ def test_unused_accept_entry_is_reported(project: Path) -> None:
 def test_accepted_findings_are_not_baselined(project: Path) -> None:
     assert run("--write-baseline", "base.json", "ranker.pt2").exit_code == 0
     entries = json.loads((project / "base.json").read_text())["entries"]
-    assert sorted(e["rule"] for e in entries) == ["unenforced-lower-bound", "unenforced-lower-bound"]
+    assert sorted(e["rule"] for e in entries) == ["unchecked-input-layout", "unenforced-lower-bound",
+                                                       "unenforced-lower-bound"]
     findings, code = _findings("--baseline", "base.json", "--fail-on", "info", "ranker.pt2")
     assert [f["code"] for f in findings] == ["AOTI001"] and findings[0]["accepted"] and code == 0
 

@@ -39,7 +39,7 @@ def _real(case: Case, rule) -> None:
         pytest.skip(f"{path} missing")
     exported = None if case.exported is None else str(REPO / case.exported)
     options = api.Options(select=(rule.name,), target_device=case.target_device, target_sm=case.target_sm,
-                          exported_program=exported)
+                          exported_program=exported, runtime_checks=case.runtime_checks)
     api.lint(str(path), options)
     # With the exported program beside the package too: headlines then name the user's module.
     beside = path.with_name(path.name.split(".")[0] + ".ep.pt2")

@@ -150,7 +150,7 @@ def test_bare_package_means_check(fake: Calls) -> None:
     result = run("a.pt2", "b.pt2")
     assert result.exit_code == 0, result.output
     assert fake.lint[0][0] == ["a.pt2", "b.pt2"]
-    assert result.stdout == "All checks passed.\n"
+    assert result.stdout == "All checks passed (runtime checks: unset).\n"
 
 
 def test_bare_with_options_first(fake: Calls) -> None:
@@ -265,7 +265,7 @@ def test_pyproject_config_and_cli_wins(fake: Calls, tmp_path: Path, monkeypatch:
     assert result.exit_code == 1  # fail-on = "warning" from the file
     assert json.loads(result.stdout)["schema"] == "aoti-lint.check/1"  # format from the file
     result = run("check", "a.pt2", "--format", "concise", "--fail-on", "error")
-    assert result.exit_code == 0 and result.stdout.endswith("in 1 package.\n")
+    assert result.exit_code == 0 and result.stdout.endswith("in 1 package (runtime checks: unset).\n")
 
 
 def test_output_file(fake: Calls, tmp_path: Path) -> None:

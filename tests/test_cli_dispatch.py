@@ -12,7 +12,7 @@ from analyzer.cli import cli
 
 from conftest import FIXTURES
 
-PKG = FIXTURES / "gather_static.cpu.stripped.pt2"  # clean: exit 0
+PKG = FIXTURES / "gather_static.cpu.stripped.pt2"  # clean when the deployment sets AOTI_RUNTIME_CHECK_INPUTS
 
 
 def run(*args: str):
@@ -48,15 +48,15 @@ def test_missing_path_is_a_missing_package() -> None:
 def test_existing_path_always_means_a_package(tmp_path: Path) -> None:
     # A package whose name is a typo of a command still is a package when it exists.
     (tmp_path / "insepct").write_bytes(PKG.read_bytes())
-    result = run("insepct")
+    result = run("insepct", "--runtime-checks", "on")
     assert result.exit_code == 0, result.output
-    assert result.stdout == "All checks passed.\n"
+    assert result.stdout == "All checks passed (runtime checks: on).\n"
 
 
 def test_commands_still_win_and_options_go_to_check() -> None:
     assert run("rules").exit_code == 0
-    result = run("--fail-on", "info", str(PKG))
-    assert result.exit_code == 0 and result.stdout == "All checks passed.\n"
+    result = run("--fail-on", "info", "--runtime-checks", "on", str(PKG))
+    assert result.exit_code == 0 and result.stdout == "All checks passed (runtime checks: on).\n"
 
 
 def test_help_states_the_exit_codes() -> None:

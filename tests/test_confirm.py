@@ -72,7 +72,7 @@ def test_an_empty_reduction_returns_where_eager_raises(fresh_cpu_package) -> Non
     found = verdicts(doc)
     assert found["AOTI005"] == ["confirmed"] and found["AOTI004"] == ["confirmed"], found
     reduction = next(f for f in doc["findings"] if f["code"] == "AOTI005")["confirmation"]["outcome"]
-    assert reduction["what"].startswith("returns where eager raises"), reduction
+    assert reduction["what"].startswith("returns NaN/inf where eager raises"), reduction
     assert code == 0  # both are warnings: below the default --fail-on error
 
 
@@ -109,7 +109,7 @@ def test_text_says_it_ran_the_package(fresh_cpu_package) -> None:
     result = CliRunner().invoke(cli, ["confirm", path, "--exported-program", _ep(path), "--fail-on", "warning"])
     assert result.exit_code == 1
     assert result.stdout.startswith("aoti-lint confirm (this RUNS the package")
-    assert "  confirmed: returns where eager raises" in result.stdout
+    assert "  confirmed: returns NaN/inf where eager raises" in result.stdout
 
 
 def _fake_child(tmp_path: Path, body: str) -> str:
@@ -174,3 +174,24 @@ def test_check_never_runs_anything(monkeypatch) -> None:
             % str(FIXTURES / "gather_dyn.cpu.stripped.pt2"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ})
     assert out.returncode == 0, out.stderr
+
+
+def test_merge_gates_on_confirmed_findings_only(tmp_path) -> None:
+    """A saved confirm report gates a later job: `merge --confirmed-only` counts confirmed findings."""
+    from analyzer.report import render
+    from analyzer import api
+
+    findings = api.lint([str(FIXTURES / "gather_dyn.cpu.stripped.pt2")]).findings
+    doc = json.loads(render("json", findings))
+    for f in doc["findings"]:
+        f["confirmation"] = {"verdict": "not-reproduced", "probe": f["witness"], "outcome": None, "reason": None}
+    report = tmp_path / "confirm.json"
+    report.write_text(json.dumps(doc))
+    merged = CliRunner().invoke(cli, ["merge", str(report)])
+    assert merged.exit_code == 1  # the AOTI001 error, confirmed or not
+    assert CliRunner().invoke(cli, ["merge", "--confirmed-only", str(report)]).exit_code == 0
+    doc["findings"][0]["confirmation"]["verdict"] = "confirmed"
+    report.write_text(json.dumps(doc))
+    assert doc["findings"][0]["severity"] == "error"
+    assert CliRunner().invoke(cli, ["merge", "--confirmed-only", str(report)]).exit_code == 1
+    CHECK_SCHEMA.validate(json.loads(merged.stdout))

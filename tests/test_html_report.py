@@ -187,7 +187,7 @@ def test_accepted_findings_are_marked_and_exit_is_zero(tmp_path: Path, monkeypat
     assert result.exit_code == 0  # a page, not a gate
     text = (tmp_path / "r.html").read_text()
     assert '<article class="finding error accepted"' in text and "accepted: rejected upstream" in text
-    assert "(1 accepted)" in text
+    assert "(1 accepted; runtime checks: unset)" in text
 
 
 def test_missing_package_is_one_line_exit_2(tmp_path: Path) -> None:

@@ -301,12 +301,12 @@ def test_text_header_and_summary() -> None:
     )
     assert "    -> s77 = arg0_1_size[0] (line 855)" in text
     assert "  witness: arg0_1.shape = (0, 8), arg1_1.shape = (3,)" in text
-    assert text.endswith("Found 2 errors, 2 warnings, 1 info in 3 packages.\n")
+    assert text.endswith("Found 2 errors, 2 warnings, 1 info in 3 packages (runtime checks: unset).\n")
 
 
 def test_summary_wording() -> None:
-    assert summary([], ["a"]) == "All checks passed."
-    assert summary(FINDINGS[:1], ["a"]) == "Found 1 error, 0 warnings, 0 infos in 1 package."
+    assert summary([], ["a"]) == "All checks passed (runtime checks: unset)."
+    assert summary(FINDINGS[:1], ["a"]) == "Found 1 error, 0 warnings, 0 infos in 1 package (runtime checks: unset)."
 
 
 def test_json_contract() -> None:

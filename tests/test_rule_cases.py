@@ -49,7 +49,8 @@ def _edited(case: Case, tmp_path: Path) -> Path:
 
 def _findings(rule: type[Rule], case: Case, tmp_path: Path):
     options = api.Options(select=(rule.name,), target_device=case.target_device, target_sm=case.target_sm,
-                          exported_program=None if case.exported is None else str(_path(case.exported)))
+                          exported_program=None if case.exported is None else str(_path(case.exported)),
+                          runtime_checks=case.runtime_checks)
     return api.lint(str(_edited(case, tmp_path)), options).findings
 
 

@@ -93,8 +93,8 @@ def test_embedding_bag_is_quiet_but_for_the_contract():
     records = _records("bag")
     for label in ("n=0", "n=1", "b=0", "b=1"):
         assert records[label]["aoti"]["ok"] and records[label]["eager"]["ok"], label
-    assert _codes("bag") == ["AOTI002", "AOTI002"]
-    assert {f.severity for f in _lint("bag")} == {Severity.WARNING}
+    assert _codes("bag") == ["AOTI002", "AOTI002", "AOTI019"]   # and the layout every package shares (info)
+    assert {f.severity for f in _lint("bag") if f.code != "AOTI019"} == {Severity.WARNING}
 
 
 def test_nn_tfm_cuda_reads_past_its_position_table():

@@ -98,4 +98,4 @@ def test_gpt_neox_and_bloom_run_at_every_probed_size() -> None:
     does, and aoti-lint says nothing beyond AOTI002's unchecked minimum."""
     for name in ("gpt_neox", "bloom"):
         assert _record(name, "seq=max+1")["aoti"]["ok"]
-        assert _codes(name) <= {"AOTI002"}
+        assert _codes(name) <= {"AOTI002", "AOTI019"}  # AOTI019: info, the layout every package shares

@@ -30,6 +30,11 @@ class EmptyReduce(torch.nn.Module):
         return x.amax(dim=0) + x.mean(dim=0)
 
 
+class GatherSum(torch.nn.Module):
+    def forward(self, x, idx):
+        return x[idx] * 2 + x.sum(0)
+
+
 class IndexPut(torch.nn.Module):
     def forward(self, x, idx, v):
         return x.index_put((idx,), v)
@@ -41,6 +46,7 @@ def specs():
         "gather_dyn": (Gather, (torch.randn(6, 8), torch.tensor([0, 2, 5])), ({0: n}, {0: m})),
         "pos_embedding": (PosEmbedding, (torch.randn(2, 10, 16),), ({1: seq},)),
         "empty_reduce": (EmptyReduce, (torch.randn(6, 5),), ({0: n},)),
+        "gather_sum": (GatherSum, (torch.randn(6, 8), torch.tensor([0, 2, 5])), ({0: n}, {0: m})),
         "index_put": (IndexPut, (torch.randn(6, 8), torch.tensor([0, 2, 5]), torch.randn(3, 8)),
                       ({0: n}, {0: m}, {0: m})),
     }

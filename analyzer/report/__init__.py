@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from ..findings import Finding, PackageError
 from . import concise, github, gitlab, json, junit, markdown, rdjson, sarif, text
-from ._common import ordered
+from ._common import RUNTIME_CHECKS, ordered
 
 Renderer = Callable[..., str]
 
@@ -37,14 +37,20 @@ def render(
     color: bool = False,
     rules: Sequence[type] | None = None,
     errors: Sequence[PackageError] = (),
+    runtime_checks: str | None = None,
 ) -> str:
     """`FORMATS[fmt](...)` over the findings in report order (`_common.ordered`: by package, then
-    severity, then location), with a ValueError naming the formats for an unknown one."""
+    severity, then location), with a ValueError naming the formats for an unknown one.
+    `runtime_checks`: the deployment setting the findings assume ("on", "off"; None: unset)."""
     try:
         renderer = FORMATS[fmt]
     except KeyError:
         raise ValueError(f"unknown format {fmt!r} (use {', '.join(FORMATS)})") from None
-    return renderer(ordered(findings), packages=packages, color=color, rules=rules, errors=errors)
+    token = RUNTIME_CHECKS.set(runtime_checks or "unset")
+    try:
+        return renderer(ordered(findings), packages=packages, color=color, rules=rules, errors=errors)
+    finally:
+        RUNTIME_CHECKS.reset(token)
 
 
 def render_statistics(fmt: str, findings: Sequence[Finding], *, errors: Sequence[PackageError] = ()) -> str:

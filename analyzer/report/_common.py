@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from contextvars import ContextVar
 from typing import Iterable, Sequence
 
 from ..findings import Finding, Severity
@@ -38,12 +39,18 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+# The deployment setting the findings assume (`check --runtime-checks on|off`): "on", "off" or "unset".
+# `render` sets it for the reporters; every report says it (summary line, JSON, SARIF, markdown).
+RUNTIME_CHECKS: ContextVar[str] = ContextVar("runtime_checks", default="unset")
+
+
 def summary(findings: Sequence[Finding], packages: Sequence[object], errors: Sequence[object] = ()) -> str:
-    """`Found 1 error, 0 warnings, 2 infos in 1 package.` or `All checks passed.`, with
-    ` (N accepted)` before the period when findings were accepted on purpose, then
-    `N packages could not be read.` when some could not."""
+    """`Found 1 error, 0 warnings, 2 infos in 1 package (runtime checks: unset).` or `All checks
+    passed (runtime checks: unset).`, with `N accepted; ` in the parenthesis when findings were accepted
+    on purpose, then `N packages could not be read.` when some could not."""
     accepted = sum(1 for f in findings if f.accepted)
-    note = f" ({accepted} accepted)" if accepted else ""
+    note = f" ({accepted} accepted; runtime checks: {RUNTIME_CHECKS.get()})" if accepted else \
+        f" (runtime checks: {RUNTIME_CHECKS.get()})"
     unread = f" {plural(len(errors), 'package')} could not be read." if errors else ""
     if len(findings) == accepted:
         return ("All checks passed" if packages or not errors else "Nothing checked") + f"{note}." + unread

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from .. import source
+from ..input_layout import stride_text
 from ..model import Assertion, Dim, Input, Model, Package, Relation, span
 from ..messages import CHECKED_CELL
 from ._common import location_json
@@ -39,7 +40,10 @@ def _input_json(inp: Input, relations: dict | None = None) -> dict:
     out["dtype"] = inp.dtype
     out["device"] = inp.device
     out["dims"] = [_dim_json(d, (relations or {}).get((inp.index, d.dim))) for d in inp.dims]
+    out["strides"] = list(inp.strides) if inp.strides is not None else None
+    out["layout_enforced"] = inp.layout_enforced
     return out
+
 
 
 def _assertion_json(a: Assertion, attributor: "source.Attributor | None" = None) -> dict:
@@ -161,6 +165,11 @@ def render_text(package: Package, color: bool = False) -> str:
                              str(dim.dim), dim.symbol or "-", _range(dim) + declared,
                              CHECKED_CELL[dim.enforced]])
         out.extend("    " + line for line in _table(rows))
+        laid = [inp for inp in model.inputs if inp.strides is not None]
+        if laid:
+            out.append("  layout: " + ", ".join(
+                f"{inp.display} {inp.dtype or '?'} strides {stride_text(inp.strides)} "
+                f"({CHECKED_CELL[inp.layout_enforced]})" for inp in laid))
         if model.constants:
             out.append(f"  constants ({len(model.constants)}): "
                        + ", ".join(f"{c.name}{list(c.shape) if c.shape else ''}" for c in model.constants))

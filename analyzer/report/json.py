@@ -6,7 +6,7 @@ import json
 from typing import Any, Sequence
 
 from ..findings import Finding, PackageError
-from ._common import location_json, primary
+from ._common import RUNTIME_CHECKS, location_json, primary
 
 SCHEMA = "aoti-lint.check/1"
 
@@ -56,7 +56,8 @@ def render(
     rules: Sequence[type] | None = None,
     errors: Sequence[PackageError] = (),
 ) -> str:
-    doc: dict[str, Any] = {"schema": SCHEMA, "findings": [finding_dict(f) for f in findings]}
+    doc: dict[str, Any] = {"schema": SCHEMA, "runtime_checks": RUNTIME_CHECKS.get(),
+                           "findings": [finding_dict(f) for f in findings]}
     if errors:  # only when a package could not be read, so clean outputs keep their shape
         doc["errors"] = [{"package": e.package, "message": e.message} for e in errors]
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

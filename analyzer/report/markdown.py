@@ -16,7 +16,7 @@ from typing import Sequence
 
 from ..findings import Finding, PackageError, Severity
 from ..messages import REPORT
-from ._common import detail, member, position, primary, summary
+from ._common import RUNTIME_CHECKS, detail, member, position, primary, summary
 
 ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 
@@ -147,7 +147,8 @@ def render(
 ) -> str:
     out = ["## aoti-lint", ""]
     if not findings and not errors:
-        checked = f" ({len(packages)} package{'s' if len(packages) != 1 else ''})" if packages else ""
+        checked = f" ({len(packages)} package{'s' if len(packages) != 1 else ''}; runtime checks: " \
+            f"{RUNTIME_CHECKS.get()})" if packages else f" (runtime checks: {RUNTIME_CHECKS.get()})"
         return "\n".join(out + [f"✅ All checks passed{checked}."]) + "\n"
     out += [summary(findings, packages, errors), ""]
     header = ["| severity | code | finding | where |", "| --- | --- | --- | --- |"]

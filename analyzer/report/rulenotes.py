@@ -10,6 +10,11 @@ from __future__ import annotations
 NAMES_ONLY = ("`--exported-program` and `--input-names` change only the wording (the user's input names "
               "in the message and the witness).")
 
+# The rules whose verdict `--runtime-checks on` changes (the checks AOTI_RUNTIME_CHECK_INPUTS=1 enables
+# count as always run: analyzer.sizes.as_deployed).
+RUNTIME_ON = (" `--runtime-checks on` (or `runtime-checks = \"on\"`: production sets AOTI_RUNTIME_CHECK_INPUTS=1): "
+              "not reported where the check that variable enables rejects the witness.")
+
 OPTIONS: dict[str, str] = {
     "empty-index-bound": (
         NAMES_ONLY + " A declared `Dim(\"n\", min=1)` does not remove the finding: the package does not "
@@ -17,13 +22,14 @@ OPTIONS: dict[str, str] = {
         "`[tool.aoti-lint]` turn the rule off."),
     "unenforced-lower-bound": (
         NAMES_ONLY + " Declaring `Dim(..., min=0)` does not change it: the package is still compiled "
-        "for its own minimum."),
+        "for its own minimum." + RUNTIME_ON),
     "index-exceeds-constant-bound": (
         "`--exported-program`: a declared `max` counts in the interval arithmetic with the compiled one "
         "(the tighter wins): a max above the bound gives a warning instead of an error. A max within the "
         "bound gives no finding only when a check that always runs enforces it; checked only with "
         "`AOTI_RUNTIME_CHECK_INPUTS=1` it is a warning (size max+1 runs by default), never checked an "
-        "error. `--input-names` changes only the wording."),
+        "error; with `--runtime-checks off` an error too, with `--runtime-checks on` not reported. "
+        "`--input-names` changes only the wording."),
     "division-by-dynamic-size": NAMES_ONLY + " Declared minimums are not enforced by the package and do "
                                              "not remove the finding.",
     "empty-reduction": NAMES_ONLY + " Declared minimums are not enforced by the package and do not "
@@ -40,8 +46,13 @@ OPTIONS: dict[str, str] = {
         "`--exported-program EP.pt2` (or an exported program inside the package): without a declared "
         "range the rule says nothing."),
     "unchecked-extern-call": "None.",
-    "unenforced-dim-equality": NAMES_ONLY,
-    "unenforced-divisibility": NAMES_ONLY,
+    "unenforced-dim-equality": NAMES_ONLY + RUNTIME_ON,
+    "unenforced-divisibility": NAMES_ONLY + RUNTIME_ON,
+    "unchecked-input-layout": (
+        "`--runtime-checks off` (or `runtime-checks = \"off\"` in `[tool.aoti-lint]`: production does not set "
+        "AOTI_RUNTIME_CHECK_INPUTS): a warning (the model returns wrong values silently); `--runtime-checks on`: "
+        "not reported (the package rejects other layouts and dtypes); unset: info, since every package built "
+        "with the default configuration shares it. " + NAMES_ONLY),
     "index-exceeds-dynamic-bound": (
         "`--exported-program`: a declared `min` counts with the compiled one (the larger wins): sizes below "
         "it are not reported (the caller promised not to send them). `--input-names` changes only the wording."),
@@ -55,7 +66,8 @@ OPTIONS: dict[str, str] = {
         "finding to a warning. `--input-names` changes only the wording."),
     "read-past-constant": (
         "`--exported-program`: a declared `max` that nothing checks at run time does not remove the "
-        "finding (a warning when the compiled max is checked with `AOTI_RUNTIME_CHECK_INPUTS=1`). "
+        "finding (a warning when the compiled max is checked with `AOTI_RUNTIME_CHECK_INPUTS=1`; an error with "
+        "`--runtime-checks off`, not reported with `--runtime-checks on`). "
         "`--input-names` changes only the wording."),
 }
 
@@ -136,4 +148,11 @@ LIMITATIONS: dict[str, str] = {
         STATIC + " Only loads whose index the value-range engine bounds over iteration ranges are checked; "
         "a read in a kernel whose constant-bound index assertion over the same size fails first is left "
         "to `index-exceeds-constant-bound`. Vector loads count their first element."),
+    "unchecked-input-layout": (
+        "Torch 2.6 packages record no input checks: their layout is not known and nothing is reported. "
+        "Inductor checks only static strides in `check_input_N`; a stride in size symbols is read from "
+        "run_impl's `assert_size_stride` (torch >= 2.13) and is unknown (`?`) before. A stride of a dim of "
+        "size 1 is never wrong (the guard ignores it; the package's own check does not). Whether a kernel "
+        "really reads the input is not checked: an input passed only to an ATen call that accepts any "
+        "layout is listed too."),
 }

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from .. import REPOSITORY, __version__
 from ..findings import Finding, PackageError, Severity
-from ._common import detail, fingerprint, primary, rules_or_all
+from ._common import RUNTIME_CHECKS, detail, fingerprint, primary, rules_or_all
 from .ruledoc import doc_url
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -123,6 +123,8 @@ def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
             props[key] = value
     if f.chain:
         props["chain"] = list(f.chain)
+    if f.confirmation is not None:  # `aoti-lint confirm` ran the witness
+        props["confirmation"] = f.confirmation
     out["properties"] = props
     return out
 
@@ -168,6 +170,8 @@ def render(
                     }
                 },
                 "results": [result(f, index) for f in findings],
+                # The deployment setting the results assume (`--runtime-checks`): on, off or unset.
+                "properties": {"runtime_checks": RUNTIME_CHECKS.get()},
             }
         ],
     }

@@ -43,7 +43,8 @@ if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only p
     from ..model import Model, Package
 
 # The family modules, imported by `all_rules()`; each registers its rules on import.
-RULE_MODULES: tuple[str, ...] = ("bounds", "ranges", "empty", "package", "reads", "derived", "datarange", "access")
+RULE_MODULES: tuple[str, ...] = ("bounds", "ranges", "empty", "package", "reads", "derived", "datarange", "access",
+                                  "strides")
 
 DOC_SECTIONS: tuple[str, ...] = ("What it does", "Why it matters", "Example", "Fix")
 
@@ -62,6 +63,10 @@ class Context:
     # Codes of the rules run together (`run_rules` fills it; empty: unknown, read as every rule).
     # A rule that defers to another one (AOTI010 to AOTI002) asks `runs()` whether it runs.
     rules: frozenset[str] = frozenset()
+    # Whether the deployment sets AOTI_RUNTIME_CHECK_INPUTS=1 (`--runtime-checks`): "on", "off", None
+    # (not said). `run_rules` hands rules the package as deployed (sizes.as_deployed): with "on" the
+    # checks the variable enables count as run at every call; "off" raises what they leave unchecked.
+    runtime_checks: str | None = None
 
     def runs(self, code: str) -> bool:
         return not self.rules or code in self.rules
@@ -75,7 +80,8 @@ class Case:
     packages in ../shared/pt2. `edit` changes one member before the rule runs: `(member suffix,
     regex, replacement)` over its bytes, or `(member suffix, None, None)` to drop the member.
     `expect`: fields of `Finding` that one finding of the rule must have (INVALID cases only),
-    e.g. `{"message_key": "empty-index-bound", "input": 0, "dim": 0}`.
+    e.g. `{"message_key": "empty-index-bound", "input": 0, "dim": 0}`. `runtime_checks`: the
+    deployment setting the case assumes (`--runtime-checks`).
     """
 
     package: str
@@ -84,6 +90,7 @@ class Case:
     target_device: str | None = None
     target_sm: str | None = None
     edit: tuple[str, bytes | None, bytes | None] | None = None
+    runtime_checks: str | None = None   # `--runtime-checks on|off` for this case
 
 
 class Rule:
@@ -335,9 +342,12 @@ def run_rules(
 ) -> list[Finding]:
     """Run `rules` over every model of `package`: deduplicated, sorted by `sort_key`, and a check
     copied into several kernels reported once (`merge_repeats`)."""
+    from .. import sizes
+
     ctx = ctx or Context()
     if not ctx.package:
         ctx = replace(ctx, package=package.path)
+    package = sizes.as_deployed(package, ctx.runtime_checks)
     instances = [rule() if isinstance(rule, type) else rule for rule in rules]
     ctx = replace(ctx, rules=frozenset(r.code for r in instances))
     from .. import witness as W

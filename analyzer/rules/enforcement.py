@@ -90,11 +90,16 @@ def smallest_exceeding(model: Model, expr: str, refs: list[DimRef], limit: float
     return None
 
 
-def severity_for(model: Model, refs: list[DimRef]) -> tuple[Severity, MaxEnforcement]:
-    """Warning when every dim's max exists but only the variable checks it; error when one has none."""
+def severity_for(model: Model, refs: list[DimRef], runtime_checks: str | None = None) -> tuple[Severity, MaxEnforcement]:
+    """Warning when every dim's max exists but only the variable checks it; error when one has none,
+    or when the deployment is declared not to set the variable (`runtime_checks == "off"`): the max
+    is then unchecked in production and the failure is its consequence. (With "on" the rules see such
+    a max as always checked: sizes.as_deployed.)"""
     kinds = {max_enforcement(model.dim(r)) for r in refs}
     if MaxEnforcement.NONE in kinds:
         return Severity.ERROR, MaxEnforcement.NONE
+    if runtime_checks == "off":
+        return Severity.ERROR, MaxEnforcement.ENV
     return Severity.WARNING, MaxEnforcement.ENV
 
 
@@ -190,7 +195,7 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
     if found is None:
         return None
     ref, size = found
-    severity, _ = severity_for(model, refs)
+    severity, _ = severity_for(model, refs, ctx.runtime_checks)
     table = table_of(model, a.kernel, a.bound_value)
     assignment = {ref: size}
     fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),

@@ -92,7 +92,7 @@ class ReadPastConstant(Rule):
                 # The compiled or declared range itself allows it: as index-exceeds-constant-bound.
                 severity = Severity.ERROR if W.unbounded(model.dim(ref)) else Severity.WARNING
             else:  # past the max: severity_for already weighs how it is declared and enforced
-                severity, _ = E.severity_for(model, refs)
+                severity, _ = E.severity_for(model, refs, ctx.runtime_checks)
             table = E.constant_label(model, read.constant)
             assignment = {ref: size}
             value = W.evaluate_at(model, read.index_max, assignment)
