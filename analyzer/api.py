@@ -42,6 +42,11 @@ class Options:
     # Read a large wrapper's Triton helpers in a forked worker while this process parses the rest
     # (helper_worker.py). Results are the same either way; AOTI_LINT_WORKER=0 turns it off.
     worker: helper_worker.Mode = field(default_factory=helper_worker.mode_from_env)
+    # Use the exported program beside a package (`X.ep.pt2` for `X.pt2`) when none is given;
+    # `paired`: `exported_program` was found that way (its mismatch message says so).
+    pair: bool = True
+    paired: bool = False
+    exclude: tuple[str, ...] = ()   # globs a folder walk leaves out
 
 
 @dataclass
@@ -49,12 +54,20 @@ class Result:
     packages: list[Package]
     findings: list[Finding]
     errors: list[PackageError] = field(default_factory=list)  # packages that could not be read
+    notes: list[str] = field(default_factory=list)  # arguments skipped on purpose (an exported program)
 
 
 def load(path: str | os.PathLike[str], options: Options | None = None) -> Package:
     """Read and link every model in a package. Raises archive.ArchiveError (one line) when the
-    package cannot be read at all; a part that cannot be parsed becomes a `Problem`."""
+    package cannot be read at all; a part that cannot be parsed becomes a `Problem`. The exported
+    program beside it (`X.ep.pt2`) is used when none is given and `options.pair`."""
     options = options or Options()
+    if options.pair and not options.exported_program:
+        from .many import paired_exported_program  # many imports this module
+
+        ep = paired_exported_program(path)
+        if ep is not None:
+            options = dataclasses.replace(options, exported_program=ep, paired=True)
     return _load(path, options, _deadline(path, options))
 
 
@@ -429,7 +442,16 @@ def _exported_annotation(result: Package, pkg: "archive.Package", options: Optio
     def annotate(model: Model) -> None:
         # models/<name>.json belongs to data/aotinductor/<name>/; a lone one to every model.
         ep = given or inside.get(model.name) or (next(iter(inside.values())) if len(inside) == 1 else None)
-        exported.apply(model, ep, options.input_names)
+        try:
+            exported.apply(model, ep, options.input_names, strict=given is not None)
+        except exported.MismatchError as exc:
+            # The user's arguments, not the package: a usage error naming the option.
+            what = exc.option
+            if exc.option == "--exported-program" and options.paired:
+                what = f"the exported program {options.exported_program} beside the package (--no-pair: not used)"
+            elif exc.option == "--exported-program":
+                what = f"--exported-program {options.exported_program}"
+            raise archive.ArchiveError(f"{what} does not match {pkg.label}: {exc}") from None
 
     return annotate
 
@@ -468,11 +490,13 @@ def lint(paths, options: Options | None = None, *, jobs: int = 1,
     rules.select_rules(options.select, options.ignore)  # an unknown selector fails before any read
     from . import many
 
-    packages, findings, errors = [], [], []
-    for outcome in many.outcomes(many.discover(paths), options, jobs, progress, keep_going):
+    packages, findings, errors, notes = [], [], [], []
+    targets = many.discover(paths, pair=options.pair and not options.exported_program, exclude=options.exclude,
+                            notes=notes)
+    for outcome in many.outcomes(targets, options, jobs, progress, keep_going):
         if outcome.error is not None:
             errors.append(outcome.error)
         elif outcome.package is not None:
             packages.append(outcome.package)
             findings.extend(outcome.findings)
-    return Result(packages, findings, errors)
+    return Result(packages, findings, errors, notes)

@@ -1,15 +1,18 @@
 """Baselines: accept today's findings, fail only on new ones.
 
-An entry is a finding's build-stable identity: the package as given on the command line and the
-SARIF fingerprint (rule, input position, dim, normalized expression, model; never a hashed member
+An entry is a finding's build-stable identity: the package's path relative to the baseline file's
+folder (so the same baseline serves runs from any working directory) and the SARIF fingerprint (rule, input position, dim, normalized expression, model; never a hashed member
 name, a line number or the message), with those fields spelled out for review. A rebuild of the
 same model keeps its baseline; entries that match nothing any more are reported as stale so that a
-baseline only shrinks.
+baseline only shrinks. Baselines written before keys were relative to the baseline file (the
+package as given on the command line) still match when run as they were written.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -48,18 +51,32 @@ class Outcome:
     stale: tuple[Entry, ...]
 
 
-def package_key(package: str) -> str:
-    """The package as given, with `/` separators, so a baseline written on one OS reads on another."""
+def package_key(package: str, base: str | None = None) -> str:
+    """The package relative to the folder `base` (the baseline file's), else as given, with `/`
+    separators, so a baseline written on one OS or in one folder reads on another."""
+    if base is not None:
+        try:
+            package = os.path.relpath(os.path.abspath(package), os.path.abspath(base or "."))
+        except ValueError:  # another drive (Windows): keep the path as given
+            pass
     return PurePath(package).as_posix()
 
 
-def entry(finding: Finding) -> Entry:
-    return Entry(package=package_key(finding.package), fingerprint=fingerprint(finding), rule=finding.rule,
+def _identity(finding: Finding, base: str | None) -> tuple[str, str]:
+    """(package key, fingerprint), both from the package's path relative to `base` when given."""
+    key = package_key(finding.package, base)
+    return key, fingerprint(dataclasses.replace(finding, package=key) if base is not None else finding)
+
+
+def entry(finding: Finding, base: str | None = None) -> Entry:
+    key, fp = _identity(finding, base)
+    return Entry(package=key, fingerprint=fp, rule=finding.rule,
                  model=finding.model, input=finding.input, dim=finding.dim, key=finding.key)
 
 
-def render(findings: Sequence[Finding]) -> str:
-    entries = sorted((entry(f) for f in findings if not f.accepted), key=lambda e: (e.package, e.rule, e.model, e.fingerprint))
+def render(findings: Sequence[Finding], base: str | None = None) -> str:
+    entries = sorted((entry(f, base) for f in findings if not f.accepted),
+                     key=lambda e: (e.package, e.rule, e.model, e.fingerprint))
     doc = {"schema": SCHEMA, "entries": [
         {"package": e.package, "rule": e.rule, "model": e.model, "input": e.input, "dim": e.dim,
          "key": e.key, "fingerprint": e.fingerprint} for e in entries]}
@@ -69,7 +86,7 @@ def render(findings: Sequence[Finding]) -> str:
 def write(path: str, findings: Sequence[Finding]) -> int:
     from .atomic import write_atomic
 
-    write_atomic(path, render(findings))
+    write_atomic(path, render(findings, os.path.dirname(path)))
     return sum(1 for f in findings if not f.accepted)
 
 
@@ -119,11 +136,13 @@ def _entry(path: str, n: int, raw: object) -> Entry:
                  model=raw.get("model") or "", input=raw.get("input"), dim=raw.get("dim"), key=raw.get("key") or "")
 
 
-def apply(findings: Sequence[Finding], entries: Sequence[Entry], packages: Sequence[str]) -> Outcome:
+def apply(findings: Sequence[Finding], entries: Sequence[Entry], packages: Sequence[str],
+          base: str | None = None) -> Outcome:
     """Split findings into new ones and those the baseline accepts (each entry accepts one finding).
 
     Entries for packages not checked in this run are neither matched nor stale; accepted findings
-    stay in `new`, marked accepted.
+    stay in `new`, marked accepted. With `base` (the baseline file's folder) a finding matches an
+    entry keyed relative to it, or one keyed by the package as given (older baselines).
     """
     budget = Counter((e.package, e.fingerprint) for e in entries)
     new: list[Finding] = []
@@ -132,13 +151,16 @@ def apply(findings: Sequence[Finding], entries: Sequence[Entry], packages: Seque
         if f.accepted:  # accepted in [tool.aoti-lint]: shown as such, never part of a baseline
             new.append(f)
             continue
-        ident = (package_key(f.package), fingerprint(f))
-        if budget[ident] > 0:
+        idents = [(package_key(f.package), fingerprint(f))]
+        if base is not None:
+            idents.insert(0, _identity(f, base))
+        ident = next((i for i in idents if budget[i] > 0), None)
+        if ident is not None:
             budget[ident] -= 1
             matched += 1
         else:
             new.append(f)
-    checked = {package_key(p) for p in packages}
+    checked = {package_key(p) for p in packages} | ({package_key(p, base) for p in packages} if base is not None else set())
     stale: list[Entry] = []
     for e in entries:
         if e.package in checked and budget[(e.package, e.fingerprint)] > 0:
@@ -149,7 +171,7 @@ def apply(findings: Sequence[Finding], entries: Sequence[Entry], packages: Seque
 
 def apply_file(path: str, findings: Sequence[Finding], packages: Sequence[str]) -> tuple[list[Finding], list[str]]:
     """The findings a baseline file does not accept, and notes: the counts, then each stale entry."""
-    outcome = apply(findings, load(path), packages)
+    outcome = apply(findings, load(path), packages, os.path.dirname(path))
     new = sum(1 for f in outcome.new if not f.accepted)
     stale = len(outcome.stale)
     notes = [f"{path}: {outcome.matched} baselined finding(s) not shown, {new} new, "

@@ -175,6 +175,7 @@ class Reading:
     exported_program: str | None = None
     input_names: tuple[str, ...] = ()
     limits: dict[str, str | None] | None = None  # raw option values, keyed like `merge`'s arguments
+    pair: bool = True   # use the `X.ep.pt2` beside `X.pt2` (`--no-pair` turns it off)
 
 
 # The limits' defaults have one home, archive.Limits; the help texts read them from there.
@@ -190,7 +191,7 @@ def _size_option(n: int) -> str:
 
 
 _LIMIT_OPTIONS = ("max_members", "max_member_size", "max_total_size", "max_nesting", "timeout", "max_memory")
-_READING_OPTIONS = ("exported_program", "input_names", *_LIMIT_OPTIONS)
+_READING_OPTIONS = ("exported_program", "input_names", "pair", *_LIMIT_OPTIONS)
 
 
 def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -209,7 +210,7 @@ def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ep = raw["exported_program"]
         if ep is not None and not os.path.exists(ep):
             raise LintError(f"{ep}: No such file or directory (--exported-program)")
-        reading = Reading(exported_program=ep, input_names=names,
+        reading = Reading(exported_program=ep, input_names=names, pair=raw["pair"],
                           limits={name: raw[name] for name in _LIMIT_OPTIONS})
         return command(*args, reading=reading, **kwargs)
 
@@ -219,6 +220,9 @@ def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "(input names and dimension ranges)."),
         click.option("--input-names", multiple=True, metavar="NAMES",
                      help="The model's input names, in order (comma-separated, repeatable)."),
+        click.option("--pair/--no-pair", "pair", default=True,
+                     help="Read X.pt2 with the exported program X.ep.pt2 beside it, when there is one and "
+                          "--exported-program is not given (default: pair)."),
         click.option("--max-members", metavar="N", default=None,
                      help=f"Most members read from one package (default {_DEFAULT_LIMITS.max_members})."),
         click.option("--max-member-size", metavar="SIZE", default=None,
@@ -242,9 +246,16 @@ def package_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _config(reading: Reading | None = None, **cli: Any) -> Config:
+def _config(reading: Reading | None = None, package: str | None = None, **cli: Any) -> Config:
+    """The command line over the configuration: the working directory's, and with `package` that
+    package's nearest one over it (analyzer/settings.py)."""
     try:
-        return merge(load_config(), **cli, **((reading.limits or {}) if reading else {}))
+        base = load_config()
+        if package is not None:
+            from . import settings
+
+            base = settings.package_config(package, base)
+        return merge(base, **cli, **((reading.limits or {}) if reading else {}))
     except ConfigError as exc:
         raise LintError(str(exc)) from None
 
@@ -260,13 +271,15 @@ def _options(config: Config, reading: Reading | None = None, **extra: Any) -> An
         raise LintError(_one_line(exc)) from None
     return api.Options(
         limits=limits,
-        select=config.select,
-        ignore=config.ignore,
+        select=config.selection()[0],
+        ignore=config.selection()[1],
+        exclude=config.exclude,
         target_device=config.target_device,
         target_sm=config.target_sm,
         runtime_checks=config.runtime_checks,
         exported_program=reading.exported_program,
         input_names=reading.input_names,
+        pair=reading.pair,
         **extra,
     )
 
@@ -301,7 +314,7 @@ def cli(debug: bool) -> None:
 
 
 @cli.command()
-@click.argument("packages", nargs=-1, required=True, metavar="PKG...")
+@click.argument("packages", nargs=-1, metavar="PKG...")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
               help="Report format (default: text, or `format` in [tool.aoti-lint]).")
 @output_option
@@ -309,6 +322,13 @@ def cli(debug: bool) -> None:
               help="Rules to enable: names, code prefixes or ALL (comma-separated, repeatable).")
 @click.option("--ignore", multiple=True, metavar="RULES",
               help="Rules to disable: names or code prefixes (comma-separated, repeatable).")
+@click.option("--extend-select", multiple=True, metavar="RULES",
+              help="Rules to enable on top of the selection (and of a configuration's ignore).")
+@click.option("--extend-ignore", multiple=True, metavar="RULES",
+              help="Rules to disable on top of the selection.")
+@click.option("--exclude", multiple=True, metavar="GLOBS",
+              help="Leave out what a folder walk finds matching these globs (the path below the folder, or "
+                   "the name; comma-separated, repeatable; replaces `exclude` in [tool.aoti-lint]).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Lowest severity that makes the exit code 1 (default: error).")
 @click.option("--exit-zero", is_flag=True,
@@ -334,6 +354,10 @@ def cli(debug: bool) -> None:
               help="Colour the text output (default: when stdout is a terminal and NO_COLOR is unset).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Worker processes (default: CPUs).")
 @click.option("--statistics", is_flag=True, help="The number of findings per rule instead of the findings.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print the findings only: no summary line, no notes (errors are still printed).")
+@click.option("--show-settings", is_flag=True,
+              help="Print the resolved configuration and where each value comes from, and exit 0.")
 @package_options
 def check(
     packages: tuple[str, ...],
@@ -353,6 +377,11 @@ def check(
     statistics: bool,
     reading: Reading,
     source_root: str | None = None,
+    extend_select: tuple[str, ...] = (),
+    extend_ignore: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    quiet: bool = False,
+    show_settings: bool = False,
 ) -> None:
     """Check packages and report findings.
 
@@ -364,32 +393,115 @@ def check(
     from .report import render, render_statistics
     from .rules import all_rules
 
-    config = _config(reading, select=select, ignore=ignore, fail_on=fail_on,
-                     target_device=target_device, target_sm=target_sm, format=fmt, runtime_checks=runtime_checks)
+    cli_values: dict[str, Any] = {
+        "select": select, "ignore": ignore, "fail_on": fail_on, "target_device": target_device,
+        "target_sm": target_sm, "format": fmt, "extend_select": extend_select, "extend_ignore": extend_ignore,
+        "exclude": exclude, "runtime_checks": runtime_checks}
+    config = _config(reading, **cli_values)
+    items, groups = _package_groups(packages, reading, cli_values, config)
+    if show_settings:
+        _show_settings(config, items, groups)
+        return
+    if not packages:
+        raise click.UsageError("Missing argument 'PKG...'.")
     if baseline_file is not None and not os.path.isfile(baseline_file):
         raise LintError(f"{baseline_file}: No such file (--baseline; create it with --write-baseline)")
     with progress_bar() as progress:
-        result, findings = _lint(packages, config, reading, source_root=source_root, lint_args={
+        result, findings, failing = _lint_groups(items, groups, reading, source_root=source_root, lint_args={
             "jobs": jobs or default_jobs(), "progress": progress, "keep_going": True})
+    for note in getattr(result, "notes", []) if not quiet else []:
+        click.echo(f"{PROG}: note: {note}", err=True)
     for error in (errors := getattr(result, "errors", [])):
         click.echo(f"{PROG}: error: {error.message}", err=True)
+    if not result.packages and not errors:  # e.g. a folder of exported programs: nothing was checked
+        named = ", ".join(packages[:3]) + (f" and {len(packages) - 3} more" if len(packages) > 3 else "")
+        raise LintError(f"no package found in {named} (exported programs, *.ep.pt2, are not packages)")
     checked = [p.path for p in result.packages]  # folders expanded, duplicates dropped
     if write_baseline is not None:
         count = baseline.write(write_baseline, findings)
-        click.echo(f"{PROG}: wrote {count} baseline entr{'y' if count == 1 else 'ies'} to {write_baseline}",
-                   err=True)
+        if not quiet:
+            click.echo(f"{PROG}: wrote {count} baseline entr{'y' if count == 1 else 'ies'} to {write_baseline}",
+                       err=True)
         click.get_current_context().exit(2 if errors else 0)
     if baseline_file is not None:
         findings, notes = baseline.apply_file(baseline_file, findings, checked)
-        for note in notes:
+        for note in notes if not quiet else []:
             click.echo(f"{PROG}: {note}", err=True)
     with _render_limit(config, len(result.packages)):
         text = render_statistics(config.format, findings, errors=errors) if statistics else render(
             config.format, findings, packages=result.packages, color=_use_color(color, output), rules=all_rules(),
             errors=errors, runtime_checks=config.runtime_checks)
+    if quiet and not statistics and config.format in ("text", "concise"):
+        text = _without_summary(text)
     if result.packages or not errors:  # nothing read: no report a later CI step could take for a clean run
         _emit(text, output)
-    click.get_current_context().exit(2 if errors else exit_code(findings, config.fail_on, exit_zero))
+    click.get_current_context().exit(2 if errors else exit_code(failing(findings), Severity.INFO, exit_zero))
+
+
+def _without_summary(text: str) -> str:
+    """A text or concise report without its last line (the summary) and the blank line before it."""
+    body = text.rstrip("\n")
+    cut = body.rfind("\n")
+    body = body[:cut].rstrip("\n") if cut >= 0 else ""
+    return body + "\n" if body else ""
+
+
+def _package_groups(packages: Sequence[str], reading: Reading, cli_values: dict[str, Any],
+                    config: Config) -> tuple[list[Any], list[tuple[Config, list[int]]]]:
+    """The packages (a folder with configurations of its own below it: what its walk finds), and
+    their indices grouped by the configuration that applies to each (analyzer/settings.py); one
+    group (the working directory's) when none has a nearer configuration file."""
+    from . import settings
+
+    try:
+        items = settings.expand(list(packages), config.exclude)
+        return items, settings.group(items, load_config(),
+                                     lambda base: merge(base, **cli_values, **(reading.limits or {})))
+    except ConfigError as exc:
+        raise LintError(str(exc)) from None
+
+
+def _show_settings(config: Config, packages: Sequence[Any], groups: list[tuple[Config, list[int]]]) -> None:
+    from . import settings
+
+    try:
+        shown = [settings.render(config, "settings for the working directory")]
+        for cfg, indices in groups:
+            if cfg.source != config.source:
+                names = ", ".join(getattr(packages[i], "path", packages[i]) for i in indices)
+                shown.append(settings.render(cfg, f"settings for {names}"))
+    except ValueError as exc:  # Limits rejected the combination
+        raise LintError(_one_line(exc)) from None
+    _emit("\n".join(shown), None)
+
+
+def _lint_groups(packages: Sequence[Any], groups: list[tuple[Config, list[int]]], reading: Reading,
+                 lint_args: dict[str, Any], **extra: Any) -> tuple[Any, list[Finding], Callable[[list[Finding]], list[Finding]]]:
+    """`_lint` once per configuration group, merged in the order the packages were given; and a
+    filter of the findings whose own group's `fail-on` they reach (for the exit code)."""
+    if len(groups) <= 1:
+        config = groups[0][0] if groups else _config(reading)
+        result, findings = _lint(packages, config, reading, lint_args=lint_args, **extra)
+        return result, findings, lambda found: [f for f in found if f.severity >= config.fail_on]
+    from . import api
+
+    results = [(cfg, _lint([packages[i] for i in indices], cfg, reading, lint_args=lint_args, **extra))
+               for cfg, indices in groups]
+    rank = {}
+    for n, (cfg, (res, _)) in enumerate(results):
+        for k, pkg in enumerate(res.packages):
+            rank[pkg.path] = (min(i for i in groups[n][1]), k)
+    packages_out = sorted((p for _, (res, _) in results for p in res.packages), key=lambda p: rank[p.path])
+    findings = sorted((f for _, (_, found) in results for f in found), key=lambda f: rank.get(f.package, (0, 0)))
+    errors = [e for _, (res, _) in results for e in res.errors]
+    notes = [n for _, (res, _) in results for n in res.notes]
+    fail_on = {f.package: cfg.fail_on for cfg, (_, found) in results for f in found}
+
+    def failing(found: list[Finding]) -> list[Finding]:
+        # Each package's own fail-on decides whether its findings fail the run.
+        return [f for f in found if f.severity >= fail_on.get(f.package, Severity.ERROR)]
+
+    return api.Result(packages_out, findings, errors, notes), findings, failing
 
 
 def _lint(packages: Sequence[str], config: Config, reading: Reading, lint_args: dict[str, Any] | None = None,
@@ -398,7 +510,7 @@ def _lint(packages: Sequence[str], config: Config, reading: Reading, lint_args: 
     from . import accept, api
     from .rules import select_rules
 
-    select_rules(config.select, config.ignore)  # an unknown selector fails before any package is read
+    select_rules(*config.selection())  # an unknown selector fails before any package is read
     result = api.lint(list(packages), _options(config, reading, **extra), **(lint_args or {}))
     if not (config.accept or config.per_package_ignores):
         return result, list(result.findings)
@@ -423,7 +535,7 @@ def inspect(package: str, fmt: str, output: str | None, reading: Reading) -> Non
     from . import api
     from .report import inspect as inspect_report
 
-    config = _config(reading)
+    config = _config(reading, package)
     pkg = api.load(package, _options(config, reading))
     with _render_limit(config, 1):
         if fmt == "dot":
@@ -484,7 +596,7 @@ def why(package: str, message: str | None, log: str | None, fmt: str, output: st
     from . import api, why as why_module
     from .report import why as why_report
 
-    options = _options(_config(reading), reading)
+    options = _options(_config(reading, package), reading)
     pkg = api.load(package, options)
     # The log is untrusted text too: it gets its own --timeout (and --max-memory) budget.
     label = "MESSAGE" if message is not None else ("<stdin>" if log == "-" else str(log))
@@ -511,7 +623,7 @@ def contract(package: str, fmt: str, emit: str | None, output: str | None, readi
     """
     from . import api, contract as contract_module
 
-    config = _config(reading)
+    config = _config(reading, package)
     result = api.lint([package], _options(config, reading))
     contracts = [contract_module.build(package, model, result.findings)
                  for pkg in result.packages for model in pkg.models]

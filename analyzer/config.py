@@ -4,6 +4,9 @@
 [tool.aoti-lint]
 select = ["ALL"]            # rule names, code prefixes ("AOTI0") or "ALL"
 ignore = ["AOTI201"]
+extend-select = ["AOTI016"] # added to select / ignore (as in ruff)
+extend-ignore = ["AOTI007"]
+exclude = ["legacy/*"]      # globs a folder walk leaves out (the path below the folder, or the name)
 fail-on = "warning"         # error | warning | info
 target-device = "cuda"      # cpu | cuda
 target-sm = 90              # or "90", "sm_90", "9.0", "90a"
@@ -18,6 +21,10 @@ max-memory = "4G"           # resident memory of the process (at least 256M)
 ```
 
 `--exported-program` and `--input-names` are command-line only: they describe one package.
+
+Where a value comes from, as in ruff: the command line, then the nearest pyproject.toml with a
+`[tool.aoti-lint]` table above the package, then the one above the working directory, then the
+default (`Config.origins` records which, for `--show-settings`).
 """
 
 from __future__ import annotations
@@ -46,8 +53,8 @@ FORMAT_NAMES = ("text", "concise", "json", "sarif", "github", "markdown", "rdjso
 DEVICES = ("cpu", "cuda")
 LIMIT_KEYS = ("max-members", "max-member-size", "max-total-size", "max-nesting", "timeout", "max-memory")
 RUNTIME_CHECKS = ("on", "off")
-KEYS = ("select", "ignore", "fail-on", "target-device", "target-sm", "format", "runtime-checks", *LIMIT_KEYS,
-        "per-package-ignores", "accept")  # the last two: analyzer.accept
+KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "fail-on", "target-device", "target-sm",
+        "format", "runtime-checks", *LIMIT_KEYS, "per-package-ignores", "accept")  # the last two: analyzer.accept
 
 
 # config key / CLI option stem -> Config (and Limits) field
@@ -85,6 +92,20 @@ class Config:
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml it came from
     per_package_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # analyzer.accept
     accept: tuple[Any, ...] = ()  # analyzer.accept.Acceptance entries
+    extend_select: tuple[str, ...] = ()
+    extend_ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()  # globs a folder walk leaves out
+    # field -> where its value came from ("command line" or a pyproject.toml path); absent: default
+    origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def origin(self, name: str) -> str:
+        return dict(self.origins).get(name, "default")
+
+    def selection(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(select, ignore) as the rules see them: `extend-select` added to select (default ALL),
+        `extend-ignore` to ignore; the more specific selector wins, as in `select_rules`."""
+        select = (self.select or ("ALL",)) + self.extend_select if self.extend_select else self.select
+        return select, self.ignore + self.extend_ignore
 
     def limits(self) -> Any:
         """An `analyzer.archive.Limits` with the configured values over its defaults.
@@ -94,6 +115,34 @@ class Config:
 
         given = {name: getattr(self, name) for name in LIMIT_FIELDS.values()}
         return Limits(**{name: value for name, value in given.items() if value is not None})
+
+
+def _covered(selector: str, by: tuple[str, ...]) -> bool:
+    """Every rule `selector` names is one `by` names (an ignore the extension overrides)."""
+    from .rules import select_rules  # lazy: only when extend-select is used
+
+    try:
+        mine = {r.code for r in select_rules([selector])}
+        theirs = {r.code for r in select_rules(by)}
+    except ValueError:
+        return False
+    return bool(mine) and mine <= theirs
+
+
+def _with_origin(config: Config, origin: str, **values: Any) -> Config:
+    origins = dict(config.origins)
+    origins.update({name: origin for name in values})
+    return replace(config, origins=tuple(origins.items()), **values)
+
+
+def layer(base: Config, over: Config) -> Config:
+    """`over` (a package's nearest configuration) on top of `base` (the working directory's): each
+    value `over` sets wins, the rest stay `base`'s; `source` is `over`'s."""
+    out = replace(base, source=over.source or base.source)
+    values = {name: getattr(over, name) for name, _ in over.origins}
+    if values:
+        out = _with_origin(out, str(over.source), **values)
+    return out
 
 
 def find_pyproject(start: str | Path | None = None) -> Path | None:
@@ -166,31 +215,37 @@ def parse_section(section: dict[str, Any], source: Path | None = None) -> Config
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(KEYS)})")
     try:
         config = Config(source=source)
-        if "select" in section:
-            config = replace(config, select=parse_selectors(section["select"], "select"))
-        if "ignore" in section:
-            config = replace(config, ignore=parse_selectors(section["ignore"], "ignore"))
+        origin = str(source) if source else "configuration"
+        for key, name in (("select", "select"), ("ignore", "ignore"), ("extend-select", "extend_select"),
+                          ("extend-ignore", "extend_ignore")):
+            if key in section:
+                config = _with_origin(config, origin, **{name: parse_selectors(section[key], key)})
+        if "exclude" in section:
+            config = _with_origin(config, origin, exclude=parse_globs(section["exclude"], "exclude"))
         if "fail-on" in section:
-            config = replace(config, fail_on=parse_severity(section["fail-on"]))
+            config = _with_origin(config, origin, fail_on=parse_severity(section["fail-on"]))
         if "target-device" in section:
-            config = replace(config, target_device=parse_device(section["target-device"]))
+            config = _with_origin(config, origin, target_device=parse_device(section["target-device"]))
         if "target-sm" in section:
-            config = replace(config, target_sm=parse_sm(section["target-sm"]))
+            config = _with_origin(config, origin, target_sm=parse_sm(section["target-sm"]))
         if "format" in section:
-            config = replace(config, format=parse_format(section["format"]))
+            config = _with_origin(config, origin, format=parse_format(section["format"]))
         if "runtime-checks" in section:
-            config = replace(config, runtime_checks=parse_runtime_checks(section["runtime-checks"]))
+            config = _with_origin(config, origin, runtime_checks=parse_runtime_checks(section["runtime-checks"]))
         for key, name in LIMIT_FIELDS.items():
             if key in section:
                 limit: dict[str, Any] = {name: LIMIT_PARSERS[key](section[key], key)}
-                config = replace(config, **limit)
+                config = _with_origin(config, origin, **limit)
         if "per-package-ignores" in section or "accept" in section:
             from . import accept
 
             try:
-                config = replace(config, accept=accept.parse_accept(section.get("accept", [])),
-                                 per_package_ignores=accept.parse_per_package_ignores(
-                                     section.get("per-package-ignores", {})))
+                values = {}
+                if "accept" in section:
+                    values["accept"] = accept.parse_accept(section["accept"])
+                if "per-package-ignores" in section:
+                    values["per_package_ignores"] = accept.parse_per_package_ignores(section["per-package-ignores"])
+                config = _with_origin(config, origin, **values)
             except accept.AcceptError as exc:
                 raise ConfigError(str(exc)) from None
     except ConfigError as exc:
@@ -212,6 +267,11 @@ def parse_selectors(value: Any, key: str = "select") -> tuple[str, ...]:
             raise ConfigError(f"{key} must be a list of strings, got {item!r}")
         out += [part.strip() for part in item.split(",") if part.strip()]
     return tuple(out)
+
+
+def parse_globs(value: Any, key: str = "exclude") -> tuple[str, ...]:
+    """Glob patterns: a list of strings, or one comma-separated string."""
+    return parse_selectors(value, key)
 
 
 def parse_severity(value: Any) -> Severity:
@@ -355,34 +415,52 @@ def merge(
     max_nesting: Any = None,
     timeout: Any = None,
     max_memory: Any = None,
+    extend_select: Iterable[str] | None = None,
+    extend_ignore: Iterable[str] | None = None,
+    exclude: Iterable[str] | None = None,
 ) -> Config:
     """The config with the command line on top; None (or an empty selector list) means "not given".
 
     Selection layers as in ruff: `--select` replaces the file's select *and* ignore (a fresh
-    selection); `--ignore` alone adds to the file's ignore list.
+    selection); `--ignore` alone adds to the file's ignore list; `--extend-select` and
+    `--extend-ignore` add to whatever the selection is (an `--extend-select` of a rule the file
+    ignores selects it again). `--exclude` replaces the file's `exclude`.
     """
     out = config
+    cli = "command line"
     cli_select = parse_selectors(list(select), "--select") if select else ()
     cli_ignore = parse_selectors(list(ignore), "--ignore") if ignore else ()
     if cli_select:
-        out = replace(out, select=cli_select, ignore=cli_ignore)
+        out = _with_origin(out, cli, select=cli_select, ignore=cli_ignore)
     elif cli_ignore:
-        out = replace(out, ignore=out.ignore + cli_ignore)
+        out = _with_origin(out, cli, ignore=out.ignore + cli_ignore)
+    if extend_select:
+        added = parse_selectors(list(extend_select), "--extend-select")
+        out = _with_origin(out, cli, extend_select=out.extend_select + added)
+        # A rule the configuration ignores comes back: the command line is the later layer.
+        out = replace(out, ignore=tuple(i for i in out.ignore if i.lower() not in {a.lower() for a in added}
+                                        and not _covered(i, added)),
+                      extend_ignore=tuple(i for i in out.extend_ignore if not _covered(i, added)))
+    if extend_ignore:
+        out = _with_origin(out, cli, extend_ignore=out.extend_ignore
+                           + parse_selectors(list(extend_ignore), "--extend-ignore"))
+    if exclude:
+        out = _with_origin(out, cli, exclude=parse_globs(list(exclude), "--exclude"))
     if fail_on is not None:
-        out = replace(out, fail_on=parse_severity(fail_on))
+        out = _with_origin(out, cli, fail_on=parse_severity(fail_on))
     if target_device is not None:
-        out = replace(out, target_device=parse_device(target_device))
+        out = _with_origin(out, cli, target_device=parse_device(target_device))
     if target_sm is not None:
-        out = replace(out, target_sm=parse_sm(target_sm))
+        out = _with_origin(out, cli, target_sm=parse_sm(target_sm))
     if format is not None:
-        out = replace(out, format=parse_format(format))
+        out = _with_origin(out, cli, format=parse_format(format))
     if runtime_checks is not None:
-        out = replace(out, runtime_checks=parse_runtime_checks(runtime_checks, "--runtime-checks"))
+        out = _with_origin(out, cli, runtime_checks=parse_runtime_checks(runtime_checks, "--runtime-checks"))
     cli_limits = {"max-members": max_members, "max-member-size": max_member_size,
                   "max-total-size": max_total_size, "max-nesting": max_nesting, "timeout": timeout,
                   "max-memory": max_memory}
     for key, value in cli_limits.items():
         if value is not None:
             limit: dict[str, Any] = {LIMIT_FIELDS[key]: LIMIT_PARSERS[key](value, f"--{key}")}
-            out = replace(out, **limit)
+            out = _with_origin(out, cli, **limit)
     return out

@@ -544,7 +544,16 @@ def _declared_range(text: str, ranges: dict) -> tuple[int | None, int | None]:
 # Linking into the model
 
 
-def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] = ()) -> None:
+class MismatchError(ValueError):
+    """The exported program or the input names the user gave do not fit the package; `option`
+    names the command-line option it came from."""
+
+    def __init__(self, option: str, reason: str) -> None:
+        super().__init__(reason)
+        self.option = option
+
+
+def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] = (), strict: bool = False) -> None:
     """Set `Input.user_name`, `Dim.declared_min/declared_max/declared_expr` and the model's
     `declared_ranges` (range_constraints) from an exported program.
 
@@ -552,14 +561,17 @@ def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] =
     When the exported program does not fit the package (input count, rank or a static size
     differ), nothing of it is applied and a Problem says why: a wrong mapping would put the
     user's names on the wrong tensors. `input_names` (e.g. from the command line) override the
-    exported program's names; empty entries keep them.
+    exported program's names; empty entries keep them. Names that cannot fit, and with `strict`
+    (an exported program the user named) a mismatch, raise MismatchError instead.
     """
     names = list(input_names)
     if len(names) > len(model.inputs) and model.inputs:
-        raise ValueError(f"{len(names)} input names given but model {model.name!r} has "
-                         f"{len(model.inputs)} inputs")
+        raise MismatchError("--input-names", f"{len(names)} names given but model {model.name!r} has "
+                            f"{len(model.inputs)} input{'s' if len(model.inputs) != 1 else ''}")
     if ep is not None:
         mismatch = _mismatch(model, ep)
+        if mismatch and strict:
+            raise MismatchError("--exported-program", f"model {model.name!r}: {mismatch}")
         if mismatch:
             model.problems.append(Problem(
                 message=f"exported program {ep.path} does not match the package: {mismatch}; "

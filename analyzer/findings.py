@@ -80,6 +80,9 @@ class Finding:
     # A place the user can open (analyzer.locate): the model source line or the package path;
     # `location` stays the member inside the package (secondary).
     primary: Location | None = field(default=None, compare=False)
+    # Where the user's code called into the model (`source.called_from`), as a file the user has
+    # (analyzer.locate), when that file is found: SARIF's related location.
+    called_from: Location | None = field(default=None, compare=False)
     detail: str = ""
     message_fields: dict[str, Any] | None = field(default=None, compare=False, repr=False)
     # The same finding in other kernels (one graph op fused into several: GPT-2's position

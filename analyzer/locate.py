@@ -128,11 +128,21 @@ def locate(findings: Iterable[Finding], *, source_root: str | None = None, cwd: 
             found = cache[key]
             if found is not None:
                 primary = Location(found, src.line or 0, 0)
+        called = getattr(src, "called_from", None) if src is not None else None
+        called_at = None
+        if called is not None:
+            key = called
+            if key not in cache:
+                cache[key] = find_source_file(called[0], roots, cwd, called[1], called[2])
+            if cache[key] is not None:
+                called_at = Location(cache[key], called[1] or 0, 0)
         if primary is None and f.package:
             on_disk = member_on_disk(f.package, f.location.path)
             if on_disk is not None:
                 primary = Location(relative(on_disk, cwd), f.location.line, f.location.column)
             else:
                 primary = Location(relative(f.package, cwd))
+        if called_at is not None:
+            f = replace(f, called_from=called_at)
         out.append(replace(f, primary=primary) if primary is not None else f)
     return out

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fnmatch
 import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import archive, helper_worker, interrupt, locate
 from .api import InternalError, Options, _deadline, _load, _unexpected
@@ -29,6 +30,8 @@ class Target:
 
     path: str
     walked: bool = False
+    # The exported program beside it (`X.ep.pt2` for `X.pt2`), used as --exported-program would be.
+    exported_program: str | None = None
 
 
 @dataclass
@@ -41,28 +44,80 @@ class Outcome:
     crash: tuple[str, str, str, str] | None = None
 
 
-def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Target]:
+def discover(paths: Iterable[str | os.PathLike[str] | Target], *, pair: bool = True, exclude: Sequence[str] = (),
+             notes: list[str] | None = None) -> list[Target]:
     """The packages named: each path as given, except that a folder which is not itself an
     extracted package is searched (sorted, links never followed) for `*.pt2` files and extracted
     packages. The same file or folder named twice (or found twice) is kept once, first place. A
-    folder without any package stays a target, so that reading it says why (empty, no model)."""
+    folder without any package stays a target, so that reading it says why (empty, no model).
+
+    Exported programs (`*.ep.pt2`) are never packages: a walk skips them; named, one stands for the
+    package beside it (`X.pt2` for `X.ep.pt2`) when pairing, else it is skipped with a note. With
+    `pair`, each package's `X.ep.pt2` beside it becomes its exported program. `exclude` globs
+    (fnmatch, over the path below the folder walked and over the name) leave out what a walk finds.
+    """
     targets: list[Target] = []
     seen: set[object] = set()
+    notes = notes if notes is not None else []
 
     def add(path: str, walked: bool) -> None:
         key = _identity(path)
         if key not in seen:
             seen.add(key)
-            targets.append(Target(path, walked))
+            targets.append(Target(path, walked, exported_program=paired_exported_program(path) if pair else None))
 
     for raw in paths:
+        if isinstance(raw, Target):  # already found (the command line groups walked packages by configuration)
+            add(raw.path, raw.walked)
+            continue
         path = os.fspath(raw)
-        found = list(_walk(path, 0)) if os.path.isdir(path) and not _is_package_dir(path) else []
+        if is_exported_program(path) and os.path.isfile(path):
+            package = path[: -len(EP_SUFFIX)] + ".pt2"
+            if pair and os.path.isfile(package):
+                add(package, False)  # the exported program of a package: check that package with it
+            else:
+                notes.append(f"{path}: an exported program (torch.export.save), not a package: skipped "
+                             "(pass it with --exported-program, or name it after its package: X.ep.pt2 beside X.pt2)")
+            continue
+        found = [p for p in _walk(path, 0) if not _excluded(p, path, exclude)] \
+            if os.path.isdir(path) and not _is_package_dir(path) else []
         for one in found:
             add(one, True)
         if not found:
             add(path, False)  # a file, a package folder, or a missing path (its error comes later)
     return targets
+
+
+EP_SUFFIX = ".ep.pt2"
+
+
+def paired_exported_program(path: str | os.PathLike[str]) -> str | None:
+    """`X.ep.pt2` beside the package `X.pt2` (or the extracted folder `X`), when it is a file."""
+    text = os.fspath(path).rstrip("/\\") or os.fspath(path)
+    if text.endswith(".ep.pt2"):
+        return None
+    stem = text[:-4] if text.endswith(".pt2") else text if os.path.isdir(text) else None
+    if stem is None:
+        return None
+    candidate = stem + ".ep.pt2"
+    return candidate if os.path.isfile(candidate) and not os.path.islink(candidate) else None
+
+
+def is_exported_program(path: str) -> bool:
+    return os.path.basename(os.path.normpath(path)).endswith(EP_SUFFIX)
+
+
+def _excluded(path: str, root: str, patterns: Sequence[str]) -> bool:
+    """Whether a glob matches the path below the folder walked, a folder on the way to it (its
+    path or its name, as ruff excludes folders), or the file's name."""
+    if not patterns:
+        return False
+    parts = os.path.relpath(path, root).replace(os.sep, "/").split("/")
+    for i, name in enumerate(parts):
+        prefix = "/".join(parts[: i + 1])
+        if any(fnmatch.fnmatchcase(prefix, pat) or fnmatch.fnmatchcase(name, pat) for pat in patterns):
+            return True
+    return False
 
 
 _MAX_WALK_DEPTH = 32
@@ -85,7 +140,8 @@ def _walk(folder: str, depth: int) -> Iterator[str]:
                 yield path
             else:
                 yield from _walk(path, depth + 1)
-        elif entry.name.endswith(".pt2") and entry.is_file(follow_symlinks=False):
+        elif entry.name.endswith(".pt2") and not entry.name.endswith(EP_SUFFIX) \
+                and entry.is_file(follow_symlinks=False):
             yield path
 
 
@@ -117,6 +173,8 @@ def check_one(target: Target, options: Options, keep_going: bool = True) -> Outc
     `keep_going` is returned as an error."""
     from . import rules
 
+    if target.exported_program and not options.exported_program:
+        options = dataclasses.replace(options, exported_program=target.exported_program, paired=True)
     deadline = _deadline(target.path, options)  # one budget from opening the package to its last rule
     try:
         package = _load(target.path, options, deadline)
@@ -229,30 +287,34 @@ def default_jobs() -> int:
 
 
 class ProgressBar:
-    """`[#####.....] 12/40 packages` on stderr, redrawn in place: only on a terminal, and only once
-    the run has taken PROGRESS_AFTER_S (a quick run prints nothing); erased when done."""
+    """click's progress bar over the packages, on stderr: only on a terminal, and only once the run
+    has taken PROGRESS_AFTER_S (a quick run prints nothing)."""
 
     PROGRESS_AFTER_S = 1.5
-    WIDTH = 30
 
     def __init__(self) -> None:
         self._clock = time.monotonic
         self._start = self._clock()
-        self._shown = False
+        self._bar: Any = None
+        self._done = 0
 
     def __call__(self, done: int, total: int) -> None:
-        if total < 2 or self._clock() - self._start < self.PROGRESS_AFTER_S:
+        if total < 2:
             return
-        filled = self.WIDTH * done // total
-        bar = "#" * filled + "." * (self.WIDTH - filled)
-        sys.stderr.write(f"\r[{bar}] {done}/{total} packages")
-        sys.stderr.flush()
-        self._shown = True
+        if self._bar is None:
+            if self._clock() - self._start < self.PROGRESS_AFTER_S:
+                return
+            import click
+
+            self._bar = click.progressbar(length=total, label="packages", file=sys.stderr, show_pos=True)
+            self._bar.__enter__()
+        self._bar.update(done - self._done)
+        self._done = done
 
     def close(self) -> None:
-        if self._shown:
-            sys.stderr.write("\r" + " " * (self.WIDTH + 40) + "\r")
-            sys.stderr.flush()
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
 
 
 @contextlib.contextmanager

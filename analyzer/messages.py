@@ -575,6 +575,16 @@ WHY = Catalog("WHY", {
     "why.index.unlinked": "the assertion failed, but {reason}",
     "why.index.unlinked-reason": "its bound is not linked to an input",
     "why.index.unlinked-fix": "check the inputs that reach this kernel by hand",
+    # what the log itself shows about the failing call (analyzer/why/evidence.py)
+    "why.evidence.shows": "; the log shows {facts}",
+    "why.evidence.shape": "{who} of shape {shape}",
+    "why.evidence.values": "{who} with value(s) {values}",
+    "why.evidence.bound": "so the bound {bound} was {value}",
+    "why.evidence.outside": "and {values} is outside [{lower}, {value})",
+    "why.evidence.inside": "and {values} is inside [{lower}, {value})",
+    "why.evidence.extent-past": "so {index_var} ran over [0, {extent}), past {value}",
+    "why.evidence.extent-inside": "so {index_var} ran over [0, {extent}), within {value}",
+    "why.evidence.ruled-out": "; unlikely: the log's own shapes and values rule this out ({facts})",
     # a kernel's own literal check
     "why.zero-check": "{who} was 0: run_impl divides by it ({symbol}) and checks first that it is not 0, "
                       "which raised \"{message}\"",

@@ -82,6 +82,9 @@ class Source:
     ambiguous: bool = False     # several nodes could have produced the kernel; the first is shown
     rows: int | None = None     # the indexed table's first dim, when it is a constant
     index_from: str | None = None   # the op producing the index (`arange`), when it is a node
+    # The outermost frame outside torch (the user's call into the model, e.g. a wrapper's one-line
+    # forward) when it is not the frame above: (file, line, code).
+    called_from: tuple[str, int, str | None] | None = None
 
     @property
     def class_name(self) -> str | None:
@@ -105,9 +108,12 @@ class Source:
         return " ".join(parts)
 
     def to_json(self) -> dict:
+        called = None
+        if self.called_from is not None:
+            called = {"file": self.called_from[0], "line": self.called_from[1], "code": self.called_from[2]}
         return {"file": self.file, "line": self.line, "code": self.code, "module": self.module,
                 "module_class": self.module_class, "op": self.op, "node": self.node,
-                "ambiguous": self.ambiguous}
+                "ambiguous": self.ambiguous, "called_from": called}
 
 
 def short_op(op: str) -> str:
@@ -146,15 +152,27 @@ def _match_ops(words: Sequence[str], known: set[str]) -> list[str]:
     return out
 
 
-def frame(trace: str | None) -> tuple[str, int, str | None] | None:
-    """The user's frame of a stack trace: the innermost one outside torch itself."""
+def _frames(trace: str | None) -> list[tuple[str, int, str | None]]:
     if not trace:
-        return None
-    frames = [(m.group(1), int(m.group(2)), (m.group(4) or "").strip() or None) for m in _FRAME.finditer(trace)]
+        return []
+    return [(m.group(1), int(m.group(2)), (m.group(4) or "").strip() or None) for m in _FRAME.finditer(trace)]
+
+
+def frame(trace: str | None) -> tuple[str, int, str | None] | None:
+    """The user's frame of a stack trace: the innermost one outside torch itself (the line whose op
+    the kernel runs)."""
+    frames = _frames(trace)
     if not frames:
         return None
     user = [f for f in frames if not _is_torch(f[0])]
     return (user or frames)[-1]
+
+
+def called_from(trace: str | None) -> tuple[str, int, str | None] | None:
+    """The outermost frame outside torch (where the user's code called into the model), when it is
+    not the innermost one `frame` gives; None for a single frame."""
+    user = [f for f in _frames(trace) if not _is_torch(f[0])]
+    return user[0] if len(user) > 1 and user[0] != user[-1] else None
 
 
 def _is_torch(path: str) -> bool:
@@ -250,7 +268,8 @@ class Attributor:
                     break
         return Source(file=found[0] if found else None, line=found[1] if found else None,
                       code=found[2] if found else None, module=module, module_class=cls, op=node.op,
-                      node=node.name, ambiguous=ambiguous, rows=rows, index_from=index_from)
+                      node=node.name, ambiguous=ambiguous, rows=rows, index_from=index_from,
+                      called_from=called_from(node.stack_trace))
 
 
 def _kernel_number(kernel: str) -> int:

@@ -181,6 +181,12 @@ def _why() -> None:
     multi = TW._gather_model("cuda")
     multi.assertions[0].index_sources = (0, 1)
     explain_failure(TW._package(multi), multi.assertions[0].message)
+    # the log's own call: values outside the bound it shows, and values inside it (ruled out)
+    for call in ("f(torch.randn(6, 8), torch.full((3,), 9))", "f(torch.randn(6, 8), torch.tensor([1, 2]))"):
+        explain_failure(TW._package(TW._gather_model("cuda")), f"{call}\n{multi.assertions[0].message}")
+    pos = FIXTURES / "pos_embedding.cpu.stripped.pt2"
+    for seq in (600, 100):  # an iteration range past its bound, and within it
+        explain_failure(api.load(pos), f"f(torch.randn(2, {seq}, 16))\nError: index out of bounds: tmp2 < 512L")
     # no candidate, but the message is in a text member nothing links (layout.find_text)
     unlinked = explain_failure(TW._package(TW._gather_model("cpu")), "index out of bounds: i < 4")
     render_text(replace(unlinked, text_hits=(Location("extra.h", 4, 3),)))

@@ -237,7 +237,7 @@ def test_apply_input_names_override_and_work_without_ep():
     apply(model, None, ["a", "b"])
     assert [i.user_name for i in model.inputs] == ["a", "b"]
     assert model.inputs[0].dims[0].declared_min is None
-    with pytest.raises(ValueError, match="3 input names given"):
+    with pytest.raises(ValueError, match="3 names given"):
         apply(_gather_model(), None, ["a", "b", "c"])
 
 

@@ -50,7 +50,7 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (reg / "team_a").mkdir(parents=True)
     shutil.copy(GATHER, reg / "b_gather.pt2")
     shutil.copy(EMBED, reg / "team_a" / "embed.pt2")
-    shutil.copy(EP, reg / "team_a" / "embed.ep.pt2")
+    shutil.copy(EP, reg / "team_a" / "gather.ep.pt2")  # no gather.pt2 beside it: not a pair
     with zipfile.ZipFile(REDUCE) as z:
         z.extractall(reg / "a_reduce_extracted")
     (reg / "c_broken.pt2").write_bytes(b"PK\x03\x04 not really a zip")
@@ -87,9 +87,11 @@ def test_unreadable_packages_between_good_ones(registry: Path, tmp_path: Path) -
     assert {f["package"] for f in doc["findings"]} == {"reg/b_gather.pt2", "reg/team_a/embed.pt2"}
     errors = result.stderr.splitlines()
     assert [line.split(":")[2].strip() for line in errors] == ["missing.pt2", "reg/c_broken.pt2"]
-    # An exported program named on the command line is an error, not silently skipped.
-    result = run("check", "reg/team_a/embed.ep.pt2")
-    assert result.exit_code == 2 and "no AOTInductor model found" in result.stderr
+    # An exported program named on the command line is skipped with a note, never read as a
+    # package; with nothing else to check, that is exit 2 with one line.
+    result = run("check", "reg/team_a/gather.ep.pt2")
+    assert result.exit_code == 2 and "an exported program (torch.export.save), not a package" in result.stderr
+    assert "no package found in reg/team_a/gather.ep.pt2" in result.stderr
 
 
 def test_same_package_twice_is_checked_once(registry: Path) -> None:

@@ -188,13 +188,26 @@ def test_explain_cuda_log_against_gather_dyn():
     (c,) = result.candidates
     assert (c.kernel, c.message) == ("triton_poi_fused_index_mul_0", "index out of bounds: 0 <= tmp4 < ks0")
     assert c.bound_sources == (DimRef(0, 0),) and c.index_sources == (1,)
+    # The log's own call (`f(torch.randn(6, 8), torch.full((3,), 9))`) shows x non-empty and the
+    # index 9 past its 6 rows: the value is the cause, quoted, and "empty" is not said at all.
+    assert c.key == "why.index.value"
+    assert c.cause.startswith("a value of input 1 (idx) was outside [0, x.shape[0])")
+    assert "was empty" not in c.cause
+    assert "input 0 (x) of shape (6, 8)" in c.cause and "value(s) 9" in c.cause
+    assert "9 is outside [0, 6)" in c.cause and not c.ruled_out
+    assert "AOTI_RUNTIME_CHECK_INPUTS=1" not in c.fix and "idx" in c.fix
+    assert c.location == Location(WRAPPER, 656, 9)
+    assert c.chain[0] == "values of input 1 (idx) -> tmp4 in triton_poi_fused_index_mul_0"
+    assert "input 0 dim 0 (x.shape[0])" in c.chain[2]
+
+
+def test_explain_cuda_assert_without_the_call_line_keeps_both_causes():
+    text = "\n".join(line for line in _cuda_log().splitlines() if "torch.randn" not in line)
+    (c,) = explain_failure(_package(_gather_model()), text).candidates
     assert c.key == "why.index.zero"
     assert c.cause.startswith("input 0 dim 0 (x.shape[0]) was empty (size 0): every index fails `0 <= tmp4 < 0`")
     assert "a value of input 1 (idx) was outside [0, x.shape[0])" in c.cause
     assert "AOTI_RUNTIME_CHECK_INPUTS=1" in c.fix and "x.shape[0] == 0" in c.fix
-    assert c.location == Location(WRAPPER, 656, 9)
-    assert c.chain[0] == "values of input 1 (idx) -> tmp4 in triton_poi_fused_index_mul_0"
-    assert "input 0 dim 0 (x.shape[0])" in c.chain[2]
 
 
 def test_json_shape():
@@ -212,7 +225,7 @@ def test_render_text():
     text = render_text(explain_failure(_package(_gather_model()), _cuda_log()))
     assert "24 threads" in text and "1 candidate cause(s)" in text
     assert f"triton_poi_fused_index_mul_0 at {WRAPPER}:656:9" in text
-    assert "cause:   input 0 dim 0 (x.shape[0]) was empty" in text
+    assert "cause:   a value of input 1 (idx) was outside [0, x.shape[0]); the log shows" in text
 
 
 def test_unmatched_message():

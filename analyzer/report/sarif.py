@@ -86,6 +86,22 @@ def _location(f: Finding) -> dict[str, Any]:
     return {"physicalLocation": physical, "logicalLocations": logicals}
 
 
+def _called_from(f: Finding) -> dict[str, Any] | None:
+    """Where the user's code called into the model (the outermost frame outside torch), as a
+    related location: the file found here, else the path the exported program recorded."""
+    called = getattr(f.source, "called_from", None) if f.source is not None else None
+    if called is None:
+        return None
+    path = f.called_from.path if f.called_from is not None else called[0].replace("\\", "/")
+    region: dict[str, Any] = {"startLine": called[1]} if called[1] else {}
+    if region and called[2]:
+        region["snippet"] = {"text": called[2]}
+    physical: dict[str, Any] = {"artifactLocation": {"uri": quote(path, safe="/")}}
+    if region:
+        physical["region"] = region
+    return {"id": 0, "physicalLocation": physical, "message": {"text": "called from"}}
+
+
 def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {"ruleId": f.code}
     if f.code in rule_index:
@@ -93,6 +109,9 @@ def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     out["level"] = LEVEL[f.severity]
     out["message"] = _message(f)
     out["locations"] = [_location(f)]
+    related = _called_from(f)
+    if related is not None:
+        out["relatedLocations"] = [related]
     out["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(f)}
     if f.accepted:
         out["suppressions"] = [{"kind": "external", "status": "accepted", "justification": f.accepted}]

@@ -77,6 +77,11 @@ def render_finding(f: Finding, *, color: bool = False, fix_seen: str | None = No
         lines.append(f"  {paint('source', BOLD, color=color)}: {f.source.describe()}")
         if f.source.code:
             lines.append(f"    {f.source.code}")
+        called = getattr(f.source, "called_from", None)
+        if called is not None:
+            where = f.called_from.path if f.called_from is not None else called[0].replace(chr(92), "/").rsplit("/", 1)[-1]
+            lines.append(f"  {paint('called from', BOLD, color=color)}: {where}:{called[1]}"
+                         + (f": {called[2]}" if called[2] else ""))
     lines.extend(f"    {step}" for step in f.chain)
     lines.extend(_snippet(f, color=color))
     for kernel, loc in f.also:

@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 
 from ..messages import WHY
 from ..why import Candidate, Failure, WhyResult
+from ..why.evidence import Observed
 from ._common import location_json
 
 SCHEMA = "aoti-lint.why/1"
@@ -20,7 +21,14 @@ def to_json(result: WhyResult) -> dict:
         "failures": [_failure_json(f) for f in result.failures],
         "candidates": [_candidate_json(c) for c in result.candidates],
         "text_hits": [location_json(h) for h in result.text_hits],
+        # The failing call's arguments as the log shows them (analyzer/why/evidence.py).
+        "observed": [_observed_json(o) for o in result.evidence.args],
     }
+
+
+def _observed_json(o: Observed) -> dict:
+    return {"position": o.position, "name": o.name, "shape": list(o.shape) if o.shape is not None else None,
+            "min": o.low, "max": o.high, "text": o.text}
 
 
 def render_json(result: WhyResult) -> str:
@@ -39,6 +47,7 @@ def _candidate_json(c: Candidate) -> dict:
         "fix": c.fix,
         "location": location_json(c.location),
         "chain": list(c.chain),
+        "evidence": {"facts": c.evidence, "ruled_out": c.ruled_out} if c.evidence else None,
     }
 
 

@@ -14,6 +14,7 @@ from .. import witness as W
 from ..findings import Location
 from ..model import Assertion, Dim, DimRef, Input, Model, Package, Relation, span
 from ..messages import FIXES, MESSAGES, WHY
+from .evidence import LogEvidence, observe, read_evidence
 from .parse import KERNEL_NAME, CheckKind, Deadline, Failure, FailureKind, normalize, parse_failure
 
 
@@ -34,6 +35,10 @@ class Candidate:
     chain: tuple[str, ...] = ()
     key: str = ""
     failure: Failure | None = field(default=None, compare=False)
+    # What the log's own shapes and values say about this cause (quoted at the end of `cause`):
+    # `ruled_out` when they exclude it (it is then ranked last).
+    evidence: str = field(default="", compare=False)
+    ruled_out: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class WhyResult:
     # Where the failure's message occurs in the package's text members when no candidate matched
     # (searched before saying that nothing in the package produces it).
     text_hits: tuple[Location, ...] = ()
+    evidence: LogEvidence = field(default_factory=LogEvidence)
 
     @property
     def matched(self) -> bool:
@@ -57,9 +63,10 @@ def explain_failure(package: Package, text: str, deadline: Deadline | None = Non
     """Parse `text` and rank the package's candidate causes for each failure, best first."""
     failures = parse_failure(text, deadline)
     mentioned = set(KERNEL_NAME.findall(text))
+    evidence = read_evidence(text) if any(f.kind == FailureKind.INDEX_ASSERT for f in failures) else LogEvidence()
     candidates: list[Candidate] = []
     seen: set[tuple] = set()
-    finders = {FailureKind.INDEX_ASSERT: lambda f: _index_candidates(package, f, mentioned),
+    finders = {FailureKind.INDEX_ASSERT: lambda f: _index_candidates(package, f, mentioned, evidence),
                FailureKind.INPUT_CHECK: lambda f: _check_candidates(package, f),
                FailureKind.EXTERN_CALL: lambda f: _extern_candidates(package, f),
                FailureKind.DEVICE_MISMATCH: lambda f: _device_candidates(package, f),
@@ -72,7 +79,8 @@ def explain_failure(package: Package, text: str, deadline: Deadline | None = Non
         if key not in seen:
             seen.add(key)
             candidates.append(cand)
-    return WhyResult(package=package.path, failures=tuple(failures), candidates=tuple(candidates))
+    return WhyResult(package=package.path, failures=tuple(failures), candidates=tuple(candidates),
+                     evidence=evidence)
 
 
 def _kernel_message_candidates(package: Package, text: str) -> list[Candidate]:
@@ -112,7 +120,9 @@ def _zero_check_candidates(package: Package, text: str) -> list[Candidate]:
 
 # -- index asserts ------------------------------------------------------------------------------
 
-def _index_candidates(package: Package, failure: Failure, mentioned: set[str]) -> list[Candidate]:
+def _index_candidates(package: Package, failure: Failure, mentioned: set[str],
+                      evidence: LogEvidence | None = None) -> list[Candidate]:
+    evidence = evidence if evidence is not None else LogEvidence()
     scored: list[tuple[tuple, Candidate]] = []
     for model in package.models:
         lost_on = "cpu" if failure.lost_on_cpu else "cuda"
@@ -129,18 +139,26 @@ def _index_candidates(package: Package, failure: Failure, mentioned: set[str]) -
             same_file = failure.file is not None and bool(failure.file) \
                 and _basename(failure.file) == _basename(a.location.path)
             same_line = same_file and failure.line == a.location.line
-            rank = (not same_line, not same_file, a.kernel not in mentioned, not zero,
+            seen = observe(model, a, evidence, _bound_text(model, a))
+            # What the log shows about the call comes first: a cause its shapes and values rule
+            # out goes last, whatever else points at it; an empty bound they show is not the cause.
+            empty_shown = zero and seen.bound is not None and seen.bound <= (a.lower or 0)
+            rank = (seen.ruled_out, not same_line, not same_file, a.kernel not in mentioned,
+                    not (zero if seen.bound is None else empty_shown),
                     a.bound_value is not None, not exact, not a.linked, order)
-            key, cause, fix = _index_cause(model, a, zero)
+            key, cause, fix = _index_cause(model, a, zero and (seen.bound is None or empty_shown),
+                                           otherwise=not empty_shown)
+            cause += seen.text
             scored.append((rank, Candidate(
                 kind=FailureKind.INDEX_ASSERT, model=model.name, message=a.message, cause=cause, fix=fix,
                 kernel=a.kernel, location=a.location, bound_sources=a.bound_sources,
-                index_sources=a.index_sources, chain=a.chain, key=key, failure=failure)))
+                index_sources=a.index_sources, chain=a.chain, key=key, failure=failure,
+                evidence=seen.facts, ruled_out=seen.ruled_out)))
     scored.sort(key=lambda pair: pair[0])
-    exact_lines = {(c.model, c.kernel, c.message) for rank, c in scored if not rank[0]}
+    exact_lines = {(c.model, c.kernel, c.message) for rank, c in scored if not rank[1]}
     # The codegen repeats one check in a kernel (vectorized body and tail loop); when the log
     # names the line, the other copies are the same cause and only add noise.
-    return [c for rank, c in scored if not rank[0] or (c.model, c.kernel, c.message) not in exact_lines]
+    return [c for rank, c in scored if not rank[1] or (c.model, c.kernel, c.message) not in exact_lines]
 
 
 def _bound_can_be_zero(model: Model, a: Assertion) -> bool:
@@ -200,8 +218,9 @@ def _extent_text(model: Model, a: Assertion, bound: str) -> str | None:
     return WHY["why.index.extent-expr"].format(who=who, extent=extent, bound=bound, index_var=var)
 
 
-def _index_cause(model: Model, a: Assertion, zero: bool) -> tuple[str, str, str]:
-    """(catalog key, cause, fix) of a failed index assertion."""
+def _index_cause(model: Model, a: Assertion, zero: bool, otherwise: bool = True) -> tuple[str, str, str]:
+    """(catalog key, cause, fix) of a failed index assertion; `otherwise=False` when the log shows
+    the bound empty, so that the values cannot be the cause."""
     bound = _bound_text(model, a)
     span_text = f"[{a.lower if a.lower is not None else 0}, {bound})"
     values = _values_text(model, a, span_text)
@@ -214,7 +233,7 @@ def _index_cause(model: Model, a: Assertion, zero: bool) -> tuple[str, str, str]
             empty = " or ".join(WHY["why.index.empty"].format(describe=model.describe(r)) for r in dims)
             cause: str = WHY["why.index.zero"].format(
                 empty=empty, lower=f"{a.lower} <= " if a.lower is not None else "", index_var=a.index_var or "idx",
-                otherwise=WHY["why.index.otherwise"].format(other=other) if other else "")
+                otherwise=WHY["why.index.otherwise"].format(other=other) if other and otherwise else "")
             env = any(sizes.env_check_rejects_zero(model.dim(r)) for r in dims)
             fix: str = FIXES["empty-index-bound"].format(
                 empty_test=" or ".join(f"{W.check_expr(model, r)} == 0" for r in dims),
