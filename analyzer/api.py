@@ -490,7 +490,8 @@ def lint(paths, options: Options | None = None, *, jobs: int = 1,
     rules.select_rules(options.select, options.ignore)  # an unknown selector fails before any read
     from . import many
 
-    packages, findings, errors, notes = [], [], [], []
+    packages, findings, errors = [], [], []
+    notes: list[str] = []
     targets = many.discover(paths, pair=options.pair and not options.exported_program, exclude=options.exclude,
                             notes=notes)
     for outcome in many.outcomes(targets, options, jobs, progress, keep_going):

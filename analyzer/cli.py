@@ -488,7 +488,7 @@ def _lint_groups(packages: Sequence[Any], groups: list[tuple[Config, list[int]]]
     results = [(cfg, _lint([packages[i] for i in indices], cfg, reading, lint_args=lint_args, **extra))
                for cfg, indices in groups]
     rank = {}
-    for n, (cfg, (res, _)) in enumerate(results):
+    for n, (_, (res, _)) in enumerate(results):
         for k, pkg in enumerate(res.packages):
             rank[pkg.path] = (min(i for i in groups[n][1]), k)
     packages_out = sorted((p for _, (res, _) in results for p in res.packages), key=lambda p: rank[p.path])

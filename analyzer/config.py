@@ -240,7 +240,7 @@ def parse_section(section: dict[str, Any], source: Path | None = None) -> Config
             from . import accept
 
             try:
-                values = {}
+                values: dict[str, Any] = {}
                 if "accept" in section:
                     values["accept"] = accept.parse_accept(section["accept"])
                 if "per-package-ignores" in section:

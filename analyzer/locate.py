@@ -134,8 +134,9 @@ def locate(findings: Iterable[Finding], *, source_root: str | None = None, cwd: 
             key = called
             if key not in cache:
                 cache[key] = find_source_file(called[0], roots, cwd, called[1], called[2])
-            if cache[key] is not None:
-                called_at = Location(cache[key], called[1] or 0, 0)
+            found_called = cache[key]
+            if found_called is not None:
+                called_at = Location(found_called, called[1] or 0, 0)
         if primary is None and f.package:
             on_disk = member_on_disk(f.package, f.location.path)
             if on_disk is not None:
