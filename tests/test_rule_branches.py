@@ -17,7 +17,7 @@ from analyzer.rules import Context, Rule, register
 from analyzer.rules import access as access_rules
 from analyzer.rules import bounds as bounds_rules
 from analyzer.rules import enforcement as E
-from test_rules import _gather_model, _pos_model, _reduce_model, _run
+from test_rules import _pos_model, _reduce_model, _run
 
 WRAPPER = "m/w.wrapper.cpp"
 
@@ -177,6 +177,56 @@ def test_space_that_does_not_parse_is_unknown():
     assert access_rules._space_at(_one_dim_model(), "s77 +", {}, {"u0": "1"}) is None
 
 
+def _scatter_model(count_min: int | None) -> Model:
+    """tai_scatter-like on CPU: a kernel stores into buf0 (x's n*8 elements) in a loop of 4 (the
+    index's 1x4), after nonzero(mask) with u0 = its count asserted `u0 >= count_min` by run_impl;
+    mask is x itself (n = s77)."""
+    model = _nonzero_model(count_min or 0)
+    model.symbols["u0"].min = count_min
+    model.inputs[0].dims.append(Dim(1, None, 8, enforced="env"))
+    model.launches[0].arg_shapes = (("s77", "8"),)
+    model.launches[0].error_checked = False  # nothing raises when it gets the empty mask
+    model.launches.append(Launch("cpp_fused_scatter_0", ("buf0", "arg0_1"), Location(WRAPPER, 40, 5)))
+    model.accesses = [Access("cpp_fused_scatter_0", "out_ptr0", "buf0", "8*s77", "4",
+                             Location("m/k.kernel.cpp", 30, 25), Location(WRAPPER, 40, 5))]
+    return model
+
+
+def test_store_into_empty_buffer_unless_an_always_run_assert_rejects_the_empty_input():
+    (f,) = _run(_scatter_model(None), "store-into-empty-buffer")
+    assert (f.input, f.dim) == (0, 0) and f.witness == "arg0_1.shape = (0, 8), arg1_1.shape = (3, 8)"
+    # `Expected u0 >= 2` runs at every call: an empty mask has no 2 nonzero elements, the call fails first.
+    assert _run(_scatter_model(2), "store-into-empty-buffer") == []
+
+
+# -- reads.py ----------------------------------------------------------------------------------------
+
+def _position_ids_model() -> Model:
+    """bert on CPU: `in_ptr2[x1]` reads the 128 position_ids with x1 over [0, seq), seq = s27 compiled
+    and declared for [2, 128] but that max checked only with AOTI_RUNTIME_CHECK_INPUTS=1."""
+    x = Input(0, "arg0_1", [Dim(0, "s77", None, 1, None, "env"), Dim(1, "s27", None, 2, 128, "env",
+                                                                      declared_max=128)], dtype="int64")
+    model = Model("model", device="cpu", wrapper_path=WRAPPER, inputs=[x])
+    model.symbols = {"s77": Symbol("s77", "s77", DimRef(0, 0), Location(WRAPPER, 10, 5)),
+                     "s27": Symbol("s27", "s27", DimRef(0, 1), Location(WRAPPER, 11, 5))}
+    model.constants = [Constant(0, "position_ids", (1, 128), "embeddings.position_ids")]
+    model.constant_reads = [ConstantRead("cpp_fused_embedding_0", "in_ptr2", "position_ids", 128, "s27 - 1",
+                                         (DimRef(0, 1),), Location("m/k.kernel.cpp", 50, 30), (1, 128))]
+    return model
+
+
+def test_read_past_constant_once_per_read_and_only_with_a_dim_to_blame():
+    (f,) = _run(_position_ids_model(), "read-past-constant")
+    assert (f.input, f.dim, f.severity) == (0, 1, Severity.WARNING)
+    assert f.witness == "arg0_1.shape = (3, 129)"
+    model = _position_ids_model()
+    model.constant_reads.append(model.constant_reads[0])  # the same read in the vectorized loop and the tail
+    assert len(_run(model, "read-past-constant")) == 1
+    model = _position_ids_model()
+    model.constant_reads[0].sources = ()  # an index whose dims the parser did not resolve: no witness
+    assert _run(model, "read-past-constant") == []
+
+
 # -- empty.py ----------------------------------------------------------------------------------------
 
 def test_one_division_copied_twice_is_reported_once():
@@ -229,3 +279,59 @@ def test_divisibility_only_where_the_package_reads_a_quotient_and_does_not_check
     model = _derived_model()
     model.inputs[0].dims[0].max = 2
     assert _run(model, "unenforced-divisibility") == []
+
+
+# -- datarange.py ------------------------------------------------------------------------------------
+
+def _clamp_model(bound_expr="s77", extent="401", sources: tuple[DimRef, ...] | None = None) -> Model:
+    """tai_repeat_index on CPU: `0 <= tmp21 < ks2` with ks2 = s77 = embeddings.shape[0] (compiled for
+    [2, 2048]) and the index clamped to [0, 400] by the kernel (an extent of 401, no input dims)."""
+    e = Input(0, "arg0_1", [Dim(0, "s77", None, 2, 2048, "env"), Dim(1, None, 8, enforced="env")])
+    model = Model("model", device="cpu", wrapper_path=WRAPPER, inputs=[e])
+    model.symbols = {"s77": Symbol("s77", "s77", DimRef(0, 0), Location(WRAPPER, 10, 5))}
+    model.assertions = [Assertion("cpp_fused_clamp_index_select_0", "index out of bounds: 0 <= tmp21 < ks2",
+                                  Location("m/k.kernel.cpp", 40, 25), index_var="tmp21", lower=0, bound="ks2",
+                                  bound_expr=bound_expr, bound_sources=sources or (DimRef(0, 0),),
+                                  index_extent=extent)]
+    return model
+
+
+def test_dynamic_bound_against_a_clamped_index():
+    (f,) = _run(_clamp_model(), "index-exceeds-dynamic-bound")
+    assert (f.input, f.dim) == (0, 0) and f.witness.startswith("arg0_1.shape = (400, 8)")
+    # an extent that is empty (or not a number): no index at all.
+    assert _run(_clamp_model(extent="0"), "index-exceeds-dynamic-bound") == []
+    # a bound read from a dim the package fixed: no size of it to choose.
+    assert _run(_clamp_model(sources=(DimRef(0, 1),)), "index-exceeds-dynamic-bound") == []
+    # a bound that is below 1 at every size it can take within the compiled max (s77 - 2048 <= 0):
+    # the bound at 0 is empty-index-bound's finding, not this one's.
+    assert _run(_clamp_model(bound_expr="s77 - 2048"), "index-exceeds-dynamic-bound") == []
+
+
+def _count_model(count_min=None, count_max=None, enforced="env", cap=("s77",)) -> Model:
+    """tai_nonzero_mm on CPU: u0 = the nonzero count of mask [n], n = s77 compiled for [2, 1024],
+    checked by run_impl against [count_min, count_max]."""
+    model = _nonzero_model(0)
+    model.inputs[0].dims[0].max, model.inputs[0].dims[0].enforced = 1024, Enforcement(enforced)
+    model.symbols["u0"] = Symbol("u0", "u0", None, Location(WRAPPER, 20, 5), unbacked=True,
+                                 min=count_min, max=count_max)
+    model.launches[0].arg_shapes = (cap,)
+    return model
+
+
+def test_count_check_reported_only_where_the_values_can_leave_it():
+    (f,) = _run(_count_model(count_min=2), "data-dependent-size-check")
+    assert f.message_key == "data-dependent-size-check.min"
+    # u0 >= 10 against a mask of 3 elements (the witness): no input of that shape gives 9 nonzeros.
+    assert _run(_count_model(count_min=10), "data-dependent-size-check") == []
+    (f,) = _run(_count_model(count_max=1000), "data-dependent-size-check")
+    assert f.message_key == "data-dependent-size-check.max" and f.witness.startswith("arg0_1.shape = (1001,)")
+    # ... unless the mask's max 1024 is checked at every call and keeps the count within.
+    assert _run(_count_model(count_max=2000, enforced="always"), "data-dependent-size-check") == []
+
+
+def test_count_over_a_symbol_read_from_a_fixed_dim():
+    # A size symbol whose dim the package fixed (x's 8 columns read as s5): no size of it to choose.
+    model = _count_model(count_max=4, cap=("s5",))
+    model.symbols["s5"] = Symbol("s5", "s5", DimRef(1, 1), Location(WRAPPER, 12, 5))
+    assert _run(model, "data-dependent-size-check") == []
