@@ -19,6 +19,26 @@ FIXTURES = REPO / "fixtures"
 GOLDEN = REPO / "tests" / "golden"
 UPDATE_GOLDEN = bool(os.environ.get("AOTI_LINT_UPDATE_GOLDEN"))
 
+def _coverage_paths_absolute() -> None:
+    """Under `coverage run`, the data file and the source folder as absolute paths: a process forked
+    while a test has changed directory (a -j worker, the helper worker) restarts coverage from the
+    parent's configuration, and relative ones would measure nothing and write its data file there."""
+    try:
+        from coverage import Coverage
+    except ImportError:
+        return
+    cov = Coverage.current()
+    if cov is None:
+        return
+    data_file = os.path.abspath(cov.get_option("run:data_file"))
+    cov.set_option("run:data_file", data_file)
+    os.environ["COVERAGE_FILE"] = data_file  # read by every process that starts coverage, over its config
+    cov.set_option("run:source", [os.path.abspath(s) if os.path.isdir(s) else s
+                                  for s in cov.get_option("run:source") or ()])
+
+
+_coverage_paths_absolute()
+
 # A compiler name a headline must not show when the exported program gives the user's names:
 # Triton/C++ temporaries (tmp4), kernel size parameters (ks0), size symbols (s77, u0), wrapper
 # argument names (arg0_1) and generated kernel names.

@@ -1,4 +1,4 @@
-"""The message catalog (analyzer/rules/messages.py): every template is used, every field of every
+"""The message catalog (analyzer/messages.py): every template is used, every field of every
 template is filled with something at least once, and every key belongs to a rule (or to `why`).
 
 A workload of real packages (each rule's INVALID cases), hand-built models for the variants no
