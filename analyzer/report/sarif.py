@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
-from urllib.parse import quote
 from typing import Any, Sequence
 
 from .. import REPOSITORY, __version__
 from ..findings import Finding, PackageError, Severity
+from ..untrusted import json_dumps, md_code, md_text, uri
 from ._common import RUNTIME_CHECKS, detail, fingerprint, primary, rules_or_all
 from .ruledoc import doc_url
 
@@ -48,23 +47,24 @@ def rule_descriptor(rule: Any) -> dict[str, Any]:
 
 def _message(f: Finding) -> dict[str, str]:
     """`text`: the headline (what code scanning lists); `markdown`: the headline, then the full
-    explanation, the witness and the fix."""
-    parts = [f.message]
+    explanation, the witness and the fix (code scanning renders it: every part made inert)."""
+    parts = [md_text(f.message)]
     extra = detail(f)
     if extra:
-        parts.append(extra)
+        parts.append(md_text(extra))
     if f.witness:
-        parts.append(f"Witness: `{f.witness}`")
+        parts.append(f"Witness: {md_code(f.witness)}")
     if f.fix:
-        parts.append(f"Fix: {f.fix}")
+        parts.append(f"Fix: {md_text(f.fix)}")
     return {"text": f.message, "markdown": "\n\n".join(parts)}
 
 
 def _location(f: Finding) -> dict[str, Any]:
-    # A URI reference: member names are plain ASCII in practice, but spaces or `#` must be escaped.
+    # A URI reference: member names are plain ASCII in practice, but spaces or `#` must be escaped
+    # (and a file name that is not UTF-8 keeps its bytes).
     # The primary location (the model source line or the package path), never a hashed member.
     loc = primary(f)
-    physical: dict[str, Any] = {"artifactLocation": {"uri": quote(loc.path, safe="/")}}
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri(loc.path)}}
     if loc.line > 0:
         region: dict[str, Any] = {"startLine": loc.line}
         if loc.column > 0:
@@ -118,7 +118,7 @@ def invocation(errors: Sequence[PackageError]) -> dict[str, Any]:
             {
                 "level": "error",
                 "message": {"text": e.message},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(e.package, safe="/")}}}],
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri(e.package)}}}],
                 "descriptor": {"id": "unreadable-package"},
             }
             for e in errors
@@ -158,4 +158,4 @@ def render(
     }
     if errors:
         doc["runs"][0]["invocations"] = [invocation(errors)]
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_dumps(doc, indent=2) + "\n"

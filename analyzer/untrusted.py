@@ -1,0 +1,261 @@
+"""Text from inputs, and the one escaping layer per output medium.
+
+Every string read from a package (member and model folder names, metadata values, assertion
+messages, source lines), an exported program (input names, stack traces), a config or a baseline
+(accept reasons), a log or a file name is untrusted: it may hold terminal escapes, newlines that
+start CI log commands, markdown or HTML, bidi overrides, lone surrogates. Such strings are
+composed into a finding's prose (`message`, `detail`, `fix`, `chain`, `witness`, ...), so a
+reporter treats every string field of a Finding, a Model, a Contract or a why result as
+`Untrusted`, and only its own literals as trusted. Each medium has one renderer here, and the
+reporters call it on each field where the field enters their output:
+
+- `terminal`: text, concise, inspect, contract, why and every stderr line;
+- `md_text`, `md_code`, `md_fence`, `md_cell`: the pull-request comment, SARIF `message.markdown`,
+  reviewdog messages;
+- `html_text`: the HTML report and HTML inside markdown;
+- `json_dumps`: every JSON document (valid UTF-8 whatever the strings hold);
+- `xml_text`: JUnit;
+- `workflow_data`, `workflow_property`: GitHub Actions workflow commands;
+- `uri`: SARIF artifact locations (a non-UTF-8 file name keeps its bytes, percent-encoded).
+
+Each renderer leaves ordinary text (printable, no markup that could open or close anything)
+unchanged, so reports on ordinary packages do not change byte for byte.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+from urllib.parse import quote
+
+
+class Untrusted(str):
+    """A string read from an input; a marker for readers of the code. Rendering never trusts a
+    plain `str` field either (prose around an input's text is a plain str), so the type is a
+    promise of the reader, not a switch of the renderers."""
+
+    __slots__ = ()
+
+
+# Characters never written raw into a line of human-readable output: C0 controls (newline, CR and
+# tab included: a field never splits or realigns a line), DEL, C1 controls, bidi embeddings,
+# overrides, isolates and marks (Trojan Source), the line and paragraph separators that some
+# viewers break lines on, the BOM, and lone surrogates (a non-UTF-8 file name decoded with
+# surrogateescape, or an escaped surrogate in JSON), which no UTF-8 writer can encode.
+_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
+                     "\ud800-\udfff]")
+
+
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _show(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch in _SHORT:
+        return _SHORT[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, keep: str = "") -> str:
+    """`text` with every hidden character written as a visible escape (`\\x1b`, `\\u202e`,
+    `\\udcff`), except those in `keep` (e.g. "\\t" where the layout allows tabs)."""
+    text = str(text)
+    if not keep:
+        return _HIDDEN.sub(_show, text)
+    return _HIDDEN.sub(lambda m: m.group() if m.group() in keep else _show(m), text)
+
+
+def terminal(text: object) -> str:
+    """A field of terminal output: no escape sequence, no line break, no bidi reordering."""
+    return visible(str(text))
+
+
+# -- markdown (GitHub-flavoured) ----------------------------------------------------------------------
+
+# `<` that CommonMark could read as raw HTML (an open tag `<double>`, a closing tag, a comment such as
+# the Action's marker, a declaration, a processing instruction) or an autolink (`<scheme:...>`,
+# `<a@b>`); `<=`, `< ks0` and `static_cast<int64_t>` (no tag: `_` cannot follow a tag name) stay.
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)|/[A-Za-z]|[!?]|[A-Za-z][A-Za-z0-9+.-]{1,31}:"
+                       r"|[^\s<>@]+@)")
+# `]` that could end a link's (or an image's) text: `](`. Without a definition nothing else links,
+# and a definition needs a line that starts with `[`, which `md_text` never leaves (see there).
+_LINK_CLOSE = re.compile(r"\](?=\()")
+# `&` that starts an entity reference: `&#64;someone` would render as a live mention.
+_ENTITY = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]*;)")
+# What GitHub turns into a link or a notification: URLs (and `www.` autolinks), `@user` mentions
+# and e-mail addresses, `#123` / `owner/repo#123` / `GH-123` references. Such a word is put in a code
+# span, where GitHub links nothing.
+_LINKISH = re.compile(r"[^\s`]*(?:://|\bwww\.|@[\w-]|#\d|\bGH-\d)[^\s`]*", re.IGNORECASE)
+_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def _code_segments(text: str) -> list[tuple[bool, str]]:
+    """`text` split as CommonMark splits a line into code spans and the rest: (is_code, text),
+    where a code segment includes its fences. Backslash escapes outside code are kept together
+    with the character they escape, as the parser does."""
+    out: list[tuple[bool, str]] = []
+    plain, i, n = [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n and text[i + 1] in _PUNCT:
+            plain.append(text[i:i + 2])
+            i += 2
+            continue
+        if ch != "`":
+            plain.append(ch)
+            i += 1
+            continue
+        j = i
+        while j < n and text[j] == "`":
+            j += 1
+        run = j - i
+        k = j
+        close = -1
+        while k < n:
+            if text[k] != "`":
+                k += 1
+                continue
+            m = k
+            while m < n and text[m] == "`":
+                m += 1
+            if m - k == run:
+                close = k
+                break
+            k = m
+        if close < 0:  # no closing run of the same length: the backticks are literal
+            plain.append(text[i:j])
+            i = j
+            continue
+        if plain:
+            out.append((False, "".join(plain)))
+            plain = []
+        out.append((True, text[i:close + run]))
+        i = close + run
+    if plain:
+        out.append((False, "".join(plain)))
+    return out
+
+
+def _inert(plain: str) -> str:
+    """Text outside code spans: link-like words into code spans, then no HTML, link or entity."""
+    parts, last = [], 0
+    for match in _LINKISH.finditer(plain):
+        before = plain[last:match.start()]
+        parts.append(_escape_plain(before))
+        # A backslash right before the span would escape its opening backtick.
+        parts.append((" " if before.endswith("\\") else "") + md_code(match.group()))
+        last = match.end()
+    parts.append(_escape_plain(plain[last:]))
+    return "".join(parts)
+
+
+def _escape_plain(text: str) -> str:
+    text = _ENTITY.sub("&amp;", text)
+    text = _TAG_OPEN.sub("&lt;", text)
+    return _LINK_CLOSE.sub("&#93;", text)
+
+
+def _one_line(text: str) -> str:
+    """Line breaks (and every other hidden character) as visible escapes: input text never
+    starts a markdown line, so it can open no block (HTML, table, heading, fence, list)."""
+    return visible(str(text))
+
+
+def md_text(text: object) -> str:
+    """Text for a markdown paragraph or table cell, which may mix the tool's own code spans with
+    untrusted text: code spans are kept, everything outside them is made inert (no raw HTML, no
+    link, no mention or reference, no entity), and it stays on one line."""
+    out = []
+    for is_code, segment in _code_segments(_one_line(text)):
+        out.append(segment if is_code else _inert(segment))
+    text = "".join(out)
+    # Placed at the start of a line, `[label]: url` would define a link for the whole comment.
+    stripped = text.lstrip(" ")
+    if stripped.startswith("["):
+        text = text[: len(text) - len(stripped)] + "&#91;" + stripped[1:]
+    return text
+
+
+def md_code(text: object) -> str:
+    """`text` as one inline code span, with a fence longer than any backtick run inside it."""
+    text = _one_line(text)
+    run = longest = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_fence(lines: list[str] | tuple[str, ...], info: str = "") -> list[str]:
+    """A fenced code block of `lines`: each line shown as it is (tabs kept, every other hidden
+    character escaped, so no line break inside a line), the fence longer than any backtick run."""
+    body = [visible(line, keep="\t") for line in lines]
+    longest = max((len(run) for line in body for run in re.findall("`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{info}", *body, fence]
+
+
+def md_cell(markdown: str) -> str:
+    """Markdown (already rendered by md_text/md_code) safe inside a table cell: pipes escaped
+    (even in code spans, as GFM requires), no line break."""
+    return markdown.replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
+# -- HTML, JSON, XML, workflow commands, URIs ----------------------------------------------------------
+
+
+def html_text(text: object, keep: str = "\t\n") -> str:
+    """Text or an attribute value in HTML: `&<>"'` as entities, hidden characters as visible
+    escapes (tabs and newlines kept where `keep` says; `keep=""` inside an HTML block of markdown,
+    where a blank line would end the block)."""
+    return html.escape(visible(str(text), keep=keep), quote=True)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_dumps(doc: Any, **kwargs: Any) -> str:
+    """`json.dumps` with non-ASCII kept readable, and lone surrogates (which only strings can
+    hold) written as `\\udcff` escapes, so the document is always encodable as UTF-8."""
+    text = json.dumps(doc, ensure_ascii=False, **kwargs)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def xml_text(text: object) -> str:
+    """Text or an attribute value for XML 1.0: the characters it cannot carry even escaped (most
+    controls, surrogates) and the other hidden ones as visible escapes; newlines and tabs kept."""
+    return _NOT_XML.sub(_show, visible(str(text), keep="\t\n"))
+
+
+_NOT_XML = re.compile("[\ufffe\uffff]")
+
+
+def workflow_data(text: object) -> str:
+    """The message of a workflow command, as actions/toolkit's `escapeData` (`%`, CR and LF
+    percent-encoded, so nothing in it starts a line of the log), hidden characters made visible."""
+    return visible(str(text), keep="\r\n").replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def workflow_property(text: object) -> str:
+    """A `key=value` property of a workflow command: `workflow_data` plus `:` and `,`, which
+    delimit properties."""
+    return workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def uri(path: str) -> str:
+    """A relative URI reference for a path: a name decoded with surrogateescape gets its original
+    bytes back (`%FF`); any other lone surrogate its UTF-8 code-point bytes."""
+    try:
+        return quote(path, safe="/", errors="surrogateescape")
+    except UnicodeEncodeError:
+        return quote(path, safe="/", errors="surrogatepass")
+
+
+def utf8(text: str) -> bytes:
+    """`text` as bytes to hash: lone surrogates encoded as themselves instead of failing."""
+    return text.encode("utf-8", "surrogatepass")
