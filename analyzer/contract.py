@@ -26,7 +26,7 @@ from . import witness as W
 from .findings import Finding
 from .input_layout import stride_text
 from .model import Dim, DimRef, Enforcement, Evidence, Model, span
-from .untrusted import terminal as _t
+from .untrusted import terminal as _t, terminal_lines
 
 
 # Who rejects a violation at run time, in the contract's words (model.Enforcement is the one state).
@@ -270,7 +270,7 @@ def render_text(contracts: Sequence[Contract]) -> str:
         for text in c.skipped:
             lines.append(f"  not checkable from shapes: {_t(text)}")
         lines.append("")
-    return "\n".join(lines)
+    return terminal_lines("\n".join(lines))
 
 
 def _condition_text(c: Contract, expr: str) -> str:

@@ -9,7 +9,8 @@ reporter treats every string field of a Finding, a Model, a Contract or a why re
 `Untrusted`, and only its own literals as trusted. Each medium has one renderer here, and the
 reporters call it on each field where the field enters their output:
 
-- `terminal`: text, concise, inspect, contract, why and every stderr line;
+- `terminal` (each field) and `terminal_lines` (each report): text, concise, inspect, contract,
+  why and every stderr line;
 - `md_text`, `md_code`, `md_fence`, `md_cell`: the pull-request comment, SARIF `message.markdown`,
   reviewdog messages;
 - `html_text`: the HTML report and HTML inside markdown;
@@ -69,8 +70,31 @@ def visible(text: str, keep: str = "") -> str:
 
 
 def terminal(text: object) -> str:
-    """A field of terminal output: no escape sequence, no line break, no bidi reordering."""
-    return visible(str(text))
+    """A field of terminal output: no escape sequence, no line break, no bidi reordering, no
+    `##[` (a CI log command anywhere in a line; see `terminal_lines`)."""
+    return no_v1_command(visible(str(text)))
+
+
+def no_v1_command(text: str) -> str:
+    """`text` with no `##[` (a v1 CI log command, obeyed anywhere in a line): `#\x23[`."""
+    return _COMMAND_V1.sub(r"\\x23", text) if "##[" in text else text
+
+
+# GitHub's runner obeys a workflow command on any line of a job's log that starts with `::` after
+# leading whitespace (`::add-mask::x`, `::stop-commands::t`), and a v1 command `##[add-mask]x`
+# anywhere in a line. A terminal report is often such a log: its fields are one line each
+# (`terminal`), and this pass over its lines breaks both forms wherever input text put them.
+_COMMAND_START = re.compile(r"^([ \t]*):(?=:)", re.MULTILINE)
+_COMMAND_V1 = re.compile(r"#(?=#\[)")
+
+
+def terminal_lines(text: str) -> str:
+    """The final pass of a terminal report (fields already through `terminal`): no line can be
+    read as a CI workflow command. `\x3a` and `\x23` are the escapes of `:` and `#`."""
+    if "::" not in text and "##[" not in text:
+        return text
+    text = _COMMAND_V1.sub(r"\\x23", text)
+    return _COMMAND_START.sub(lambda m: m.group(1) + "\\x3a", text)
 
 
 # -- markdown (GitHub-flavoured) ----------------------------------------------------------------------
@@ -88,14 +112,14 @@ _ENTITY = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]*;)")
 # What GitHub turns into a link or a notification: URLs (and `www.` autolinks), `@user` mentions
 # and e-mail addresses, `#123` / `owner/repo#123` / `GH-123` references. Such a word is put in a code
 # span, where GitHub links nothing.
-_LINKISH = re.compile(r"[^\s`]*(?:://|\bwww\.|@[\w-]|#\d|\bGH-\d)[^\s`]*", re.IGNORECASE)
+_LINKISH = re.compile(r"[^\s`\\]*(?:://|\bwww\.|@[\w-]|#\d|\bGH-\d)[^\s`\\]*", re.IGNORECASE)
 _PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 def _code_segments(text: str) -> list[tuple[bool, str]]:
     """`text` split as CommonMark splits a line into code spans and the rest: (is_code, text),
     where a code segment includes its fences. Backslash escapes outside code are kept together
-    with the character they escape, as the parser does."""
+    with the character they escape, as the parser does; literal backticks come back escaped."""
     out: list[tuple[bool, str]] = []
     plain, i, n = [], 0, len(text)
     while i < n:
@@ -125,8 +149,10 @@ def _code_segments(text: str) -> list[tuple[bool, str]]:
                 close = k
                 break
             k = m
-        if close < 0:  # no closing run of the same length: the backticks are literal
-            plain.append(text[i:j])
+        if close < 0:
+            # No closing run of the same length: literal backticks. Escaped, so that they cannot
+            # pair with a run further along the line (inside a code span that follows).
+            plain.append("\\`" * run)
             i = j
             continue
         if plain:

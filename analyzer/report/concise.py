@@ -8,7 +8,7 @@ from typing import Sequence
 from ..findings import Finding, PackageError
 from ..headline import ELLIPSIS, shorten
 from ._common import BOLD, SEVERITY_COLOR, paint, summary
-from ..untrusted import terminal
+from ..untrusted import terminal, terminal_lines
 from .text import where
 
 WIDTH = 160
@@ -40,4 +40,4 @@ def render(
 ) -> str:
     lines = [line(f, color=color) for f in findings]
     lines.append(summary(findings, packages, errors))
-    return "\n".join(lines) + "\n"
+    return terminal_lines("\n".join(lines) + "\n")

@@ -8,7 +8,7 @@ from .. import source
 from ..input_layout import stride_text
 from ..model import Assertion, Dim, Input, Model, Package, Relation, span
 from ..messages import CHECKED_CELL
-from ..untrusted import terminal as t
+from ..untrusted import terminal as t, terminal_lines
 from ._common import location_json
 
 SCHEMA = "aoti-lint.inspect/1"
@@ -201,4 +201,4 @@ def render_text(package: Package, color: bool = False) -> str:
         for problem in model.problems:
             where = f" ({t(problem.location)})" if problem.location else ""
             out.append(f"  problem: {t(problem.message)}{where}")
-    return "\n".join(out) + "\n"
+    return terminal_lines("\n".join(out) + "\n")

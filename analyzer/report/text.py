@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..findings import Finding, PackageError
 from ..messages import REPORT
-from ..untrusted import terminal
+from ..untrusted import terminal, terminal_lines
 from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, detail, member, paint, primary, summary
 
 WIDTH = 100  # the detail paragraph's wrap width
@@ -38,7 +38,7 @@ def render(
     tail = summary(findings, packages, errors)
     if findings:
         tail = paint(tail, BOLD, color=color)
-        return "\n\n".join(blocks) + "\n\n" + tail + "\n"
+        return terminal_lines("\n\n".join(blocks) + "\n\n" + tail + "\n")
     return tail + "\n"
 
 

@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 
 from ..messages import WHY
 from ..why import Candidate, Failure, WhyResult
-from ..untrusted import terminal as t
+from ..untrusted import terminal as t, terminal_lines
 from ._common import location_json
 
 SCHEMA = "aoti-lint.why/1"
@@ -79,10 +79,10 @@ def render_text(result: WhyResult) -> str:
     if not result.candidates and result.text_hits:
         lines.append(WHY["why.report.unlinked-text"].format(
             package=t(result.package), where=", ".join(t(h) for h in result.text_hits)))
-        return "\n".join(lines) + "\n"
+        return terminal_lines("\n".join(lines) + "\n")
     if not result.candidates:
         lines.append(WHY["why.report.no-match"].format(package=t(result.package)))
-        return "\n".join(lines) + "\n"
+        return terminal_lines("\n".join(lines) + "\n")
     lines.append(WHY["why.report.count"].format(count=len(result.candidates), package=t(result.package)))
     for n, c in enumerate(result.candidates, 1):
         head = f"{n}. [{c.kind}] model '{t(c.model)}'"
@@ -98,4 +98,4 @@ def render_text(result: WhyResult) -> str:
         if c.chain:
             lines.append("   chain:")
             lines.extend(f"     {t(step)}" for step in c.chain)
-    return "\n".join(lines) + "\n"
+    return terminal_lines("\n".join(lines) + "\n")
