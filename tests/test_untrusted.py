@@ -470,3 +470,21 @@ def test_html_json_xml_workflow_uri() -> None:
     assert workflow_property("a:b,c") == "a%3Ab%2Cc"
     assert uri("dir/a b\udcff.pt2") == "dir/a%20b%FF.pt2"
     assert uri("x\ud800") == "x%ED%A0%80"
+
+
+def test_one_escaping_layer() -> None:
+    """Escaping lives in analyzer/untrusted.py only: no reporter escapes for itself (html.escape,
+    json.dumps keeping non-ASCII, its own URL quoting), and every reporter of findings, models,
+    contracts or why results renders through it."""
+    analyzer = REPO / "analyzer"
+    for path in sorted(analyzer.rglob("*.py")):
+        if path.name == "untrusted.py":
+            continue
+        source = path.read_text(encoding="utf-8")
+        for banned in ("html.escape(", "ensure_ascii=False", "urllib.parse import quote"):
+            assert banned not in source, f"{path.relative_to(REPO)}: {banned}"
+    for name in ("text", "concise", "json", "sarif", "github", "markdown", "rdjson", "gitlab", "junit", "html",
+                 "inspect", "why", "dot"):
+        source = (analyzer / "report" / f"{name}.py").read_text(encoding="utf-8")
+        assert "from ..untrusted import" in source, name
+    assert "from .untrusted import" in (analyzer / "contract.py").read_text(encoding="utf-8")
