@@ -113,6 +113,8 @@ _ENTITY = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]*;)")
 # and e-mail addresses, `#123` / `owner/repo#123` / `GH-123` references. Such a word is put in a code
 # span, where GitHub links nothing.
 _LINKISH = re.compile(r"[^\s`\\]*(?:://|\bwww\.|@[\w-]|#\d|\bGH-\d)[^\s`\\]*", re.IGNORECASE)
+_BLOCK_START = set("#>-+*=_~|")
+_ORDERED = re.compile(r"(\d{1,9})[.)]")
 _PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
@@ -198,10 +200,21 @@ def md_text(text: object) -> str:
     for is_code, segment in _code_segments(_one_line(text)):
         out.append(segment if is_code else _inert(segment))
     text = "".join(out)
-    # Placed at the start of a line, `[label]: url` would define a link for the whole comment.
-    stripped = text.lstrip(" ")
-    if stripped.startswith("["):
-        text = text[: len(text) - len(stripped)] + "&#91;" + stripped[1:]
+    # Placed at the start of a line, the text must open no block either: a link definition
+    # (`[label]: url`, for the whole comment), a `~~~` fence (it would swallow the rest of the
+    # comment, `</details>` included), a heading, quote, list, table, thematic break or an
+    # indented code block.
+    indent = len(text) - len(text.lstrip(" "))
+    if indent >= 4:  # an indented code block
+        text, indent = text[indent:], 0
+    rest = text[indent:]
+    if rest[:1] == "[":
+        return text[:indent] + "&#91;" + rest[1:]
+    if rest[:1] and rest[0] in _BLOCK_START:
+        return text[:indent] + "\\" + rest
+    numbered = _ORDERED.match(rest)
+    if numbered:
+        return text[:indent] + numbered.group(1) + "\\" + rest[numbered.end(1):]
     return text
 
 

@@ -442,6 +442,15 @@ def test_md_text_is_inert(attack: str) -> None:
         assert not re.search(r"@\w|#\d|GH-\d|www\.|://", outside), (markdown, outside)
 
 
+@pytest.mark.parametrize("attack", ["~~~ " + ATTACK, "```x", "# heading", "> quote", "1. item", "- item", "| a | b |",
+                                    "---", "=== ", "    indented", "[x]: https://attacker/", "<details>"])
+def test_md_text_opens_no_block(attack: str) -> None:
+    """At the start of a line (a finding's detail paragraph), input text opens no block."""
+    markdown = "<details><summary>s</summary>\n\n" + md_text(attack) + "\n\n</details>\n\nafter\n"
+    tags = [t for t, _ in _parse(_gfm(markdown)).tags]
+    assert tags[:3] == ["details", "summary", "p"] and tags[-1] == "p" and set(tags[3:-1]) <= {"code"}, (attack, tags)
+
+
 def test_table_cell_keeps_its_row() -> None:
     row = "| a | " + md_cell(md_text("x | y \\| z\n| --- |")) + " | " + md_cell(md_code("p|q\\|r")) + " |"
     html = _gfm("| h | h | h |\n| --- | --- | --- |\n" + row + "\n")
