@@ -25,6 +25,7 @@ unchanged, so reports on ordinary packages do not change byte for byte.
 
 from __future__ import annotations
 
+import bisect
 import html
 import json
 import re
@@ -76,7 +77,7 @@ def terminal(text: object) -> str:
 
 
 def no_v1_command(text: str) -> str:
-    """`text` with no `##[` (a v1 CI log command, obeyed anywhere in a line): `#\x23[`."""
+    """`text` with no `##[` (a v1 CI log command, obeyed anywhere in a line): `#\\x23[`."""
     return _COMMAND_V1.sub(r"\\x23", text) if "##[" in text else text
 
 
@@ -90,7 +91,7 @@ _COMMAND_V1 = re.compile(r"#(?=#\[)")
 
 def terminal_lines(text: str) -> str:
     """The final pass of a terminal report (fields already through `terminal`): no line can be
-    read as a CI workflow command. `\x3a` and `\x23` are the escapes of `:` and `#`."""
+    read as a CI workflow command. `\\x3a` and `\\x23` are the escapes of `:` and `#`."""
     if "::" not in text and "##[" not in text:
         return text
     text = _COMMAND_V1.sub(r"\\x23", text)
@@ -112,70 +113,66 @@ _ENTITY = re.compile(r"&(?=#|[A-Za-z][A-Za-z0-9]*;)")
 # What GitHub turns into a link or a notification: URLs (and `www.` autolinks), `@user` mentions
 # and e-mail addresses, `#123` / `owner/repo#123` / `GH-123` references. Such a word is put in a code
 # span, where GitHub links nothing.
-_LINKISH = re.compile(r"[^\s`\\]*(?:://|\bwww\.|@[\w-]|#\d|\bGH-\d)[^\s`\\]*", re.IGNORECASE)
+_LINKISH = re.compile(r"://|\bwww\.|@[\w-]|#\d|\bGH-\d", re.IGNORECASE)
+_WORD = re.compile(r"[^\s`\\]+")
+_BACKTICKS = re.compile("`+")
 _BLOCK_START = set("#>-+*=_~|")
 _ORDERED = re.compile(r"(\d{1,9})[.)]")
-_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 def _code_segments(text: str) -> list[tuple[bool, str]]:
     """`text` split as CommonMark splits a line into code spans and the rest: (is_code, text),
-    where a code segment includes its fences. Backslash escapes outside code are kept together
-    with the character they escape, as the parser does; literal backticks come back escaped."""
+    where a code segment includes its fences. A backtick run opens a span closed by the next run
+    of the same length (backslashes are literal inside, so closers are whole runs); outside code
+    a backslash escapes the backtick after it. Literal backticks come back escaped. Linear in the
+    number of runs (a run's closer is found by bisection), whatever the input."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    if not runs:
+        return [(False, text)] if text else []
+    by_length: dict[int, list[int]] = {}
+    for index, (first, last) in enumerate(runs):
+        by_length.setdefault(last - first, []).append(index)
     out: list[tuple[bool, str]] = []
-    plain, i, n = [], 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\" and i + 1 < n and text[i + 1] in _PUNCT:
-            plain.append(text[i:i + 2])
-            i += 2
+    plain, index = 0, 0  # plain: where the text not yet emitted starts
+    while index < len(runs):
+        first, last = runs[index]
+        slashes = first
+        while slashes > plain and text[slashes - 1] == "\\":
+            slashes -= 1
+        if (first - slashes) % 2:  # the first backtick is escaped: a literal
+            first += 1
+        length = last - first
+        if length == 0:
+            index += 1
             continue
-        if ch != "`":
-            plain.append(ch)
-            i += 1
+        closers = by_length.get(length, [])
+        k = bisect.bisect_right(closers, index)
+        if k == len(closers):  # no closing run of the same length: literal backticks, escaped so
+            # that they cannot pair with a run further along the line
+            out.append((False, text[plain:first] + "\\`" * length))
+            plain, index = last, index + 1
             continue
-        j = i
-        while j < n and text[j] == "`":
-            j += 1
-        run = j - i
-        k = j
-        close = -1
-        while k < n:
-            if text[k] != "`":
-                k += 1
-                continue
-            m = k
-            while m < n and text[m] == "`":
-                m += 1
-            if m - k == run:
-                close = k
-                break
-            k = m
-        if close < 0:
-            # No closing run of the same length: literal backticks. Escaped, so that they cannot
-            # pair with a run further along the line (inside a code span that follows).
-            plain.append("\\`" * run)
-            i = j
-            continue
-        if plain:
-            out.append((False, "".join(plain)))
-            plain = []
-        out.append((True, text[i:close + run]))
-        i = close + run
-    if plain:
-        out.append((False, "".join(plain)))
+        close = runs[closers[k]][1]
+        if first > plain:
+            out.append((False, text[plain:first]))
+        out.append((True, text[first:close]))
+        plain, index = close, closers[k] + 1
+    if plain < len(text):
+        out.append((False, text[plain:]))
     return out
 
 
 def _inert(plain: str) -> str:
     """Text outside code spans: link-like words into code spans, then no HTML, link or entity."""
     parts, last = [], 0
-    for match in _LINKISH.finditer(plain):
-        before = plain[last:match.start()]
+    for word in _WORD.finditer(plain):
+        if not _LINKISH.search(word.group()):
+            continue
+        before = plain[last:word.start()]
         parts.append(_escape_plain(before))
         # A backslash right before the span would escape its opening backtick.
-        parts.append((" " if before.endswith("\\") else "") + md_code(match.group()))
-        last = match.end()
+        parts.append((" " if before.endswith("\\") else "") + md_code(word.group()))
+        last = word.end()
     parts.append(_escape_plain(plain[last:]))
     return "".join(parts)
 
