@@ -208,6 +208,24 @@ def test_why(hostile: corpus.Corpus) -> None:
     assert doc["package"] == cpu
 
 
+def test_diff(hostile: corpus.Corpus) -> None:
+    """`diff` against the hostile build: its model, input and finding names in every format."""
+    base = str(corpus.CUDA_BASE)
+    code, out, _ = _run(hostile, "diff", base, hostile.cuda.name, "--exported-program", hostile.exported.name)
+    text = out.decode("utf-8")
+    assert code == 1 and "\\x1b]52;c;" in text and "\\udcff" in text
+    _assert_terminal(text)
+    code, out, _ = _run(hostile, "diff", base, hostile.cuda.name, "--format", "json")
+    assert json.loads(out.decode("utf-8"))["new"] == hostile.cuda.name
+    code, out, _ = _run(hostile, "diff", base, hostile.cuda.name, "--format", "markdown",
+                        "--exported-program", hostile.exported.name)
+    doc = _parse(_gfm(out.decode("utf-8")))
+    assert {t for t, _ in doc.tags} <= MARKDOWN_TAGS and not doc.comments
+    assert "aoti-lint-action" in "".join(doc.text) and "@someone" not in "".join(doc.outside)
+    rows = [t for t, _ in doc.tags if t == "tr"]
+    assert [t for t, _ in doc.tags].count("td") == 6 * (len(rows) - 1)  # no pipe split a cell
+
+
 # -- markdown, rendered by GitHub's renderer -----------------------------------------------------------
 
 
@@ -496,4 +514,5 @@ def test_one_escaping_layer() -> None:
                  "inspect", "why", "dot"):
         source = (analyzer / "report" / f"{name}.py").read_text(encoding="utf-8")
         assert "from ..untrusted import" in source, name
-    assert "from .untrusted import" in (analyzer / "contract.py").read_text(encoding="utf-8")
+    for name in ("contract", "diff", "cli_diff", "merge", "cli"):
+        assert "from .untrusted import" in (analyzer / f"{name}.py").read_text(encoding="utf-8"), name
