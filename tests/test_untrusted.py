@@ -315,6 +315,7 @@ def test_sarif(hostile: corpus.Corpus, findings: list[dict]) -> None:
     assert len(results) == len(findings)
     for result in results:
         _assert_inert_markdown(result["message"]["markdown"], 0)
+        assert not HIDDEN.search(result["message"]["text"].replace("\n", ""))  # shown as plain text
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
     assert any("%FF.pt2" in u for u in uris)  # the file name's own byte, percent-encoded
     assert all(" " not in u and "\n" not in u for u in uris)
@@ -332,6 +333,8 @@ def test_rdjson_and_gitlab(hostile: corpus.Corpus, findings: list[dict]) -> None
     issues = json.loads(out)
     assert len(issues) == len(findings) and len({i["fingerprint"] for i in issues}) == len(issues)
     assert {i["location"]["path"] for i in issues} == {f["package"] for f in findings}
+    assert not any(HIDDEN.search(i["description"].replace("\n", "")) for i in issues)  # plain text in GitLab
+    assert any("\\x1b]52;c;" in i["description"] for i in issues)
 
 
 # -- HTML ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import hashlib
 from typing import Any, Sequence
 
 from ..findings import Finding, Severity
-from ..untrusted import json_dumps, utf8
+from ..untrusted import json_dumps, utf8, visible
 from ._common import fingerprint, position
 
 SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "info"}
@@ -36,7 +36,7 @@ def render(
         if f.accepted:
             description = f"accepted ({f.accepted}): {description}"
         out.append({
-            "description": description,
+            "description": visible(description),  # shown as plain text in the merge request
             "check_name": f.rule,
             "fingerprint": unique,
             "severity": "info" if f.accepted else SEVERITY[f.severity],

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from .. import REPOSITORY, __version__
 from ..findings import Finding, PackageError, Severity
-from ..untrusted import json_dumps, md_code, md_text, uri
+from ..untrusted import json_dumps, md_code, md_text, uri, visible
 from ._common import RUNTIME_CHECKS, detail, fingerprint, primary, rules_or_all
 from .ruledoc import doc_url
 
@@ -56,7 +56,8 @@ def _message(f: Finding) -> dict[str, str]:
         parts.append(f"Witness: {md_code(f.witness)}")
     if f.fix:
         parts.append(f"Fix: {md_text(f.fix)}")
-    return {"text": f.message, "markdown": "\n\n".join(parts)}
+    # `text` is shown as plain text: one line, hidden characters visible.
+    return {"text": visible(f.message), "markdown": "\n\n".join(parts)}
 
 
 def _location(f: Finding) -> dict[str, Any]:
@@ -72,7 +73,7 @@ def _location(f: Finding) -> dict[str, Any]:
         snippet = f.source.code if f.primary is not None and f.primary != f.location and f.source is not None \
             and f.source.code else (f.snippet[-1] if f.snippet and loc == f.location else None)
         if snippet:
-            region["snippet"] = {"text": snippet}
+            region["snippet"] = {"text": visible(snippet, keep="\t")}
         physical["region"] = region
     # The member path is relative to the package; the package itself is a logical location.
     qualified = f"{f.package}::{f.model}" if f.package else f.model
@@ -95,7 +96,7 @@ def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     out["locations"] = [_location(f)]
     out["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(f)}
     if f.accepted:
-        out["suppressions"] = [{"kind": "external", "status": "accepted", "justification": f.accepted}]
+        out["suppressions"] = [{"kind": "external", "status": "accepted", "justification": visible(f.accepted)}]
     props: dict[str, Any] = {"rule": f.rule, "package": f.package, "model": f.model,
                              "member": f.location.path, "member_line": f.location.line}
     for key in ("detail", "kernel", "input", "dim", "symbol", "witness", "fix"):
@@ -117,7 +118,7 @@ def invocation(errors: Sequence[PackageError]) -> dict[str, Any]:
         "toolExecutionNotifications": [
             {
                 "level": "error",
-                "message": {"text": e.message},
+                "message": {"text": visible(e.message)},
                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri(e.package)}}}],
                 "descriptor": {"id": "unreadable-package"},
             }
