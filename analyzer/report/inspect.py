@@ -170,7 +170,7 @@ def render_text(package: Package, color: bool = False) -> str:
         laid = [inp for inp in model.inputs if inp.strides is not None]
         if laid:
             out.append("  layout: " + ", ".join(
-                f"{inp.display} {inp.dtype or '?'} strides {stride_text(inp.strides)} "
+                f"{t(inp.display)} {t(inp.dtype or '?')} strides {t(stride_text(inp.strides))} "
                 f"({CHECKED_CELL[inp.layout_enforced]})" for inp in laid))
         if model.constants:
             out.append(f"  constants ({len(model.constants)}): "
