@@ -264,9 +264,8 @@ def render_text(contracts: Sequence[Contract]) -> str:
                 lines.append(f"    {_t(_condition_text(c, cond.expr))}: {_t(cond.reason)}{code}")
             for inp in layouts:
                 dtype = f" or not {_t(inp.dtype)}" if inp.dtype else ""
-                lines.append(f"    {_t(inp.display)} with strides other than "
-                             f"{_t(stride_text(_shown_strides(c, inp.strides)))}{dtype}: "
-                             f"the kernels index it as compiled and read the wrong elements [AOTI019]")
+                lines.append(f"    {_t(inp.display)} with strides other than {_t(stride_text(_shown_strides(c, inp.strides)))}"
+                             f"{dtype}: the kernels index it as compiled and read the wrong elements [AOTI019]")
         for text in c.skipped:
             lines.append(f"  not checkable from shapes: {_t(text)}")
         lines.append("")
