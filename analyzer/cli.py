@@ -23,6 +23,7 @@ import click
 from . import __version__, archive, baseline
 from .config import FORMAT_NAMES, Config, ConfigError, load_config, merge, parse_input_names
 from .findings import Finding, Severity
+from .untrusted import terminal, terminal_lines
 
 PROG = "aoti-lint"
 LOG_LIMIT = 64 * 1024 * 1024  # a log bigger than this is not a log we should hold in memory
@@ -34,7 +35,8 @@ class LintError(click.ClickException):
     exit_code = 2
 
     def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"{PROG}: error: {self.format_message()}", file=file or sys.stderr, err=True)
+        # A message names files and members: the terminal renderer keeps it one visible line.
+        click.echo(f"{PROG}: error: {terminal(self.format_message())}", file=file or sys.stderr, err=True)
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
@@ -121,7 +123,7 @@ class InternalFailure(click.ClickException):
             import traceback
 
             traceback.print_exception(self.original, file=out)
-        click.echo(f"{PROG}: {self.format_message()}; please report it "
+        click.echo(f"{PROG}: {terminal(self.format_message())}; please report it "
                    "(run with --debug for a traceback)", file=out, err=True)
 
 
@@ -410,9 +412,9 @@ def check(
         result, findings, failing = _lint_groups(items, groups, reading, source_root=source_root, lint_args={
             "jobs": jobs or default_jobs(), "progress": progress, "keep_going": True})
     for note in getattr(result, "notes", []) if not quiet else []:
-        click.echo(f"{PROG}: note: {note}", err=True)
+        click.echo(f"{PROG}: note: {terminal(note)}", err=True)
     for error in (errors := getattr(result, "errors", [])):
-        click.echo(f"{PROG}: error: {error.message}", err=True)
+        click.echo(f"{PROG}: error: {terminal(error.message)}", err=True)
     if not result.packages and not errors:  # e.g. a folder of exported programs: nothing was checked
         named = ", ".join(packages[:3]) + (f" and {len(packages) - 3} more" if len(packages) > 3 else "")
         raise LintError(f"no package found in {named} (exported programs, *.ep.pt2, are not packages)")
@@ -420,13 +422,13 @@ def check(
     if write_baseline is not None:
         count = baseline.write(write_baseline, findings)
         if not quiet:
-            click.echo(f"{PROG}: wrote {count} baseline entr{'y' if count == 1 else 'ies'} to {write_baseline}",
-                       err=True)
+            click.echo(f"{PROG}: wrote {count} baseline entr{'y' if count == 1 else 'ies'} to "
+                       f"{terminal(write_baseline)}", err=True)
         click.get_current_context().exit(2 if errors else 0)
     if baseline_file is not None:
         findings, notes = baseline.apply_file(baseline_file, findings, checked)
         for note in notes if not quiet else []:
-            click.echo(f"{PROG}: {note}", err=True)
+            click.echo(f"{PROG}: {terminal(note)}", err=True)
     with _render_limit(config, len(result.packages)):
         text = render_statistics(config.format, findings, errors=errors) if statistics else render(
             config.format, findings, packages=result.packages, color=_use_color(color, output), rules=all_rules(),
@@ -520,7 +522,7 @@ def _lint(packages: Sequence[str], config: Config, reading: Reading, lint_args: 
     except accept.AcceptError as exc:
         raise LintError(f"{config.source}: [tool.aoti-lint] {exc}") from None
     for note in notes:
-        click.echo(f"{PROG}: {note}", err=True)
+        click.echo(f"{PROG}: {terminal(note)}", err=True)
     return result, findings
 
 

@@ -13,6 +13,7 @@ import click
 
 from .cli import LintError, Reading, _config, _emit, _lint, cli, output_option, package_options
 from .findings import Finding, Severity
+from .untrusted import terminal as t, terminal_lines
 
 
 def _torch_here(python: str) -> dict[str, bool]:
@@ -35,7 +36,8 @@ def _line(f: Finding) -> str:
     at = f" at {c['probe']}" if c.get("probe") and verdict != "not-run" else ""
     eager = outcome.get("eager")
     ref = f"; eager: {eager}" if eager and verdict == "confirmed" else ""
-    return f"  {verdict}: {what}{at}{ref}"
+    # A probe's outcome quotes what the package printed: shown through the terminal renderer too.
+    return f"  {t(verdict)}: {t(what)}{t(at)}{t(ref)}"
 
 
 def render_text(reports, findings: list[Finding]) -> str:
@@ -44,10 +46,10 @@ def render_text(reports, findings: list[Finding]) -> str:
     lines = []
     for report in reports:
         ep = report.exported_program or "none (crashes and NaN only, no value comparison)"
-        lines.append(f"aoti-lint confirm (this RUNS the package, in child processes): {report.package}; "
-                     f"eager reference: {ep}")
+        lines.append(f"aoti-lint confirm (this RUNS the package, in child processes): {t(report.package)}; "
+                     f"eager reference: {t(ep)}")
         if report.not_run:
-            lines.append(f"  nothing ran: {report.not_run}")
+            lines.append(f"  nothing ran: {t(report.not_run)}")
     for f in findings:
         head = render("concise", [f]).splitlines()[0]
         lines += [head, _line(f)]
@@ -55,14 +57,14 @@ def render_text(reports, findings: list[Finding]) -> str:
     if unexplained:
         lines.append("unexplained failures (a probe failed and no finding is about its dim and size):")
         for r, m, p, o in unexplained:
-            lines.append(f"  {r.package}, model {m.model!r}: {p.label}: {o.what}")
+            lines.append(f"  {t(r.package)}, model {t(repr(m.model))}: {t(p.label)}: {t(o.what)}")
     counts = {v: sum(1 for f in findings if (f.confirmation or {}).get("verdict") == v)
               for v in ("confirmed", "not-reproduced", "not-run")}
     probes = sum(len(m.probes) for r in reports for m in r.models)
     lines.append(f"Confirmed {counts['confirmed']} of {len(findings)} findings, {counts['not-reproduced']} not "
                  f"reproduced, {counts['not-run']} not run; {len(unexplained)} unexplained failure(s) in "
                  f"{probes} dim probes.")
-    return "\n".join(lines) + "\n"
+    return terminal_lines("\n".join(lines) + "\n")
 
 
 def _outcome_json(model: str, probe, outcome) -> dict:

@@ -6,26 +6,19 @@ A module of its own so that cli.py stays short; cli.py imports it at its end to 
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import click
 
 from .cli import Reading, _config, _emit, _lint, cli, output_option, package_options
 from .findings import Severity
-
-_FENCE = re.compile(r"`+")
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+from .untrusted import md_cell, md_code
 
 
 def code_span(text: str) -> str:
-    """Untrusted text as one inline code span that stays in its table cell: controls shown
-    escaped, `|` escaped for GFM tables, a fence longer than any backtick run inside."""
-    if not text:
-        return ""
-    text = _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text).replace("|", "\\|")
-    fence = "`" * (max((len(m) for m in _FENCE.findall(text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    """Untrusted text as one inline code span that stays in its table cell (analyzer.untrusted's
+    markdown renderers: hidden characters shown escaped, a fence longer than any backtick run
+    inside, `|` escaped for GFM tables)."""
+    return md_cell(md_code(text)) if text else ""
 
 
 @cli.command(name="diff")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from .cli import PROG, Reading, _config, _emit, _lint, _render_limit, cli, output_option, package_options
+from .untrusted import terminal
 
 
 @cli.command(name="report")
@@ -44,4 +45,4 @@ def report_command(packages: tuple[str, ...], output: str | None, select: tuple[
         RUNTIME_CHECKS.reset(token)
     _emit(page, output)
     if output not in (None, "-"):
-        click.echo(f"{PROG}: wrote {output}", err=True)
+        click.echo(f"{PROG}: wrote {terminal(output)}", err=True)

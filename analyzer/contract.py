@@ -30,6 +30,7 @@ from . import witness as W
 from .findings import Finding
 from .input_layout import stride_text
 from .model import Dim, DimRef, Enforcement, Evidence, Model, span
+from .untrusted import terminal as _t, terminal_lines
 
 
 # Who rejects a violation at run time, in the contract's words (model.Enforcement is the one state).
@@ -242,36 +243,37 @@ def render_text(contracts: Sequence[Contract]) -> str:
     for c in contracts:
         gate = {True: "input checks run only with AOTI_RUNTIME_CHECK_INPUTS=1",
                 False: "input checks run at every call", None: "no input checks found"}[c.checks_gated]
-        lines.append(f"{c.package}, model '{c.model}' ({c.device or 'unknown device'}): {gate}")
+        lines.append(f"{_t(c.package)}, model '{_t(c.model)}' ({_t(c.device or 'unknown device')}): {gate}")
         for inp in c.inputs:
-            alias = f" ({inp.name})" if inp.user_name and inp.user_name != inp.name else ""
-            lines.append(f"  input {inp.index} {inp.display}{alias}: dtype {inp.dtype or '?'}, device "
-                         f"{inp.device or c.device or '?'} (checked: {WHO_CHECKS[inp.dtype_enforced]})")
+            alias = f" ({_t(inp.name)})" if inp.user_name and inp.user_name != inp.name else ""
+            lines.append(f"  input {inp.index} {_t(inp.display)}{alias}: dtype {_t(inp.dtype or '?')}, device "
+                         f"{_t(inp.device or c.device or '?')} (checked: {WHO_CHECKS[inp.dtype_enforced]})")
             if inp.strides is not None:
-                lines.append(f"    strides {stride_text(_shown_strides(c, inp.strides or ()))} "
+                lines.append(f"    strides {_t(stride_text(_shown_strides(c, inp.strides or ())))} "
                              f"(checked: {WHO_CHECKS[inp.layout_enforced]})")
-            width = max((len(d.display) for d in inp.dims), default=0)
+            width = max((len(_t(d.display)) for d in inp.dims), default=0)
             for d in inp.dims:
                 declared = ""
                 if d.value is None and (d.declared_min is not None or d.declared_max is not None):
                     declared = f", declared {span(d.declared_min, d.declared_max)}"
-                tied = f", must equal {d.tied_expr}" if d.tied_expr else ""
-                lines.append(f"    {d.display:<{width}}  {d.compiled}{declared}{tied}  "
+                tied = f", must equal {_t(d.tied_expr)}" if d.tied_expr else ""
+                lines.append(f"    {_t(d.display):<{width}}  {_t(d.compiled)}{declared}{tied}  "
                              f"(checked: {WHO_CHECKS[d.enforced]})")
         layouts = [inp for inp in c.inputs if inp.strides is not None and inp.layout_enforced != Enforcement.ALWAYS]
         if c.conditions or layouts:
             lines.append("  calls the package does not reject by default, and what happens:")
             for cond in c.conditions:
                 code = f" [{cond.code}]" if cond.code else ""
-                lines.append(f"    {_condition_text(c, cond.expr)}: {cond.reason}{code}")
+                lines.append(f"    {_t(_condition_text(c, cond.expr))}: {_t(cond.reason)}{code}")
             for inp in layouts:
-                dtype = f" or not {inp.dtype}" if inp.dtype else ""
-                lines.append(f"    {inp.display} with strides other than {stride_text(_shown_strides(c, inp.strides or ()))}{dtype}: "
-                             f"the kernels index it as compiled and read the wrong elements [AOTI019]")
+                dtype = f" or not {_t(inp.dtype)}" if inp.dtype else ""
+                lines.append(f"    {_t(inp.display)} with strides other than "
+                             f"{_t(stride_text(_shown_strides(c, inp.strides or ())))}"
+                             f"{dtype}: the kernels index it as compiled and read the wrong elements [AOTI019]")
         for text in c.skipped:
-            lines.append(f"  not checkable from shapes: {text}")
+            lines.append(f"  not checkable from shapes: {_t(text)}")
         lines.append("")
-    return "\n".join(lines)
+    return terminal_lines("\n".join(lines))
 
 
 def _condition_text(c: Contract, expr: str) -> str:

@@ -21,6 +21,7 @@ from .contract import Contract, DimContract, InputContract
 from .findings import Finding, Severity
 from .model import Enforcement, span
 from .report._common import fingerprint
+from .untrusted import terminal, terminal_lines
 
 SCHEMA = "aoti-lint.diff/1"
 _STRENGTH = {Enforcement.NONE: 0, Enforcement.ENV: 1, Enforcement.ALWAYS: 2}
@@ -237,16 +238,16 @@ def _words(d: Difference) -> str:
 
 
 def render_text(diff: Diff, fail_on: Severity) -> str:
-    lines = [f"{diff.old} -> {diff.new}"]
+    lines = [f"{terminal(diff.old)} -> {terminal(diff.new)}"]
     if not diff.differences:
         lines.append("  no change in the contract or the findings")
     for d in diff.differences:
         mark = "!" if d.change.narrows or d in diff.added(fail_on) else " "
-        lines.append(f"{mark} [{d.change.slug}] model {d.model}: {_words(d)}")
+        lines.append(f"{mark} [{d.change.slug}] model {terminal(d.model)}: {terminal(_words(d))}")
     narrowed, added = len(diff.narrowed), len(diff.added(fail_on))
     lines.append(f"{len(diff.differences)} change(s): {narrowed} that accept less, {added} new finding(s) at or "
                  f"above {fail_on}.")
-    return "\n".join(lines) + "\n"
+    return terminal_lines("\n".join(lines) + "\n")
 
 
 def render_json(diff: Diff, fail_on: Severity) -> str:

@@ -46,6 +46,9 @@ class Finding:
     `input`/`dim`/`symbol` are None when the finding is not about one input dimension.
     `chain` is the human-readable linking chain (assertion -> parameter -> launch -> symbol -> input).
     `key` is the normalized expression used for stable fingerprints (never a hashed member name).
+    Every string field may hold text from the package, the exported program or the config
+    (analyzer.untrusted.Untrusted, composed into prose): reporters render each one through the
+    escaping layer of their medium in analyzer.untrusted, never raw.
     `message` is the headline (under ~100 characters, in the user's names: analyzer/headline.py);
     `detail` the full explanation, with the compiler's names. `message_key` / `fix_key` name the
     catalog templates (`analyzer/messages.py`) of the message (HEADLINES and MESSAGES share the key)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .findings import Severity
+from .untrusted import json_dumps
 
 JSON_SCHEMA = "aoti-lint.check/1"
 SARIF_LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING, "note": Severity.INFO}
@@ -32,7 +33,7 @@ class Merged:
     errors: int = 0  # packages the merged runs could not read
 
     def text(self) -> str:
-        return json.dumps(self.doc, indent=2, ensure_ascii=False) + "\n"
+        return json_dumps(self.doc, indent=2) + "\n"
 
 
 def _load(path: str) -> Any:

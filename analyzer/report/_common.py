@@ -7,6 +7,7 @@ from contextvars import ContextVar
 from typing import Iterable, Sequence
 
 from ..findings import Finding, Severity
+from ..untrusted import utf8
 
 # ANSI SGR codes, used only when a reporter is asked for colour.
 BOLD = "1"
@@ -132,7 +133,7 @@ def fingerprint(finding: Finding) -> str:
         finding.key or (finding.kernel or ""),
         finding.model,
     ]
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8("\x1f".join(parts))).hexdigest()
 
 
 def rules_or_all(rules: Sequence[type] | None) -> list:

@@ -8,6 +8,7 @@ from typing import Sequence
 from ..findings import Finding, PackageError
 from ..headline import ELLIPSIS, shorten
 from ._common import BOLD, SEVERITY_COLOR, paint, summary
+from ..untrusted import terminal, terminal_lines
 from .text import where
 
 WIDTH = 160
@@ -21,7 +22,7 @@ def line(f: Finding, *, color: bool = False) -> str:
         place = ELLIPSIS + place[-(PATH_LIMIT - 1):]
     level = str(f.severity) + (" (accepted)" if f.accepted else "")
     head = f"{place}: {f.code} {level}: "
-    text = shorten(" ".join(f.message.split()), max(WIDTH - len(head), 1))
+    text = shorten(terminal(" ".join(f.message.split())), max(WIDTH - len(head), 1))
     if not color:
         return head + text
     sev = SEVERITY_COLOR[f.severity]
@@ -39,4 +40,4 @@ def render(
 ) -> str:
     lines = [line(f, color=color) for f in findings]
     lines.append(summary(findings, packages, errors))
-    return "\n".join(lines) + "\n"
+    return terminal_lines("\n".join(lines) + "\n")

@@ -5,11 +5,12 @@ dims that bound it and the inputs whose values index it."""
 from __future__ import annotations
 
 from ..model import Model, Package, range_text
+from ..untrusted import no_v1_command, visible
 
 
 def _q(text: str) -> str:
-    """A DOT double-quoted string."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A DOT double-quoted string (hidden characters as visible escapes; newlines as DOT's `\\n`)."""
+    return '"' + no_v1_command(visible(text, keep="\n")).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _model_lines(m: int, model: Model) -> list[str]:

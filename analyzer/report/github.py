@@ -5,19 +5,15 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..findings import Finding, PackageError, Severity
+from ..untrusted import workflow_data, workflow_property
 from ._common import primary
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
-def escape_data(text: str) -> str:
-    """The message part, as actions/toolkit's `escapeData` does."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """A `key=value` property: `escapeData` plus `:` and `,`, which delimit properties."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+# The message part and a `key=value` property, as actions/toolkit's escapeData/escapeProperty.
+escape_data = workflow_data
+escape_property = workflow_property
 
 
 def annotation(f: Finding) -> str:

@@ -8,10 +8,10 @@ plus the package, made unique within the report (GitLab drops duplicates).
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any, Sequence
 
 from ..findings import Finding, Severity
+from ..untrusted import json_dumps, utf8, visible
 from ._common import fingerprint, position
 
 SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "info"}
@@ -28,7 +28,7 @@ def render(
     seen: dict[str, int] = {}
     out: list[dict[str, Any]] = []
     for f in findings:
-        base = hashlib.sha256(f"{f.package}\x1f{fingerprint(f)}".encode()).hexdigest()
+        base = hashlib.sha256(utf8(f"{f.package}\x1f{fingerprint(f)}")).hexdigest()
         n = seen.get(base, 0)
         seen[base] = n + 1
         unique = base if n == 0 else hashlib.sha256(f"{base}\x1f{n}".encode()).hexdigest()
@@ -36,10 +36,10 @@ def render(
         if f.accepted:
             description = f"accepted ({f.accepted}): {description}"
         out.append({
-            "description": description,
+            "description": visible(description),  # shown as plain text in the merge request
             "check_name": f.rule,
             "fingerprint": unique,
             "severity": "info" if f.accepted else SEVERITY[f.severity],
             "location": {"path": f.package or f.location.path, "lines": {"begin": 1}},
         })
-    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+    return json_dumps(out, indent=2) + "\n"

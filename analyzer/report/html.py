@@ -10,13 +10,13 @@ block gets an excerpt of its own, so that every link has a target.
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 from typing import Iterable, Sequence
 
 from .. import __version__
 from ..findings import Finding
 from ..model import Dim, Model, Package, range_text
+from ..untrusted import html_text
 from ._common import ordered, position, summary
 
 KERNEL_LINES = 60     # a kernel block's length when nothing else ends it
@@ -50,7 +50,9 @@ a.src{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """Every string that enters the page: entities for markup, visible escapes for hidden
+    characters and lone surrogates (untrusted.html_text)."""
+    return html_text(text)
 
 
 class _Page:

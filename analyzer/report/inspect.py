@@ -8,6 +8,7 @@ from .. import source
 from ..input_layout import stride_text
 from ..model import Assertion, Dim, Input, Model, Package, Relation, span
 from ..messages import CHECKED_CELL
+from ..untrusted import terminal as t, terminal_lines
 from ._common import location_json
 
 SCHEMA = "aoti-lint.inspect/1"
@@ -103,7 +104,7 @@ def render_json(package: Package) -> str:
         "problems": [{"kind": p.kind, "message": p.message, "location": location_json(p.location)}
                      for p in package.problems],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(doc, indent=2) + "\n"  # ensure_ascii: surrogates become escapes
 
 
 def _range(dim: Dim) -> str:
@@ -122,25 +123,26 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 
 def render_text(package: Package, color: bool = False) -> str:
-    out = [f"{package.path}"]
+    out = [t(package.path)]
     made_by = f"torch {package.torch}" if package.torch else "unknown torch version"
-    out.append(f"  produced by: {made_by}" + (f" ({'; '.join(package.torch_evidence)})" if package.torch_evidence else ""))
+    made_by = t(made_by)
+    out.append(f"  produced by: {made_by}" + (f" ({t('; '.join(package.torch_evidence))})" if package.torch_evidence else ""))
     for problem in package.problems:
-        out.append(f"  problem: {problem.message}")
+        out.append(f"  problem: {t(problem.message)}")
     if not package.models:
         out.append("  no models")
     for model in package.models:
         out.append("")
-        device = model.device or "unknown device"
+        device = t(model.device or "unknown device")
         cc = model.metadata.get("AOTI_COMPUTE_CAPABILITY")
-        extra = f", sm_{cc}" if cc else ""
+        extra = f", sm_{t(cc)}" if cc else ""
         extra += ", package_cpp_only" if model.cpp_only else ""
-        out.append(f"model {model.name!r} ({device}{extra})")
+        out.append(f"model {t(repr(model.name))} ({device}{extra})")
         if model.wrapper_path:
-            out.append(f"  wrapper: {model.wrapper_path}")
+            out.append(f"  wrapper: {t(model.wrapper_path)}")
         if model.metadata:
             meta = ", ".join(f"{k}={v}" for k, v in sorted(model.metadata.items()) if v not in ("", None))
-            out.append(f"  metadata: {meta}")
+            out.append(f"  metadata: {t(meta)}")
         if model.checks_gated:
             out.append("  input checks: run only when AOTI_RUNTIME_CHECK_INPUTS=1 is set")
         elif model.checks_gated is False:
@@ -149,9 +151,9 @@ def render_text(package: Package, color: bool = False) -> str:
         rows = [["#", "name", "dtype", "dim", "symbol", "compiled", "enforced"]]
         relations = _relations(model)
         for inp in model.inputs:
-            name = inp.name + (f" ({inp.user_name})" if inp.user_name else "")
+            name = t(inp.name + (f" ({inp.user_name})" if inp.user_name else ""))
             if not inp.dims:
-                rows.append([str(inp.index), name, inp.dtype or "?", "-", "-", "-", "-"])
+                rows.append([str(inp.index), name, t(inp.dtype or "?"), "-", "-", "-", "-"])
             for dim in inp.dims:
                 first = dim.dim == 0
                 declared = ""
@@ -162,42 +164,42 @@ def render_text(package: Package, color: bool = False) -> str:
                     declared += f", multiple of {rel.n} ({rel.n}*{rel.symbol}" + \
                         (f"{rel.offset:+d}" if rel.offset else "") + \
                         (f", checked: {CHECKED_CELL[rel.enforced]})" if rel.enforced != dim.enforced else ")")
-                rows.append([str(inp.index) if first else "", name if first else "", (inp.dtype or "?") if first else "",
-                             str(dim.dim), dim.symbol or "-", _range(dim) + declared,
+                rows.append([str(inp.index) if first else "", name if first else "", t(inp.dtype or "?") if first else "",
+                             str(dim.dim), t(dim.symbol or "-"), t(_range(dim) + declared),
                              CHECKED_CELL[dim.enforced]])
         out.extend("    " + line for line in _table(rows))
         laid = [inp for inp in model.inputs if inp.strides is not None]
         if laid:
             out.append("  layout: " + ", ".join(
-                f"{inp.display} {inp.dtype or '?'} strides {stride_text(inp.strides)} "
+                f"{t(inp.display)} {t(inp.dtype or '?')} strides {t(stride_text(inp.strides))} "
                 f"({CHECKED_CELL[inp.layout_enforced]})" for inp in laid))
         if model.constants:
             out.append(f"  constants ({len(model.constants)}): "
-                       + ", ".join(f"{c.name}{list(c.shape) if c.shape else ''}" for c in model.constants))
+                       + t(", ".join(f"{c.name}{list(c.shape) if c.shape else ''}" for c in model.constants)))
         derived = [s for s in model.symbols.values() if s.source is None and not s.is_stride and not s.unbacked]
         if derived:
-            out.append("  derived sizes: " + ", ".join(f"{s.name} = {s.expr}" for s in derived))
+            out.append("  derived sizes: " + t(", ".join(f"{s.name} = {s.expr}" for s in derived)))
         unbacked = [s for s in model.symbols.values() if s.unbacked]
         if unbacked:
-            out.append("  data-dependent sizes: " + ", ".join(
+            out.append("  data-dependent sizes: " + t(", ".join(
                 f"{s.name} (from the values of "
                 + (", ".join(model.input_text(i) for i in s.value_inputs if i < len(model.inputs)) or "an intermediate tensor")
                 + (f"; checked {span(s.min, s.max)}" if s.min is not None or s.max is not None else "") + ")"
-                for s in unbacked))
+                for s in unbacked)))
         out.append(f"  kernels: {len(model.kernels)}, launches: {len(model.launches)}")
         out.append(f"  assertions ({len(model.assertions)}):")
         attributor = source.Attributor(model) if model.graph else None
         for a in model.assertions:
-            out.append(f"    {a.location}")
-            out.append(f"      {a.kernel}: \"{a.message}\"")
+            out.append(f"    {t(a.location)}")
+            out.append(f"      {t(a.kernel)}: \"{t(a.message)}\"")
             found = source.for_assertion(attributor, a) if attributor is not None else None
             if found is not None:
-                out.append(f"      source: {found.describe()}" + (f": {found.code}" if found.code else ""))
+                out.append(f"      source: {t(found.describe())}" + (f": {t(found.code)}" if found.code else ""))
             if not a.linked:
-                out.append(f"      not linked: {a.unlinked_reason}")
+                out.append(f"      not linked: {t(a.unlinked_reason)}")
             for line in a.chain:
-                out.append(f"      -> {line}")
+                out.append(f"      -> {t(line)}")
         for problem in model.problems:
-            where = f" ({problem.location})" if problem.location else ""
-            out.append(f"  problem: {problem.message}{where}")
-    return "\n".join(out) + "\n"
+            where = f" ({t(problem.location)})" if problem.location else ""
+            out.append(f"  problem: {t(problem.message)}{where}")
+    return terminal_lines("\n".join(out) + "\n")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
 from ..findings import Finding, PackageError
+from ..untrusted import json_dumps
 from ._common import RUNTIME_CHECKS, location_json, primary
 
 SCHEMA = "aoti-lint.check/1"
@@ -62,4 +62,4 @@ def render(
                            "findings": [finding_dict(f) for f in findings]}
     if errors:  # only when a package could not be read, so clean outputs keep their shape
         doc["errors"] = [{"package": e.package, "message": e.message} for e in errors]
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_dumps(doc, indent=2) + "\n"

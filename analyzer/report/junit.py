@@ -3,21 +3,18 @@ per finding (an accepted one is skipped, with its reason), one passing case for 
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from typing import Sequence
 from xml.etree import ElementTree as ET
 
 from ..findings import Finding
+from ..untrusted import xml_text
 from ._common import detail, position
 
 
-# XML 1.0 cannot carry most control characters (a hostile member name can hold them), even escaped.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
-def _xml(text: str) -> str:
-    return _NOT_XML.sub("\ufffd", text)
+# XML 1.0 cannot carry most control characters nor surrogates (a hostile member name can hold
+# them), even escaped: untrusted.xml_text shows them as visible escapes.
+_xml = xml_text
 
 
 def _package_names(findings: Sequence[Finding], packages: Sequence[object]) -> list[str]:

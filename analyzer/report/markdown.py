@@ -6,41 +6,35 @@ where inside the package, the user's code, the chain as a diagram and as text, t
 fix). Nothing is said twice: the headline only in its row, a fix repeated within a package only
 referred to. The comment stays within BUDGET characters (GitHub's limit is 65,536): when the
 findings do not fit, the last rows and details are left out and a line says how many.
+
+Every string of a finding goes through analyzer.untrusted's markdown renderers (prose through
+`md_text`, names through `md_code`, blocks through `md_fence`, cells through `md_cell`, the summary
+line's HTML through `html_text`): nothing from a package can open or close a table, a `<details>`,
+a link, a mention or the Action's marker.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Sequence
 
 from ..findings import Finding, PackageError, Severity
 from ..messages import REPORT
+from ..untrusted import html_text, md_cell, md_code, md_fence, md_text, visible
 from ._common import RUNTIME_CHECKS, detail, member, position, primary, summary
 
 ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 
 
-def cell(text: str) -> str:
-    """Text safe inside a table cell: pipes escaped (even in code spans), newlines as <br>."""
-    return text.replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
-
-
-def code_span(text: str) -> str:
-    """`text` as inline code, with a fence longer than any backtick run inside it."""
-    run = longest = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+cell = md_cell
+code_span = md_code
 
 
 def _mermaid_text(text: str) -> str:
-    """A label inside `["..."]`: quotes and angle brackets as Mermaid entity codes, one line."""
-    text = " ".join(text.split())
-    return text.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+    """A label inside `["..."]`: one line, quotes, angle brackets and backticks (a label opening
+    with one is a Mermaid markdown string) as Mermaid entity codes."""
+    text = visible(" ".join(text.split()))
+    return text.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;").replace("`", "#96;")
 
 
 _QUOTED = re.compile(r'"([^"]+)"')
@@ -72,7 +66,7 @@ def mermaid(f: Finding) -> list[str]:
     check = f"{quoted.group(1)}" if quoted else f"{f.code} {f.rule}"
     nodes["at"] = f"{check}<br/>{position(f).rsplit('/', 1)[-1]}"
     path.append("at")
-    lines = ["```mermaid", "flowchart LR"]
+    lines = ["flowchart LR"]
     for key, label in nodes.items():
         text = _mermaid_text(label).replace("#lt;br/#gt;", "<br/>")
         lines.append(f'  {key}["{text}"]')
@@ -80,8 +74,7 @@ def mermaid(f: Finding) -> list[str]:
     index = next((s for s in f.chain if s.startswith("values of input ")), None)
     if index is not None and f.kernel:  # "values of input 1 (arg1_1) -> tmp4 in kernel"
         lines.append(f'  idx["{_mermaid_text(index.split(" -> ")[0])}"] -. index .-> k')
-    lines.append("```")
-    return lines
+    return md_fence(lines, "mermaid")
 
 
 BUDGET = 60_000
@@ -95,32 +88,33 @@ def _where(f: Finding) -> str:
 
 def row(f: Finding) -> str:
     level = f"{ICON[f.severity]} {f.severity}" + (" (accepted)" if f.accepted else "")
-    return f"| {level} | {f.code} | {cell(f.message)} | {cell(code_span(_where(f)))} |"
+    return f"| {level} | {f.code} | {cell(md_text(f.message))} | {cell(code_span(_where(f)))} |"
 
 
 def details(f: Finding, fix_seen: str | None = None) -> str:
     """The collapsed block of one finding; `fix_seen`: the code that printed the same fix above."""
-    title = html.escape(f"{f.code} {f.rule}") + f" at <code>{html.escape(_where(f))}</code>"
+    # An HTML block: escaped and on one line (a blank line would end the block).
+    title = html_text(f"{f.code} {f.rule}", keep="") + f" at <code>{html_text(_where(f), keep='')}</code>"
     lines = [f"<details><summary>{title}</summary>", ""]
     if f.accepted:
-        lines += [f"**Accepted:** {f.accepted}", ""]
+        lines += [f"**Accepted:** {md_text(f.accepted)}", ""]
     text = detail(f)
     if text:
-        lines += [text, ""]
+        lines += [md_text(text), ""]
     inside = member(f) or (position(f) if f.location.path != _where(f).split(":")[0] else None)
-    place = [f"model {f.model}"] + ([f"member {code_span(inside)}"] if inside else [])
+    place = [f"model {md_text(f.model)}"] + ([f"member {code_span(inside)}"] if inside else [])
     lines += [(f"In {code_span(f.package)}, " if f.package else "In ") + ", ".join(place) + ".", ""]
     if f.source is not None:
-        lines += [f"**Source:** {f.source.describe()}", ""]
+        lines += [f"**Source:** {md_text(f.source.describe())}", ""]
         if f.source.code:
-            lines += ["```python", f.source.code, "```", ""]
+            lines += [*md_fence([f.source.code], "python"), ""]
     diagram = mermaid(f)
     if diagram:
         lines += [*diagram, ""]
     if f.chain:
-        lines += ["```text", *f.chain, "```", ""]
+        lines += [*md_fence(f.chain, "text"), ""]
     if f.snippet:
-        lines += ["```text", *(line.rstrip("\r\n") for line in f.snippet), "```", ""]
+        lines += [*md_fence([line.rstrip("\r\n") for line in f.snippet], "text"), ""]
     if f.also:
         lines += [*("- " + REPORT["also"].format(kernel=code_span(kernel or "?"),
                                                  where=code_span(f"{loc.path.rsplit('/', 1)[-1]}:{loc.line}"))
@@ -131,7 +125,7 @@ def details(f: Finding, fix_seen: str | None = None) -> str:
         label = "Witnesses" if others else "Witness"
         lines += [f"**{label}:** " + ", ".join(code_span(w) for w in (f.witness, *others)), ""]
     if f.fix:
-        lines += [f"**Fix:** {REPORT['see-fix'].format(code=fix_seen) if fix_seen else f.fix}", ""]
+        lines += [f"**Fix:** {REPORT['see-fix'].format(code=fix_seen) if fix_seen else md_text(f.fix)}", ""]
     lines.append("</details>")
     return "\n".join(lines)
 
@@ -152,7 +146,7 @@ def render(
         return "\n".join(out + [f"✅ All checks passed{checked}."]) + "\n"
     out += [summary(findings, packages, errors), ""]
     header = ["| severity | code | finding | where |", "| --- | --- | --- | --- |"]
-    failed = [f"| 🔴 error | - | unreadable-package: {cell(e.message)} | {cell(code_span(e.package))} |"
+    failed = [f"| 🔴 error | - | unreadable-package: {cell(md_text(e.message))} | {cell(code_span(e.package))} |"
               for e in errors]
     rows, blocks = [], []
     fixes: dict[tuple[str, str], str] = {}

@@ -7,11 +7,11 @@ of a zip archive mean nothing to a reviewer.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
 from .. import REPOSITORY
 from ..findings import Finding, Severity
+from ..untrusted import json_dumps, md_text
 from ._common import detail, position
 
 SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
@@ -33,7 +33,8 @@ def diagnostic(f: Finding) -> dict[str, Any]:
     if rule is not None:
         code["url"] = doc_url(rule)
     return {
-        "message": "\n".join(lines),
+        # reviewdog posts the message as markdown in a review comment: each line made inert.
+        "message": "\n".join(md_text(line) for line in lines),
         "location": {"path": f.package or f.location.path},
         "severity": "INFO" if f.accepted else SEVERITY[f.severity],
         "code": code,
@@ -51,4 +52,4 @@ def render(
 ) -> str:
     doc = {"source": {"name": "aoti-lint", "url": REPOSITORY},
            "diagnostics": [diagnostic(f) for f in findings]}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_dumps(doc, indent=2) + "\n"

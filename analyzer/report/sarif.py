@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
-from urllib.parse import quote
 from typing import Any, Sequence
 
 from .. import REPOSITORY, __version__
 from ..findings import Finding, PackageError, Severity
+from ..untrusted import json_dumps, md_code, md_text, uri, visible
 from ._common import RUNTIME_CHECKS, detail, fingerprint, primary, rules_or_all
 from .ruledoc import doc_url
 
@@ -48,23 +47,25 @@ def rule_descriptor(rule: Any) -> dict[str, Any]:
 
 def _message(f: Finding) -> dict[str, str]:
     """`text`: the headline (what code scanning lists); `markdown`: the headline, then the full
-    explanation, the witness and the fix."""
-    parts = [f.message]
+    explanation, the witness and the fix (code scanning renders it: every part made inert)."""
+    parts = [md_text(f.message)]
     extra = detail(f)
     if extra:
-        parts.append(extra)
+        parts.append(md_text(extra))
     if f.witness:
-        parts.append(f"Witness: `{f.witness}`")
+        parts.append(f"Witness: {md_code(f.witness)}")
     if f.fix:
-        parts.append(f"Fix: {f.fix}")
-    return {"text": f.message, "markdown": "\n\n".join(parts)}
+        parts.append(f"Fix: {md_text(f.fix)}")
+    # `text` is shown as plain text: one line, hidden characters visible.
+    return {"text": visible(f.message), "markdown": "\n\n".join(parts)}
 
 
 def _location(f: Finding) -> dict[str, Any]:
-    # A URI reference: member names are plain ASCII in practice, but spaces or `#` must be escaped.
+    # A URI reference: member names are plain ASCII in practice, but spaces or `#` must be escaped
+    # (and a file name that is not UTF-8 keeps its bytes).
     # The primary location (the model source line or the package path), never a hashed member.
     loc = primary(f)
-    physical: dict[str, Any] = {"artifactLocation": {"uri": quote(loc.path, safe="/")}}
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri(loc.path)}}
     if loc.line > 0:
         region: dict[str, Any] = {"startLine": loc.line}
         if loc.column > 0:
@@ -72,7 +73,7 @@ def _location(f: Finding) -> dict[str, Any]:
         snippet = f.source.code if f.primary is not None and f.primary != f.location and f.source is not None \
             and f.source.code else (f.snippet[-1] if f.snippet and loc == f.location else None)
         if snippet:
-            region["snippet"] = {"text": snippet}
+            region["snippet"] = {"text": visible(snippet, keep="\t")}
         physical["region"] = region
     # The member path is relative to the package; the package itself is a logical location.
     qualified = f"{f.package}::{f.model}" if f.package else f.model
@@ -114,7 +115,7 @@ def result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
         out["relatedLocations"] = [related]
     out["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint(f)}
     if f.accepted:
-        out["suppressions"] = [{"kind": "external", "status": "accepted", "justification": f.accepted}]
+        out["suppressions"] = [{"kind": "external", "status": "accepted", "justification": visible(f.accepted)}]
     props: dict[str, Any] = {"rule": f.rule, "package": f.package, "model": f.model,
                              "member": f.location.path, "member_line": f.location.line}
     for key in ("detail", "kernel", "input", "dim", "symbol", "witness", "fix"):
@@ -136,8 +137,8 @@ def invocation(errors: Sequence[PackageError]) -> dict[str, Any]:
         "toolExecutionNotifications": [
             {
                 "level": "error",
-                "message": {"text": e.message},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(e.package, safe="/")}}}],
+                "message": {"text": visible(e.message)},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri(e.package)}}}],
                 "descriptor": {"id": "unreadable-package"},
             }
             for e in errors
@@ -177,4 +178,4 @@ def render(
     }
     if errors:
         doc["runs"][0]["invocations"] = [invocation(errors)]
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_dumps(doc, indent=2) + "\n"

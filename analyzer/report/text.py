@@ -13,6 +13,7 @@ from typing import Sequence
 
 from ..findings import Finding, PackageError
 from ..messages import REPORT
+from ..untrusted import terminal, terminal_lines
 from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, detail, member, paint, primary, summary
 
 WIDTH = 100  # the detail paragraph's wrap width
@@ -37,14 +38,14 @@ def render(
     tail = summary(findings, packages, errors)
     if findings:
         tail = paint(tail, BOLD, color=color)
-        return "\n\n".join(blocks) + "\n\n" + tail + "\n"
+        return terminal_lines("\n\n".join(blocks) + "\n\n" + tail + "\n")
     return tail + "\n"
 
 
 def where(f: Finding, *, color: bool = False) -> str:
     """`path:line:col` of the primary location."""
     loc = primary(f)
-    out = paint(loc.path, BOLD, color=color)
+    out = paint(terminal(loc.path), BOLD, color=color)
     if loc.line:
         out += f":{loc.line}" + (f":{loc.column}" if loc.column else "")
     return out
@@ -55,7 +56,7 @@ def header(f: Finding, *, color: bool) -> str:
     sev = SEVERITY_COLOR[f.severity]
     code = paint(f.code, BOLD, sev, color=color)
     level = paint(str(f.severity) + (" (accepted)" if f.accepted else ""), sev, color=color)
-    return f"{where(f, color=color)}: {code} [{f.rule}] {level}: {f.message}"
+    return f"{where(f, color=color)}: {code} [{f.rule}] {level}: {terminal(f.message)}"
 
 
 def render_finding(f: Finding, *, color: bool = False, fix_seen: str | None = None) -> str:
@@ -64,38 +65,39 @@ def render_finding(f: Finding, *, color: bool = False, fix_seen: str | None = No
     lines = [header(f, color=color)]
     text = detail(f)
     if text:
-        lines += textwrap.wrap(" ".join(text.split()), WIDTH, initial_indent="  ", subsequent_indent="  ",
+        lines += textwrap.wrap(terminal(" ".join(text.split())), WIDTH, initial_indent="  ", subsequent_indent="  ",
                                break_long_words=False, break_on_hyphens=False)
-    origin = f"  in {f.package}, model {f.model}" if f.package else f"  in model {f.model}"
+    origin = f"  in {terminal(f.package)}, model {terminal(f.model)}" if f.package else f"  in model {terminal(f.model)}"
     inside = member(f)
     if inside:
-        origin += f", member {inside}"
+        origin += f", member {terminal(inside)}"
     lines.append(paint(origin, DIM, color=color))
     if f.accepted:
-        lines.append(f"  {paint('accepted', BOLD, color=color)}: {f.accepted}")
+        lines.append(f"  {paint('accepted', BOLD, color=color)}: {terminal(f.accepted)}")
     if f.source is not None:
-        lines.append(f"  {paint('source', BOLD, color=color)}: {f.source.describe()}")
+        lines.append(f"  {paint('source', BOLD, color=color)}: {terminal(f.source.describe())}")
         if f.source.code:
-            lines.append(f"    {f.source.code}")
+            lines.append(f"    {terminal(f.source.code)}")
         called = getattr(f.source, "called_from", None)
         if called is not None:
             where = f.called_from.path if f.called_from is not None else called[0].replace(chr(92), "/").rsplit("/", 1)[-1]
-            lines.append(f"  {paint('called from', BOLD, color=color)}: {where}:{called[1]}"
-                         + (f": {called[2]}" if called[2] else ""))
-    lines.extend(f"    {step}" for step in f.chain)
+            lines.append(f"  {paint('called from', BOLD, color=color)}: {terminal(where)}:{called[1]}"
+                         + (f": {terminal(called[2])}" if called[2] else ""))
+    lines.extend(f"    {terminal(step)}" for step in f.chain)
     lines.extend(_snippet(f, color=color))
     for kernel, loc in f.also:
-        lines.append("  " + REPORT["also"].format(kernel=kernel, where=f"{loc.path.rsplit('/', 1)[-1]}:{loc.line}"))
+        lines.append("  " + REPORT["also"].format(kernel=terminal(kernel),
+                                                  where=f"{terminal(loc.path.rsplit('/', 1)[-1])}:{loc.line}"))
     if f.also_more:
         lines.append("  " + REPORT["also-more"].format(count=f.also_more))
     if f.witness:
-        lines.append(f"  {paint('witness', BOLD, color=color)}: {f.witness}")
+        lines.append(f"  {paint('witness', BOLD, color=color)}: {terminal(f.witness)}")
         # AOTI002 covers 1 and 0 (and a size above the max): each is a call to try, one per line.
         for other in (w for w in f.witnesses if w != f.witness):
-            lines.append(f"  {paint('witness', BOLD, color=color)}: {other}")
+            lines.append(f"  {paint('witness', BOLD, color=color)}: {terminal(other)}")
     if f.fix:
         fix = REPORT["see-fix"].format(code=fix_seen) if fix_seen else f.fix
-        lines.append(f"  {paint('fix', BOLD, CYAN, color=color)}: {fix}")
+        lines.append(f"  {paint('fix', BOLD, CYAN, color=color)}: {terminal(fix)}")
     return "\n".join(lines)
 
 
@@ -103,8 +105,10 @@ def _snippet(f: Finding, *, color: bool) -> list[str]:
     """The source lines ending at the finding's line, numbered, with a caret under its column."""
     if not f.snippet:
         return []
+    # Tabs expanded first (the caret is measured in the expanded line), then every other hidden
+    # character made visible.
     raw = [line.rstrip("\r\n") for line in f.snippet]
-    text = [line.expandtabs(4) for line in raw]
+    text = [terminal(line.expandtabs(4)) for line in raw]
     last = f.location.line
     if last <= 0:
         return [f"     | {line}".rstrip() for line in text]
@@ -117,7 +121,7 @@ def _snippet(f: Finding, *, color: bool) -> list[str]:
     column = f.location.column
     if column > 0:
         # Measure in the tab-expanded line so the caret stays under the column.
-        pad = len(raw[-1][: column - 1].expandtabs(4))
+        pad = len(terminal(raw[-1][: column - 1].expandtabs(4)))
         caret = paint("^", BOLD, SEVERITY_COLOR.get(f.severity, ""), color=color)
         out.append(f"  {' ' * width} {bar} {' ' * pad}{caret}")
     return out

@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 
 from ..messages import WHY
 from ..why import Candidate, Failure, WhyResult
+from ..untrusted import terminal as t, terminal_lines
 from ..why.evidence import Observed
 from ._common import location_json
 
@@ -69,15 +70,15 @@ def _basename(path: str) -> str:
 
 def _failure_line(f: Failure) -> str:
     if f.lost:
-        return WHY["why.report.lost-cpu" if f.lost_on_cpu else "why.report.lost-cuda"].format(raw=f.raw)
+        return WHY["why.report.lost-cpu" if f.lost_on_cpu else "why.report.lost-cuda"].format(raw=t(f.raw))
     extra = []
     if f.count > 1:
         extra.append(f"{f.count} threads")
     if f.kernel:
-        extra.append(f"kernel {f.kernel}")
+        extra.append(f"kernel {t(f.kernel)}")
     if f.file:
-        extra.append(f"{_basename(f.file)}:{f.line}" if f.line else _basename(f.file))
-    return f.message + (f" ({'; '.join(extra)})" if extra else "")
+        extra.append(t(f"{_basename(f.file)}:{f.line}" if f.line else _basename(f.file)))
+    return t(f.message) + (f" ({'; '.join(extra)})" if extra else "")
 
 
 def render_text(result: WhyResult) -> str:
@@ -86,24 +87,24 @@ def render_text(result: WhyResult) -> str:
     lines: list[str] = [WHY["why.report.failure"].format(failure=_failure_line(f)) for f in result.failures]
     if not result.candidates and result.text_hits:
         lines.append(WHY["why.report.unlinked-text"].format(
-            package=result.package, where=", ".join(str(h) for h in result.text_hits)))
-        return "\n".join(lines) + "\n"
+            package=t(result.package), where=", ".join(t(h) for h in result.text_hits)))
+        return terminal_lines("\n".join(lines) + "\n")
     if not result.candidates:
-        lines.append(WHY["why.report.no-match"].format(package=result.package))
-        return "\n".join(lines) + "\n"
-    lines.append(WHY["why.report.count"].format(count=len(result.candidates), package=result.package))
+        lines.append(WHY["why.report.no-match"].format(package=t(result.package)))
+        return terminal_lines("\n".join(lines) + "\n")
+    lines.append(WHY["why.report.count"].format(count=len(result.candidates), package=t(result.package)))
     for n, c in enumerate(result.candidates, 1):
-        head = f"{n}. [{c.kind}] model '{c.model}'"
+        head = f"{n}. [{c.kind}] model '{t(c.model)}'"
         if c.kernel:
-            head += f", {c.kernel}"
+            head += f", {t(c.kernel)}"
         if c.location is not None:
-            head += f" at {c.location}"
+            head += f" at {t(c.location)}"
         lines.append("")
         lines.append(head)
-        lines.append(f"   message: {c.message}")
-        lines.append(f"   cause:   {c.cause}")
-        lines.append(f"   fix:     {c.fix}")
+        lines.append(f"   message: {t(c.message)}")
+        lines.append(f"   cause:   {t(c.cause)}")
+        lines.append(f"   fix:     {t(c.fix)}")
         if c.chain:
             lines.append("   chain:")
-            lines.extend(f"     {step}" for step in c.chain)
-    return "\n".join(lines) + "\n"
+            lines.extend(f"     {t(step)}" for step in c.chain)
+    return terminal_lines("\n".join(lines) + "\n")
