@@ -23,7 +23,7 @@ import click
 from . import __version__, archive, baseline
 from .config import FORMAT_NAMES, Config, ConfigError, load_config, merge, parse_input_names
 from .findings import Finding, Severity
-from .untrusted import terminal, terminal_lines
+from .untrusted import terminal
 
 PROG = "aoti-lint"
 LOG_LIMIT = 64 * 1024 * 1024  # a log bigger than this is not a log we should hold in memory

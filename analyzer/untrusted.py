@@ -183,7 +183,7 @@ def _escape_plain(text: str) -> str:
     return _LINK_CLOSE.sub("&#93;", text)
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     """Line breaks (and every other hidden character) as visible escapes: input text never
     starts a markdown line, so it can open no block (HTML, table, heading, fence, list)."""
     return visible(str(text))

@@ -96,8 +96,8 @@ def _called_from(f: Finding) -> dict[str, Any] | None:
     path = f.called_from.path if f.called_from is not None else called[0].replace("\\", "/")
     region: dict[str, Any] = {"startLine": called[1]} if called[1] else {}
     if region and called[2]:
-        region["snippet"] = {"text": called[2]}
-    physical: dict[str, Any] = {"artifactLocation": {"uri": quote(path, safe="/")}}
+        region["snippet"] = {"text": visible(called[2])}
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri(path)}}
     if region:
         physical["region"] = region
     return {"id": 0, "physicalLocation": physical, "message": {"text": "called from"}}
