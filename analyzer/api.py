@@ -2,6 +2,10 @@
 
 Pipeline: `.pt2` -> archive.Package -> wrapper.parse + kernels.parse_* -> link.link_model ->
 rules -> findings. Each member is read once and parsed once.
+
+Long module: loading a model (members, helpers, the exported program and its pairing) and the
+error policy around it are one pipeline here; it becomes the app layer's pipeline module when the
+layers become subpackages.
 """
 
 from __future__ import annotations

@@ -46,9 +46,15 @@ def test_a_max_that_narrows_fails_the_gate() -> None:
 
 
 def test_a_wider_range_passes_unless_a_finding_gets_worse() -> None:
+    # A wider range that the 512-row table cannot hold: the overflow, a warning while the package
+    # was compiled for at most 512, is an error once it is compiled for 1000.
     wider = diff("pos_embedding_capped", "pos_embedding_max1000", "--format", "json")
-    assert wider.exit_code == 0, wider.output
+    assert wider.exit_code == 1, wider.output
     assert ("range-widened", "x.shape[1]", "[2, 512]", "[2, 1000]") in changes(wider)
+    (rose,) = [c for c in json.loads(wider.stdout)["changes"] if c["change"] == "finding-changed"]
+    assert (rose["was"]["severity"], rose["finding"]["severity"]) == ("warning", "error")
+    # Another dim of the same model widened with nothing new at the gate passes.
+    assert diff("gather_dyn", "gather_dyn").exit_code == 0
     # Dropping the cap makes the warning an error: a finding at --fail-on that was below it.
     uncapped = diff("pos_embedding_capped", "pos_embedding", "--format", "json")
     assert uncapped.exit_code == 1
@@ -85,7 +91,10 @@ def test_a_torch_upgrade_of_the_same_model() -> None:
     result = CliRunner().invoke(cli, ["diff", str(require(old)), str(require(new)), "--format", "json"])
     assert result.exit_code == 0, result.output
     kinds = {c[0] for c in changes(result)}
-    assert kinds == {"check-strengthened"}
+    assert kinds == {"check-strengthened", "finding-added"}
+    # What 2.15 adds is the layout its input checks state (and only they check): an info.
+    (added,) = [c for c in json.loads(result.stdout)["changes"] if c["change"] == "finding-added"]
+    assert (added["finding"]["code"], added["finding"]["severity"]) == ("AOTI019", "info")
 
 
 def test_a_changed_dtype_narrows() -> None:
