@@ -363,3 +363,19 @@ def test_baseline(installed: Installed) -> None:
     assert gated.returncode == 0, gated.stdout + gated.stderr
     other = installed.run("check", "--baseline", "baseline.json", "gather_dyn.cpu.stripped.pt2")
     assert other.returncode == 1
+
+
+def test_diff(installed: Installed) -> None:
+    same = installed.run("diff", "gather_dyn.cpu.stripped.pt2", "gather_dyn.cpu.stripped.pt2", "--format", "json")
+    assert same.returncode == 0, same.stderr
+    assert json.loads(same.stdout)["changes"] == []
+    other = installed.run("diff", "gather_dyn.cpu.stripped.pt2", "empty_reduce.cpu.stripped.pt2",
+                          "--format", "markdown")
+    assert other.returncode == 1 and other.stdout.startswith("**aoti-lint diff**"), other.stderr
+
+
+def test_confirm_without_torch_says_what_it_needs(installed: Installed) -> None:
+    """The wheel alone has no torch: confirm, the one command that runs a package, says so (exit 2)."""
+    result = installed.run("confirm", "gather_dyn.cpu.stripped.pt2")
+    assert result.returncode == 2
+    assert result.stderr.startswith(BROKEN) and "aoti-lint[confirm]" in result.stderr
