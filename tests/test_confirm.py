@@ -79,7 +79,7 @@ def test_an_empty_reduction_returns_where_eager_raises(fresh_cpu_package) -> Non
 @pytest.mark.torch
 def test_an_input_eager_rejects_too_is_not_a_confirmation(fresh_cpu_package) -> None:
     """gather_dyn at x.shape[0] = 0 with index 0: eager raises IndexError as the package raises its
-    own error, so the witness is not a failure of the package (issue: such findings should drop)."""
+    own error, so the witness is not a failure of the package: such a finding overstates its severity."""
     path = fresh_cpu_package("gather_dyn")
     code, doc = confirm(path, "--exported-program", _ep(path))
     (empty,) = [f for f in doc["findings"] if f["code"] == "AOTI001"]
