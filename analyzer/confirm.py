@@ -139,7 +139,7 @@ _LAYOUT = re.compile(r"^(?P<name>\S+) = `(?P<expr>[^`]*)` \(shape \((?P<shape>[^
 
 
 def _layout_probe(model: Model, text: str) -> Probe | None:
-    """A layout witness (`x = \`torch.randn(8, 3).t()\` (shape (3, 8), ...)`) as a structured probe:
+    """A layout witness (x = `torch.randn(8, 3).t()` (shape (3, 8), ...)) as a structured probe:
     the text is read for its kind, never evaluated."""
     match = _LAYOUT.match(text)
     names = [i.display for i in model.inputs]

@@ -152,6 +152,22 @@ def test_extent_that_cannot_be_evaluated_is_skipped():
     assert _run(_pos_model(extent="s27 // 0"), "index-exceeds-constant-bound") == []
 
 
+def test_compiled_reach_of_a_symbol_without_a_dim_and_of_an_extent_that_cannot_be_evaluated():
+    model = _pos_model(seq_max=512)
+    a = model.assertions[0]
+    model.symbols["s99"] = Symbol("s99", "s99", DimRef(5, 0), Location(WRAPPER, 11, 5))  # no such input
+    assert bounds_rules._compiled_reaches(model, a) is False  # the compiled max 512 keeps it in the table
+    a.index_extent = "s27 // 0"
+    assert bounds_rules._compiled_reaches(model, a) is True  # cannot be said: taken to reach
+
+
+def test_no_dim_with_an_exceeding_size_gives_no_finding(monkeypatch):
+    """The extent passes the bound in the ranges, but the search finds no size of any dim that does
+    (past its limit): nothing to report, rather than a finding without a witness."""
+    monkeypatch.setattr(W, "smallest_exceeding", lambda *args, **kwargs: None)
+    assert _run(_pos_model(), "index-exceeds-constant-bound") == []
+
+
 def _values_model(extent: str, unbacked_max: int | None) -> Model:
     """item_arange on CPU: `torch.arange(n.item())` indexes a 64-row table, u0 = n's value."""
     model = _pos_model(extent=extent, bound=64)
