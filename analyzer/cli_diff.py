@@ -11,14 +11,6 @@ import click
 
 from .cli import Reading, _config, _emit, _lint, cli, output_option, package_options
 from .findings import Severity
-from .untrusted import md_cell, md_code
-
-
-def code_span(text: str) -> str:
-    """Untrusted text as one inline code span that stays in its table cell (analyzer.untrusted's
-    markdown renderers: hidden characters shown escaped, a fence longer than any backtick run
-    inside, `|` escaped for GFM tables)."""
-    return md_cell(md_code(text)) if text else ""
 
 
 @cli.command(name="diff")
@@ -59,7 +51,7 @@ def diff_command(old: str, new: str, fmt: str, old_exported_program: str | None,
     if fmt == "json":
         text = diff_module.render_json(diff, gate)
     elif fmt == "markdown":
-        text = diff_module.render_markdown(diff, gate, code_span)
+        text = diff_module.render_markdown(diff, gate)
     else:
         text = diff_module.render_text(diff, gate)
     _emit(text, output)

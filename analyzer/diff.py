@@ -21,6 +21,7 @@ from .contract import Contract, DimContract, InputContract
 from .findings import Finding, Severity
 from .model import Enforcement, span
 from .report._common import fingerprint
+from .untrusted import md_cell, md_code
 from .untrusted import terminal, terminal_lines
 
 SCHEMA = "aoti-lint.diff/1"
@@ -256,8 +257,15 @@ def render_json(diff: Diff, fail_on: Severity) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
 
 
-def render_markdown(diff: Diff, fail_on: Severity, code_span: Any) -> str:
-    """A pull-request comment; `code_span` renders untrusted text as an inert inline code span."""
+def code_span(text: str) -> str:
+    """Untrusted text as one inline code span that stays in its table cell (analyzer.untrusted's
+    markdown renderers: hidden characters shown escaped, a fence longer than any backtick run
+    inside, `|` escaped for GFM tables)."""
+    return md_cell(md_code(text)) if text else ""
+
+
+def render_markdown(diff: Diff, fail_on: Severity) -> str:
+    """A pull-request comment: every name from the packages is an inert code span (`code_span`)."""
     verdict = "accepts less than the old build" if diff.narrowed else "accepts at least what the old build did"
     lines = [f"**aoti-lint diff**: {code_span(diff.old)} → {code_span(diff.new)}: the new build {verdict}; "
              f"{len(diff.added(fail_on))} new finding(s) at or above {fail_on}.", ""]

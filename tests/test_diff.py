@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from analyzer import output_schemas
 from analyzer.cli import cli
-from analyzer.cli_diff import code_span
+from analyzer.diff import code_span
 
 from conftest import FIXTURES, require
 
