@@ -17,7 +17,7 @@ Then it prints, side by side, medians of `--repeat` runs of
             measure to trust on a shared, loaded machine (wall time there is mostly waiting for a
             core), but blind to work spread over cores
   wall/CPU  check_s / check_cpu (median of the runs): 1.0 for one busy core, below 1 when the
-            check's helper worker (analyzer/helper_worker.py) runs beside it on another core
+            check's helper worker (analyzer/parse/helper_worker.py) runs beside it on another core
   base ...  with --baseline DIR: the wall ratio, CPU ratio, wall/CPU and peak RSS of that
             checkout's check, same run
   RSS       peak resident memory of the check child (ru_maxrss via wait4), against the target
@@ -215,7 +215,7 @@ def measure(built: Built, repeat: int, baseline: Path | None = None,
 def profile(built: Built, top: int) -> None:
     """cProfile of one in-process check (the same work as the subprocess, minus start-up)."""
     sys.path.insert(0, str(REPO))
-    from analyzer import api
+    from analyzer.app import api
 
     prof = cProfile.Profile()
     prof.enable()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from analyzer.archive import Limits
+from analyzer.read.archive import Limits
 
 SHARED_PT2 = Path(__file__).resolve().parents[1].parent / "shared" / "pt2"
 BASE_PACKAGE = SHARED_PT2 / "gather_dyn.cpu.stripped.pt2"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from analyzer.app.cli import cli
 
 from conftest import FIXTURES, SHARED
 
@@ -149,7 +149,7 @@ def test_bad_entries_are_one_line_exit_2(project: Path, config: str, needle: str
 
 def test_hostile_config_files_are_one_line_exit_2(project: Path) -> None:
     """Not UTF-8, or larger than a configuration file can be: refused naming the file."""
-    from analyzer import config
+    from analyzer.app import config
 
     (project / "pyproject.toml").write_bytes(b'[tool.aoti-lint]\nselect = ["\xff"]\n')
     result = run("ranker.pt2")

@@ -1,4 +1,4 @@
-"""analyzer.archive: discovery on the real packages, and the hostile corpus of tests/hostile.py."""
+"""analyzer.read.archive: discovery on the real packages, and the hostile corpus of tests/hostile.py."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import archive
-from analyzer.archive import ArchiveError, Deadline, Limits, ModelMembers, Package, open_package
+from analyzer.read import archive
+from analyzer.read.archive import ArchiveError, Deadline, Limits, ModelMembers, Package, open_package
 from hostile import BASE_PACKAGE, CASES, CASES_BY_NAME, MODEL, SHARED_PT2, Case, extract_real, write_raw_zip, RawMember
 
 REAL = sorted(SHARED_PT2.glob("*.pt2")) if SHARED_PT2.is_dir() else []

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer import atomic
-from analyzer.atomic import write_atomic
-from analyzer.cli import cli
+from analyzer.core import atomic
+from analyzer.core.atomic import write_atomic
+from analyzer.app.cli import cli
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "fixtures" / "gather_dyn.cuda.stripped.pt2"
@@ -168,7 +168,7 @@ _KILLED_CLI = textwrap.dedent("""
             os.write(1, b"writing\\n")
             time.sleep(0.05)
     atomic._write_all = slow
-    from analyzer.cli import main
+    from analyzer.app.cli import main
     main(sys.argv[1:])
 """)
 

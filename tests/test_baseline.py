@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from analyzer.app.cli import cli
 
 from conftest import FIXTURES, SHARED_PT2, require
 
@@ -131,7 +131,7 @@ def test_broken_baseline_is_one_line_exit_2(pkg: Path, content: str | None, need
 
 
 def test_huge_baseline_is_refused(pkg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from analyzer import baseline
+    from analyzer.app import baseline
 
     monkeypatch.setattr(baseline, "MAX_BASELINE_BYTES", 1000)
     Path("base.json").write_text('{"schema": "aoti-lint.baseline/1", "entries": []}' + " " * 2000)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer import source
-from analyzer.cli import cli
+from analyzer.query import source
+from analyzer.app.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = REPO / "fixtures" / "wrapped"

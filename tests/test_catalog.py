@@ -1,4 +1,4 @@
-"""The message catalog (analyzer/messages.py): every template is used, every field of every
+"""The message catalog (analyzer/core/messages.py): every template is used, every field of every
 template is filled with something at least once, and every key belongs to a rule (or to `why`).
 
 A workload of real packages (each rule's INVALID cases), hand-built models for the variants no
@@ -15,16 +15,16 @@ import pytest
 
 import test_rules as TR
 import test_why as TW
-from analyzer import api
-from analyzer.findings import Location
-from analyzer.model import (Assertion, Dim, DimRef, Input, Launch, Model, Package, Problem, ProblemKind, Symbol,
-                            range_text)
+from analyzer.app import api
+from analyzer.core.findings import Location
+from analyzer.core.model import Assertion, Dim, DimRef, Input, Launch, Model, Package, Problem, ProblemKind, Symbol, range_text
 from analyzer.report.inspect import render_text as inspect_text
 from analyzer.report.why import render_text
-from analyzer import headline, messages
-from analyzer.source import Source
+from analyzer.query import headline
+from analyzer.core import messages
+from analyzer.query.source import Source
 from analyzer.rules import Case, all_rules, run_rules
-from analyzer.why import CheckKind, explain_failure
+from analyzer.explain.why import CheckKind, explain_failure
 from analyzer.report import markdown, render
 from conftest import COMPILER_NAME, FIXTURES, REPO, SHARED_PT2
 

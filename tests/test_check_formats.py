@@ -10,7 +10,7 @@ import zipfile
 import pytest
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from analyzer.app.cli import cli
 from analyzer.rules import all_rules
 
 from conftest import FIXTURES, SHARED, SHARED_PT2, require

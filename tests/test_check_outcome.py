@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api
+from analyzer.app import api
 from conftest import FIXTURES
 
 # (package, its runtime records, the record's model name and label, the rule whose witness it ran)

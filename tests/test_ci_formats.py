@@ -9,8 +9,8 @@ from xml.etree import ElementTree as ET
 import pytest
 from click.testing import CliRunner
 
-from analyzer.cli import cli
-from analyzer.findings import Finding, Location, Severity
+from analyzer.app.cli import cli
+from analyzer.core.findings import Finding, Location, Severity
 from analyzer.report import junit
 
 from conftest import FIXTURES, REPO

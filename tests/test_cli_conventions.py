@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from analyzer.app.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
@@ -178,7 +178,7 @@ def test_baseline_keys_are_relative_to_the_baseline_file(models):
 
 
 def test_old_baselines_keyed_by_the_path_as_given_still_match(models):
-    from analyzer import baseline
+    from analyzer.app import baseline
 
     # An old baseline: keys and fingerprints from the path as given, not relative to the file.
     (models.parent / "ci").mkdir()
@@ -304,7 +304,7 @@ def test_progress_bar_is_clicks_and_only_on_a_terminal(monkeypatch):
     import io
     import sys
 
-    from analyzer import many
+    from analyzer.app import many
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

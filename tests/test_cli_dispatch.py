@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from analyzer.app.cli import cli
 
 from conftest import FIXTURES
 

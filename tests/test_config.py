@@ -6,20 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.archive import Limits
-from analyzer.config import (
-    Config,
-    ConfigError,
-    find_pyproject,
-    load_config,
-    merge,
-    parse_count,
-    parse_input_names,
-    parse_size,
-    parse_sm,
-    parse_timeout,
-)
-from analyzer.findings import Finding, Location, Severity
+from analyzer.read.archive import Limits
+from analyzer.app.config import Config, ConfigError, find_pyproject, load_config, merge, parse_count, parse_input_names, parse_size, parse_sm, parse_timeout
+from analyzer.core.findings import Finding, Location, Severity
 from analyzer.rules import Context, Rule, find_rule, register, run_rules, select_rules
 
 
@@ -376,7 +365,7 @@ def test_register_validates_identity(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_run_rules_sorts_dedups_and_fills_package() -> None:
-    from analyzer.model import Model, Package
+    from analyzer.core.model import Model, Package
 
     class Emit(_R):
         name, code, severity = "emit", "AOTI900", Severity.WARNING

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from analyzer import output_schemas
-from analyzer.cli import cli
+from analyzer.app import output_schemas
+from analyzer.app.cli import cli
 
 from conftest import FIXTURES
 
@@ -113,7 +113,7 @@ def test_text_says_it_ran_the_package(fresh_cpu_package) -> None:
 
 
 def _fake_child(tmp_path: Path, body: str) -> str:
-    """A stand-in for `python -m analyzer.confirm_child SPEC` (no torch): prints probe lines, then dies."""
+    """A stand-in for `python -m analyzer.explain.confirm_child SPEC` (no torch): prints probe lines, then dies."""
     fake = tmp_path / "fake_python"
     fake.write_text("#!/usr/bin/env python3\nimport os, signal, sys\nM = 'AOTI-LINT-PROBE '\n" + body)
     fake.chmod(0o755)
@@ -136,7 +136,8 @@ def _fake_child(tmp_path: Path, body: str) -> str:
 def test_outcomes_are_read_from_the_child(tmp_path, body: str, status: str, what: str) -> None:
     """A signal is a failure whatever eager does (the process dies where eager raises); values are
     compared with the reference; a hang is killed at the probe's time limit."""
-    from analyzer import api, confirm as confirm_module
+    from analyzer.app import api
+    from analyzer.explain import confirm as confirm_module
 
     (model,) = api.load(str(FIXTURES / "gather_dyn.cpu.stripped.pt2")).models
     probe = confirm_module.dim_probes(model)[0]
@@ -168,9 +169,9 @@ def test_check_never_runs_anything(monkeypatch) -> None:
     import sys
 
     code = ("import sys; sys.modules['torch'] = None\n"
-            "from analyzer.cli import main\n"
+            "from analyzer.app.cli import main\n"
             "try:\n    main(['check', '--exit-zero', %r])\nexcept SystemExit: pass\n"
-            "assert 'analyzer.confirm' not in sys.modules and 'analyzer.confirm_child' not in sys.modules\n"
+            "assert 'analyzer.explain.confirm' not in sys.modules and 'analyzer.explain.confirm_child' not in sys.modules\n"
             % str(FIXTURES / "gather_dyn.cpu.stripped.pt2"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ})
     assert out.returncode == 0, out.stderr
@@ -179,7 +180,7 @@ def test_check_never_runs_anything(monkeypatch) -> None:
 def test_merge_gates_on_confirmed_findings_only(tmp_path) -> None:
     """A saved confirm report gates a later job: `merge --confirmed-only` counts confirmed findings."""
     from analyzer.report import render
-    from analyzer import api
+    from analyzer.app import api
 
     findings = api.lint([str(FIXTURES / "gather_dyn.cpu.stripped.pt2")]).findings
     doc = json.loads(render("json", findings))

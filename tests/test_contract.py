@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer import api, contract
-from analyzer.cli import cli
-from analyzer.witness import parse_witness
+from analyzer.app import api
+from analyzer.explain import contract
+from analyzer.app.cli import cli
+from analyzer.query.witness import parse_witness
 from conftest import FIXTURES, require
 
 GUARDED = ("AOTI001", "AOTI002", "AOTI003", "AOTI004", "AOTI005", "AOTI010", "AOTI012")
@@ -165,7 +166,7 @@ def test_cli_contract_text_json_and_emit(tmp_path):
 
 def test_hostile_names_stay_data():
     """Names and messages from the package reach the generated module only through repr()."""
-    from analyzer.model import Dim, Input, Model
+    from analyzer.core.model import Dim, Input, Model
 
     model = Model(name="m'); import os; ('", device="cpu", checks_gated=True)
     model.inputs = [Input(0, "arg0_1", [Dim(0, symbol="s0", min=2, enforced="env")], dtype="float32",
@@ -185,7 +186,7 @@ REAL = FIXTURES / "real"
 def test_real_packages_every_witness_rejected(pkg):
     """fixtures/real (with their exported programs): every witness of every guarded finding, the
     extra ones too (AOTI002 at 0, AOTI010 above the compiled max), is rejected; healthy sizes pass."""
-    from analyzer import witness as W
+    from analyzer.query import witness as W
 
     ep = REAL / f"{pkg.name.split('.')[0]}.ep.pt2"
     result = api.lint([str(pkg)], api.Options(exported_program=str(ep)))
@@ -201,7 +202,7 @@ def test_real_packages_every_witness_rejected(pkg):
 
 def _two_models(first: str, second: str):
     """Two models of one package: `first` takes one input with dim 0 >= 2, `second` two inputs."""
-    from analyzer.model import Dim, Input, Model
+    from analyzer.core.model import Dim, Input, Model
 
     one = Model(name=first, device="cpu", checks_gated=True)
     one.inputs = [Input(0, "arg0_1", [Dim(0, symbol="s0", min=2, enforced="env")], dtype="float32")]

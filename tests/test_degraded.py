@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import zipfile
 
-from analyzer import api
+from analyzer.app import api
 
 from conftest import SHARED_PT2, require
 

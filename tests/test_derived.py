@@ -1,4 +1,4 @@
-"""Derived dims (issue 16): the relations `analyzer.relations` reads from real packages and their
+"""Derived dims (issue 16): the relations `analyzer.query.relations` reads from real packages and their
 exported programs, AOTI014's witnesses matched to their run-time records
 (fixtures/real/runtime.derived.json, written by fixtures/real/probe_derived.py through
 `aoti_load_package`), healthy multiples, AOTI002's witness, and the contract guard."""
@@ -10,10 +10,12 @@ from functools import lru_cache
 
 import pytest
 
-from analyzer import api, contract, relations
-from analyzer import witness as W
-from analyzer.findings import Severity
-from analyzer.model import DimRef, Enforcement, Evidence
+from analyzer.app import api
+from analyzer.explain import contract
+from analyzer.query import relations
+from analyzer.query import witness as W
+from analyzer.core.findings import Severity
+from analyzer.core.model import DimRef, Enforcement, Evidence
 from conftest import FIXTURES
 
 REAL = FIXTURES / "real"
@@ -269,7 +271,7 @@ def test_inspect_shows_the_relation():
 def test_why_routes_size_check_failures_to_the_relation(name, log, dim, got):
     """The real logs of these sizes with AOTI_RUNTIME_CHECK_INPUTS=1 (`expected size 2==2, stride 801==800
     at dim=0; expected size 801==800, ... at dim=1`): the mismatching chunk, named as a multiple."""
-    from analyzer.why import explain_failure
+    from analyzer.explain.why import explain_failure
 
     path = REAL / "logs" / log
     if not path.exists():

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from analyzer.app.cli import cli
 
 from conftest import FIXTURES
 

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from analyzer import output_schemas
-from analyzer.cli import cli
-from analyzer.diff import code_span
+from analyzer.app import output_schemas
+from analyzer.app.cli import cli
+from analyzer.report.diff import code_span
 
 from conftest import FIXTURES, require
 

@@ -18,7 +18,7 @@ from conftest import FIXTURES, REPO
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
 
-from analyzer import distributed as registry  # noqa: E402 - only with the engine installed
+from analyzer.app import distributed as registry  # noqa: E402 - only with the engine installed
 
 PACKAGES = ["gather_dyn.cuda.stripped.pt2", "empty_reduce.cpu.stripped.pt2", "gather_static.cpu.stripped.pt2",
             "pos_embedding.cpu.stripped.pt2", "topk_index.cpu.stripped.pt2"]
@@ -104,7 +104,7 @@ def test_a_task_that_dies_fails_only_its_shard(client, tmp_path: Path, monkeypat
 
 def test_the_recipe_as_a_command(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-m", "analyzer.distributed", "local", str(tmp_path / "r"),
+    out = subprocess.run([sys.executable, "-m", "analyzer.app.distributed", "local", str(tmp_path / "r"),
                           str(FIXTURES / "gather_static.cpu.stripped.pt2"), "--shard-size", "1"],
                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -1,4 +1,4 @@
-"""analyzer.exported: exported-program JSON read without torch, and applied to the linked model.
+"""analyzer.read.exported: exported-program JSON read without torch, and applied to the linked model.
 
 The `*.ep.json` files in tests/data are real `models/model.json` members written by
 `torch.export.save` (torch 2.13.0); the tests wrap them in zips laid out as torch lays them out.
@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import exported
-from analyzer.exported import DeclaredDim, ExportedProgram, ExportedInput, apply, parse_exported_json, \
-    read_exported_program, read_exported_programs
-from analyzer.findings import Location
-from analyzer.model import Dim, Input, Model
+from analyzer.read import exported
+from analyzer.read.exported import DeclaredDim, ExportedProgram, ExportedInput, apply, parse_exported_json, read_exported_program, read_exported_programs
+from analyzer.core.findings import Location
+from analyzer.core.model import Dim, Input, Model
 
 DATA = Path(__file__).resolve().parent / "data"
 SHARED_PT2 = Path(__file__).resolve().parents[2] / "shared" / "pt2"
@@ -148,7 +147,7 @@ def test_package_with_aoti_model_and_exported_program(tmp_path):
     path = _ep_zip(tmp_path / "both.pt2", {"model": _json("gather_dyn")}, root="pkg", extra=extra)
     assert [i.name for i in read_exported_program(path).inputs] == ["x", "idx"]
     # The same through archive.open_package, when that module is present.
-    archive = pytest.importorskip("analyzer.archive")
+    archive = pytest.importorskip("analyzer.read.archive")
     with archive.open_package(path) as pkg:
         assert pkg.exported_programs == ["pkg/models/model.json"]
         assert [i.name for i in read_exported_program(pkg).inputs] == ["x", "idx"]
@@ -162,7 +161,7 @@ def test_extracted_directory(tmp_path):
 
 
 def test_errors_are_one_line_value_errors(tmp_path):
-    from analyzer.archive import ArchiveError
+    from analyzer.read.archive import ArchiveError
 
     (tmp_path / "text.pt2").write_text("not a zip")
     cases = {
@@ -191,7 +190,7 @@ def test_unknown_input_spec_kind_is_refused():
 def test_oversized_json_member_refused(tmp_path, monkeypatch):
     path = _ep_zip(tmp_path / "big.pt2", {"model": _json("gather_dyn")})
     monkeypatch.setattr(exported, "MAX_JSON_BYTES", 100)
-    from analyzer.archive import ArchiveError
+    from analyzer.read.archive import ArchiveError
 
     with pytest.raises(ArchiveError, match="past the 100 bytes per-member limit"):
         read_exported_program(path)
@@ -293,7 +292,7 @@ def test_real_torch_export_save(tmp_path):
 
 
 def test_api_load_applies_exported_program(tmp_path):
-    api = pytest.importorskip("analyzer.api")
+    api = pytest.importorskip("analyzer.app.api")
     package = SHARED_PT2 / "gather_dyn.cuda.pt2"
     if not package.exists():
         pytest.skip(f"{package} is not present")

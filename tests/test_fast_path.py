@@ -1,4 +1,4 @@
-"""The fast path (analyzer/triage.py) gives the same facts as the full walk, on every fixture
+"""The fast path (analyzer/parse/triage.py) gives the same facts as the full walk, on every fixture
 package: Triton kernels with nothing to walk, and call_triton_* helpers read from the text.
 The end-to-end identity (findings and linked models) is tests/test_many.py's
 test_jobs_and_fast_path_give_identical_results_on_every_package."""
@@ -10,8 +10,9 @@ import dataclasses
 
 import pytest
 
-from analyzer import archive, helpertext, kernels, triage, tritonsrc, ts, wrapper
-from analyzer.findings import Location
+from analyzer.read import archive
+from analyzer.parse import helpertext, kernels, triage, tritonsrc, ts, wrapper
+from analyzer.core.findings import Location
 from conftest import all_packages, every_package
 
 
@@ -133,7 +134,7 @@ def test_definitions_of_a_kernel_given_a_constant_equal_the_walk(body: str, line
     ("def k(in_ptr0, ks0=3):\n    pass\n", True),
 ])
 def test_fast_path_scan_is_conservative(source: str, walked: bool) -> None:
-    from analyzer import triage
+    from analyzer.parse import triage
 
     assert (triage.light_triton("k", source, "w.cpp", 1, 4) is None) == walked
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer import api
+from analyzer.app import api
 
 pytestmark = pytest.mark.torch
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api
-from analyzer.findings import Severity
-from analyzer.headline import LIMIT, shorten
-from analyzer.messages import HEADLINES, REPORT
+from analyzer.app import api
+from analyzer.core.findings import Severity
+from analyzer.query.headline import LIMIT, shorten
+from analyzer.core.messages import HEADLINES, REPORT
 from analyzer.report import render
 from analyzer.report.concise import WIDTH
 from conftest import COMPILER_NAME, FIXTURES, REPO
@@ -204,7 +204,7 @@ def test_markdown_is_cut_to_its_budget_with_a_count():
     """A registry's worth of findings: the comment stays under 60,000 characters (GitHub's limit is
     65,536), the first findings keep their rows and details, a line counts the rest, and the
     unreadable packages keep their rows."""
-    from analyzer.findings import PackageError
+    from analyzer.core.findings import PackageError
     from analyzer.report.markdown import BUDGET
 
     base = [f for name in ("real/gpt2.cpu.stripped.pt2", "real/bert.cpu.stripped.pt2",

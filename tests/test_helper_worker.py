@@ -1,4 +1,4 @@
-"""The second core inside one package (analyzer/helper_worker.py): a wrapper's Triton helpers read
+"""The second core inside one package (analyzer/parse/helper_worker.py): a wrapper's Triton helpers read
 in a forked worker give the same report and the same linked models as read here, on every
 fixture package; a worker that crashes, hangs, cannot fork or answers wrongly is replaced by the
 serial path; small packages and `-j` workers never fork one."""
@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api, archive, helper_worker, helpertext, triage
+from analyzer.app import api
+from analyzer.read import archive
+from analyzer.parse import helper_worker, helpertext, triage
 from analyzer.report import json as json_report
 from conftest import FIXTURES, every_package
 

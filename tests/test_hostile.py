@@ -19,9 +19,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analyzer.api import Options, Result, lint
-from analyzer.archive import ArchiveError, Limits
-from analyzer.cli import cli
+from analyzer.app.api import Options, Result, lint
+from analyzer.read.archive import ArchiveError, Limits
+from analyzer.app.cli import cli
 from hostile import BASE_PACKAGE, CASES, CASES_BY_NAME, SHARED_PT2, Case, RawMember, write_raw_zip
 
 REPO = Path(__file__).resolve().parents[1]
@@ -342,7 +342,7 @@ def test_hostile_pyproject(name: str, tmp_path: Path, monkeypatch: pytest.Monkey
 def test_internal_error_is_one_line_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug (any unexpected exception) is exit 2 with one line naming the package and member, never
     exit 1 (which a gate reads as findings); --debug adds the traceback."""
-    from analyzer import kernels
+    from analyzer.parse import kernels
 
     if not CPU.is_file():
         pytest.skip(f"real packages not found at {SHARED_PT2}")
@@ -428,7 +428,7 @@ def test_overlap_bomb_bounded_in_a_process(tmp_path: Path) -> None:
 
 def test_why_log_gets_its_own_time_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`why --log` parses untrusted text under --timeout: the log's deadline names the log."""
-    from analyzer import why as why_module
+    from analyzer.explain import why as why_module
 
     if not CPU.is_file():
         pytest.skip(f"real packages not found at {SHARED_PT2}")

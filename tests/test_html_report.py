@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from analyzer.app.cli import cli
 
 from conftest import FIXTURES
 
@@ -97,7 +97,7 @@ def test_page_is_self_contained_and_links_reach_the_source(page: Path) -> None:
 
 
 def test_every_assertion_of_a_shown_kernel_is_highlighted(page: Path) -> None:
-    from analyzer import api
+    from analyzer.app import api
 
     text = page.read_text()
     pkg = api.load(str(PACKAGES[1]))
@@ -198,8 +198,8 @@ def test_missing_package_is_one_line_exit_2(tmp_path: Path) -> None:
 
 def test_package_content_is_escaped() -> None:
     """Archive content is hostile: names, messages and source lines never become markup."""
-    from analyzer.findings import Finding, Location, Severity
-    from analyzer.model import Model, Package
+    from analyzer.core.findings import Finding, Location, Severity
+    from analyzer.core.model import Model, Package
     from analyzer.report.html import render_html
 
     evil = "<script>alert(1)</script>"

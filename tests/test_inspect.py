@@ -12,8 +12,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from analyzer import api
-from analyzer.cli import cli
+from analyzer.app import api
+from analyzer.app.cli import cli
 from analyzer.report.inspect import render_json, render_text
 
 from conftest import FIXTURES, GOLDEN, SHARED_PT2, all_packages, compare_golden, package_id, require

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from analyzer import intervals
+from analyzer.expr import intervals
 
 
 def test_basic_intervals():
@@ -46,7 +46,7 @@ def test_evaluate_point():
 
 def test_floordiv_of_a_multiple_minus_a_remainder_folds():
     """`xindex // 64` over `xnumel = 64*s` reaches floordiv(64*s - 1, 64) = s - 1 (sizes are integers)."""
-    from analyzer.intervals import simplify
+    from analyzer.expr.intervals import simplify
     assert simplify("31 + 32 * floordiv(64 * s27 - 1, 64)") == "31 + 32 * (s27 - 1)"
     assert simplify("floordiv(8 * s, 8)") == "s"
     assert simplify("floordiv(8 * s - 8, 8)") == "s - 1"

@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 
-from analyzer import intervals, kernels, ts, values
+from analyzer.expr import intervals, values
+from analyzer.parse import kernels, ts
 
 # From gather_dyn.cuda.pt2 (torch 2.11), the kernel source embedded in call_triton_poi_fused_index_mul_0.
 GATHER_TRITON = textwrap.dedent('''

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer import api
+from analyzer.app import api
 from conftest import FIXTURES
 
 LARGE = FIXTURES / "large"

@@ -8,11 +8,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from analyzer import api
-from analyzer import witness as W
-from analyzer.cli import cli
-from analyzer.findings import Location, Severity
-from analyzer.model import Dim, DimRef, Input, Model, Symbol
+from analyzer.app import api
+from analyzer.query import witness as W
+from analyzer.app.cli import cli
+from analyzer.core.findings import Location, Severity
+from analyzer.core.model import Dim, DimRef, Input, Model, Symbol
 from conftest import FIXTURES, require
 
 LAUNCHES = FIXTURES / "launches"

@@ -10,10 +10,11 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, REPO
 
-from analyzer import api, contract
-from analyzer.cli import cli
-from analyzer.findings import Severity
-from analyzer.model import Enforcement
+from analyzer.app import api
+from analyzer.explain import contract
+from analyzer.app.cli import cli
+from analyzer.core.findings import Severity
+from analyzer.core.model import Enforcement
 
 GATHER = FIXTURES / "gather_dyn.cpu.stripped.pt2"
 GATHER_EP = FIXTURES / "gather_dyn.ep.pt2"

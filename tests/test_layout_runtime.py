@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api
+from analyzer.app import api
 
 pytestmark = pytest.mark.torch
 
@@ -76,7 +76,7 @@ def test_wrong_layout_returns_wrong_values_by_default_and_is_rejected_with_the_v
 
 
 def test_finding_and_guard(gather_sum, tmp_path):
-    from analyzer.cli import main  # noqa: F401  (the CLI's import path)
+    from analyzer.app.cli import main  # noqa: F401  (the CLI's import path)
     done = subprocess.run([sys.executable, "-m", "analyzer", "check", "--format", "json", gather_sum],
                           capture_output=True, text=True, cwd=REPO)
     report = json.loads(done.stdout)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from analyzer.archive import Limits
+from analyzer.read.archive import Limits
 from analyzer.rules import all_rules
 from conftest import REPO
 

@@ -1,4 +1,4 @@
-"""Primary locations (analyzer.locate): findings point at a file the user has, the member and its
+"""Primary locations (analyzer.app.locate): findings point at a file the user has, the member and its
 line inside the package come second; SARIF and GitHub never name a hashed member."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import zipfile
 
 from click.testing import CliRunner
 
-from analyzer.cli import cli
-from analyzer.locate import find_source_file, relative
+from analyzer.app.cli import cli
+from analyzer.app.locate import find_source_file, relative
 from conftest import FIXTURES, REPO, require
 
 PKG = "fixtures/gather_dyn.cpu.stripped.pt2"

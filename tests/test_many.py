@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer import api
-from analyzer.cli import cli
+from analyzer.app import api
+from analyzer.app.cli import cli
 from conftest import FIXTURES, every_package, require
 
 GATHER = FIXTURES / "gather_dyn.cuda.stripped.pt2"

@@ -1,6 +1,6 @@
 """Checking a package leaves no reference cycles.
 
-The command line runs with the cyclic collector off (analyzer/cli.py `main`): whatever a check
+The command line runs with the cyclic collector off (analyzer/app/cli.py `main`): whatever a check
 builds must be freed by reference counting alone. A cycle through the linker once kept every
 kernel's facts and syntax trees alive until the collector ran, and made it traverse them (0.1 s of
 CPU on a 12 MB wrapper); `ast.dump` leaves a closure cycle per call.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api
+from analyzer.app import api
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -24,7 +24,7 @@ def test_wheel_ships_grammars_and_console_script(tmp_path):
     expected = {f"analyzer/grammars/{p.name}" for p in (REPO / "grammars").glob("*.scm")}
     assert expected and scm == expected
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "aoti-lint = analyzer.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "aoti-lint = analyzer.app.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
     # The licence (PEP 639), the output schemas and the metadata a user reads before adopting it.
     dist_info = entry_points.rsplit("/", 1)[0]
     assert zipfile.ZipFile(wheel).read(f"{dist_info}/licenses/LICENSE") == (REPO / "LICENSE").read_bytes()

@@ -11,9 +11,9 @@ from functools import lru_cache
 
 import pytest
 
-from analyzer import api
-from analyzer import witness as W
-from analyzer.findings import Severity
+from analyzer.app import api
+from analyzer.query import witness as W
+from analyzer.core.findings import Severity
 from conftest import FIXTURES
 
 REAL = FIXTURES / "real"

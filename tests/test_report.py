@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from analyzer import __version__
-from analyzer.findings import Finding, Location, Severity
+from analyzer.core.findings import Finding, Location, Severity
 from analyzer.report import FORMATS, render
 from analyzer.report import github as github_report
 from analyzer.report import markdown as markdown_report
-from analyzer.report._common import fingerprint, summary
+from analyzer.report.common import fingerprint, summary
 from analyzer.rules import Rule
 
 GOLDEN = Path(__file__).parent / "golden" / "report"
@@ -456,6 +456,6 @@ def test_render_unknown_format() -> None:
 
 
 def test_formats_match_config_names() -> None:
-    from analyzer.config import FORMAT_NAMES
+    from analyzer.app.config import FORMAT_NAMES
 
     assert set(FORMATS) == set(FORMAT_NAMES)

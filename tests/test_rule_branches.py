@@ -9,10 +9,9 @@ import math
 
 import pytest
 
-from analyzer import witness as W
-from analyzer.findings import Location, Severity
-from analyzer.model import (Access, Assertion, ConstantRead, Constant, Dim, DimRef, Enforcement, Evidence, Input,
-                            Launch, Model, Relation, Symbol)
+from analyzer.query import witness as W
+from analyzer.core.findings import Location, Severity
+from analyzer.core.model import Access, Assertion, ConstantRead, Constant, Dim, DimRef, Enforcement, Evidence, Input, Launch, Model, Relation, Symbol
 from analyzer.rules import Context, Rule, register
 from analyzer.rules import access as access_rules
 from analyzer.rules import bounds as bounds_rules

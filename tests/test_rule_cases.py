@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api
+from analyzer.app import api
 from analyzer.rules import Case, Rule, all_rules
 from conftest import REPO, SHARED_PT2, require
 

@@ -7,7 +7,7 @@ import json
 
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from analyzer.app.cli import cli
 from analyzer.report import ruledoc, rulenotes
 from analyzer.rules import DOC_SECTIONS, all_rules
 

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api, intervals, sizes
-from analyzer import witness as W
-from analyzer.findings import Location, Severity
-from analyzer.model import (Assertion, Dim, DimRef, Division, Enforcement, Input, Launch, Model, Package, Problem,
-                            Reduction, Symbol)
+from analyzer.app import api
+from analyzer.expr import intervals
+from analyzer.query import sizes
+from analyzer.query import witness as W
+from analyzer.core.findings import Location, Severity
+from analyzer.core.model import Assertion, Dim, DimRef, Division, Enforcement, Input, Launch, Model, Package, Problem, Reduction, Symbol
 from analyzer.rules import DOC_SECTIONS, Context, all_rules, run_rules
 from analyzer.report.json import finding_dict
 from conftest import UPDATE_GOLDEN, compare_golden, fixture_packages, package_id, shared_packages
@@ -704,7 +705,7 @@ def test_rules_never_raise(dims, bound, extent, divisor, bound_value, index_sour
 # --- compiled-range-narrower-than-declared (AOTI010) on real fixtures and their exported programs ---
 
 def _declared_findings(name, device="cpu"):
-    from analyzer import api as _api
+    from analyzer.app import api as _api
 
     pkg = FIXTURES / f"{name}.{device}.stripped.pt2"
     ep = FIXTURES / f"{name}.ep.pt2"
@@ -724,7 +725,7 @@ def test_declared_zero_min_but_compiled_for_two(device):
 
 
 def test_no_declared_range_finding_without_an_exported_program():
-    from analyzer import api as _api
+    from analyzer.app import api as _api
 
     result = _api.lint([FIXTURES / "gather_dyn.cpu.stripped.pt2"],
                        _api.Options(select=("compiled-range-narrower-than-declared",)))
@@ -741,7 +742,7 @@ def test_declared_range_merged_into_lower_bound():
     """Issue 11 part 4b: with both rules, the declared-but-not-compiled sizes below the minimum are said by
     unenforced-lower-bound (one finding per input); run alone, compiled-range-narrower-than-declared
     still says them (test_declared_zero_min_but_compiled_for_two)."""
-    from analyzer import api as _api
+    from analyzer.app import api as _api
 
     pkg, ep = FIXTURES / "gather_dyn.cpu.stripped.pt2", FIXTURES / "gather_dyn.ep.pt2"
     found = _api.lint([pkg], _api.Options(exported_program=str(ep))).findings
@@ -769,7 +770,7 @@ def test_lower_bound_one_finding_per_input():
 # --- issue 11 part 4c: witnesses outside the declared contract ---------------------------------------
 
 def _with_exported(name: str, code: str) -> list:
-    from analyzer import api as _api
+    from analyzer.app import api as _api
 
     pkg, ep = FIXTURES / f"{name}.cpu.stripped.pt2", FIXTURES / f"{name}.ep.pt2"
     return [f for f in _api.lint([pkg], _api.Options(exported_program=str(ep))).findings if f.code == code]

@@ -21,13 +21,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from analyzer import REPOSITORY, api, contract, diff, merge, output_schemas
-from analyzer.cli import cli
+from analyzer import REPOSITORY
+from analyzer.app import api, merge, output_schemas
+from analyzer.explain import contract
+from analyzer.report import diff
+from analyzer.app.cli import cli
 from analyzer.report import inspect as inspect_report
 from analyzer.report import json as json_report
 from analyzer.report import render
 from analyzer.report import why as why_report
-from analyzer.why import explain_failure
+from analyzer.explain.why import explain_failure
 
 from conftest import FIXTURES, REPO, SHARED, SHARED_PT2, every_package, require
 

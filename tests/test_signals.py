@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer import interrupt, messages
-from analyzer.cli import cli
-from analyzer.findings import Finding, Location, Severity
+from analyzer.core import interrupt, messages
+from analyzer.app.cli import cli
+from analyzer.core.findings import Finding, Location, Severity
 from analyzer.rules import merge_repeats
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ _SLOW_CLI = textwrap.dedent("""
         many.check_one = busy
     else:  # the helper worker's child, while its parent parses the wrapper
         helper_worker._reads = busy
-    from analyzer.cli import main
+    from analyzer.app.cli import main
     sys.argv[0] = "aoti-lint"
     main(sys.argv[1:])
 """)

@@ -1,4 +1,4 @@
-"""Source attribution (analyzer.source): every kernel finding names the user's module, file, line
+"""Source attribution (analyzer.query.source): every kernel finding names the user's module, file, line
 and code, from the exported program's graph (`--exported-program` or one inside the package).
 
 CUDA kernels are matched through the wrapper's `Topologically Sorted Source Nodes` comment, C++
@@ -13,9 +13,10 @@ import zipfile
 import pytest
 from click.testing import CliRunner
 
-from analyzer import api, source
-from analyzer.cli import cli
-from analyzer.model import GraphNode, Kernel, Model
+from analyzer.app import api
+from analyzer.query import source
+from analyzer.app.cli import cli
+from analyzer.core.model import GraphNode, Kernel, Model
 from conftest import FIXTURES, require
 
 # fixture -> (code, graph node, module path, table rows, user code substring)

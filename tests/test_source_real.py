@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from analyzer import api, source
+from analyzer.app import api
+from analyzer.query import source
 from conftest import FIXTURES, require
 
 REAL = Path(os.environ.get("AOTI_LINT_REAL_FIXTURES", FIXTURES / "real"))

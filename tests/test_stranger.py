@@ -11,9 +11,9 @@ from functools import lru_cache
 
 import pytest
 
-from analyzer import api
-from analyzer import witness as W
-from analyzer.findings import Severity
+from analyzer.app import api
+from analyzer.query import witness as W
+from analyzer.core.findings import Severity
 from conftest import FIXTURES
 
 STRANGER = FIXTURES / "stranger"
@@ -145,7 +145,7 @@ def test_roberta_position_index_range_is_over_sizes(device):
 def test_roberta_abort_log_routes_to_the_sequence_length():
     """`why` on the real abort log of seq = 129 names the size, not the token values: the index is
     a running count of non-padding tokens, whose range the length sets."""
-    from analyzer.why.explain import explain_failure
+    from analyzer.explain.why.explain import explain_failure
 
     package = api.load(str(STRANGER / "roberta.cpu.stripped.pt2"))
     result = explain_failure(package, (STRANGER / "logs" / "roberta.seq=max+1.log").read_text())
@@ -157,7 +157,7 @@ def test_roberta_abort_log_routes_to_the_sequence_length():
 def test_roberta_cuda_producer_skipped_by_the_fast_path_is_walked_for_its_stores(monkeypatch):
     """A producer kernel the fast path did not walk (no stores read) is walked when a buffer it
     writes is loaded by an index: the range, and the finding, do not depend on the fast path."""
-    from analyzer import kernels, triage
+    from analyzer.parse import kernels, triage
 
     original = triage.light_triton
     producer = "triton_per_fused__to_copy_cumsum_ne_0"

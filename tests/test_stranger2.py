@@ -11,10 +11,10 @@ from functools import lru_cache
 
 import pytest
 
-from analyzer import api
-from analyzer import witness as W
-from analyzer.findings import Severity
-from analyzer.model import DimRef
+from analyzer.app import api
+from analyzer.query import witness as W
+from analyzer.core.findings import Severity
+from analyzer.core.model import DimRef
 from conftest import FIXTURES
 
 HERE = FIXTURES / "stranger2"
@@ -167,8 +167,8 @@ def test_why_routes_the_data_dependent_size_check_to_nms():
     """`aoti-lint why` on the real log of n = 0 (`Expected u0 >= 2 but received 0`, run_impl's check of
     nms's count): the cause is the op that returned u0 and the inputs it read (it said "no recognised
     failure" before)."""
-    from analyzer.why.explain import explain_failure
-    from analyzer.why.parse import FailureKind
+    from analyzer.explain.why.explain import explain_failure
+    from analyzer.explain.why.parse import FailureKind
 
     package = api.load(str(HERE / "tv_nms_iou.cpu.stripped.pt2"))
     result = explain_failure(package, (HERE / "logs" / "tv_nms_iou.n=0.log").read_text())
@@ -198,7 +198,7 @@ def test_why_routes_a_failed_proxy_call_to_the_custom_op():
     """The log of the scores/boxes mismatch names `aoti_torch_proxy_executor_call_function(...) API call
     failed at ..., line 889`; the launch there is torchvision.nms (named after the op): `why` gives
     it, with the inputs it read (it said "nothing in the package produces this message")."""
-    from analyzer.why.explain import explain_failure
+    from analyzer.explain.why.explain import explain_failure
 
     package = api.load(str(HERE / "tv_nms_iou.cpu.stripped.pt2"))
     result = explain_failure(package, (HERE / "logs" / "tv_nms_iou.tie-1.0.log").read_text())

@@ -11,7 +11,8 @@ from functools import lru_cache
 
 import pytest
 
-from analyzer import api, why
+from analyzer.app import api
+from analyzer.explain import why
 from conftest import FIXTURES
 
 HERE = FIXTURES / "stranger3"

@@ -8,7 +8,10 @@ import ast
 
 import pytest
 
-from analyzer import api, kernels, strict, ts, values
+from analyzer.app import api
+from analyzer.parse import kernels, ts
+from analyzer.core import strict
+from analyzer.expr import values
 from conftest import FIXTURES, all_packages, package_id
 
 

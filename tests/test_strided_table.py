@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from analyzer import api
-from analyzer.findings import Severity
+from analyzer.app import api
+from analyzer.core.findings import Severity
 from conftest import FIXTURES
 
 PACKAGE = FIXTURES / "strided_table.cpu.stripped.pt2"

@@ -1,4 +1,4 @@
-"""Triton kernels read line by line (analyzer/tritonlines.py) give the facts of the parse of the
+"""Triton kernels read line by line (analyzer/parse/tritonlines.py) give the facts of the parse of the
 whole function (kernels.parse_triton), on every kernel of every fixture package, and decline
 (None) every shape they do not read as Python would."""
 
@@ -8,7 +8,8 @@ import ast
 import dataclasses
 import pytest
 
-from analyzer import archive, helpertext, kernels, triage, tritonlines, tritonsrc
+from analyzer.read import archive
+from analyzer.parse import helpertext, kernels, triage, tritonlines, tritonsrc
 from conftest import every_package
 
 

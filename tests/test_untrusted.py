@@ -25,9 +25,8 @@ from xml.etree import ElementTree as ET
 import pytest
 from click.testing import CliRunner
 
-from analyzer.cli import cli
-from analyzer.untrusted import (html_text, json_dumps, md_cell, md_code, md_fence, md_text, terminal,
-                                terminal_lines, uri, visible, workflow_data, workflow_property, xml_text)
+from analyzer.app.cli import cli
+from analyzer.core.untrusted import html_text, json_dumps, md_cell, md_code, md_fence, md_text, terminal, terminal_lines, uri, visible, workflow_data, workflow_property, xml_text
 
 import untrusted_corpus as corpus
 from untrusted_corpus import ATTACK, FULL, IMG, MARKER
@@ -503,7 +502,7 @@ def test_html_json_xml_workflow_uri() -> None:
 
 
 def test_one_escaping_layer() -> None:
-    """Escaping lives in analyzer/untrusted.py only: no reporter escapes for itself (html.escape,
+    """Escaping lives in analyzer/core/untrusted.py only: no reporter escapes for itself (html.escape,
     json.dumps keeping non-ASCII, its own URL quoting), and every reporter of findings, models,
     contracts or why results renders through it."""
     analyzer = REPO / "analyzer"

@@ -8,7 +8,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from analyzer.app.cli import cli
 
 from conftest import FIXTURES, require
 
@@ -91,7 +91,7 @@ def test_exported_program_inside_the_package_is_used(tmp_path):
 
 
 def test_package_with_two_models(tmp_path):
-    from analyzer import api
+    from analyzer.app import api
 
     a = require(FIXTURES / "gather_dyn.cpu.stripped.pt2")
     b = require(FIXTURES / "pos_embedding.cpu.stripped.pt2")
@@ -120,7 +120,7 @@ def test_exported_program_ties_dims_the_package_forgot():
     """repeat_interleave on CUDA (torch 2.11): x and repeats share Dim("n"), but the wrapper keeps no
     symbol for repeats' dim. Without the exported program the empty-x witness looks like a failure;
     with it, both dims are empty together and no index is ever computed."""
-    from analyzer import api
+    from analyzer.app import api
 
     pkg = require(FIXTURES / "stress" / "pkgs" / "repeat_interleave.cuda.stripped.pt2")
     ep = require(FIXTURES / "stress" / "pkgs" / "repeat_interleave.ep.pt2")

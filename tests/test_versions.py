@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer import api, why
-from analyzer.cli import cli
+from analyzer.app import api
+from analyzer.explain import why
+from analyzer.app.cli import cli
 from analyzer.report.inspect import render_json
 
 from conftest import FIXTURES, GOLDEN, REPO, compare_golden

@@ -1,4 +1,4 @@
-"""analyzer.why: failure messages and crash logs routed to candidate causes.
+"""analyzer.explain.why: failure messages and crash logs routed to candidate causes.
 
 Real texts: ../shared/logs/cuda-device-assert.log (H200, torch 2.11) and tests/data/cpu-*.log,
 captured from packages built with torch 2.13 on CPU (tests/data/capture_cpu_failures.py).
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.findings import Location
-from analyzer.model import Assertion, Dim, DimRef, Input, Model, Package
+from analyzer.core.findings import Location
+from analyzer.core.model import Assertion, Dim, DimRef, Input, Model, Package
 from analyzer.report.why import render_json, render_text
-from analyzer.why import Failure, explain_failure, parse_failure
+from analyzer.explain.why import Failure, explain_failure, parse_failure
 
 DATA = Path(__file__).resolve().parent / "data"
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -382,11 +382,11 @@ def test_failure_is_frozen():
 
 
 # ---------------------------------------------------------------------------------------------
-# Integration with the real linked model (skipped when analyzer.api or ../shared is missing)
+# Integration with the real linked model (skipped when analyzer.app.api or ../shared is missing)
 
 
 def _load(name: str):
-    api = pytest.importorskip("analyzer.api")
+    api = pytest.importorskip("analyzer.app.api")
     path = SHARED / "pt2" / name
     if not path.exists():
         pytest.skip(f"{path} is not present")
@@ -409,8 +409,8 @@ def test_integration_cpu_log_against_shared_package():
 
 
 def test_integration_cli_exit_codes(tmp_path):
-    pytest.importorskip("analyzer.api")
-    cli = pytest.importorskip("analyzer.cli")
+    pytest.importorskip("analyzer.app.api")
+    cli = pytest.importorskip("analyzer.app.cli")
     from click.testing import CliRunner
 
     package = SHARED / "pt2" / "gather_dyn.cuda.pt2"
@@ -436,7 +436,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
                          else [], ids=lambda p: p.name)
 def test_integration_fixture_logs(log):
     """Every CPU probe log of the fixtures is matched to its own package, the logged kernel first."""
-    api = pytest.importorskip("analyzer.api")
+    api = pytest.importorskip("analyzer.app.api")
     name = log.name.split(".")[0]
     package = FIXTURES / f"{name}.cpu.stripped.pt2"
     ep = FIXTURES / f"{name}.ep.pt2"
@@ -460,7 +460,7 @@ STRESS = FIXTURES / "stress"
 
 
 def _stress_why(name, log):
-    from analyzer import api
+    from analyzer.app import api
 
     pkg = STRESS / "pkgs" / f"{name}.cpu.stripped.pt2"
     path = STRESS / "logs" / log

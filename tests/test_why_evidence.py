@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer import api
-from analyzer.cli import cli
-from analyzer.why import explain_failure
-from analyzer.why.evidence import read_evidence
+from analyzer.app import api
+from analyzer.app.cli import cli
+from analyzer.explain.why import explain_failure
+from analyzer.explain.why.evidence import read_evidence
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"

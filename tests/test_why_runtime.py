@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer import api, why
-from analyzer.model import DimRef
+from analyzer.app import api
+from analyzer.explain import why
+from analyzer.core.model import DimRef
 
 pytestmark = pytest.mark.torch
 

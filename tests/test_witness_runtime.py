@@ -14,9 +14,9 @@ import json
 
 import pytest
 
-from analyzer import api
-from analyzer import witness as W
-from analyzer.model import DimRef
+from analyzer.app import api
+from analyzer.query import witness as W
+from analyzer.core.model import DimRef
 
 pytestmark = pytest.mark.torch
 
@@ -115,8 +115,8 @@ def test_unenforced_dim_equality_is_only_caught_with_the_env_check(fresh_cpu_pac
     """AOTI012's witness (values shorter than the indices) passes unchecked by default; the package's
     own gated assert_size_stride rejects exactly that input when AOTI_RUNTIME_CHECK_INPUTS=1."""
     import torch_models
-    from analyzer import api
-    from analyzer.witness import parse_witness
+    from analyzer.app import api
+    from analyzer.query.witness import parse_witness
 
     path = fresh_cpu_package("index_put")
     findings = [f for f in api.lint([path]).findings if f.rule == "unenforced-dim-equality"]

@@ -3,8 +3,8 @@ from torch's cpp_wrapper_cpu.py codegen), without a whole package."""
 
 from __future__ import annotations
 
-from analyzer import kernels, ts, wrapper
-from analyzer.link import link_model
+from analyzer.parse import kernels, ts, wrapper
+from analyzer.link.link.link import link_model
 
 CONSTRUCTOR = b'''
 AOTInductorModel::AOTInductorModel(std::shared_ptr<ConstantMap> constants_map,
@@ -184,7 +184,7 @@ void AOTInductorModel::run_impl(AtenTensorHandle* input_handles, AtenTensorHandl
 
 
 def _run_impl_facts(data: bytes, simple: bool, monkeypatch) -> wrapper.WrapperFacts:
-    from analyzer import calls
+    from analyzer.parse import calls
 
     if not simple:
         monkeypatch.setattr(calls.Launches, "_simple_call", lambda self, node: False)
@@ -197,7 +197,7 @@ def _run_impl_facts(data: bytes, simple: bool, monkeypatch) -> wrapper.WrapperFa
 def test_calls_read_from_text_are_the_calls_read_from_nodes(monkeypatch):
     # Every edge the text reading must leave to the nodes (comments, parentheses, words that are not
     # names, a first sight of an expression, a syntax error) gives the node path's facts.
-    from analyzer import calls
+    from analyzer.parse import calls
 
     taken = []
     original = calls.Launches._simple_call
@@ -217,8 +217,8 @@ def test_calls_read_from_text_are_the_calls_read_from_nodes(monkeypatch):
 def test_calls_read_from_text_on_real_wrappers(monkeypatch):
     from conftest import FIXTURES, require
 
-    from analyzer import archive, layout
-    from analyzer.api import _read
+    from analyzer.read import archive, layout
+    from analyzer.app.api import _read
 
     for name in ("large/gpt2_48.cuda.stripped.pt2", "small_transformer.cpu.stripped.pt2", "index_add.cuda.stripped.pt2"):
         with archive.open_package(require(FIXTURES / name), archive.Limits()) as pkg:

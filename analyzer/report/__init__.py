@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ..findings import Finding, PackageError
+from ..core.findings import Finding, PackageError
 from . import concise, github, gitlab, json, junit, markdown, rdjson, sarif, text
-from ._common import RUNTIME_CHECKS, ordered
+from .common import RUNTIME_CHECKS, ordered
 
 Renderer = Callable[..., str]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..findings import Finding, PackageError
-from ..headline import ELLIPSIS, shorten
-from ._common import BOLD, SEVERITY_COLOR, paint, summary
-from ..untrusted import terminal, terminal_lines
+from ..core.findings import Finding, PackageError
+from ..query.headline import ELLIPSIS, shorten
+from .common import BOLD, SEVERITY_COLOR, paint, summary
+from ..core.untrusted import terminal, terminal_lines
 from .text import where
 
 WIDTH = 160

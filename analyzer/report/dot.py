@@ -4,8 +4,8 @@ dims that bound it and the inputs whose values index it."""
 
 from __future__ import annotations
 
-from ..model import Model, Package, range_text
-from ..untrusted import no_v1_command, visible
+from ..core.model import Model, Package, range_text
+from ..core.untrusted import no_v1_command, visible
 
 
 def _q(text: str) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..findings import Finding, PackageError, Severity
-from ..untrusted import workflow_data, workflow_property
-from ._common import primary
+from ..core.findings import Finding, PackageError, Severity
+from ..core.untrusted import workflow_data, workflow_property
+from .common import primary
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

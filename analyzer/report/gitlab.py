@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Sequence
 
-from ..findings import Finding, Severity
-from ..untrusted import json_dumps, utf8, visible
-from ._common import fingerprint, position
+from ..core.findings import Finding, Severity
+from ..core.untrusted import json_dumps, utf8, visible
+from .common import fingerprint, position
 
 SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "info"}
 

@@ -14,10 +14,10 @@ from collections import defaultdict
 from typing import Iterable, Sequence
 
 from .. import __version__
-from ..findings import Finding
-from ..model import Dim, Model, Package, range_text
-from ..untrusted import html_text
-from ._common import ordered, position, summary
+from ..core.findings import Finding
+from ..core.model import Dim, Model, Package, range_text
+from ..core.untrusted import html_text
+from .common import ordered, position, summary
 
 KERNEL_LINES = 60     # a kernel block's length when nothing else ends it
 EXCERPT_CONTEXT = 4   # lines around a finding outside every kernel block

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from .. import source
-from ..input_layout import stride_text
-from ..model import Assertion, Dim, Input, Model, Package, Relation, span
-from ..messages import CHECKED_CELL
-from ..untrusted import terminal as t, terminal_lines
-from ._common import location_json
+from ..query import source
+from ..link.input_layout import stride_text
+from ..core.model import Assertion, Dim, Input, Model, Package, Relation, span
+from ..core.messages import CHECKED_CELL
+from ..core.untrusted import terminal as t, terminal_lines
+from .common import location_json
 
 SCHEMA = "aoti-lint.inspect/1"
 
@@ -25,7 +25,7 @@ def _dim_json(dim: Dim, rel: Relation | None = None) -> dict:
         out["declared_max"] = dim.declared_max
     if dim.lower_unchecked:
         out["lower_unchecked"] = dim.lower_unchecked
-    if rel is not None:   # compiled as n*symbol + offset (analyzer.relations)
+    if rel is not None:   # compiled as n*symbol + offset (analyzer.query.relations)
         out["relation"] = {"n": rel.n, "symbol": rel.symbol, "offset": rel.offset, "enforced": rel.enforced,
                            "evidence": [str(e) for e in rel.evidence]}
     return out

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..findings import Finding, PackageError
-from ..untrusted import json_dumps
-from ._common import RUNTIME_CHECKS, location_json, primary
+from ..core.findings import Finding, PackageError
+from ..core.untrusted import json_dumps
+from .common import RUNTIME_CHECKS, location_json, primary
 
 SCHEMA = "aoti-lint.check/1"
 

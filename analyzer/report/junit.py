@@ -7,9 +7,9 @@ from collections import defaultdict
 from typing import Sequence
 from xml.etree import ElementTree as ET
 
-from ..findings import Finding
-from ..untrusted import xml_text
-from ._common import detail, position
+from ..core.findings import Finding
+from ..core.untrusted import xml_text
+from .common import detail, position
 
 
 # XML 1.0 cannot carry most control characters nor surrogates (a hostile member name can hold

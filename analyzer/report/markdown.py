@@ -7,7 +7,7 @@ fix). Nothing is said twice: the headline only in its row, a fix repeated within
 referred to. The comment stays within BUDGET characters (GitHub's limit is 65,536): when the
 findings do not fit, the last rows and details are left out and a line says how many.
 
-Every string of a finding goes through analyzer.untrusted's markdown renderers (prose through
+Every string of a finding goes through analyzer.core.untrusted's markdown renderers (prose through
 `md_text`, names through `md_code`, blocks through `md_fence`, cells through `md_cell`, the summary
 line's HTML through `html_text`): nothing from a package can open or close a table, a `<details>`,
 a link, a mention or the Action's marker.
@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..findings import Finding, PackageError, Severity
-from ..messages import REPORT
-from ..untrusted import html_text, md_cell, md_code, md_fence, md_text, visible
-from ._common import RUNTIME_CHECKS, detail, member, position, primary, summary
+from ..core.findings import Finding, PackageError, Severity
+from ..core.messages import REPORT
+from ..core.untrusted import html_text, md_cell, md_code, md_fence, md_text, visible
+from .common import RUNTIME_CHECKS, detail, member, position, primary, summary
 
 ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .. import REPOSITORY
-from ..findings import Finding, Severity
-from ..untrusted import json_dumps, md_text
-from ._common import detail, position
+from ..core.findings import Finding, Severity
+from ..core.untrusted import json_dumps, md_text
+from .common import detail, position
 
 SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
 

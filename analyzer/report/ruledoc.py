@@ -7,7 +7,7 @@ import re
 from typing import Any, Sequence
 
 from .. import REPOSITORY
-from ._common import BOLD, SEVERITY_COLOR, paint
+from .common import BOLD, SEVERITY_COLOR, paint
 
 
 def render_table(rules: Sequence[Any], *, color: bool = False) -> str:
@@ -130,7 +130,7 @@ def write_docs(folder: str, rules: Sequence[Any]) -> list[str]:
     """Write the pages into `folder` and delete stale `AOTI*.md` pages; the names written."""
     from pathlib import Path
 
-    from ..atomic import write_atomic
+    from ..core.atomic import write_atomic
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)

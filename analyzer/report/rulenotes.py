@@ -11,7 +11,7 @@ NAMES_ONLY = ("`--exported-program` and `--input-names` change only the wording 
               "in the message and the witness).")
 
 # The rules whose verdict `--runtime-checks on` changes (the checks AOTI_RUNTIME_CHECK_INPUTS=1 enables
-# count as always run: analyzer.sizes.as_deployed).
+# count as always run: analyzer.query.sizes.as_deployed).
 RUNTIME_ON = (" `--runtime-checks on` (or `runtime-checks = \"on\"`: production sets AOTI_RUNTIME_CHECK_INPUTS=1): "
               "not reported where the check that variable enables rejects the witness.")
 
@@ -114,7 +114,7 @@ LIMITATIONS: dict[str, str] = {
         STATIC + " Equalities the package checks itself (`check_input_N` with the check always on) are not "
         "reported."),
     "unenforced-divisibility": (
-        STATIC + " Relations (`analyzer.relations`) are read from the package's quotient symbols "
+        STATIC + " Relations (`analyzer.query.relations`) are read from the package's quotient symbols "
         "(`s6 = (1.0/20.0)*size`, `c10::div_floor_integer`), its size checks "
         "(`assert_size_stride(x, {..., 20L*s6}, {20L*s6, 1L})`: sizes and strides) and the exported "
         "program's dim expressions (`20*s6`) and range constraints. A relation only the exported program "

@@ -6,9 +6,9 @@ import re
 from typing import Any, Sequence
 
 from .. import REPOSITORY, __version__
-from ..findings import Finding, PackageError, Severity
-from ..untrusted import json_dumps, md_code, md_text, uri, visible
-from ._common import RUNTIME_CHECKS, detail, fingerprint, primary, rules_or_all
+from ..core.findings import Finding, PackageError, Severity
+from ..core.untrusted import json_dumps, md_code, md_text, uri, visible
+from .common import RUNTIME_CHECKS, detail, fingerprint, primary, rules_or_all
 from .ruledoc import doc_url
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

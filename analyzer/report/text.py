@@ -11,10 +11,10 @@ from __future__ import annotations
 import textwrap
 from typing import Sequence
 
-from ..findings import Finding, PackageError
-from ..messages import REPORT
-from ..untrusted import terminal, terminal_lines
-from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, detail, member, paint, primary, summary
+from ..core.findings import Finding, PackageError
+from ..core.messages import REPORT
+from ..core.untrusted import terminal, terminal_lines
+from .common import BOLD, CYAN, DIM, SEVERITY_COLOR, detail, member, paint, primary, summary
 
 WIDTH = 100  # the detail paragraph's wrap width
 

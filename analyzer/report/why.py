@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import PurePosixPath
 
-from ..messages import WHY
-from ..why import Candidate, Failure, WhyResult
-from ..untrusted import terminal as t, terminal_lines
-from ..why.evidence import Observed
-from ._common import location_json
+from ..core.messages import WHY
+from ..explain.why import Candidate, Failure, WhyResult
+from ..core.untrusted import terminal as t, terminal_lines
+from ..explain.why.evidence import Observed
+from .common import location_json
 
 SCHEMA = "aoti-lint.why/1"
 
@@ -22,7 +22,7 @@ def to_json(result: WhyResult) -> dict:
         "failures": [_failure_json(f) for f in result.failures],
         "candidates": [_candidate_json(c) for c in result.candidates],
         "text_hits": [location_json(h) for h in result.text_hits],
-        # The failing call's arguments as the log shows them (analyzer/why/evidence.py).
+        # The failing call's arguments as the log shows them (analyzer/explain/why/evidence.py).
         "observed": [_observed_json(o) for o in result.evidence.args],
     }
 

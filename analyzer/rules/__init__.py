@@ -35,12 +35,13 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
-from .. import headline, messages, source
-from ..archive import poll  # the package's time and memory budget, not its bytes
-from ..findings import Finding, Location, Severity
+from ..query import headline, source
+from ..core import messages
+from ..read.archive import poll  # the package's time and memory budget, not its bytes
+from ..core.findings import Finding, Location, Severity
 
 if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only passes it along
-    from ..model import Model, Package
+    from ..core.model import Model, Package
 
 # The family modules, imported by `all_rules()`; each registers its rules on import.
 RULE_MODULES: tuple[str, ...] = ("bounds", "ranges", "empty", "package", "reads", "derived", "datarange", "access",
@@ -192,8 +193,8 @@ def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity
     is, the finding is said to be outside the contract and drops one severity (error -> warning,
     warning -> info): the package still does not enforce it, but the caller promised not to send it.
     When only some are, a chain line says which."""
-    from .. import witness as W
-    from ..messages import CHAIN, Text
+    from ..query import witness as W
+    from ..core.messages import CHAIN, Text
 
     outside = [W.outside_declared(model, w) for w in witnesses]
     if not any(outside):
@@ -213,7 +214,7 @@ def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity
 
 def _declared_text(model: "Model", pairs) -> str:
     """`x.shape[0] = 1 or 0, declared [2, inf)`, once per dim."""
-    from ..model import span
+    from ..core.model import span
 
     by_dim: dict = {}
     for ref, size in pairs:
@@ -342,7 +343,7 @@ def run_rules(
 ) -> list[Finding]:
     """Run `rules` over every model of `package`: deduplicated, sorted by `sort_key`, and a check
     copied into several kernels reported once (`merge_repeats`)."""
-    from .. import sizes
+    from ..query import sizes
 
     ctx = ctx or Context()
     if not ctx.package:
@@ -350,7 +351,7 @@ def run_rules(
     package = sizes.as_deployed(package, ctx.runtime_checks)
     instances = [rule() if isinstance(rule, type) else rule for rule in rules]
     ctx = replace(ctx, rules=frozenset(r.code for r in instances))
-    from .. import witness as W
+    from ..query import witness as W
 
     found: list[Finding] = []
     with W.memoized():  # the models are linked: witnesses of an assignment computed once

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .. import intervals
-from .. import witness as W
-from ..findings import Finding, Severity
-from ..model import Access, Model, range_text
-from ..messages import CHAIN, FIXES, MESSAGES
+from ..expr import intervals
+from ..query import witness as W
+from ..core.findings import Finding, Severity
+from ..core.model import Access, Model, range_text
+from ..core.messages import CHAIN, FIXES, MESSAGES
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import env_clause, where

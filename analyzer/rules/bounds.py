@@ -7,14 +7,14 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from .. import intervals
-from .. import sizes
-from .. import witness as W
-from ..findings import DimWitness, Finding, Location, Severity
-from ..model import Assertion, DimRef, Model, range_text
+from ..expr import intervals
+from ..query import sizes
+from ..query import witness as W
+from ..core.findings import DimWitness, Finding, Location, Severity
+from ..core.model import Assertion, DimRef, Model, range_text
 from . import Case, Context, Rule, register
 from . import enforcement as E
-from ..messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
+from ..core.messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
 
 
 def outcome(model: Model, a: Assertion) -> str:

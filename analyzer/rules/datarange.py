@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .. import sizes
-from .. import witness as W
-from ..findings import Finding, Severity
-from ..model import Assertion, DimRef, Model, range_text, shim_op
-from ..messages import CHAIN, FIXES, MESSAGES
+from ..query import sizes
+from ..query import witness as W
+from ..core.findings import Finding, Severity
+from ..core.model import Assertion, DimRef, Model, range_text, shim_op
+from ..core.messages import CHAIN, FIXES, MESSAGES
 from . import Case, Context, Rule, register
 from .bounds import _int_text, outcome_fields, unique_assertions, where
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .. import relations as R
-from .. import witness as W
-from ..findings import Finding, Location, Severity
-from ..model import Enforcement, Evidence, Model, Relation, span
+from ..query import relations as R
+from ..query import witness as W
+from ..core.findings import Finding, Location, Severity
+from ..core.model import Enforcement, Evidence, Model, Relation, span
 from . import Case, Context, Rule, register
-from ..messages import CHAIN, CONTRACT_HINT, ENFORCEMENT, FIXES, MESSAGES
+from ..core.messages import CHAIN, CONTRACT_HINT, ENFORCEMENT, FIXES, MESSAGES
 
 MESSAGES["unenforced-divisibility"] = (
     "{dim_display} ({where}) is assumed to be {assumed}: the package reads {symbol} = {quotient} "
@@ -39,7 +39,7 @@ class UnenforcedDivisibility(Rule):
     ## What it does
     Finds input dims the package was compiled to take as `n*k` (an export with `20 * Dim("k")`, a conv
     stride, a patch size, Swin's 2x2 patch merging, a `view(-1, 2)`) when nothing rejects other sizes
-    by default. The relation is read by `analyzer.relations` from the package (run_impl's quotient
+    by default. The relation is read by `analyzer.query.relations` from the package (run_impl's quotient
     `int64_t s6 = (1.0/20.0)*arg5_1_size_1;` or `c10::div_floor_integer`, and the expected size
     `20L*s6` or stride of `assert_size_stride`) and from the exported program (the dim's expression
     `20*s6`, `s6`'s range constraint). The only check is that `assert_size_stride`: it runs only with

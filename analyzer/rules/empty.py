@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .. import witness as W
-from ..findings import Finding, Severity
-from ..model import DimRef, Model, range_text
+from ..query import witness as W
+from ..core.findings import Finding, Severity
+from ..core.model import DimRef, Model, range_text
 from . import Case, Context, Rule, register
 from .bounds import env_clause, range_step as _range_step, where
-from ..messages import CHAIN, FIXES, IDENTITIES, MESSAGES
+from ..core.messages import CHAIN, FIXES, IDENTITIES, MESSAGES
 
 
 def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, sources: tuple[DimRef, ...],

@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 from enum import Enum
 
-from .. import intervals, relations
-from .. import sizes
-from .. import witness as W
-from ..findings import Severity
-from ..model import Dim, DimRef, Model
-from ..messages import CHAIN, CONTRACT_HINT, FIXES, MESSAGES, listed
+from ..expr import intervals
+from ..query import relations
+from ..query import sizes
+from ..query import witness as W
+from ..core.findings import Severity
+from ..core.model import Dim, DimRef, Model
+from ..core.messages import CHAIN, CONTRACT_HINT, FIXES, MESSAGES, listed
 
 
 class MaxEnforcement(str, Enum):
@@ -279,7 +280,7 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
     """(message, chain lines, severity or None) for `unenforced-lower-bound` when sizes 0..below do
     something specific: an always-on assert rejects `below` (info), or extern calls receive an empty
     tensor at 0. None when neither: the rule's own message stands. The witness stays `below`."""
-    from ..findings import Severity as S
+    from ..core.findings import Severity as S
 
     hit = rejecting_assert(model, ref, below)
     if hit is not None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ..capability import cc_text, parse_sm, sm_text
-from ..findings import Finding, Location, Severity
-from ..model import Model, Package, Problem, ProblemKind
+from ..core.capability import cc_text, parse_sm, sm_text
+from ..core.findings import Finding, Location, Severity
+from ..core.model import Model, Package, Problem, ProblemKind
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location
-from ..messages import CHAIN, FIXES, MESSAGES
+from ..core.messages import CHAIN, FIXES, MESSAGES
 
 PACKAGE_MODEL = "(package)"  # the `model` of findings about the package as a whole
 

@@ -7,14 +7,15 @@ import weakref
 from dataclasses import dataclass
 from typing import Iterable
 
-from .. import intervals, relations, sizes
-from .. import witness as W
-from ..findings import DimWitness, Finding, Location, Severity
-from ..model import DimRef, Model, span
+from ..expr import intervals
+from ..query import relations, sizes
+from ..query import witness as W
+from ..core.findings import DimWitness, Finding, Location, Severity
+from ..core.model import DimRef, Model, span
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location, range_step, where
-from ..messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES, Text, listed, read_by
+from ..core.messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES, Text, listed, read_by
 
 
 @register
@@ -352,7 +353,7 @@ class CompiledRangeNarrowerThanDeclared(Rule):
             for dim in inp.dims:
                 below, above = _declared_gap(dim)
                 ref = DimRef(inp.index, dim.dim)
-                # A dim declared n*k (analyzer.relations) allows only multiples: 8 below 16, not 9..15.
+                # A dim declared n*k (analyzer.query.relations) allows only multiples: 8 below 16, not 9..15.
                 rel = relations.relation(model, ref)
                 below = [v for v in below if rel is None or rel.fits(v)]
                 if not below and not above:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .. import sizes
-from .. import witness as W
-from ..findings import Finding, Severity
-from ..model import ConstantRead, Model
+from ..query import sizes
+from ..query import witness as W
+from ..core.findings import Finding, Severity
+from ..core.model import ConstantRead, Model
 from . import Context, Rule, register
 from . import Case, enforcement as E
-from ..messages import CHAIN, FIXES, MESSAGES
+from ..core.messages import CHAIN, FIXES, MESSAGES
 
 MESSAGES["read-past-constant"] = (
     "{kernel} reads {table} at element index up to {index_max}, which passes its {numel} elements when "

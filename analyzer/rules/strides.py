@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from .. import witness as W
-from ..findings import Finding, Severity
-from ..messages import FIXES, FRAGMENTS, HEADLINES, MESSAGES
-from ..model import Enforcement, Input, Model
+from ..query import witness as W
+from ..core.findings import Finding, Severity
+from ..core.messages import FIXES, FRAGMENTS, HEADLINES, MESSAGES
+from ..core.model import Enforcement, Input, Model
 from . import Case, Context, Rule, register
 from .bounds import model_location
 

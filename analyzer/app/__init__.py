@@ -1,0 +1,1 @@
+"""The pipeline, configuration, baselines and the command line."""

@@ -1,0 +1,1 @@
+"""Records and services every layer shares: findings, the linked model, wording, budgets, escaping."""

@@ -1,0 +1,473 @@
+"""The linked model of an AOTI package: what rules, reports and `why` read.
+
+Everything here is plain data. `analyzer.link.link.link_model()` builds it from the facts the parsers
+extract: assertion -> kernel parameter (by position) -> launch argument -> size expression over
+symbols -> input index and dim.
+
+Size expressions are strings in Python expression syntax over size symbols (`s77`, `s77*s95`,
+`s27 - 1`, `trunc(0.12*s27)`); `analyzer.expr.intervals` evaluates them without `eval`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .findings import Location
+from .messages import CHECKED, RANGE
+
+
+class TextEnum(str, Enum):
+    """A state spelled as a string: compares equal to its value and prints as it (JSON, f-strings)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class Enforcement(TextEnum):
+    """Whether a size check runs at run time."""
+
+    ALWAYS = "always"   # unconditionally, at every call
+    ENV = "env"         # only with AOTI_RUNTIME_CHECK_INPUTS=1 (the default codegen of check_input_N)
+    NONE = "none"       # nothing checks it
+
+
+class ProblemKind(TextEnum):
+    """Why a part of the package was skipped."""
+
+    PARSE = "parse"
+    NO_SOURCE = "no-source"
+    LIMIT = "limit"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True, order=True)
+class DimRef:
+    """One dimension of one model input (`input` is the position in `inputs_info_`)."""
+
+    input: int
+    dim: int
+
+
+@dataclass
+class Dim:
+    """One input dimension as the package was compiled.
+
+    `enforced`: ALWAYS when a check runs unconditionally, ENV when the `check_input_N` functions
+    run only with AOTI_RUNTIME_CHECK_INPUTS set (the default codegen), NONE when nothing checks it.
+    A plain string is accepted and converted; anything else is a ValueError.
+    """
+
+    dim: int
+    symbol: str | None = None
+    value: int | None = None
+    min: int | None = None
+    max: int | None = None
+    enforced: Enforcement = Enforcement.NONE
+    declared_min: int | None = None
+    declared_max: int | None = None
+    check_location: Location | None = None   # where check_input_N tests this dim
+    # A dim the package never reads itself: it must equal this expression over root symbols
+    # (`assert_size_stride(arg1_1, {1L + s69, 8L}, ...)`), checked only where `tie_enforced` says.
+    tied_expr: str | None = None
+    tie_enforced: Enforcement = Enforcement.NONE
+    tie_location: Location | None = None
+    # Why the compiled minimum (export's 0/1 specialization: 2) is never checked, whatever the
+    # environment: "unrecorded" (the package records and checks no input range: torch 2.6) or
+    # "disabled" (built with aot_inductor.check_lowerbound=False). None: `enforced` says it all.
+    lower_unchecked: str | None = None
+    # The exported program's expression for this dim (`20*s6` for `20 * Dim("k")`), over its symbols.
+    declared_expr: str | None = None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # The parsers set these after construction too: every assignment is validated.
+        if name in ("enforced", "tie_enforced"):
+            value = Enforcement(value)
+        object.__setattr__(self, name, value)
+
+    @property
+    def dynamic(self) -> bool:
+        return self.value is None
+
+
+def span(low: int | None, high: int | None) -> str:
+    """`[2, inf)` / `[2, 512]`: a size range, with a missing low end read as 0."""
+    low = 0 if low is None else low
+    return f"[{low}, inf)" if high is None else f"[{low}, {high}]"
+
+
+_SHIM_PREFIX = re.compile(r"^aoti_torch_(?:(?:cpu|cuda|xpu|mps)_)?")
+
+
+def shim_op(call: str) -> str:
+    """The ATen op of a shim call: `aoti_torch_cpu_cumsum` -> `cumsum` (one spelling of the prefix
+    for the linker's transfer table and the headlines)."""
+    return _SHIM_PREFIX.sub("", call)
+
+
+def range_text(dim: Dim | None) -> str:
+    """`compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1; declared [0, inf)`.
+
+    The wording is the message catalog's (`RANGE`, `CHECKED` in messages.py)."""
+    if dim is None:
+        return RANGE["unknown"]
+    if dim.value is not None:
+        return RANGE["static"].format(value=dim.value)
+    if dim.lower_unchecked:
+        text = RANGE[dim.lower_unchecked].format(span=span(dim.min, dim.max), min=dim.min)
+        if dim.lower_unchecked == "disabled" and dim.max is not None:
+            text += RANGE["disabled.upper"].format(checked=CHECKED[dim.enforced])
+        if dim.declared_min is not None or dim.declared_max is not None:
+            text += RANGE["declared"].format(span=span(dim.declared_min, dim.declared_max))
+        return str(text)
+    text = RANGE["compiled"].format(span=span(dim.min, dim.max), checked=CHECKED[dim.enforced])
+    if dim.declared_min is not None or dim.declared_max is not None:
+        text += RANGE["declared"].format(span=span(dim.declared_min, dim.declared_max))
+    return str(text)
+
+
+@dataclass
+class Input:
+    index: int
+    name: str
+    dims: list[Dim] = field(default_factory=list)
+    dtype: str | None = None
+    device: str | None = None
+    user_name: str | None = None
+    # False where nothing checks the input's sizes (torch 2.6): its dims are those the code reads,
+    # so the tensor may have more.
+    rank_known: bool = True
+    # The strides the code was compiled for, one per dim: an int (check_input_N's `8 != arg0_1_stride[0]`),
+    # an expression over root size symbols (run_impl's `assert_size_stride(arg0_1, {s77, s27}, {s27, 1L})`,
+    # torch >= 2.13) or None where the package records none; None when it records no stride at all.
+    # Every kernel indexes the input with these: another layout reads the wrong elements.
+    strides: tuple[int | str | None, ...] | None = None
+    # Who rejects another layout (or dtype): the same gate as the size checks, ENV by default.
+    layout_enforced: Enforcement = Enforcement.NONE
+    layout_location: Location | None = None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "layout_enforced":
+            value = Enforcement(value)
+        object.__setattr__(self, name, value)
+
+    @property
+    def display(self) -> str:
+        return self.user_name or self.name
+
+    def dim_display(self, dim: int) -> str:
+        """`x.shape[0]` with a user name, `arg0_1.size(0)` otherwise."""
+        if self.user_name:
+            return f"{self.user_name}.shape[{dim}]"
+        return f"{self.name}.size({dim})"
+
+
+@dataclass
+class Constant:
+    index: int
+    name: str
+    shape: tuple[int, ...] | None = None
+    original_fqn: str | None = None
+
+
+@dataclass
+class Symbol:
+    """A size variable bound in `run_impl`: `int64_t s77 = arg0_1_size[0];` (source), an alias
+    (`int64_t s17 = s11;`) or a composite (`int64_t k_xnumel = s23*s27;`). `expr` is over root symbols."""
+
+    name: str
+    expr: str
+    source: DimRef | None = None
+    location: Location | None = None
+    is_stride: bool = False
+    unbacked: bool = False
+    # For an unbacked symbol: the inputs whose *values* define it (`aoti_torch_item_int64(arg2_1,
+    # &u0_raw); auto u0 = u0_raw;` -> input of arg2_1).
+    value_inputs: tuple[int, ...] = ()
+    # Bounds that run at every call (deferred runtime asserts such as `torch._check(n <= 64)`).
+    min: int | None = None
+    max: int | None = None
+
+
+@dataclass
+class Launch:
+    kernel: str
+    args: tuple[str, ...]
+    location: Location
+    comment: str | None = None  # "Topologically Sorted Source Nodes: [...], Original ATen: [...]"
+    extern: bool = False        # an ATen/shim call rather than a generated kernel
+    outputs: tuple[str, ...] = ()
+    error_checked: bool = True  # False: a shim called without AOTI_TORCH_ERROR_CODE_CHECK
+    # Extern calls: each argument's sizes over root symbols (None: not a tensor, or unknown).
+    arg_shapes: tuple[tuple[str, ...] | None, ...] = ()
+
+
+@dataclass
+class Assertion:
+    """One index-bound assertion and where its bound and index come from."""
+
+    kernel: str
+    message: str
+    location: Location
+    index_var: str | None = None
+    lower: int | None = None          # 0 for `0 <= tmp4 < ks0`, None for one-sided `y0 < 512`
+    bound: str = ""                   # the bound as written: "ks0", "100L", "512"
+    bound_expr: str | None = None     # over root symbols ("s77") or a constant ("100")
+    bound_value: int | None = None    # set when the bound is a constant
+    bound_sources: tuple[DimRef, ...] = ()
+    index_sources: tuple[int, ...] = ()
+    # Upper end (exclusive) of the index's range when it comes from iteration ranges or
+    # arithmetic over sizes (e.g. `y0 = yindex` with `ymask = yindex < ynumel`): an expression
+    # over root symbols, or None when the index is data (loaded values) or unknown.
+    index_extent: str | None = None
+    index_extent_sources: tuple[DimRef, ...] = ()
+    # Inputs whose values (through unbacked symbols such as `u0 = x.item()`) set the extent.
+    index_extent_value_inputs: tuple[int, ...] = ()
+    # The kernel's own iteration space around the check (as for `Division`): when a size makes it
+    # 0, the check never runs.
+    space_expr: str | None = None
+    # C++: the check runs inside an OpenMP parallel region, where its exception cannot propagate:
+    # a failure aborts the process. False: it raises RuntimeError to the caller. None: Triton/unknown.
+    parallel: bool | None = None
+    linked: bool = True
+    unlinked_reason: str | None = None
+    chain: tuple[str, ...] = ()
+
+    def unlinked(self, reason: str) -> "Assertion":
+        """This assertion, marked as not linked to the model's inputs, and why."""
+        self.linked, self.unlinked_reason = False, reason
+        return self
+
+
+@dataclass
+class Division:
+    """A kernel (or wrapper) dividing by a size: a mean over a possibly-empty dim gives NaN."""
+
+    kernel: str
+    divisor: str                      # as written ("tmp7", "ks0")
+    divisor_expr: str | None          # over root symbols
+    sources: tuple[DimRef, ...]
+    location: Location
+    integer: bool = False             # integer `/` or `%` (SIGFPE) vs float (NaN)
+    in_wrapper: bool = False
+    # The kernel's own iteration space around the division (Triton `xnumel*ynumel`, C++ enclosing
+    # loops) over root symbols: when it is 0, the division never runs.
+    space_expr: str | None = None
+
+
+@dataclass
+class Reduction:
+    """A reduction whose identity leaks out when the reduced extent is 0 (max -> -inf, ...)."""
+
+    kernel: str
+    op: str                           # max, min, argmax, argmin, prod, sum, ...
+    extent_expr: str | None
+    sources: tuple[DimRef, ...]
+    location: Location
+    # The kernel's own iteration space (Triton `xnumel*ynumel`, C++ loops around the accumulator)
+    # over root symbols: when it is 0, the identity is never used.
+    space_expr: str | None = None
+
+
+@dataclass
+class ConstantRead:
+    """A kernel's load from a constant (parameter, buffer) of static size at an index that ranges
+    over input sizes (`in_ptr2[x1]` with `x1` in `[0, s27)`): `index_max` is the largest element
+    index read, over root symbols; `numel` the constant's element count."""
+
+    kernel: str
+    pointer: str                      # the kernel parameter (`in_ptr2`)
+    constant: str                     # the wrapper's constant name
+    numel: int
+    index_max: str
+    sources: tuple[DimRef, ...]
+    location: Location
+    shape: tuple[int, ...] | None = None
+    fqn: str | None = None            # constants_info_[i].original_fqn (`embeddings.position_ids`)
+
+
+@dataclass
+class Access:
+    """A kernel's write into a buffer (`out_ptr0[tmp1] = v`) or read from one (`in_ptr0[...]`) at one
+    launch (analyzer/link/link/storebounds.py): the buffer's element count and the loops around the access,
+    over root symbols. When a size empties the buffer but not the loops, every access lands outside it."""
+
+    kernel: str
+    pointer: str                      # the kernel parameter (`out_ptr0`, `in_ptr0`)
+    buffer: str                       # the launch argument (`buf0`, `arg0_1`)
+    numel: str                        # the buffer's element count
+    space_expr: str                   # the product of the loops' extents around the access ("1": none)
+    location: Location
+    launch: Location
+    write: bool = True
+
+
+@dataclass
+class SizeCheck:
+    """`assert_size_stride(arg5_1, {s77, 20L*s6}, ...)` in run_impl: the sizes the package expects of a
+    tensor (as written, `L` suffixes dropped); `gated`: only with AOTI_RUNTIME_CHECK_INPUTS=1."""
+
+    tensor: str
+    sizes: tuple[str, ...]
+    location: Location
+    gated: bool = False
+    strides: tuple[str, ...] = ()     # as written too (`20*s6`); empty when not read
+
+
+class Evidence(TextEnum):
+    """Where a derived-dim relation (`size == n*k + b`) was read (analyzer.query.relations)."""
+
+    QUOTIENT = "quotient"       # run_impl reads k = size // n (`int64_t s6 = (1.0/20.0)*arg5_1_size_1;`)
+    SIZE_CHECK = "size-check"   # assert_size_stride expects the size `20L*s6`
+    STRIDE = "stride"           # assert_size_stride expects a stride `20L*s6` that is this dim's size
+    EXPORTED = "exported"       # the exported program declares the dim `20*s6`
+
+
+@dataclass
+class Relation:
+    """An input dim the package takes to be `n*symbol + offset`: other sizes break it.
+
+    `enforced` says who rejects a size that breaks it (ALWAYS, ENV: the gated assert_size_stride,
+    NONE); `location` is that check, else where the relation was read; `symbol_min`/`symbol_max`
+    the range of `symbol` where known (range_constraints)."""
+
+    ref: DimRef
+    n: int
+    symbol: str
+    offset: int = 0
+    enforced: Enforcement = Enforcement.NONE
+    location: Location | None = None
+    evidence: tuple[Evidence, ...] = ()
+    symbol_min: int | None = None
+    symbol_max: int | None = None
+
+    def fits(self, size: int) -> bool:
+        return (size - self.offset) % self.n == 0
+
+
+@dataclass
+class Kernel:
+    name: str
+    kind: str                          # "triton" | "cpp"
+    params: tuple[str, ...] = ()
+    param_types: dict[str, str] = field(default_factory=dict)
+    location: Location | None = None
+    has_source: bool = True
+
+
+@dataclass
+class Problem:
+    """A part of the package that could not be read or parsed; rules turn these into findings."""
+
+    message: str
+    location: Location | None = None
+    kind: ProblemKind = ProblemKind.PARSE
+
+    def __post_init__(self) -> None:
+        self.kind = ProblemKind(self.kind)
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """One call node of the exported program's graph (`models/*.json`): the user's code behind a kernel.
+
+    `op` is the ATen target without `torch.ops.` (`aten.embedding.default`); `args` the names of its
+    tensor and size arguments in order, with `arg_shapes` their sizes (None for a dynamic size);
+    `stack_trace` is torch's text (`File "...", line N, in forward\n    code`); `module_stack` is
+    `(path, class)` from the outermost module to the innermost (`("pos", "torch.nn...Embedding")`).
+    """
+
+    name: str
+    op: str
+    args: tuple[str, ...] = ()
+    arg_shapes: tuple[tuple[int | None, ...] | None, ...] = ()
+    stack_trace: str | None = None
+    module_stack: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class Model:
+    name: str
+    device: str | None = None
+    metadata: dict = field(default_factory=dict)
+    metadata_path: str | None = None
+    wrapper_path: str | None = None
+    kernel_paths: tuple[str, ...] = ()
+    binaries: tuple[str, ...] = ()
+    cpp_only: bool = False
+    inputs: list[Input] = field(default_factory=list)
+    constants: list[Constant] = field(default_factory=list)
+    in_spec: str | None = None
+    symbols: dict[str, Symbol] = field(default_factory=dict)
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    launches: list[Launch] = field(default_factory=list)
+    assertions: list[Assertion] = field(default_factory=list)
+    divisions: list[Division] = field(default_factory=list)
+    reductions: list[Reduction] = field(default_factory=list)
+    constant_reads: list[ConstantRead] = field(default_factory=list)
+    size_checks: list[SizeCheck] = field(default_factory=list)
+    accesses: list[Access] = field(default_factory=list)
+    # Derived-dim relations (analyzer.query.relations), one per input dim at most.
+    relations: list[Relation] = field(default_factory=list)
+    # The exported program's range_constraints: symbol or expression -> (min, max), None unbounded.
+    declared_ranges: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    # (kernel, message, location) of kernels' other literal checks (not index bounds).
+    kernel_messages: list[tuple[str, str, Location]] = field(default_factory=list)
+    # (symbol, message, location) of run_impl's checks that a size is not 0 before it divides by it
+    # (`AOTI_TORCH_CHECK(s27 != 0, "Integer floor division by zero");`): always on, a size of 0
+    # there raises that RuntimeError (wrapper facts, kept for the model's own size symbols).
+    zero_checks: list[tuple[str, str, Location]] = field(default_factory=list)
+    checks_gated: bool | None = None   # True: check_input_N run only with AOTI_RUNTIME_CHECK_INPUTS
+    problems: list[Problem] = field(default_factory=list)
+    # The exported program's graph in order (empty without one): where attribution finds user code.
+    graph: list[GraphNode] = field(default_factory=list)
+    # member path -> {line: text} for the lines that locations point at (report snippets).
+    source_lines: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    def line_text(self, location: Location | None) -> str | None:
+        if location is None:
+            return None
+        return self.source_lines.get(location.path, {}).get(location.line)
+
+    def dim(self, ref: DimRef) -> Dim | None:
+        if 0 <= ref.input < len(self.inputs):
+            dims = self.inputs[ref.input].dims
+            if 0 <= ref.dim < len(dims):
+                return dims[ref.dim]
+        return None
+
+    def known_dim(self, ref: DimRef) -> Dim:
+        """The dim of a ref the model itself gave (an expression's or a symbol's sources): always there."""
+        dim = self.dim(ref)
+        if dim is None:
+            raise LookupError(f"{self.name}: no input {ref.input} dim {ref.dim}")
+        return dim
+
+    def input_text(self, index: int) -> str:
+        """`input 1 (idx)`: an input by position, with the user's name where known."""
+        if 0 <= index < len(self.inputs):
+            return f"input {index} ({self.inputs[index].display})"
+        return f"input {index}"
+
+    def describe(self, ref: DimRef) -> str:
+        """`input 0 dim 0 (arg0_1.size(0))`, with the user's name where known."""
+        if 0 <= ref.input < len(self.inputs):
+            inp = self.inputs[ref.input]
+            return f"input {ref.input} dim {ref.dim} ({inp.dim_display(ref.dim)})"
+        return f"input {ref.input} dim {ref.dim}"
+
+
+@dataclass
+class Package:
+    path: str
+    models: list[Model] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    # The torch release(s) whose layout and codegen the package shows ("2.6", ">=2.10"); None: unknown.
+    torch: str | None = None
+    torch_evidence: list[str] = field(default_factory=list)
+

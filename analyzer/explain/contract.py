@@ -1,0 +1,516 @@
+"""The input contract a package really enforces, and a guard the user can paste.
+
+`build(model, findings)` reads only the linked model (its inputs, compiled ranges and the records
+behind the findings) and the findings, and returns a `Contract`: per input its dtype, device and
+each dim's compiled range with who checks it, and the `Condition`s under which a call fails in a
+way the package does not reject by default (an unenforced range, an empty index bound, a constant
+table exceeded, a division or a reduction over an empty size).
+
+`render_python(contracts)` writes a dependency-free module with `check_inputs(*args, **kwargs)`
+that raises `ValueError` naming the input and dim. Every expression in it is rebuilt from a
+validated syntax tree (`_emit`): names, numbers and strings taken from a (possibly hostile)
+package reach the generated code only through `repr()`.
+
+Long module: the contract, its text and JSON renderings and the guard's emitter all read the same
+`Contract` records; the emitter (`render_python` and its prelude) is the part to move out when the
+layers become subpackages.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from ..query import sizes
+from ..query import witness as W
+from ..core.findings import Finding
+from ..link.input_layout import stride_text
+from ..core.model import Dim, DimRef, Enforcement, Evidence, Model, span
+from ..core.untrusted import terminal as _t, terminal_lines
+
+
+# Who rejects a violation at run time, in the contract's words (model.Enforcement is the one state).
+WHO_CHECKS = {Enforcement.ALWAYS: "always", Enforcement.ENV: "only with AOTI_RUNTIME_CHECK_INPUTS=1",
+              Enforcement.NONE: "never"}
+
+
+class Kind(enum.Enum):
+    """Why a call fails: what the guard's message says."""
+
+    RANGE = "compiled-range"
+    STATIC = "static-size"
+    TIE = "dim-equality"
+    EMPTY_INDEX = "empty-index-bound"
+    TABLE = "constant-table"
+    DIVISION = "division-by-empty-size"
+    REDUCTION = "empty-reduction"
+    MULTIPLE = "divisibility"
+
+
+@dataclass(frozen=True)
+class DimContract:
+    dim: int
+    display: str                      # x.shape[0]
+    value: int | None = None          # a static size
+    min: int | None = None
+    max: int | None = None
+    declared_min: int | None = None
+    declared_max: int | None = None
+    enforced: Enforcement = Enforcement.NONE
+    tied_expr: str | None = None      # must equal this (in user names)
+
+    @property
+    def compiled(self) -> str:
+        return str(self.value) if self.value is not None else span(self.min, self.max)
+
+
+@dataclass(frozen=True)
+class InputContract:
+    index: int
+    name: str                         # the package's name (arg0_1)
+    user_name: str | None
+    dtype: str | None
+    device: str | None
+    dtype_enforced: Enforcement
+    dims: tuple[DimContract, ...]
+    # The compiled strides (as model.Input's) and who rejects another layout.
+    strides: tuple[int | str | None, ...] | None = None
+    layout_enforced: Enforcement = Enforcement.NONE
+
+    @property
+    def display(self) -> str:
+        return self.user_name or self.name
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A call fails when `expr` (over root size symbols) holds; `ref` is the dim the message names."""
+
+    kind: Kind
+    expr: str
+    ref: DimRef
+    reason: str                       # what happens, in words
+    code: str | None = None           # the finding's code, when a finding says it
+
+
+@dataclass
+class Contract:
+    package: str
+    model: str
+    device: str | None
+    checks_gated: bool | None
+    inputs: list[InputContract] = field(default_factory=list)
+    conditions: list[Condition] = field(default_factory=list)
+    # symbol -> (input, dim) for the expressions in `conditions`
+    symbols: dict[str, DimRef] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)   # findings a shape guard cannot check
+
+
+UNCHECKED = {Enforcement.ENV: "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
+             Enforcement.NONE: "never checked", Enforcement.ALWAYS: "checked"}
+
+# Findings whose condition the guard checks (the fixes of these codes point at `contract`).
+GUARDED_CODES = ("AOTI001", "AOTI002", "AOTI003", "AOTI004", "AOTI005")
+
+
+def build(package: str, model: Model, findings: Iterable[Finding] = ()) -> Contract:
+    """The contract of one model: inputs as compiled, and the failing conditions behind `findings`."""
+    contract = Contract(package=package, model=model.name, device=model.device, checks_gated=model.checks_gated,
+                        symbols=W.symbol_dims(model))
+    gate = Enforcement.ENV if model.checks_gated else Enforcement.ALWAYS if model.checks_gated is False else Enforcement.NONE
+    for inp in model.inputs:
+        dims = tuple(_dim_contract(model, inp.index, d) for d in inp.dims)
+        contract.inputs.append(InputContract(inp.index, inp.name, inp.user_name, inp.dtype, inp.device,
+                                             gate if (inp.dtype or inp.device) else Enforcement.NONE, dims,
+                                             inp.strides, Enforcement(inp.layout_enforced)))
+    for f in findings:
+        if f.model != model.name or f.code not in GUARDED_CODES or f.code == "AOTI002":
+            continue  # AOTI002 is the compiled range, checked per dim below
+        condition = _finding_condition(model, f)
+        if condition is None:
+            contract.skipped.append(f"{f.code} at {f.location}: {f.witness or 'no witness'}")
+        elif condition not in contract.conditions:
+            contract.conditions.append(condition)
+    for inp in model.inputs:
+        for d in inp.dims:
+            contract.conditions.extend(_range_conditions(model, DimRef(inp.index, d.dim), d))
+    contract.conditions.extend(_relation_conditions(model))
+    return contract
+
+
+def _relation_conditions(model: Model) -> list[Condition]:
+    """A dim the package takes to be `n*k + b` (analyzer.query.relations) whose check is gated or absent:
+    other sizes run as the nearest smaller one, with wrong values (AOTI014)."""
+    out = []
+    for rel in model.relations:
+        if rel.enforced == Enforcement.ALWAYS:
+            continue
+        shown = model.inputs[rel.ref.input].dim_display(rel.ref.dim)
+        size = f"__in{rel.ref.input}_d{rel.ref.dim}"
+        expr = f"({size} - {rel.offset}) % {rel.n} != 0" if rel.offset else f"{size} % {rel.n} != 0"
+        read = Evidence.QUOTIENT in rel.evidence
+        out.append(Condition(Kind.MULTIPLE, expr, rel.ref,
+                             f"the package was compiled for {shown} == {rel.n}*{rel.symbol}"
+                             + (f" + {rel.offset}" if rel.offset else "")
+                             + f" ({UNCHECKED[rel.enforced]}): other sizes "
+                             + ("run as the nearest smaller one and return wrong values" if read else
+                                "break what it was compiled for"), "AOTI014" if read else None))
+    return out
+
+
+def _dim_contract(model: Model, index: int, d: Dim) -> DimContract:
+    return DimContract(d.dim, model.inputs[index].dim_display(d.dim), d.value, d.min, d.max, d.declared_min,
+                       d.declared_max, Enforcement(d.enforced),
+                       W.display_expr(model, d.tied_expr) if d.tied_expr else None)
+
+
+def _range_conditions(model: Model, ref: DimRef, d: Dim) -> list[Condition]:
+    """The compiled range of a dim the package does not always check: sizes outside it were never
+    compiled for (AOTI002), a static size that differs, a dim that must equal another (AOTI012)."""
+    if d.enforced == "always" and (not d.tied_expr or d.tie_enforced == "always"):
+        return []
+    shown = model.inputs[ref.input].dim_display(ref.dim)
+    out = []
+    symbol = f"__in{ref.input}_d{ref.dim}"
+    if d.value is not None:
+        if d.enforced != "always":
+            out.append(Condition(Kind.STATIC, f"{symbol} != {d.value}", ref,
+                                 f"the package was compiled for {shown} == {d.value} only "
+                                 f"({UNCHECKED[Enforcement(d.enforced)]})"))
+        return out
+    if d.tied_expr and d.tie_enforced != "always":
+        out.append(Condition(Kind.TIE, f"{symbol} != {d.tied_expr}", ref,
+                             f"the package assumes {shown} == {W.display_expr(model, d.tied_expr)} and reads "
+                             f"past the end of a smaller tensor"))
+    if d.enforced != "always":
+        unchecked = UNCHECKED[Enforcement(d.enforced)]
+        if d.min is not None and d.min > 0:
+            out.append(Condition(Kind.RANGE, f"{symbol} < {d.min}", ref,
+                                 f"the package was compiled for {shown} >= {d.min} ({unchecked})", "AOTI002"))
+        if d.max is not None and d.max < sizes.INT32_MAX:
+            out.append(Condition(Kind.RANGE, f"{symbol} > {d.max}", ref,
+                                 f"the package was compiled for {shown} <= {d.max} ({unchecked})"))
+    return out
+
+
+def _finding_condition(model: Model, f: Finding) -> Condition | None:
+    """The record behind a finding (same kernel and location) and the expression that makes it fail."""
+    ref = DimRef(f.input, f.dim) if f.input is not None and f.dim is not None else None
+    if ref is None:
+        return None
+    if f.code in ("AOTI001", "AOTI003"):
+        for a in model.assertions:
+            if a.location != f.location or a.kernel != f.kernel:
+                continue
+            if f.code == "AOTI001" and a.bound_expr:
+                expr = f"({a.bound_expr}) <= 0"
+                if a.index_extent:
+                    expr += f" and ({a.index_extent}) > 0"
+                return Condition(Kind.EMPTY_INDEX, expr, ref,
+                                 f"the index bound of {a.kernel} (\"{a.message}\") is then "
+                                 f"{W.display_expr(model, a.bound_expr)} = 0 and every index fails", f.code)
+            if f.code == "AOTI003" and a.index_extent and a.bound_value is not None \
+                    and W.expr_dims(model, a.index_extent) is not None:
+                return Condition(Kind.TABLE, f"({a.index_extent}) > {a.bound_value}", ref,
+                                 f"positions up to {W.display_expr(model, a.index_extent)} - 1 exceed the constant "
+                                 f"table of {a.bound_value} rows in {a.kernel} (\"{a.message}\")", f.code)
+        return None
+    if f.code == "AOTI004":
+        for d in model.divisions:
+            if d.location == f.location and d.divisor_expr:
+                return Condition(Kind.DIVISION, f"({d.divisor_expr}) == 0", ref,
+                                 f"{d.kernel} divides by {W.display_expr(model, d.divisor_expr)} = 0", f.code)
+        return None
+    if f.code == "AOTI005":
+        for r in model.reductions:
+            if r.location == f.location and r.kernel == f.kernel and r.extent_expr:
+                return Condition(Kind.REDUCTION, f"({r.extent_expr}) == 0", ref,
+                                 f"the {r.op} reduction in {r.kernel} runs over "
+                                 f"{W.display_expr(model, r.extent_expr)} = 0 elements and returns its identity",
+                                 f.code)
+        return None
+    return None
+
+
+# -- text and JSON --------------------------------------------------------------------------------
+
+def render_text(contracts: Sequence[Contract]) -> str:
+    lines: list[str] = []
+    for c in contracts:
+        gate = {True: "input checks run only with AOTI_RUNTIME_CHECK_INPUTS=1",
+                False: "input checks run at every call", None: "no input checks found"}[c.checks_gated]
+        lines.append(f"{_t(c.package)}, model '{_t(c.model)}' ({_t(c.device or 'unknown device')}): {gate}")
+        for inp in c.inputs:
+            alias = f" ({_t(inp.name)})" if inp.user_name and inp.user_name != inp.name else ""
+            lines.append(f"  input {inp.index} {_t(inp.display)}{alias}: dtype {_t(inp.dtype or '?')}, device "
+                         f"{_t(inp.device or c.device or '?')} (checked: {WHO_CHECKS[inp.dtype_enforced]})")
+            if inp.strides is not None:
+                lines.append(f"    strides {_t(stride_text(_shown_strides(c, inp.strides or ())))} "
+                             f"(checked: {WHO_CHECKS[inp.layout_enforced]})")
+            width = max((len(_t(d.display)) for d in inp.dims), default=0)
+            for d in inp.dims:
+                declared = ""
+                if d.value is None and (d.declared_min is not None or d.declared_max is not None):
+                    declared = f", declared {span(d.declared_min, d.declared_max)}"
+                tied = f", must equal {_t(d.tied_expr)}" if d.tied_expr else ""
+                lines.append(f"    {_t(d.display):<{width}}  {_t(d.compiled)}{declared}{tied}  "
+                             f"(checked: {WHO_CHECKS[d.enforced]})")
+        layouts = [inp for inp in c.inputs if inp.strides is not None and inp.layout_enforced != Enforcement.ALWAYS]
+        if c.conditions or layouts:
+            lines.append("  calls the package does not reject by default, and what happens:")
+            for cond in c.conditions:
+                code = f" [{cond.code}]" if cond.code else ""
+                lines.append(f"    {_t(_condition_text(c, cond.expr))}: {_t(cond.reason)}{code}")
+            for inp in layouts:
+                dtype = f" or not {_t(inp.dtype)}" if inp.dtype else ""
+                lines.append(f"    {_t(inp.display)} with strides other than "
+                             f"{_t(stride_text(_shown_strides(c, inp.strides or ())))}"
+                             f"{dtype}: the kernels index it as compiled and read the wrong elements [AOTI019]")
+        for text in c.skipped:
+            lines.append(f"  not checkable from shapes: {_t(text)}")
+        lines.append("")
+    return terminal_lines("\n".join(lines))
+
+
+def _condition_text(c: Contract, expr: str) -> str:
+    mapping = {}
+    for inp in c.inputs:
+        for d in inp.dims:
+            mapping[f"__in{inp.index}_d{d.dim}"] = f"{inp.display}.shape[{d.dim}]"
+    for name, ref in c.symbols.items():
+        if ref.input < len(c.inputs):
+            mapping[name] = f"{c.inputs[ref.input].display}.shape[{ref.dim}]"
+    try:
+        return _emit(_parse(expr), mapping)
+    except ValueError:
+        return expr
+
+
+def _shown_strides(c: Contract, strides: Sequence[int | str | None]) -> tuple[int | str | None, ...]:
+    return tuple(s if s is None or isinstance(s, int) else _condition_text(c, s) for s in strides)
+
+
+def render_json(contracts: Sequence[Contract]) -> str:
+    out: dict[str, Any] = {"schema": "aoti-lint.contract/1", "models": []}
+    for c in contracts:
+        out["models"].append({
+            "package": c.package, "model": c.model, "device": c.device,
+            "inputs": [{"index": i.index, "name": i.name, "user_name": i.user_name, "dtype": i.dtype,
+                        "device": i.device, "dtype_enforced": i.dtype_enforced.value,
+                        "dims": [{"dim": d.dim, "value": d.value, "min": d.min, "max": d.max,
+                                  "declared_min": d.declared_min, "declared_max": d.declared_max,
+                                  "enforced": d.enforced.value, "tied": d.tied_expr} for d in i.dims],
+                        "strides": list(_shown_strides(c, i.strides)) if i.strides is not None else None,
+                        "layout_enforced": i.layout_enforced.value}
+                       for i in c.inputs],
+            "conditions": [{"kind": k.kind.value, "code": k.code, "input": k.ref.input, "dim": k.ref.dim,
+                            "when": _condition_text(c, k.expr), "reason": k.reason} for k in c.conditions],
+        })
+    return json.dumps(out, indent=2) + "\n"
+
+
+# -- the generated guard --------------------------------------------------------------------------
+
+_FUNCTIONS = {"max", "min", "floordiv", "trunc", "floor", "ceil"}
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
+_COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def _parse(expr: str) -> ast.expr:
+    try:
+        return ast.parse(expr, mode="eval").body
+    except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+        raise ValueError(f"cannot parse {expr[:60]!r}") from exc
+
+
+def _emit(node: ast.AST, names: dict[str, str], depth: int = 0) -> str:
+    """Python source for a validated condition: only numbers, mapped names, arithmetic, comparisons,
+    `and` and a few functions; anything else is a ValueError (the condition is then left out)."""
+    if depth > 200:
+        raise ValueError("expression nested too deeply")
+    d = depth + 1
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return repr(node.value)
+    if isinstance(node, ast.Name):
+        if node.id not in names:
+            raise ValueError(f"unknown name {node.id!r}")
+        return names[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return ("-" if isinstance(node.op, ast.USub) else "+") + f"({_emit(node.operand, names, d)})"
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return f"({_emit(node.left, names, d)} {_BINOPS[type(node.op)]} {_emit(node.right, names, d)})"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        return f"{_emit(node.left, names, d)} {_COMPARE[type(node.ops[0])]} {_emit(node.comparators[0], names, d)}"
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return " and ".join(f"({_emit(v, names, d)})" for v in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS \
+            and not node.keywords:
+        return f"{node.func.id}({', '.join(_emit(a, names, d) for a in node.args)})"
+    raise ValueError(f"unsupported construct {type(node).__name__}")
+
+
+_IDENT = re.compile(r"[^0-9A-Za-z_]")
+
+_PRELUDE = '''\
+"""Input guard for {source}, generated by `aoti-lint contract --emit python`.
+
+`check_inputs(*args, **kwargs)` takes the model's inputs in order (or by name) and raises ValueError
+when the package would fail on them without rejecting them itself (it checks its compiled ranges only
+with AOTI_RUNTIME_CHECK_INPUTS=1). Inputs are anything with `.shape`; `.dtype`, `.device` and the
+strides (`.stride()`) are checked when present. No dependencies.
+"""
+
+from math import ceil, floor, trunc
+
+
+def floordiv(a, b):
+    return a // b
+
+
+def _dtype_name(dtype):
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def _device_type(device):
+    return str(getattr(device, "type", device)).split(":", 1)[0]
+
+
+class _Shape(tuple):
+    """An input's shape, with its strides (None: the value has no `.stride()`)."""
+
+    def __new__(cls, shape, strides):
+        self = super().__new__(cls, shape)
+        self.strides = strides
+        return self
+
+
+def _check_strides(name, shape, expected):
+    """The kernels index the input with the strides it was compiled for: another layout (a transposed
+    or sliced view, channels_last) reads the wrong elements. A dim of size 1 may have any stride."""
+    if shape.strides is None or 0 in shape:
+        return
+    for size, got, want in zip(shape, shape.strides, expected):
+        if want is not None and size > 1 and got != want:
+            raise ValueError("input %r must have strides %r (the layout the package was compiled for), got %r: "
+                             "pass %s.contiguous()" % (name, tuple(expected), shape.strides, name))
+
+
+def _shapes(specs, args, kwargs):
+    """One tuple of ints per input, after the count, rank, dtype and device checks."""
+    if len(args) > len(specs):
+        raise ValueError("expected %d inputs, got %d" % (len(specs), len(args)))
+    values = list(args) + [None] * (len(specs) - len(args))
+    for key, value in kwargs.items():
+        for i, spec in enumerate(specs):
+            if key in spec[0]:
+                if values[i] is not None:
+                    raise ValueError("input %r given twice" % key)
+                values[i] = value
+                break
+        else:
+            raise ValueError("unexpected input %r" % key)
+    shapes = []
+    for value, (names, rank, dtype, device) in zip(values, specs):
+        if value is None:
+            raise ValueError("missing input %r" % names[0])
+        shape = getattr(value, "shape", None)
+        if shape is None:
+            raise ValueError("input %r has no .shape" % names[0])
+        shape = tuple(int(s) for s in shape)
+        if len(shape) != rank:
+            raise ValueError("input %r must have %d dims, got shape %r" % (names[0], rank, shape))
+        if dtype is not None and hasattr(value, "dtype") and _dtype_name(value.dtype) != dtype:
+            raise ValueError("input %r must be %s, got %s" % (names[0], dtype, _dtype_name(value.dtype)))
+        if device is not None and hasattr(value, "device") and _device_type(value.device) != device:
+            raise ValueError("input %r must be on %s, got %s" % (names[0], device, _device_type(value.device)))
+        stride = getattr(value, "stride", None)
+        shapes.append(_Shape(shape, tuple(int(v) for v in stride()) if callable(stride) else None))
+    return shapes
+
+
+def _fails(condition):
+    try:
+        return bool(condition())
+    except ZeroDivisionError:
+        return True
+'''
+
+
+def render_python(contracts: Sequence[Contract]) -> str:
+    """A module with `check_inputs` (the first model) and `check_inputs_<model>` for every model."""
+    source = ", ".join(sorted({c.package for c in contracts})) or "a package"
+    parts = [_PRELUDE.replace("{source}", _docstring_safe(source))]
+    functions: list[tuple[str, str]] = []
+    for c in contracts:
+        functions.append((c.model, _unique_name(c.model, {n for _, n in functions})))
+        parts.append(_python_function(c, functions[-1][1]))
+    if functions:
+        parts.append(f"\ncheck_inputs = {functions[0][1]}\n")
+        table = ", ".join(f"{str(m)!r}: {n}" for m, n in functions)
+        parts.append(f"CHECKS = {{{table}}}\n")
+    return "".join(parts)
+
+
+def _unique_name(model: str, taken: set[str]) -> str:
+    """`check_inputs_<model>` with every character outside [0-9A-Za-z_] as `_`; models whose names
+    only differ there (`m-1`, `m_1`) get `_2`, `_3`: one guard never checks another model's inputs."""
+    base = "check_inputs_" + _IDENT.sub("_", model)
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    return name
+
+
+def _docstring_safe(text: str) -> str:
+    return "".join(ch for ch in text if ch.isprintable() and ch not in "\\\"")
+
+
+def _python_function(c: Contract, name: str) -> str:
+    specs = []
+    for inp in c.inputs:
+        names = tuple(dict.fromkeys(n for n in (inp.user_name, inp.name) if n))
+        device = inp.device or (str(c.device).split(":")[0] if c.device else None)
+        # Plain str/int/None only: the spec is written with repr(), so each string is a literal.
+        specs.append((tuple(str(n) for n in names), len(inp.dims), None if inp.dtype is None else str(inp.dtype),
+                      None if device is None else str(device)))
+    mapping: dict[str, str] = {}
+    for inp in c.inputs:
+        for d in inp.dims:
+            mapping[f"__in{inp.index}_d{d.dim}"] = f"s[{inp.index}][{d.dim}]"
+    for symbol, ref in c.symbols.items():
+        if ref.input < len(c.inputs) and ref.dim < len(c.inputs[ref.input].dims):
+            mapping[symbol] = f"s[{ref.input}][{ref.dim}]"
+    lines = [f"\n\n_SPECS_{name[len('check_inputs_'):]} = {specs!r}\n\n",
+             f"def {name}(*args, **kwargs):\n",
+             f"    {('model ' + repr(str(c.model)) + ' of ' + str(c.package))!r}\n",
+             f"    s = _shapes(_SPECS_{name[len('check_inputs_'):]}, args, kwargs)\n"]
+    for cond in c.conditions:
+        try:
+            test = _emit(_parse(cond.expr), mapping)
+        except ValueError as exc:
+            lines.append(f"    # not checked ({str(exc)!r})\n")
+            continue
+        owner = c.inputs[cond.ref.input] if cond.ref.input < len(c.inputs) else None
+        dim_name = f"{owner.display}.shape[{cond.ref.dim}]" if owner else f"input {cond.ref.input} dim {cond.ref.dim}"
+        code = f" ({cond.code})" if cond.code else ""
+        prefix = f"{dim_name} = "
+        suffix = f": {cond.reason}{code}"
+        lines.append(f"    if _fails(lambda: {test}):\n")
+        lines.append(f"        raise ValueError({prefix!r} + str(s[{cond.ref.input}][{cond.ref.dim}]) + {suffix!r})\n")
+    # Strides after the sizes: a wrong size is the first thing to say.
+    for inp in c.inputs:
+        if inp.strides is None:
+            continue
+        try:
+            expected = [repr(v) if v is None or isinstance(v, int) else _emit(_parse(v), mapping) for v in inp.strides]
+        except ValueError as exc:
+            lines.append(f"    # strides of input {inp.index} not checked ({str(exc)!r})\n")
+            continue
+        lines.append(f"    _check_strides({inp.display!r}, s[{inp.index}], ({', '.join(expected)},))\n")
+    lines.append("    return None\n")
+    return "".join(lines)

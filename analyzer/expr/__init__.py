@@ -1,0 +1,1 @@
+"""Size expressions: interval arithmetic and the value-range engine over kernel expressions."""

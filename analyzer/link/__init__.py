@@ -1,0 +1,1 @@
+"""Assertion -> kernel parameter -> launch argument -> symbol -> input dim, and the passes that feed it."""

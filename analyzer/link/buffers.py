@@ -1,0 +1,185 @@
+"""Value ranges of intermediate buffers, where the code that writes them bounds them.
+
+RoBERTa's position ids are `cumsum(input_ids != padding_idx) * mask + padding_idx`: a kernel stores
+`x != 1` (0 or 1) into `buf0`, `aoti_torch_cpu_cumsum(buf0, 1L, ...)` sums it along a dim of s27
+elements into `buf2` (values in [0, s27]), and the embedding kernel loads both and checks the sum
+against the 130-row position table. The index is "data" to a linker that stops at loads; with the
+ranges of `buf0` and `buf2` it is an expression over sizes, which the constant-bound rule reads.
+
+A buffer's range is that of the last launch writing it before the reader: a generated kernel's
+stores to the `out_ptrN` parameter passed the buffer (the value-range engine over the stored value,
+the kernel's own loads of ranged buffers included, then the launch's arguments), or an extern
+(shim) call's transfer function (`EXTERN_TRANSFERS`). Anything else (an `in_out_ptr`, a write form
+not read, an unknown shim, a model input or constant) is unknown: loads of it stay data.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable
+
+from ..expr import intervals
+from ..parse.kernels import KernelFacts, parse_triton
+from ..core.messages import CHAIN
+from ..core.model import Model, shim_op
+from .shapes import ShapeReader
+from ..expr.values import POINTER_PARAM, Values, scan_sum_range
+from ..parse.wrapper import WrapperFacts
+
+Range = tuple[str, str]
+_DEPTH = 20
+
+
+def _cumsum(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None]) -> Range | None:
+    """`aoti_torch_cpu_cumsum(buf0, 1L, &dtype, &out)`: along dim d of n elements, a running sum of
+    values in [lo, hi] lies in [min(0, n*lo), n*hi]."""
+    if len(args) < 2 or not shapes or not shapes[0]:
+        return None
+    found = value_range(0)
+    try:
+        dim = int(str(args[1]).rstrip("lL"))
+    except ValueError:
+        return None
+    shape = shapes[0]
+    dim = dim + len(shape) if dim < 0 else dim
+    if found is None or not 0 <= dim < len(shape):
+        return None
+    n = shape[dim]
+    low, high = scan_sum_range(n, found[0], found[1], False), scan_sum_range(n, found[0], found[1], True)
+    return None if low is None or high is None else (_simplify(low), _simplify(high))
+
+
+# Shim (without its `aoti_torch_<device>_` prefix) -> transfer function from its arguments (as
+# written), their shapes over root symbols, and the value range of tensor argument i, to the range
+# of the values of its output.
+EXTERN_TRANSFERS: dict[str, Callable[..., Range | None]] = {
+    "cumsum": _cumsum,
+}
+
+
+def _simplify(expr: str) -> str:
+    try:
+        return intervals.simplify(expr)
+    except ValueError:
+        return expr
+
+
+class BufferRanges:
+    """Answers `load_ranges(facts, launch)`: the known value range of each buffer a launch passes
+    to a kernel's pointer parameters. Built by the linker once its launches exist."""
+
+    def __init__(self, model: Model, wrapper: WrapperFacts, kfacts: dict[str, KernelFacts],
+                 producers: dict[str, list[int]], canonical: Callable[[str], str], resolve: Callable[[str], str],
+                 param_map: Callable[[KernelFacts, int], dict[str, str]]) -> None:
+        self.model, self.wrapper, self.kfacts = model, wrapper, kfacts
+        self.producers, self.canonical, self.resolve, self.param_map = producers, canonical, resolve, param_map
+        self._memo: dict[tuple[str, int], Range | None] = {}
+        self._walked: dict[str, KernelFacts | None] = {}
+        self._calls: dict | None = None
+        self._reader: ShapeReader | None = None
+
+    def index_upper(self, facts: KernelFacts, index: ast.expr, line: int, launch_index: int) -> str | None:
+        """Inclusive maximum of `index` at `line` over the kernel's params and root symbols, with the
+        loads of buffers of known range at launch `launch_index` read as those ranges; None when
+        no buffer it is passed has a known range, or the maximum stays unknown."""
+        ranges = self.load_ranges(facts, launch_index)
+        return Values(facts, load_ranges=ranges).upper(index, line) if ranges else None
+
+    def steps(self, facts: KernelFacts, launch_index: int, pointers: set[str]) -> tuple[str, ...]:
+        """Chain steps for the buffers of known range among `pointers` (parameter order): what each
+        holds and which launch wrote it."""
+        launch, out = self.model.launches[launch_index], []
+        for param, (low, high) in self.load_ranges(facts, launch_index).items():
+            if param not in pointers:
+                continue
+            buf = launch.args[facts.params.index(param)]
+            writer = self.model.launches[[i for i in self.producers[self.canonical(buf)] if i < launch_index][-1]]
+            where = f"{writer.location.path.rsplit('/', 1)[-1]}:{writer.location.line}"
+            out.append(CHAIN["via-range"].format(buffer=buf, low=low, high=high, kernel=writer.kernel, where=where))
+        return tuple(out)
+
+    def shapes(self, index: int) -> tuple:
+        """Sizes (over root symbols) of the arguments of extern launch `index`."""
+        if self._calls is None:
+            self._calls = {(c.location, c.function): c for c in self.wrapper.calls}
+            self._reader = ShapeReader(self.wrapper, self.model, self.canonical, self.resolve)
+        launch = self.model.launches[index]
+        call = self._calls.get((launch.location, launch.kernel))
+        return self._reader(call) if call is not None and self._reader is not None else ()
+
+    def load_ranges(self, facts: KernelFacts, launch_index: int, depth: int = 0) -> dict[str, Range]:
+        """Pointer parameter -> range of the buffer launch `launch_index` passes there, where known."""
+        launch = self.model.launches[launch_index]
+        out: dict[str, Range] = {}
+        for pos, param in enumerate(facts.params):
+            if pos < len(launch.args) and POINTER_PARAM.match(param) and not param.startswith("out_ptr"):
+                found = self.buffer_range(launch.args[pos], launch_index, depth)
+                if found is not None:
+                    out[param] = found
+        return out
+
+    def buffer_range(self, buf: str, before: int, depth: int = 0) -> Range | None:
+        """Range of the values in `buf` as launch `before` reads it, or None (unknown)."""
+        buf = self.canonical(buf)
+        key = (buf, before)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # a cycle reads as unknown
+        writers = [i for i in self.producers.get(buf, ()) if i < before]
+        found = self._written(buf, writers[-1], depth + 1) if writers and depth < _DEPTH else None
+        self._memo[key] = found
+        return found
+
+    def _written(self, buf: str, index: int, depth: int) -> Range | None:
+        launch = self.model.launches[index]
+        if launch.extern:
+            transfer = EXTERN_TRANSFERS.get(shim_op(launch.kernel))
+            if transfer is None:
+                return None
+            names = launch.args
+            return transfer(launch.args, self.shapes(index),
+                            lambda i: self.buffer_range(names[i], index, depth) if i < len(names) else None)
+        facts = self._facts(launch.kernel)
+        if facts is None or facts.stores is None:
+            return None
+        params = [p for pos, p in enumerate(facts.params) if pos < len(launch.args) and p.startswith("out_ptr")
+                  and self.canonical(launch.args[pos]) == buf]
+        if len(params) != 1:
+            return None
+        stores = [s for s in facts.stores if s.pointer == params[0]]
+        if not stores or any(s.value is None for s in stores):
+            return None
+        values = Values(facts, load_ranges=self.load_ranges(facts, index, depth))
+        mapping = self.param_map(facts, index)
+        lows, highs = set(), set()
+        for store in stores:
+            if store.value is None:  # none is (checked above)
+                return None
+            low, high = values.lower(store.value, store.pos + 1), values.upper(store.value, store.pos + 1)
+            if low is None or high is None:
+                return None
+            try:
+                lows.add(_simplify(intervals.substitute(low, mapping)))
+                highs.add(_simplify(intervals.substitute(high, mapping)))
+            except ValueError:
+                return None
+        return (_join("min", lows), _join("max", highs))
+
+    def _facts(self, kernel: str) -> KernelFacts | None:
+        """The kernel's facts with its stores: a kernel the fast path did not walk is walked here."""
+        facts = self.kfacts.get(kernel)
+        if facts is None or facts.stores is not None or facts.kind != "triton":
+            return facts
+        if kernel not in self._walked:
+            helper = self.wrapper.helpers.get(f"call_{kernel}")
+            self._walked[kernel] = None if helper is None or helper.triton_source is None else parse_triton(
+                kernel, helper.triton_source, facts.location.path, helper.source_first_line, helper.source_indent)
+        return self._walked[kernel]
+
+
+def _join(fn: str, exprs: set[str]) -> str:
+    ordered = sorted(exprs)
+    out = ordered[0]
+    for e in ordered[1:]:
+        out = f"{fn}({out}, {e})"
+    return out

@@ -1,0 +1,127 @@
+"""Kernels' reads and writes against the size of the buffer they access (`Model.accesses`).
+
+A kernel's writes (stores.py's `RawStore`: the pointer and its position) and reads (the `load(...)`
+calls in its definitions) are matched, launch by launch, to the buffer passed for the pointer and its
+size: the wrapper's allocation (`aoti_torch_empty_strided(2, int_array_3, ...)`), or the input's or
+constant's shape. The loops around the access give its iteration space: C++ loop extents
+(`KernelFacts.extents`, vector-lane `_inner` loops left out), a Triton grid's `xnumel * ynumel`
+times its reduction's `r0_numel` (a masked access runs only where every mask holds).
+Inductor accesses a buffer inside loops over that buffer, so both become 0 together; a scatter
+(`out_ptr0[tmp1] = v` inside a loop over the index) or a resize (reads of the image inside loops
+over the output size) does not, and when a size empties the buffer while the loop still runs, every
+access lands outside it (`store-into-empty-buffer`, `read-from-empty-buffer`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable, Iterator
+
+from ..expr import intervals
+from ..parse.kernels import KernelFacts
+from ..core.model import Access, Model
+from .shapes import allocations
+from ..expr.values import Values, call_name, load_pointer
+from ..parse.wrapper import WrapperFacts
+
+
+def annotate(model: Model, wrapper: WrapperFacts, kfacts: dict[str, KernelFacts],
+             param_map: Callable[[KernelFacts, int], dict[str, str]], canonical: Callable[[str], str],
+             resolve: Callable[[str], str]) -> None:
+    """Fill `model.accesses`: one record per write and read of a generated kernel at each of its
+    launches, where the buffer's size and the access's loops are known."""
+    allocated = allocations(wrapper)
+    shapes = {inp.name: tuple(str(d.value) if d.value is not None else str(d.symbol) for d in inp.dims)
+              for inp in model.inputs if inp.dims and all(d.value is not None or d.symbol for d in inp.dims)}
+    shapes.update({c.name: tuple(str(s) for s in c.shape) for c in model.constants if c.shape})
+    spaces: dict[tuple[str, int], str | None] = {}
+    found: dict[str, list[tuple[str, int, bool]]] = {}
+    loads: dict[int, tuple[ast.AST, tuple[str, ...]]] = {}  # id of a shared expression -> its loads' pointers
+    for index, launch in enumerate(model.launches):
+        facts = None if launch.extern else kfacts.get(launch.kernel)
+        if facts is None or facts.locate is None or not _walked(facts):
+            continue
+        if facts.name not in found:
+            found[facts.name] = list(_accesses(facts, loads))
+        for pointer, pos, write in found[facts.name]:
+            at = facts.params.index(pointer)
+            if at >= len(launch.args):
+                continue
+            buf = launch.args[at]
+            sizes = shapes.get(buf) or allocated.get(buf) or allocated.get(canonical(buf))
+            key = (facts.name, pos if facts.kind == "cpp" else 0)  # a Triton grid is the kernel's
+            if key not in spaces:
+                spaces[key] = _space(facts, pos)
+            space_expr = spaces[key]
+            if sizes is None or space_expr is None:
+                continue
+            try:
+                numel = intervals.simplify("*".join(f"({resolve(s)})" for s in sizes) or "1")
+                space = intervals.simplify(intervals.substitute(space_expr, param_map(facts, index)))
+            except ValueError:
+                continue
+            model.accesses.append(Access(facts.name, pointer, buf, numel, space, facts.locate(pos),
+                                         launch.location, write))
+
+
+def _accesses(facts: KernelFacts, loads: dict[int, tuple[ast.AST, tuple[str, ...]]]) -> Iterator[tuple[str, int, bool]]:
+    """(pointer, position, write?) of the kernel's writes and reads, each position once. `loads`
+    memoizes the pointers loaded by each expression: kernels share the parse of a repeated line."""
+    seen: set[tuple[str, int]] = set()
+    for store in facts.stores or ():
+        # pos 0: a pointer also written in a form not read (stores.py): where, unknown.
+        if store.pos and store.pointer in facts.params and (store.pointer, store.pos) not in seen:
+            seen.add((store.pointer, store.pos))
+            yield store.pointer, store.pos, True
+    for defs in facts.defs.values():
+        for pos, expr in defs:
+            known = loads.get(id(expr))
+            if known is None or known[0] is not expr:  # the expression kept alive beside its id
+                known = loads[id(expr)] = (expr, tuple(
+                    p for node in ast.walk(expr)
+                    if isinstance(node, ast.Call) and (p := load_pointer(node)) and not _conditional(node)))
+            for pointer in known[1]:
+                if pointer in facts.params and not pointer.startswith("out_ptr") and (pointer, pos) not in seen:
+                    seen.add((pointer, pos))
+                    yield pointer, pos, False
+
+
+_GRID_MASK = re.compile(r"^(?:[xyz]|r\d*_?)mask$")
+
+
+def _conditional(load: ast.Call) -> bool:
+    """A Triton load masked by more than its grid (`tl.load(in_ptr0 + x0, tmp4 & xmask, other=0.0)`,
+    `tmp4 = x1 < ks0`: a `cat` or a pad reads each input only where its own rows are): it may never
+    run, so it is not counted as reading its buffer."""
+    if call_name(load) != "tl.load":  # C++ `load(in_ptr0, index)`: its second argument is the index
+        return False
+    masks = [load.args[1]] if len(load.args) > 1 else [k.value for k in load.keywords if k.arg == "mask"]
+    return any(isinstance(n, ast.Name) and not _GRID_MASK.match(n.id) for m in masks for n in ast.walk(m))
+
+
+def _walked(facts: KernelFacts) -> bool:
+    """A kernel whose accesses are read whatever the fast path decides: C++ kernels, and Triton
+    kernels with an assertion, a division or a reduction (triage.py walks those; with
+    AOTI_LINT_FAST_PATH=0 every kernel is walked, and the linked model must not change)."""
+    return facts.kind == "cpp" or bool(facts.assertions or facts.divisions or facts.reductions)
+
+
+_TRITON_NUMELS = ("xnumel", "ynumel", "znumel", "rnumel", "r0_numel", "r1_numel")
+
+
+def _space(facts: KernelFacts, pos: int) -> str | None:
+    """The product of the extents of the loops around position `pos` (over the kernel's params): "1"
+    for a C++ access outside any loop; None for a Triton kernel without a known grid."""
+    if facts.kind == "cpp":
+        extents = [extent for var, spans in facts.extents.items() if not var.endswith("_inner")
+                   for start, end, extent in spans if start <= pos < end]
+    else:
+        values = Values(facts)
+        # Every numel of the grid, the reduction's too: an access masked by `r0_mask` runs only when
+        # r0_numel > 0, and one outside the reduction loop is counted as running less often, never more.
+        extents = [e for e in (values.upper(ast.Name(n), pos) for n in _TRITON_NUMELS
+                               if n in facts.defs or n in values.params) if e is not None]
+        if not extents:
+            return None
+    return "*".join(f"({e})" for e in extents) or "1"

@@ -1,0 +1,1 @@
+"""The parsers: tree-sitter (ts.py only), the wrapper's facts, kernels, Triton text."""

@@ -1,0 +1,493 @@
+"""Facts from kernels: Triton source (parsed with `ast`, never executed) and C++ kernels
+(`extern "C" void cpp_fused_<k>(...)`, parsed with tree-sitter).
+
+Both kinds are reduced to one form, `KernelFacts`: parameter names in order, `tmpN`-style
+definitions as Python `ast` expressions, assertions, divisions and reductions. The value-range
+engine that reads them (which pointer parameters flow into a variable, and what symbolic range
+over the kernel's size parameters it takes) is `analyzer.expr.values`.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from . import ts
+from ..read.archive import poll
+from .stores import RawStore, call_name_of, combine_op, cpp_stores, store_pointer
+from ..expr.values import DIVISION_OPS, Values, call_name, division
+from ..core.findings import Location
+
+# The one grammar of an index-bound message (why.parse reads failures with it too). The bound runs
+# to the end and is stripped in Python: a lazy `.+?\s*$` rescans every run of spaces (quadratic on
+# a hostile message).
+MESSAGE_RE = re.compile(
+    r"index out of bounds:\s*(?:(?P<lower>-?\d+)L?\s*<=\s*)?(?P<var>[^<]+)<\s*(?P<bound>.+)$"
+)
+# The index: a variable (`tmp4`) or, where Inductor checks an index it computed, an expression of
+# them (`2 + x0`: BART's positions, an arange shifted by the padding offset).
+_INDEX = re.compile(r"\w+|[\w+\-* ()]+")
+_REDUCTIONS = {
+    "max2": "max", "max": "max", "min2": "min", "min": "min", "argmax": "argmax", "argmin": "argmin",
+    "prod": "prod", "max_with_index": "argmax", "min_with_index": "argmin",
+}
+
+
+@dataclass
+class RawAssertion:
+    message: str
+    index_var: str | None
+    lower: int | None
+    bound: str
+    bound_py: str | None               # the bound in Python syntax over kernel params
+    location: Location
+    line: int                          # position key inside the kernel (for reaching definitions)
+    space: str | None = None           # the check runs only when this (over kernel params) is > 0
+    parallel: bool | None = None       # C++: inside an OpenMP parallel region; None: Triton
+
+
+@dataclass
+class RawDivision:
+    divisor: str                       # the divisor variable/expression as written
+    divisor_expr: str | None           # over kernel params
+    location: Location
+    integer: bool = False
+    space: str | None = None           # the line runs only when this (over kernel params) is > 0
+
+
+@dataclass
+class RawReduction:
+    op: str
+    extent_expr: str | None            # over kernel params
+    location: Location
+    space: str | None = None           # the identity is used only when this (over kernel params) is > 0
+
+
+@dataclass
+class KernelFacts:
+    name: str
+    kind: str                          # "triton" | "cpp"
+    params: tuple[str, ...]
+    location: Location
+    param_types: dict[str, str] = field(default_factory=dict)
+    defs: dict[str, list[tuple[int, ast.expr]]] = field(default_factory=dict)
+    # iteration var -> [(start, end, exclusive extent)] per loop over it: C++ kernels reuse `x1`
+    # for successive loops with different extents, so a use is matched to its enclosing loop
+    # (start/end are byte offsets, the same keys as `defs` positions).
+    extents: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+
+    def extent_at(self, var: str, pos: int) -> str | None:
+        best = None
+        for start, end, extent in self.extents.get(var, ()):
+            if start <= pos < end and (best is None or start > best[0]):
+                best = (start, extent)
+        return best[1] if best else None
+    assertions: list[RawAssertion] = field(default_factory=list)
+    divisions: list[RawDivision] = field(default_factory=list)
+    reductions: list[RawReduction] = field(default_factory=list)
+    # Other checks with a literal message (`throw std::runtime_error("one_hot: Class values ...")`):
+    # not index bounds, but `why` can still route their failures.
+    messages: list[tuple[str, Location]] = field(default_factory=list)
+    problem: str | None = None
+    # Writes through `out_ptrN` parameters (buffers.py derives the values a buffer holds from
+    # them); None when the kernel was not walked (triage's fast path).
+    stores: list[RawStore] | None = None
+    # Triton scan combine helpers (`_triton_helper_fn_add0`) -> the operation they perform ("add").
+    combines: dict[str, str] = field(default_factory=dict)
+    # A `defs` position (C++: byte offset, Triton: line) -> its Location.
+    locate: Callable[[int], Location] | None = None
+    # Read line by line (tritonlines.py): id of an assigned or stored value -> its text, which
+    # helper_worker sends instead of cutting it from the source by the node's position.
+    segments: dict[int, str] | None = None
+
+
+def parse_message(message: str) -> tuple[int | None, str | None, str]:
+    """`index out of bounds: 0 <= tmp4 < ks0` -> (0, "tmp4", "ks0"); one-sided forms give lower None;
+    `index out of bounds: 2 + x0 < 130` -> (None, "2 + x0", "130")."""
+    m = MESSAGE_RE.search(message)
+    var = re.sub(r"(?<=\d)[lL]+\b", "", m.group("var").strip()) if m else ""
+    if not m or not _INDEX.fullmatch(var) or index_node(var) is None:
+        return None, None, ""
+    lower = int(m.group("lower")) if m.group("lower") is not None else None
+    return lower, var, m.group("bound").strip()
+
+
+@functools.lru_cache(maxsize=1024)
+def index_node(var: str) -> ast.expr | None:
+    """The index of a parsed message as an expression (a Name for a variable), or None."""
+    if var.isidentifier():
+        return ast.Name(var, ast.Load())
+    try:
+        return ast.parse(var, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def bound_to_py(bound: str) -> str | None:
+    """The bound of an assertion message in the size-expression language, or None.
+
+    `100L` -> `100`; `ks0*ks1` stays; Triton's
+    `libdevice.trunc(tl.full([], 0.12, tl.float64)*ks1.to(tl.float64)).to(tl.int32)` and C++'s
+    `static_cast<int64_t>(std::trunc(0.12*static_cast<double>(ks3)))` both become `trunc(0.12 * ks1)`.
+    """
+    text = re.sub(r"(?<=\d)[lL]+\b", "", bound)
+    tree: ast.expr | None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        tree = _cpp_bound(bound)
+        if tree is None:
+            return None
+    try:
+        return ast.unparse(_Normalize().visit(tree))
+    except (RecursionError, ValueError):
+        return None
+
+
+def _cpp_bound(bound: str) -> ast.expr | None:
+    tree, _ = ts.parse(f"auto __bound = {bound};".encode("utf-8", "replace"))
+    assert tree is not None  # None only for a parse that was stopped
+    for m in ts.matches("declarations", tree.root_node):
+        try:
+            return ast.parse(ts.cpp_to_py(m["value"]), mode="eval").body
+        except (ts.ExprTooDeep, SyntaxError, RecursionError, MemoryError, ValueError):
+            return None
+    return None
+
+
+class _Normalize(ast.NodeTransformer):
+    """Drop dtype plumbing from Triton/C++ size expressions: `.to(...)`, `tl.full([], v, t)`,
+    `libdevice.trunc` -> `trunc`."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        name = call_name(node)
+        short = name.split(".")[-1]
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+            return self.visit(node.func.value)
+        if short == "full" and len(node.args) >= 2:
+            return self.visit(node.args[1])
+        if short in ("trunc", "floor", "ceil", "floordiv", "max", "min", "maximum", "minimum") and node.args:
+            fn = {"maximum": "max", "minimum": "min"}.get(short, short)
+            return ast.Call(ast.Name(fn), [self.visit(a) for a in node.args], [])
+        if short in ("static_cast", "convert", "cast") and node.args:
+            return self.visit(node.args[0])
+        return self.generic_visit(node)
+
+
+# --- Triton ------------------------------------------------------------------------------------
+
+def parse_triton(name: str, source: str, path: str, first_line: int, indent: int,
+                 helper_params: tuple[str, ...] = ()) -> KernelFacts:
+    """Facts from one Triton kernel's source as embedded in the wrapper comment."""
+    loc = Location(path, first_line, 1)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return KernelFacts(name, "triton", helper_params, loc, problem=f"cannot parse Triton source: {type(exc).__name__}")
+    # The kernel is a top-level def; walking the whole module would also walk the decorator's
+    # large triton_meta/inductor_meta dicts.
+    # Scans define helper functions first (`def _triton_helper_fn_add0(...)` for
+    # tl.associative_scan): take the def named in async_compile.triton('<name>', ...), else the last.
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    fn = next((n for n in defs if n.name == name), defs[-1] if defs else None)
+    if fn is None:
+        return KernelFacts(name, "triton", helper_params, loc, problem="no kernel function in the Triton source")
+
+    params = tuple(a.arg for a in fn.args.args)
+    facts = KernelFacts(fn.name or name, "triton", params,
+                        Location(path, first_line + fn.lineno - 1, fn.col_offset + indent + 1))
+    facts.param_types = _triton_signature(fn)
+    facts.combines = {d.name: op for d in defs if d is not fn and (op := combine_op(d))}
+    events = ((node, line, 0, 0) for stmt in fn.body for node, line in _walk_statements(stmt))
+    return triton_facts(facts, events, path, first_line, indent)
+
+
+def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, int]], path: str,
+                 first_line: int, indent: int) -> KernelFacts:
+    """`facts` (name, parameters, signature) completed from the kernel body's nodes: `events` are
+    (node, line of its statement, line shift, column shift) in `_walk_statements`' order over the
+    body, from the parse of the whole function or (tritonlines.py) from one shared parse per line
+    text, whose nodes sit at line 1 of their own line (the shifts place them)."""
+
+    def where(node: ast.AST, dl: int, dc: int) -> Location:
+        # The column shift is the indentation of a line parsed without it: line 1 of its parse.
+        line = getattr(node, "lineno", 1)
+        return Location(path, first_line + line + dl - 1,
+                        getattr(node, "col_offset", 0) + (dc if line == 1 else 0) + indent + 1)
+
+    facts.locate = lambda line: Location(path, first_line + line - 1, indent + 1)
+    # One pass over the body: definitions, assertions, and the division/reduction candidates
+    # (checked once all definitions are known, since they read definitions by line).
+    candidates: list[tuple[ast.AST, int, int, int]] = []
+    facts.stores = []
+    pointer_uses: dict[str, int] = {}
+    params = facts.params
+    for node, line, dl, dc in events:
+        # The kinds read here are those tritonlines._read keeps: a new one goes in both.
+        if isinstance(node, ast.Name):
+            if node.id.startswith("out_ptr"):
+                pointer_uses[node.id] = pointer_uses.get(node.id, 0) + 1
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    facts.defs.setdefault(target.id, []).append((node.lineno + dl, node.value))
+                elif isinstance(target, ast.Tuple) and call_name_of(node.value).endswith("associative_scan"):
+                    # `tmp7, = tl.associative_scan((tmp6,), 1, fn)`: element i of the scan.
+                    for i, elt in enumerate(target.elts):
+                        if isinstance(elt, ast.Name):
+                            facts.defs.setdefault(elt.id, []).append(
+                                (node.lineno + dl, ast.Subscript(node.value, ast.Constant(i), ast.Load())))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            facts.defs.setdefault(node.target.id, []).append((node.lineno + dl, node.value))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, DIVISION_OPS):
+            candidates.append((node, line, dl, dc))
+        elif isinstance(node, ast.Call):
+            name = call_name(node)
+            if name.endswith("device_assert") and len(node.args) >= 2:
+                msg_node = node.args[1]
+                if isinstance(msg_node, ast.Constant) and isinstance(msg_node.value, str):
+                    message = msg_node.value
+                    lower, var, bound = parse_message(message)
+                    facts.assertions.append(RawAssertion(message, var, lower, bound,
+                                                         bound_to_py(bound) if bound else None,
+                                                         where(node, dl, dc), node.lineno + dl))
+            else:
+                if name.endswith("store") and len(node.args) >= 2:
+                    pointer = store_pointer(node.args[0])
+                    if pointer is not None:
+                        facts.stores.append(RawStore(pointer, line, node.args[1]))
+                candidates.append((node, line, dl, dc))
+    for pointer, uses in pointer_uses.items():
+        if uses != sum(1 for st in facts.stores if st.pointer == pointer):
+            facts.stores.append(RawStore(pointer, 0, None))  # also written some other way
+    values = Values(facts)
+    for raw in facts.assertions:
+        raw.space = _triton_space(values, raw.line)
+    reduction_extent: str | None | bool = False  # computed on first use
+    for node, line, dl, dc in candidates:
+        found = division(values, node, line)
+        if found is not None:
+            facts.divisions.append(RawDivision(found[0], found[1], where(node, dl, dc), found[2],
+                                               _triton_space(values, line)))
+            continue
+        if not isinstance(node, ast.Call):
+            continue
+        fname = call_name(node)
+        short = fname.rsplit(".", 1)[-1]
+        if short in _REDUCTIONS and fname.startswith(("triton_helpers", "tl.")) and len(node.args) >= 2:
+            if reduction_extent is False:
+                reduction_extent = None
+                for numel in ("r0_numel", "rnumel"):
+                    if numel in facts.defs or numel in params:
+                        reduction_extent = values.upper(ast.Name(numel), line)
+                        if reduction_extent is not None:
+                            break
+            extent = reduction_extent if isinstance(reduction_extent, str) else None
+            facts.reductions.append(RawReduction(_REDUCTIONS[short], extent, where(node, dl, dc),
+                                                 _triton_space(values, line)))
+    return facts
+
+
+
+# Fields walked per node class: not the expression contexts and operators (`Load()`, `Add()`), leaf
+# nodes that are none of what the caller looks for (a third of a kernel's nodes).
+_WALKED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _walk_statements(stmt: ast.AST):
+    """(node, line of its statement) for every node under `stmt`; faster than ast.walk for the
+    shapes Inductor emits, and iterative (no recursion on hostile nesting)."""
+    stack: list[tuple[ast.AST, int]] = [(stmt, getattr(stmt, "lineno", 0))]
+    while stack:
+        node, line = stack.pop()
+        yield node, line
+        if isinstance(node, ast.stmt):
+            line = node.lineno
+        fields = _WALKED_FIELDS.get(type(node))
+        if fields is None:
+            fields = _WALKED_FIELDS[type(node)] = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                stack.append((value, line))
+            elif isinstance(value, list):
+                stack.extend((v, line) for v in value if isinstance(v, ast.AST))
+
+
+def _triton_signature(fn: ast.FunctionDef) -> dict[str, str]:
+    """`triton_meta={'signature': {'in_ptr0': '*i64', ...}}` from the heuristics decorator."""
+    for deco in fn.decorator_list:
+        if not isinstance(deco, ast.Call):
+            continue
+        for kw in deco.keywords:
+            if kw.arg != "triton_meta" or not isinstance(kw.value, ast.Dict):
+                continue
+            for key, value in zip(kw.value.keys, kw.value.values):
+                if isinstance(key, ast.Constant) and key.value == "signature" and isinstance(value, ast.Dict):
+                    out = {}
+                    for k, v in zip(value.keys, value.values):
+                        if isinstance(k, ast.Constant) and isinstance(v, ast.Constant):
+                            out[str(k.value)] = str(v.value)
+                    return out
+    return {}
+
+
+# --- C++ kernels -------------------------------------------------------------------------------
+
+_CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
+_REDUCE_OPS = ("max", "min", "argmax", "argmin", "prod")
+
+
+def _reduce_op(name: str) -> str | None:
+    """The reduction a C++ accumulator helper performs, from its name: `max_masked_reduce`,
+    `min_propagate_nan`, `argmax_combine[_vec]` -> max, min, argmax."""
+    for suffix in ("_masked_reduce", "_propagate_nan", "_combine"):
+        if name.endswith(suffix) and name[:-len(suffix)] in _REDUCE_OPS:
+            return name[:-len(suffix)]
+    return next((op for op in ("argmax", "argmin") if name.startswith(op + "_combine")), None)
+
+
+def parse_cpp(tree: ts.Tree, path: str, max_depth: int = 200,
+              functions: list[dict[str, ts.Node]] | None = None) -> list[KernelFacts]:
+    """Every `extern "C" void cpp_fused_<k>(...)` definition in a C++ member (`functions`: its
+    `ts.functions`, when the caller has them)."""
+    out = []
+    for m in ts.functions(tree.root_node) if functions is None else functions:
+        name = ts.text(m["name"]).strip()
+        if not _CPP_KERNEL.match(name):
+            continue
+        out.append(_cpp_kernel(name, m, path, max_depth))
+    return out
+
+
+def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
+    params = []
+    types: dict[str, str] = {}
+    for pname, declaration in ts.parameters(m["params"]):
+        params.append(pname)
+        types[pname] = " ".join(declaration.replace(pname, "").split())
+    line, col = ts.position(m["function"])
+    facts = KernelFacts(name, "cpp", tuple(params), Location(path, line, col), param_types=types)
+    body = m["body"]
+    facts.locate = lambda pos: _cpp_location(path, body, pos)
+    problems = 0
+
+    def to_ast(node: ts.Node) -> ast.expr:
+        nonlocal problems
+        try:
+            return ast.parse(ts.cpp_to_py(node, max_depth), mode="eval").body
+        except (ts.ExprTooDeep, SyntaxError, RecursionError, MemoryError, ValueError):
+            problems += 1
+            return ast.Call(ast.Name("unknown"), [], [])
+
+    for d in ts.matches("declarations", body):
+        var = ts.text(d["name"])
+        value = d["value"]
+        if ts.is_direct_init(value):
+            continue  # `T x(args)` constructs an object: no value to track
+        if ts.is_loop_initializer(d["declaration"]):
+            continue  # loop variables get their range from the loop (facts.extents), not the init
+        facts.defs.setdefault(var, []).append((ts.span(d["declaration"])[0], to_ast(value)))
+    for lp in ts.matches("loops", body):
+        var = ts.text(lp["var"])
+        start, end = ts.span(lp["loop"])
+        try:
+            facts.extents.setdefault(var, []).append((start, end, ts.cpp_to_py(lp["extent"], max_depth)))
+        except ts.ExprTooDeep:
+            problems += 1
+    for c in ts.matches("calls", body):
+        if ts.text(c["function"]).strip() != "AOTI_TORCH_CHECK":
+            continue
+        args = ts.children(c["args"])
+        message = ts.string_value(args[1]) if len(args) >= 2 else None
+        if message is None:
+            continue
+        lower, index_var, bound = parse_message(message)
+        line, col = ts.position(c["statement"])
+        pos = ts.span(c["statement"])[0]
+        facts.assertions.append(RawAssertion(message, index_var, lower, bound, bound_to_py(bound) if bound else None,
+                                             Location(path, line, col), pos, _product(_cpp_loops(facts, pos)),
+                                             ts.in_omp_parallel(c["statement"])))
+    facts.stores = cpp_stores(facts.params, body, to_ast)
+    values = Values(facts)
+    for defs in facts.defs.values():
+        for pos, expr in defs:
+            poll(f"reading kernel {name}")
+            for sub in ast.walk(expr):
+                found = division(values, sub, pos)
+                if found is not None:
+                    facts.divisions.append(RawDivision(*found[:2], _cpp_location(path, body, pos), found[2],
+                                                       _product(_cpp_loops(facts, pos))))
+    _cpp_reductions(facts, body, path, max_depth)
+    for t in ts.matches("throws", body):
+        message = ts.string_value(t["message"])
+        if message and len(message) <= 500:
+            facts.messages.append((message, Location(path, *ts.position(t["throw"]))))
+    if problems:
+        facts.problem = f"{problems} expression(s) in {name} could not be analysed"
+    return facts
+
+
+def _cpp_location(path: str, body: ts.Node, byte: int) -> Location:
+    found = ts.position_at(body, byte)
+    return Location(path, *found) if found is not None else Location(path)
+
+
+def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int) -> None:
+    """Accumulators like `tmp_acc0_vec = max_masked_reduce(tmp_acc0_vec, tmp0, n)` inside a loop.
+
+    The reduced extent is the product of the loops that enclose the accumulation but not the
+    accumulator's declaration (those are the loops it reduces over).
+    """
+    seen: set[tuple[str, str]] = set()
+    for m in ts.matches("assignments", body):
+        left = ts.text(m["left"]).strip()
+        if not left.startswith("tmp_acc"):
+            continue
+        op = next(filter(None, (_reduce_op(ts.text(i)) for i in ts.identifiers(m["right"]))), None)
+        if op is None and any(ts.text(p["factor"]) == left for p in ts.matches("products", m["right"])):
+            op = "prod"
+        if op is None:
+            continue
+        acc = left.removesuffix("_vec")
+        if (acc, op) in seen:
+            continue
+        seen.add((acc, op))
+        stmt = m["statement"]
+        stmt_byte, _ = ts.span(stmt)
+        # The accumulator's declaration (already among the kernel's definitions, by byte offset).
+        declared = [pos for pos, _ in facts.defs.get(acc, ()) if pos < stmt_byte]
+        decl_byte = max(declared) if declared else None
+        loops: list[str] = []
+        outer: list[str] = []
+        for var, loop_byte in ts.enclosing_loops(stmt, body):
+            extent = facts.extent_at(var, loop_byte)
+            # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.
+            if extent is None or var.endswith("_inner"):
+                continue
+            # Loops around the declaration are the kernel's own iteration space, not the reduction.
+            (outer if decl_byte is not None and loop_byte <= decl_byte else loops).append(extent)
+        line, col = ts.position(stmt)
+        facts.reductions.append(RawReduction(op, _product(loops), Location(path, line, col), _product(outer)))
+
+
+def _product(extents: list[str]) -> str | None:
+    return " * ".join(f"({e})" for e in extents) if extents else None
+
+
+def _cpp_loops(facts: KernelFacts, pos: int) -> list[str]:
+    """Extents of the loops around byte `pos` (vector-lane `_inner` loops left out): when one is 0,
+    the code at `pos` never runs."""
+    return [extent for var, spans in facts.extents.items() if not var.endswith("_inner")
+            for start, end, extent in spans if start <= pos < end]
+
+
+def _triton_space(values: Values, line: int) -> str | None:
+    """`xnumel * ynumel` of a Triton kernel (over its params): with either 0 the grid is empty and
+    no line of the kernel runs."""
+    return _product([e for e in (values.upper(ast.Name(n), line) for n in ("xnumel", "ynumel")
+                                 if n in values.facts.defs or n in values.params) if e is not None])
+

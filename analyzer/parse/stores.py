@@ -1,0 +1,86 @@
+"""Writes of generated kernels through their `out_ptrN` parameters (buffers.py derives from them the
+values a buffer holds): Triton `tl.store(out_ptr0 + (x0), tmp4, xmask)` (read by kernels.py's walk
+with the helpers here), C++ `tmp4.store(out_ptr0 + x0, 16);` and `out_ptr0[x0] = tmp3;` (the
+`stores` query). A pointer also named anywhere else gets a store of unknown value, so that a write
+of a form not read never passes for a known range. Also the scan combine helpers Triton kernels
+define (`_triton_helper_fn_add0`)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from . import ts
+from ..expr.values import call_name, shape_key
+
+
+@dataclass(eq=False)
+class RawStore:  # noqa: PLW1641 - compared, never hashed (its AST value is not hashable by content)
+    pointer: str                       # the pointer parameter written (`out_ptr0`)
+    pos: int                           # position key (C++: byte offset, Triton: line)
+    value: ast.expr | None             # the stored value; None: a write of a form not read
+
+    def __eq__(self, other: object) -> bool:
+        """Equal facts from two parses of one kernel (AST nodes compare by identity)."""
+        return isinstance(other, RawStore) and (self.pointer, self.pos, _dump(self.value)) == \
+            (other.pointer, other.pos, _dump(other.value))
+
+
+def _dump(node: ast.AST | None) -> object:
+    return None if node is None else shape_key(node)
+
+
+def call_name_of(node: ast.AST) -> str:
+    return call_name(node) if isinstance(node, ast.Call) else ""
+
+
+def store_pointer(target: ast.expr) -> str | None:
+    """`out_ptr0 + (x0)` or `out_ptr0` -> "out_ptr0" (the pointer parameter a store writes)."""
+    while isinstance(target, ast.BinOp) and isinstance(target.op, ast.Add):
+        target = target.left if isinstance(target.left, (ast.Name, ast.BinOp)) else target.right
+    return target.id if isinstance(target, ast.Name) and target.id.startswith("out_ptr") else None
+
+
+def combine_op(fn: ast.FunctionDef) -> str | None:
+    """"add" for a scan's combine helper that returns the sum of its two arguments
+    (`tmp0 = arg0_0 + arg1_0; return tmp0`), else None."""
+    args = [a.arg for a in fn.args.args]
+    if len(args) != 2 or not fn.body or not isinstance(fn.body[-1], ast.Return):
+        return None
+    result = fn.body[-1].value
+    if isinstance(result, ast.Name) and len(fn.body) == 2 and isinstance(fn.body[0], ast.Assign) \
+            and [t.id for t in fn.body[0].targets if isinstance(t, ast.Name)] == [result.id]:
+        result = fn.body[0].value
+    if isinstance(result, ast.BinOp) and isinstance(result.op, ast.Add) \
+            and {getattr(result.left, "id", None), getattr(result.right, "id", None)} == set(args):
+        return "add"
+    return None
+
+
+_OUT_POINTER = re.compile(r"\bout_ptr\d+\b")
+
+
+def cpp_stores(params: tuple[str, ...], body: ts.Node, to_ast: Callable[[ts.Node], ast.expr]) -> list[RawStore]:
+    """`tmp4.store(out_ptr0 + x0, 16);` and `out_ptr0[x0] = tmp3;` of `out_ptrN` parameters. A
+    pointer named anywhere else in the body (another write form) gets a store of unknown value."""
+    outs = [p for p in params if p.startswith("out_ptr")]
+    if not outs:
+        return []
+    stores: list[RawStore] = []
+    for m in ts.matches("stores", body):
+        if "method" in m and ts.text(m["method"]) != "store":
+            continue
+        pointer = next((ts.text(i) for i in ts.identifiers(m["target"]) if _OUT_POINTER.fullmatch(ts.text(i))), None)
+        if pointer is None:
+            continue
+        plain = "operator" not in m or ts.text(m["operator"]) == "="  # `+=` and friends: not read
+        stores.append(RawStore(pointer, ts.span(m["statement"])[0], to_ast(m["value"]) if plain else None))
+    uses: dict[str, int] = {}
+    for found in _OUT_POINTER.findall(ts.text(body)):
+        uses[found] = uses.get(found, 0) + 1
+    for pointer in outs:
+        if uses.get(pointer, 0) != sum(1 for st in stores if st.pointer == pointer):
+            stores.append(RawStore(pointer, 0, None))
+    return stores

@@ -1,0 +1,1 @@
+"""One answer per question about the linked model: sizes, relations, witnesses, source, headlines."""

@@ -1,0 +1,173 @@
+"""Headlines: each finding's short message (under ~100 characters, effect first, in the user's
+names), from the catalog's HEADLINES table, the fields its long message (`detail`) was filled with,
+and what the model and the finding's `source` say: the input's user name, the module and line of the
+user's code, what a failed check does on the device.
+
+Reads only the linked model and the findings (like the rules); run by `rules.run_rules` after source
+attribution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable
+
+from ..core.findings import Finding
+from ..core.messages import AT_ZERO, HEADLINES, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS
+from ..core.model import Model, shim_op
+from .source import ACCESS_OPS, DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
+
+LIMIT = 100        # a headline's length
+NAME_LIMIT = 40    # a user name (input, module path) inside it
+ELLIPSIS = "…"
+
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters with an ellipsis, never inside a code span (`...`)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if cut.count("`") % 2:  # an open code span: end before it
+        cut = cut[: cut.rfind("`")]
+    return cut.rstrip(" ,;:(") + ELLIPSIS
+
+
+def _name(text: str) -> str:
+    """A user name kept readable: a huge one keeps its head and its tail."""
+    if len(text) <= NAME_LIMIT:
+        return text
+    half = (NAME_LIMIT - 1) // 2
+    return text[:half] + ELLIPSIS + text[-half:]
+
+
+def dim_name(model: Model | None, f: Finding) -> str:
+    """`` `x.shape[1]` `` (the exported program's name), else `input 0 dim 1`; the input alone
+    when the finding is about a whole input."""
+    if f.input is None:
+        return "an input"
+    inp = model.inputs[f.input] if model is not None and 0 <= f.input < len(model.inputs) else None
+    if inp is not None and inp.user_name:
+        name = _name(inp.user_name)
+        return f"`{name}.shape[{f.dim}]`" if f.dim is not None else f"`{name}`"
+    return f"input {f.input} dim {f.dim}" if f.dim is not None else f"input {f.input}"
+
+
+def input_name(model: Model | None, f: Finding) -> str:
+    if f.input is None:
+        return "an input"
+    inp = model.inputs[f.input] if model is not None and 0 <= f.input < len(model.inputs) else None
+    if inp is not None and inp.user_name:
+        return f"`{_name(inp.user_name)}`"
+    return f"input {f.input}"
+
+
+def sites(f: Finding) -> list[str]:
+    """Where in the user's code, longest first: ` in `transformer.wpe` (Embedding)`, ` in
+    `transformer.wpe``, then nothing; ` at modeling_gpt2.py:576` for the root module."""
+    src = f.source
+    if src is None:
+        return [""]
+    cls = getattr(src, "class_name", None)
+    if src.module:
+        name = f" in `{_name(src.module)}`"
+        return [f"{name} ({cls})", name, ""] if cls else [name, ""]
+    if src.file:
+        base = src.file.replace("\\", "/").rsplit("/", 1)[-1]
+        return [f" at {_name(base)}:{src.line}", ""]
+    if cls:
+        return [f" in `{_name(cls)}.forward`", ""]
+    return [""]
+
+
+def user_op(f: Finding) -> str:
+    """The user's op (`embedding`, `mean`) behind the finding; without an exported program, the
+    first op of the kernel's name that can raise it (`index` of `triton_poi_fused_index_mul_0`),
+    else `kernel`."""
+    src = f.source
+    if src is not None and src.op:
+        return short_op(src.op)
+    known = _OPS.get(f.code, _ALL_OPS)
+    return next((op for op in kernel_ops(f.kernel) if op in known), "kernel") if f.kernel else "kernel"
+
+
+_ALL_OPS = INDEX_OPS | DIVISION_OPS | frozenset().union(*REDUCTION_OPS.values())
+# The ops that can raise each rule's finding, to name one from a kernel's name.
+_OPS = {"AOTI001": INDEX_OPS, "AOTI003": INDEX_OPS, "AOTI008": INDEX_OPS, "AOTI015": INDEX_OPS, "AOTI017": ACCESS_OPS, "AOTI018": ACCESS_OPS, "AOTI004": DIVISION_OPS | {"mean"},
+        "AOTI005": frozenset().union(*REDUCTION_OPS.values())}
+
+
+def fields(model: Model | None, f: Finding) -> dict[str, object]:
+    """The message's own fields plus the user-facing ones every headline may use."""
+    given = dict(f.message_fields or {})
+    more = int(given.get("more_dims", 0) or 0)  # a finding about several dims of one input
+    dim = dim_name(model, f) + (f" (and {more} more dim{'s' if more > 1 else ''})" if more else "")
+    device = str(getattr(model, "device", None) or "").split(":")[0].lower()
+    table = str(given.get("table", "") or "")
+    given.update(
+        dim_name=dim,
+        input_name=input_name(model, f),
+        user_op=user_op(f),
+        # A failed index check's outcome where the rule knew it (OpenMP region or not), else the device's.
+        verb=VERBS.get(str(given.get("outcome") or device), VERBS["unknown"]),
+        table_name=f"`{_name(table.split(' (')[0])}`" if table else "a constant",
+        aten_op=shim_op(str(given.get("call") or f.kernel or "")) or "ATen",
+        model=given.get("model", f.model),
+    )
+    if "calls" in given:  # extern calls that receive an empty tensor at size 0
+        given["at_zero"] = AT_ZERO["sdpa" if given.get("sdpa") else "calls"]
+    if "op" in given:  # a reduction's identity, short
+        given["identity"] = SHORT_IDENTITIES.get(str(given["op"]), "its identity")
+    return given
+
+
+def headline(model: Model | None, f: Finding) -> str:
+    """The finding's headline; its detail cut short when the catalog has none for its key."""
+    template = HEADLINES.get(f.message_key)
+    fallback = shorten(" ".join(f.detail.split()) or f.message, LIMIT)
+    if template is None:
+        return fallback
+    values = fields(model, f)
+    others = _other_minimums(model, f, values)
+    if others is not None:
+        values["dim_name"] = dim_name(model, f)  # the first dim alone: the others follow its comparison
+    # Witnesses the exported program's contract excludes (the severity dropped): said where it fits.
+    note = OUTSIDE_CONTRACT if values.get("outside_contract") else ""
+    text = ""
+    for site in sites(f):  # drop the class, then the place, before cutting the text
+        try:
+            text = str(template.format(**{**values, "site": site}))
+        except (KeyError, IndexError):  # a message built without its fields: never fail a report
+            return fallback
+        if others is not None:
+            text = text.replace(others[0], others[0] + others[1], 1)
+        if len(text) + len(note) <= LIMIT:
+            return text + note
+        if len(text) <= LIMIT and site == "":
+            return text
+    return shorten(text, LIMIT)
+
+
+def _other_minimums(model: Model | None, f: Finding, values: dict[str, object]) -> tuple[str, str] | None:
+    """For a finding about several dims of one input whose minimums differ: the first dim's
+    comparison and what follows it (`x.shape[0]` < 2, ` (and 2 more dims below theirs)`), so that
+    "< 2" is not said of dims compiled for >= 33."""
+    if values.get("more_same_min") is not False:
+        return None
+    raw_more = values.get("more_dims") or 0
+    more = int(raw_more) if isinstance(raw_more, (int, str)) else 0
+    first = dim_name(model, f)
+    lead = f"{first} < {values.get('min')}" if f.message_key != "unenforced-lower-bound.rejected" \
+        else f"{first} = {values.get('below')}"
+    return lead, f" (and {more} more dim{'s' if more > 1 else ''} below {'theirs' if more > 1 else 'its own'})"
+
+
+def fill(models: Iterable[Model], findings: Iterable[Finding]) -> list[Finding]:
+    """Findings with `message` set to their headline (the long text stays in `detail`)."""
+    by_name = {m.name: m for m in models}
+    out = []
+    for f in findings:
+        if f.detail:
+            f = replace(f, message=headline(by_name.get(f.model), f))
+        out.append(f)
+    return out

@@ -1,0 +1,389 @@
+"""Source attribution: the user's code behind a kernel, from the exported program's graph.
+
+A CUDA wrapper says which graph nodes each launch computes (`// Topologically Sorted Source Nodes:
+[arange, embedding, add], Original ATen: [...]`, kept in `Launch.comment`); C++ kernels often carry
+no such comment, so their name's op list (`cpp_fused_index_mul_0` -> index, mul) is matched against
+the graph's ops, in graph order. Of the candidate nodes, the one whose op can raise the finding
+(an indexing op for an index assertion, a reduction, a division) is chosen; each graph node
+carries its `stack_trace` (file, line, code) and `nn_module_stack` (module path and class).
+
+Reads only the linked model (`Model.graph`, launches, records); never the archive.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ..core.findings import Finding, Location
+from ..core.model import Assertion, GraphNode, Model
+
+# Ops whose index assertion Inductor emits (aten names without the overload).
+INDEX_OPS = frozenset({
+    "embedding", "embedding_bag", "_embedding_bag", "index", "index_select", "gather", "index_add",
+    "index_put", "index_put_", "_unsafe_index", "_unsafe_index_put", "scatter", "scatter_add",
+    "scatter_reduce", "take", "take_along_dim", "index_copy", "index_fill", "one_hot", "select",
+    "searchsorted", "bucketize", "_unsafe_masked_index", "nll_loss", "nll_loss_forward", "cross_entropy_loss",
+    "cross_entropy",
+})
+# Ops whose kernels access a buffer inside loops over another size (store-into-empty-buffer,
+# read-from-empty-buffer): the index ops and the resizes Inductor lowers to `_unsafe_index`.
+ACCESS_OPS = INDEX_OPS | frozenset({"upsample_bilinear2d", "upsample_nearest2d", "upsample_nearest1d",
+                                    "upsample_linear1d", "upsample_bicubic2d", "upsample_trilinear3d",
+                                    "upsample_nearest3d", "_upsample_bilinear2d_aa", "grid_sampler_2d"})
+# Ops whose output length the input's values decide (data-dependent-size-check).
+COUNT_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "_unique2", "nms"})
+REDUCTION_OPS = {
+    "max": frozenset({"amax", "max", "softmax", "_softmax", "log_softmax", "_log_softmax", "logsumexp",
+                      "cross_entropy_loss", "cross_entropy", "scaled_dot_product_attention", "cummax"}),
+    "min": frozenset({"amin", "min", "cummin"}),
+    "argmax": frozenset({"argmax", "max"}),
+    "argmin": frozenset({"argmin", "min"}),
+}
+DIVISION_OPS = frozenset({
+    "mean", "div", "true_divide", "floor_divide", "remainder", "fmod", "var", "std", "var_mean", "std_mean",
+    "layer_norm", "native_layer_norm", "group_norm", "native_group_norm", "batch_norm", "instance_norm",
+    "softmax", "_softmax", "log_softmax", "_log_softmax", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d", "cross_entropy_loss", "nll_loss",
+    "nll_loss_forward", "mse_loss", "interpolate", "upsample_nearest1d", "upsample_nearest2d", "rms_norm",
+    "scaled_dot_product_attention", "cumsum",
+})
+
+# Kernel names use the ops after decomposition; the exported graph has the ops before it.
+DECOMPOSED = {
+    "nll_loss_forward": ("cross_entropy_loss", "cross_entropy", "nll_loss"),
+    "log_softmax": ("cross_entropy_loss", "cross_entropy", "log_softmax"),
+    "native_layer_norm": ("layer_norm",),
+    "native_group_norm": ("group_norm",),
+    "unsafe_index": ("upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "interpolate",
+                     "upsample_bilinear2d"),
+    "addmm": ("linear",),
+    "mm": ("linear", "matmul"),
+    "bmm": ("matmul",),
+}
+
+_KERNEL_PREFIX = re.compile(r"^(?:cpp_fused|triton_(?:poi|per|red|tem|for)_fused|triton_fused|cpp)_")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([^\n]+)(?:\n[ \t]+([^\n]*))?')
+_TOPO = re.compile(r"Source Nodes:\s*\[([^\]]*)\]")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a finding comes from in the user's code (fields of the JSON `source` object)."""
+
+    file: str | None
+    line: int | None
+    code: str | None
+    module: str | None          # module path, `transformer.wpe` ("" for the root module)
+    module_class: str | None    # `torch.nn.modules.sparse.Embedding`
+    op: str                     # `aten.embedding.default`
+    node: str                   # the graph node (`embedding_1`)
+    ambiguous: bool = False     # several nodes could have produced the kernel; the first is shown
+    rows: int | None = None     # the indexed table's first dim, when it is a constant
+    index_from: str | None = None   # the op producing the index (`arange`), when it is a node
+    # The outermost frame outside torch (the user's call into the model, e.g. a wrapper's one-line
+    # forward) when it is not the frame above: (file, line, code).
+    called_from: tuple[str, int, str | None] | None = None
+
+    @property
+    def class_name(self) -> str | None:
+        return self.module_class.rsplit(".", 1)[-1] if self.module_class else None
+
+    def describe(self) -> str:
+        """`` `pos` (Embedding, 64 rows) indexed by `arange` at generate.py:141 (aten.embedding) ``"""
+        parts = []
+        if self.module:
+            what = f"`{self.module}`"
+            extra = ", ".join(x for x in (self.class_name, f"{self.rows} rows" if self.rows is not None else None) if x)
+        else:  # the root module's own forward
+            what = f"`{self.class_name}.forward`" if self.class_name else "the model's forward"
+            extra = f"{self.rows} rows" if self.rows is not None else ""
+        parts.append(f"{what}" + (f" ({extra})" if extra else ""))
+        if self.index_from:
+            parts.append(f"indexed by `{self.index_from}`")
+        if self.file:
+            parts.append(f"at {self.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}")
+        parts.append(f"({short_op(self.op)}{', ambiguous' if self.ambiguous else ''})")
+        return " ".join(parts)
+
+    def to_json(self) -> dict:
+        called = None
+        if self.called_from is not None:
+            called = {"file": self.called_from[0], "line": self.called_from[1], "code": self.called_from[2]}
+        return {"file": self.file, "line": self.line, "code": self.code, "module": self.module,
+                "module_class": self.module_class, "op": self.op, "node": self.node,
+                "ambiguous": self.ambiguous, "called_from": called}
+
+
+def short_op(op: str) -> str:
+    """`aten.embedding.default` -> `embedding`."""
+    parts = op.split(".")
+    if len(parts) >= 2 and parts[0] in ("aten", "prims", "higher_order"):
+        return parts[1]
+    return parts[-1] if len(parts) == 1 else parts[-2]
+
+
+def kernel_ops(kernel: str) -> list[str]:
+    """`cpp_fused_index_mul_0` -> ["index", "mul"] (words; ops with underscores are re-joined by
+    `_match_ops` against the graph's op names)."""
+    name = _KERNEL_PREFIX.sub("", kernel)
+    name = re.sub(r"_\d+$", "", name)
+    return [w for w in name.split("_") if w]
+
+
+def _norm(op: str) -> str:
+    """`index_put_` and `_log_softmax` match the kernel name's `index_put` and `log_softmax`."""
+    return op.strip("_")
+
+
+def _match_ops(words: Sequence[str], known: set[str]) -> list[str]:
+    """Greedy longest match of underscore words against known op names (`native_layer_norm`)."""
+    out, i = [], 0
+    while i < len(words):
+        for j in range(len(words), i, -1):
+            candidate = "_".join(words[i:j])
+            if candidate in known:
+                out.append(candidate)
+                i = j
+                break
+        else:
+            i += 1
+    return out
+
+
+def _frames(trace: str | None) -> list[tuple[str, int, str | None]]:
+    if not trace:
+        return []
+    return [(m.group(1), int(m.group(2)), (m.group(4) or "").strip() or None) for m in _FRAME.finditer(trace)]
+
+
+def frame(trace: str | None) -> tuple[str, int, str | None] | None:
+    """The user's frame of a stack trace: the innermost one outside torch itself (the line whose op
+    the kernel runs)."""
+    frames = _frames(trace)
+    if not frames:
+        return None
+    user = [f for f in frames if not _is_torch(f[0])]
+    return (user or frames)[-1]
+
+
+def called_from(trace: str | None) -> tuple[str, int, str | None] | None:
+    """The outermost frame outside torch (where the user's code called into the model), when it is
+    not the innermost one `frame` gives; None for a single frame."""
+    user = [f for f in _frames(trace) if not _is_torch(f[0])]
+    return user[0] if len(user) > 1 and user[0] != user[-1] else None
+
+
+def _is_torch(path: str) -> bool:
+    path = path.replace("\\", "/")
+    return path.startswith("torch/") or "/torch/" in path or "/site-packages/torch/" in path
+
+
+def _module(node: GraphNode) -> tuple[str | None, str | None]:
+    stack = [(p, c) for p, c in node.module_stack if "_empty_nn_module_stack" not in c]
+    return stack[-1] if stack else (None, None)
+
+
+class Attributor:
+    """Kernel -> candidate graph nodes for one model, computed once."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.by_name = {n.name: n for n in model.graph}
+        self.producer = {n.name: n for n in model.graph}   # node outputs are named like the node
+        self.position = {n.name: i for i, n in enumerate(model.graph)}
+        self._candidates: dict[str, tuple[list[GraphNode], bool]] = {}
+
+    def candidates(self, kernel: str) -> tuple[list[GraphNode], bool]:
+        """(nodes, from_comment): the nodes a kernel computes, from its launch comment when there is
+        one, else from its name's op list."""
+        if kernel not in self._candidates:
+            self._candidates[kernel] = self._find(kernel)
+        return self._candidates[kernel]
+
+    def _find(self, kernel: str) -> tuple[list[GraphNode], bool]:
+        for launch in self.model.launches:
+            if launch.kernel == kernel and launch.comment:
+                m = _TOPO.search(launch.comment)
+                if m:
+                    names = [n.strip() for n in m.group(1).split(",") if n.strip()]
+                    nodes = [self.by_name[n] for n in names if n in self.by_name]
+                    if nodes:
+                        return nodes, True
+        by_key: dict[str, set[str]] = {}
+        for n in self.model.graph:
+            op = short_op(n.op)
+            for key in {_norm(op), *(_norm(k) for k, targets in DECOMPOSED.items() if op in targets)}:
+                by_key.setdefault(key, set()).add(op)
+        ops = set().union(*(by_key[k] for k in _match_ops(kernel_ops(kernel), set(by_key))))
+        return [n for n in self.model.graph if short_op(n.op) in ops], False
+
+    def attribute(self, kernel: str | None, wanted: frozenset[str] | None,
+                  prefer=None) -> Source | None:
+        if not kernel or not self.model.graph:
+            return None
+        nodes, _ = self.candidates(kernel)
+        if not nodes:
+            return None
+        relevant = [n for n in nodes if wanted is None or short_op(n.op) in wanted] or nodes
+        if prefer is not None and len(relevant) > 1:
+            preferred = [n for n in relevant if prefer(n)]
+            if preferred:
+                relevant = preferred
+        if len(relevant) > 1 and wanted is not None:
+            relevant = self._by_order(kernel, relevant)
+        node = relevant[0]
+        return self._source(node, ambiguous=len(relevant) > 1)
+
+    def _by_order(self, kernel: str, nodes: list[GraphNode]) -> list[GraphNode]:
+        """Kernels are numbered in graph order (`_0`, `_1`, ...): among same-op nodes, the n-th kernel
+        of that op takes the n-th node when the counts agree."""
+        ops = {short_op(n.op) for n in nodes}
+        if len(ops) != 1:
+            return nodes
+        op = ops.pop()
+        same = sorted({k for k in self.model.kernels if op in kernel_ops(k) or op in _match_ops(
+            kernel_ops(k), {op})}, key=_kernel_number)
+        all_nodes = [n for n in self.model.graph if short_op(n.op) == op]
+        if kernel in same and len(same) == len(all_nodes) and set(nodes) <= set(all_nodes):
+            return [all_nodes[same.index(kernel)]]
+        return nodes
+
+    def _source(self, node: GraphNode, ambiguous: bool = False) -> Source:
+        found = frame(node.stack_trace)
+        module, cls = _module(node)
+        rows = None
+        index_from = None
+        op = short_op(node.op)
+        if op in INDEX_OPS and node.arg_shapes:
+            first = node.arg_shapes[0]
+            if first and first[0] is not None and node.args and node.args[0] not in _user_inputs(self.model):
+                rows = first[0]
+            for arg in node.args[1:]:
+                producer = self.producer.get(arg)
+                if producer is not None and short_op(producer.op) in ("arange", "add", "slice", "expand", "unsqueeze",
+                                                                       "view", "clamp", "sub"):
+                    index_from = _index_text(producer, self.producer)
+                    break
+        return Source(file=found[0] if found else None, line=found[1] if found else None,
+                      code=found[2] if found else None, module=module, module_class=cls, op=node.op,
+                      node=node.name, ambiguous=ambiguous, rows=rows, index_from=index_from,
+                      called_from=called_from(node.stack_trace))
+
+
+def _kernel_number(kernel: str) -> int:
+    m = re.search(r"_(\d+)$", kernel)
+    return int(m.group(1)) if m else -1
+
+
+def _user_inputs(model: Model) -> set[str]:
+    return {i.user_name for i in model.inputs if i.user_name}
+
+
+def _index_text(node: GraphNode, producers: dict[str, GraphNode], depth: int = 0) -> str | None:
+    """`arange(seq)`-like text for a position index: the arange behind a few shape ops."""
+    op = short_op(node.op)
+    if op == "arange":
+        return "arange"
+    if depth < 4:
+        for arg in node.args:
+            producer = producers.get(arg)
+            if producer is not None:
+                found = _index_text(producer, producers, depth + 1)
+                if found:
+                    return found
+    return None
+
+
+# -- findings and assertions ----------------------------------------------------------------------
+
+# Rules whose findings are about an index assertion: their user op is the index op behind it.
+INDEX_CODES = ("AOTI001", "AOTI003", "AOTI008", "AOTI015")
+
+def _wanted(model: Model, f: Finding) -> frozenset[str] | None:
+    if f.code in INDEX_CODES:
+        return INDEX_OPS
+    if f.code == "AOTI005":
+        for r in model.reductions:
+            if r.location == f.location and r.kernel == f.kernel:
+                return REDUCTION_OPS.get(r.op)
+        return frozenset().union(*REDUCTION_OPS.values())
+    if f.code == "AOTI004":
+        return DIVISION_OPS
+    if f.code == "AOTI016":
+        return COUNT_OPS
+    if f.code in ("AOTI017", "AOTI018"):
+        return ACCESS_OPS
+    return None
+
+
+def _assertion_at(model: Model, location: Location, kernel: str | None) -> Assertion | None:
+    return next((a for a in model.assertions if a.location == location and a.kernel == kernel), None)
+
+
+def for_assertion(attributor: Attributor, a: Assertion) -> Source | None:
+    """The index op behind an assertion: a constant bound prefers the table of that many rows, a
+    dynamic bound the node indexing the input whose dim is the bound."""
+    model = attributor.model
+    names = {user for r in a.bound_sources
+             if 0 <= r.input < len(model.inputs) and (user := model.inputs[r.input].user_name)}
+
+    def prefer(node: GraphNode) -> bool:
+        if a.bound_value is not None:
+            shape = node.arg_shapes[0] if node.arg_shapes else None
+            return shape is not None and len(shape) > 0 and shape[0] == a.bound_value
+        return bool(node.args) and _derives_from(node.args[0], names, attributor.producer)
+
+    return attributor.attribute(a.kernel, INDEX_OPS, prefer)
+
+
+def _derives_from(name: str, inputs: set[str], producers: dict[str, GraphNode], depth: int = 0) -> bool:
+    """True when the tensor `name` is one of `inputs` or computed from one (a few ops back)."""
+    if name in inputs:
+        return True
+    producer = producers.get(name)
+    if producer is None or depth > 8:
+        return False
+    return any(_derives_from(arg, inputs, producers, depth + 1) for arg in producer.args)
+
+
+def for_finding(attributor: Attributor, f: Finding) -> Source | None:
+    """The user's code behind a finding about a kernel; None for findings about the package or an
+    input as a whole, or without an exported program."""
+    if not f.kernel or not attributor.model.graph:
+        return None
+    if f.code in INDEX_CODES:
+        a = _assertion_at(attributor.model, f.location, f.kernel)
+        if a is not None:
+            return for_assertion(attributor, a)
+    if f.code == "AOTI013":
+        read = next((r for r in attributor.model.constant_reads
+                     if r.kernel == f.kernel and r.location == f.location and r.fqn), None)
+        if read is not None and read.fqn:
+            return for_constant(attributor, f.kernel, read.fqn)
+    return attributor.attribute(f.kernel, _wanted(attributor.model, f))
+
+
+def for_constant(attributor: Attributor, kernel: str, fqn: str) -> Source | None:
+    """The node of `kernel` that reads the parameter or buffer `fqn`: export names its placeholder
+    `p_`/`b_`/`c_` + the path with dots as underscores (`self.pos[:, :n]` -> slice of `p_pos`)."""
+    flat = fqn.replace(".", "_")
+    names = {prefix + flat for prefix in ("p_", "b_", "c_")}
+    return attributor.attribute(kernel, None, lambda node: bool(names.intersection(node.args)))
+
+
+def attribute(models: Iterable[Model], findings: Iterable[Finding]) -> list[Finding]:
+    """Findings with `source` filled in where the model has an exported program's graph."""
+    from dataclasses import replace
+
+    attributors = {m.name: Attributor(m) for m in models if m.graph}
+    out = []
+    for f in findings:
+        attributor = attributors.get(f.model)
+        if attributor is not None and f.source is None:
+            source = for_finding(attributor, f)
+            if source is not None:
+                f = replace(f, source=source)
+        out.append(f)
+    return out

@@ -1,0 +1,1 @@
+"""The bounded archive reader and what it reads without parsing C++: layout, exported programs."""

@@ -1,0 +1,623 @@
+"""Read a `torch.export.save` archive (an exported program) without torch and without unpickling.
+
+Only the JSON members `<root>/models/<name>.json` are read (with bounded reads), or, as torch 2.6
+and 2.7 save it, `serialized_exported_program.json` at the top (same schema, read as "model"); the
+weights, constants and sample inputs (`data/`, `serialized_*.pt`) are pickles or raw tensors and
+are never opened.
+
+What we take from the JSON (schema 8.x, torch 2.11-2.13):
+- `graph_module.signature.input_specs`: which graph inputs are the user's. AOTInductor's
+  `inputs_info_` holds the user inputs only (parameters and buffers become constants), in the
+  flattened order of `(args, kwargs)`, which is the order of the `user_input` specs. Constant user
+  inputs (`constant_input`, or a plain `as_int`/`as_none`... argument) are passed as None and are
+  not in `inputs_info_`, so they are left out here too.
+- `graph_module.graph.tensor_values[name].sizes`: per dim either `{"as_int": 8}` or
+  `{"as_expr": {"expr_str": "Symbol('s77', positive=True, integer=True)", ...}}` (torch 2.13 writes
+  sympy's `srepr`; older versions wrote `str`, e.g. `"s77"`). Both are turned into plain text.
+- `range_constraints`: `{"s77": {"min_val": 0, "max_val": null}}`. torch 2.13 records a named
+  `Dim("n")` as min 0 and max null (int_oo); `Dim.AUTO`/`Dim.DYNAMIC` as min 2. Older versions wrote
+  `sys.maxsize - 1` for "no upper bound", so huge maxima read as None.
+
+`apply()` copies the user's names and the declared ranges onto the linked model's inputs.
+
+Long module: reading (through archive.py), the JSON schema walk, sympy `srepr` parsing and applying
+the result to the model are one chain over one document; they change together with torch's schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from ..core.model import GraphNode, Model, Problem, ProblemKind
+
+if TYPE_CHECKING:  # for the annotations; `_read_archive` imports it when it runs
+    from . import archive
+
+MAX_JSON_BYTES = 64 * 1024 * 1024   # one exported program's JSON; real ones are kilobytes to a few MB
+HUGE = 2**62                        # maxima at or above this mean "unbounded" (int_oo, sys.maxsize - 1)
+
+# c10::ScalarType as the export schema numbers it (torch/_export/serde/schema.py ScalarType).
+_SCHEMA_DTYPES = {
+    1: "uint8", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 6: "float16", 7: "float32",
+    8: "float64", 9: "complex32", 10: "complex64", 11: "complex128", 12: "bool", 13: "bfloat16",
+    28: "uint16", 29: "float8_e4m3fn", 30: "float8_e5m2", 31: "float8_e4m3fnuz",
+    32: "float8_e5m2fnuz", 33: "float8_e8m0fnu", 34: "uint32", 35: "uint64",
+}
+
+_KNOWN_SPECS = {"user_input", "parameter", "buffer", "tensor_constant", "custom_obj", "token",
+                "constant_input"}
+
+
+@dataclass(frozen=True)
+class DeclaredDim:
+    """One dim as `torch.export` declared it: an int (`value`) or a symbol/expression with its range.
+
+    `symbol` is the size expression as text (`s77`, `2*s77`); min/max are None when unknown or
+    unbounded. A static dim has min == max == value.
+    """
+
+    dim: int
+    symbol: str | None
+    value: int | None
+    min: int | None
+    max: int | None
+
+
+@dataclass(frozen=True)
+class ExportedInput:
+    """One user input in AOTI's flat order (`inputs_info_` position == index in `inputs`)."""
+
+    name: str
+    dims: tuple[DeclaredDim, ...]
+    kind: str = "tensor"              # "tensor" | "symint" | "symfloat" | "symbool"
+    dtype: str | None = None          # "float32", "int64", ...
+    device: str | None = None         # "cpu", "cuda", "cuda:0"
+
+
+@dataclass(frozen=True)
+class ExportedProgram:
+    inputs: tuple[ExportedInput, ...]
+    path: str
+    name: str = "model"
+    member: str = ""
+    torch_version: str | None = None
+    range_constraints: dict[str, tuple[int | None, int | None]] = field(default_factory=dict,
+                                                                       compare=False)
+    nodes: tuple[GraphNode, ...] = field(default=(), compare=False)   # the graph, for attribution
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the archive
+
+
+_LEGACY_MEMBER = "serialized_exported_program.json"   # torch 2.6 and 2.7: one program, at the top
+
+
+def _model_name(member: str) -> str | None:
+    """`root/models/model.json` -> "model"; torch 2.6/2.7's `serialized_exported_program.json`
+    -> "model"; None for anything else (e.g. data/**/x_metadata.json)."""
+    parts = PurePosixPath(member).parts
+    if parts == (_LEGACY_MEMBER,):
+        return "model"
+    if len(parts) in (2, 3) and parts[-2] == "models" and parts[-1].endswith(".json"):
+        if len(parts) == 3 and parts[0] in ("data", "models"):
+            return None
+        return parts[-1][: -len(".json")] or None
+    return None
+
+
+def _read_archive(path: str, limits: "archive.Limits | None",
+                  deadline: "archive.Deadline | None") -> dict[str, str]:
+    """Exported-program JSON members of a zip or folder: {member: text}.
+
+    Read through archive.py, the one bounded reader: the same member count, size, compression,
+    overlap, link and time limits as a package, and each JSON at most MAX_JSON_BYTES."""
+    from . import archive
+
+    limits = limits or archive.Limits()
+    if limits.max_member_bytes > MAX_JSON_BYTES:
+        limits = dataclasses.replace(limits, max_member_bytes=MAX_JSON_BYTES)
+    out: dict[str, str] = {}
+    with archive.open_archive(path, limits, deadline) as reader:
+        for member in reader.members:
+            if _model_name(member) is not None:
+                out[member] = reader.read_text(member)
+    return out
+
+
+def _members(source: Any, limits: Any = None, deadline: Any = None) -> tuple[str, dict[str, str]]:
+    """(display path, {member: json text}) from a path, an archive.Package-like or a model.Package."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        return path, _read_archive(path, limits, deadline)
+    # archive.Package (another module): `.exported_programs` member names and bounded `.read_text`.
+    members = getattr(source, "exported_programs", None)
+    read_text = getattr(source, "read_text", None)
+    path = str(getattr(source, "path", "<package>"))
+    if members is not None and callable(read_text):
+        from .archive import ArchiveError, TimeLimitError
+
+        out = {}
+        for member in members:
+            try:
+                text = read_text(member)
+            except TimeLimitError:
+                raise
+            except ArchiveError as exc:  # a bad member (limits, damage): one line, as ValueError
+                raise ValueError(str(exc) or f"{path}: cannot read {member}") from None
+            if len(text) > MAX_JSON_BYTES:
+                raise ValueError(f"{path}: {member} is larger than {MAX_JSON_BYTES} bytes")
+            out[member] = text
+        return path, out
+    if getattr(source, "path", None):
+        # The linked model.Package only knows its path: read the archive ourselves.
+        return _members(source.path, limits, deadline)
+    raise ValueError(f"cannot read an exported program from {type(source).__name__}")
+
+
+def read_exported_programs(path_or_package: Any, limits: Any = None,
+                           deadline: Any = None) -> dict[str, ExportedProgram]:
+    """Every exported program in the archive, by model name (`models/<name>.json`). May be empty.
+
+    `limits` (archive.Limits) and `deadline` (archive.Deadline) bound the read of a path."""
+    path, members = _members(path_or_package, limits, deadline)
+    out: dict[str, ExportedProgram] = {}
+    for member, text in sorted(members.items()):
+        name = _model_name(member) or PurePosixPath(member).stem
+        out[name] = parse_exported_json(text, path=path, member=member, name=name)
+    return out
+
+
+def read_exported_program(path_or_package: Any, name: str | None = None, limits: Any = None,
+                          deadline: Any = None) -> ExportedProgram:
+    """The exported program named `name`, else "model", else the only one.
+
+    Raises ValueError (one line) when there is none, when it is ambiguous, or on a bad layout.
+    """
+    programs = read_exported_programs(path_or_package, limits, deadline)
+    path = os.fspath(path_or_package) if isinstance(path_or_package, (str, os.PathLike)) \
+        else str(getattr(path_or_package, "path", "<package>"))
+    if not programs:
+        raise ValueError(f"{path}: no exported program (models/*.json, or {_LEGACY_MEMBER}) in the archive")
+    if name is not None:
+        if name not in programs:
+            raise ValueError(f"{path}: no exported program named {name!r} "
+                             f"(has {', '.join(sorted(programs))})")
+        return programs[name]
+    if "model" in programs:
+        return programs["model"]
+    if len(programs) == 1:
+        return next(iter(programs.values()))
+    raise ValueError(f"{path}: several exported programs ({', '.join(sorted(programs))}); "
+                     "pick one by name")
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing the JSON
+
+
+def _get(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _union(obj: Any) -> tuple[str, Any] | None:
+    """The schema writes unions as one-key objects (`{"as_tensor": {...}}`); older writers added
+    `"type"`/`"value"` style keys or nulls beside it, so take the first non-null field."""
+    if not isinstance(obj, dict):
+        return None
+    if "type" in obj and "value" in obj and isinstance(obj["type"], str):
+        return obj["type"], obj["value"]
+    for key, value in obj.items():
+        if value is not None:
+            return key, value
+    return None
+
+
+def _bound(value: Any, *, upper: bool) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("inf", "infinity", "-inf", "-infinity", "oo", "-oo", "int_oo", "-int_oo"):
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            return None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        value = int(value)
+    if not isinstance(value, int):
+        return None
+    if upper and value >= HUGE:
+        return None
+    if not upper and value <= -HUGE:
+        return None
+    return value
+
+
+def parse_exported_json(text: str, *, path: str = "<json>", member: str = "models/model.json",
+                        name: str = "model") -> ExportedProgram:
+    """Parse one `models/<name>.json`. Raises ValueError with one line on an unknown layout."""
+    where = f"{path}: {member}"
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # also 4300+ digit numbers and deep nesting
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else " ".join(str(exc).split())[:200]
+        raise ValueError(f"{where}: not valid JSON ({reason})") from None
+    try:
+        return _parse_doc(doc, path, member, name, where)
+    except ValueError as exc:
+        text = " ".join(str(exc).split())
+        raise ValueError(text if text.startswith(where) else f"{where}: {text[:200]}") from None
+    except (OverflowError, RecursionError) as exc:
+        raise ValueError(f"{where}: cannot be analysed ({type(exc).__name__})") from None
+
+
+def _parse_doc(doc: Any, path: str, member: str, name: str, where: str) -> ExportedProgram:
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where}: unknown exported-program layout (top level is not an object)")
+    graph_module = doc.get("graph_module")
+    specs = _get(graph_module, "signature", "input_specs")
+    graph = _get(graph_module, "graph")
+    if not isinstance(specs, list) or not isinstance(graph, dict):
+        raise ValueError(f"{where}: unknown exported-program layout "
+                         "(no graph_module.signature.input_specs / graph_module.graph)")
+    tensor_values = graph.get("tensor_values") or {}
+    sym_int_values = graph.get("sym_int_values") or {}
+    if not isinstance(tensor_values, dict) or not isinstance(sym_int_values, dict):
+        raise ValueError(f"{where}: unknown exported-program layout (tensor_values is not an object)")
+
+    ranges: dict[str, tuple[int | None, int | None]] = {}
+    raw_ranges = doc.get("range_constraints") or {}
+    if not isinstance(raw_ranges, dict):
+        raise ValueError(f"{where}: unknown exported-program layout (range_constraints)")
+    for key, rng in raw_ranges.items():
+        if isinstance(rng, dict):
+            ranges[_norm(_expr_text(key))] = (_bound(rng.get("min_val"), upper=False),
+                                              _bound(rng.get("max_val"), upper=True))
+
+    inputs: list[ExportedInput] = []
+    for index, spec in enumerate(specs):
+        kind_value = _union(spec)
+        if kind_value is None:
+            raise ValueError(f"{where}: input spec {index} is not a union object")
+        kind, value = kind_value
+        if kind not in _KNOWN_SPECS:
+            # An unknown kind might be a user input under a new name; guessing would misalign
+            # every later input, so refuse.
+            raise ValueError(f"{where}: unknown input spec kind {kind!r} at {index}")
+        if kind != "user_input":
+            continue
+        arg = _union(_get(value, "arg"))
+        if arg is None:
+            raise ValueError(f"{where}: user input spec {index} has no argument")
+        arg_kind, arg_value = arg
+        if arg_kind == "as_tensor":
+            tname = _get(arg_value, "name")
+            meta = tensor_values.get(tname) if isinstance(tname, str) else None
+            if not isinstance(meta, dict):
+                raise ValueError(f"{where}: user input {tname!r} has no tensor_values entry")
+            inputs.append(_tensor_input(tname, meta, ranges, where))
+        elif arg_kind in ("as_sym_int", "as_sym_float", "as_sym_bool"):
+            sname = _get(arg_value, "as_name") or _get(arg_value, "name") or f"input{len(inputs)}"
+            inputs.append(ExportedInput(name=str(sname), dims=(),
+                                        kind={"as_sym_int": "symint", "as_sym_float": "symfloat",
+                                              "as_sym_bool": "symbool"}[arg_kind]))
+        # Any other argument (as_none, as_int, as_string, as_custom_obj, ...) is a constant the
+        # runtime passes as None: AOTI leaves it out of inputs_info_.
+    return ExportedProgram(inputs=tuple(inputs), path=path, name=name, member=member,
+                           torch_version=doc.get("torch_version") if isinstance(
+                               doc.get("torch_version"), str) else None,
+                           range_constraints=ranges, nodes=graph_nodes(graph))
+
+
+def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
+    """The call nodes of `graph_module.graph` with their stack trace and module stack (source
+    attribution). Lenient: a node or field of an unknown shape is skipped, never an error."""
+    nodes = graph.get("nodes") if isinstance(graph, dict) else None
+    tensors = graph.get("tensor_values") if isinstance(graph, dict) else None
+    if not isinstance(nodes, list):
+        return ()
+    tensors = tensors if isinstance(tensors, dict) else {}
+    out = []
+    for node in nodes:
+        if not isinstance(node, dict) or not isinstance(node.get("target"), str):
+            continue
+        outputs = node.get("outputs") or []
+        first = _union(outputs[0]) if isinstance(outputs, list) and outputs else None
+        name = node.get("name") or (_get(first[1], "name") or _get(first[1], "as_name") if first else None)
+        if not isinstance(name, str):
+            continue
+        args, shapes = [], []
+        for entry in node.get("inputs") or []:
+            arg = _union(_get(entry, "arg")) if isinstance(entry, dict) else None
+            if arg is None or arg[0] not in ("as_tensor", "as_sym_int"):
+                continue
+            arg_name = _get(arg[1], "name") or _get(arg[1], "as_name")
+            if not isinstance(arg_name, str):
+                continue
+            args.append(arg_name)
+            meta = tensors.get(arg_name) if arg[0] == "as_tensor" else None
+            sizes = meta.get("sizes") if isinstance(meta, dict) else None
+            shapes.append(tuple(_static_size(s) for s in sizes) if isinstance(sizes, list) else None)
+        meta = node.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
+        trace = meta.get("stack_trace")
+        out.append(GraphNode(name=name, op=node["target"].removeprefix("torch.ops."), args=tuple(args),
+                             arg_shapes=tuple(shapes), stack_trace=trace if isinstance(trace, str) else None,
+                             module_stack=_module_stack(meta.get("nn_module_stack"))))
+    return tuple(out)
+
+
+def _static_size(size: Any) -> int | None:
+    entry = _union(size)
+    if entry is not None and entry[0] == "as_int" and isinstance(entry[1], int):
+        return entry[1]
+    return None
+
+
+def _module_stack(text: Any) -> tuple[tuple[str, str], ...]:
+    """`"L__self__,,pkg.Model;L__self__pos,pos,torch.nn.modules.sparse.Embedding"` -> (path, class)
+    pairs, outermost first; the root module (empty path) is kept."""
+    if not isinstance(text, str):
+        return ()
+    out = []
+    for entry in text.split(";"):
+        parts = entry.split(",")
+        if len(parts) >= 3:
+            out.append((parts[1], ",".join(parts[2:])))
+    return tuple(out)
+
+
+def _tensor_input(name: str, meta: dict, ranges: dict, where: str) -> ExportedInput:
+    sizes = meta.get("sizes")
+    if not isinstance(sizes, list):
+        raise ValueError(f"{where}: tensor {name!r} has no sizes list")
+    dims = []
+    for dim, size in enumerate(sizes):
+        entry = _union(size)
+        if entry is None:
+            raise ValueError(f"{where}: tensor {name!r} dim {dim}: unknown size entry")
+        skind, svalue = entry
+        if skind == "as_int" and isinstance(svalue, int):
+            dims.append(DeclaredDim(dim=dim, symbol=None, value=svalue, min=svalue, max=svalue))
+        elif skind == "as_expr":
+            expr = svalue.get("expr_str") if isinstance(svalue, dict) else svalue
+            if not isinstance(expr, str):
+                raise ValueError(f"{where}: tensor {name!r} dim {dim}: no expr_str")
+            text = _expr_text(expr)
+            lo, hi = _declared_range(text, ranges)
+            dims.append(DeclaredDim(dim=dim, symbol=text, value=None, min=lo, max=hi))
+        else:
+            raise ValueError(f"{where}: tensor {name!r} dim {dim}: unknown size kind {skind!r}")
+    device = None
+    dev = meta.get("device")
+    if isinstance(dev, dict) and isinstance(dev.get("type"), str):
+        device = dev["type"] if dev.get("index") is None else f"{dev['type']}:{dev['index']}"
+    dtype_code = meta.get("dtype")
+    dtype = _SCHEMA_DTYPES.get(dtype_code) if isinstance(dtype_code, int) else None
+    return ExportedInput(name=name, dims=tuple(dims), kind="tensor", dtype=dtype, device=device)
+
+
+# ---------------------------------------------------------------------------------------------
+# Size expressions: sympy srepr ("Mul(Integer(2), Symbol('s77', positive=True))") -> "2*s77"
+
+_TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>-?\d+)|(?P<str>'[^']*'|\"[^\"]*\")"
+                    r"|(?P<punct>[(),=]))")
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _expr_text(expr: str) -> str:
+    """Plain infix text for a size expression; srepr is parsed, anything else returned as is."""
+    if "Symbol(" not in expr and "Integer(" not in expr:
+        return expr.strip()
+    try:
+        node, pos = _parse_srepr(expr, 0, depth=0)
+    except (ValueError, IndexError, RecursionError):
+        return expr.strip()
+    if expr[pos:].strip():
+        return expr.strip()
+    return _render(node)
+
+
+def _parse_srepr(text: str, pos: int, depth: int) -> tuple[tuple, int]:
+    """One srepr call: ("sym", name) | ("int", n) | (head, [args]). Keyword args are dropped."""
+    if depth > 64:
+        raise ValueError("too deep")
+    match = _TOKEN.match(text, pos)
+    if not match:
+        raise ValueError("bad token")
+    pos = match.end()
+    if match.group("num") is not None:
+        return ("int", int(match.group("num"))), pos
+    if match.group("str") is not None:
+        return ("str", match.group("str")[1:-1]), pos
+    head = match.group("name")
+    if head is None:
+        raise ValueError("expected a name")
+    nxt = _TOKEN.match(text, pos)
+    if not nxt or nxt.group("punct") != "(":
+        return ("name", head), pos            # a bare word: True, False, oo
+    pos = nxt.end()
+    args: list[tuple] = []
+    while True:
+        tok = _TOKEN.match(text, pos)
+        if not tok:
+            raise ValueError("unterminated call")
+        if tok.group("punct") == ")":
+            pos = tok.end()
+            break
+        if tok.group("punct") == ",":
+            pos = tok.end()
+            continue
+        # keyword argument: name '=' value -> skip
+        after = _TOKEN.match(text, tok.end())
+        if tok.group("name") and after and after.group("punct") == "=":
+            _, pos = _parse_srepr(text, after.end(), depth + 1)
+            continue
+        arg, pos = _parse_srepr(text, pos, depth + 1)
+        args.append(arg)
+    if head == "Symbol" and args and args[0][0] == "str":
+        return ("sym", args[0][1]), pos
+    if head == "Integer" and args and args[0][0] == "int":
+        return ("int", args[0][1]), pos
+    return (head, args), pos
+
+
+_INFIX = {"Mul": "*", "Add": " + "}
+_FUNCS = {"FloorDiv": "//", "Mod": "%", "PythonMod": "%", "CleanDiv": "//"}
+
+
+def _render(node: tuple) -> str:
+    kind, payload = node
+    if kind == "sym":
+        return payload
+    if kind == "int":
+        return str(payload)
+    if kind in ("str", "name"):
+        return str(payload)
+    args = payload
+    if kind == "Mul":
+        # Mul(Integer(-1), x) prints as -x
+        if len(args) == 2 and args[0] == ("int", -1):
+            return "-" + _wrap(args[1], for_mul=True)
+        return "*".join(_wrap(arg, for_mul=True) for arg in args)
+    if kind == "Add":
+        text = _render(args[0]) if args else "0"
+        for arg in args[1:]:
+            piece = _render(arg)
+            text += f" - {piece[1:]}" if piece.startswith("-") else f" + {piece}"
+        return text
+    if kind in _FUNCS and len(args) == 2:
+        return f"{_wrap(args[0], True)}{_FUNCS[kind]}{_wrap(args[1], True)}"
+    if kind == "Pow" and len(args) == 2:
+        return f"{_wrap(args[0], True)}**{_wrap(args[1], True)}"
+    if kind == "Rational" and len(args) == 2:
+        return f"{_render(args[0])}/{_render(args[1])}"
+    name = {"Max": "max", "Min": "min"}.get(kind, kind)
+    return f"{name}({', '.join(_render(arg) for arg in args)})"
+
+
+def _wrap(node: tuple, for_mul: bool) -> str:
+    text = _render(node)
+    if for_mul and node[0] == "Add":
+        return f"({text})"
+    return text
+
+
+_AFFINE = re.compile(r"^(?:(?P<a>\d+)\*)?(?P<sym>[A-Za-z_]\w*)(?:(?P<op>[+-])(?P<b>\d+))?$")
+
+
+def _declared_range(text: str, ranges: dict) -> tuple[int | None, int | None]:
+    """A dim's range: its own range_constraints entry, else derived from `a*s + b` of one root."""
+    key = _norm(text)
+    if key in ranges:
+        return ranges[key]
+    match = _AFFINE.match(key)
+    if not match or match.group("sym") not in ranges:
+        return None, None
+    a = int(match.group("a") or 1)
+    b = int(match.group("b") or 0) * (-1 if match.group("op") == "-" else 1)
+    lo, hi = ranges[match.group("sym")]
+    return (None if lo is None else a * lo + b), (None if hi is None else a * hi + b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Linking into the model
+
+
+class MismatchError(ValueError):
+    """The exported program or the input names the user gave do not fit the package; `option`
+    names the command-line option it came from."""
+
+    def __init__(self, option: str, reason: str) -> None:
+        super().__init__(reason)
+        self.option = option
+
+
+def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] = (), strict: bool = False) -> None:
+    """Set `Input.user_name`, `Dim.declared_min/declared_max/declared_expr` and the model's
+    `declared_ranges` (range_constraints) from an exported program.
+
+    Inputs are matched by position (`inputs_info_` order == the exported program's user inputs).
+    When the exported program does not fit the package (input count, rank or a static size
+    differ), nothing of it is applied and a Problem says why: a wrong mapping would put the
+    user's names on the wrong tensors. `input_names` (e.g. from the command line) override the
+    exported program's names; empty entries keep them. Names that cannot fit, and with `strict`
+    (an exported program the user named) a mismatch, raise MismatchError instead.
+    """
+    names = list(input_names)
+    if len(names) > len(model.inputs) and model.inputs:
+        raise MismatchError("--input-names", f"{len(names)} names given but model {model.name!r} has "
+                            f"{len(model.inputs)} input{'s' if len(model.inputs) != 1 else ''}")
+    if ep is not None:
+        mismatch = _mismatch(model, ep)
+        if mismatch and strict:
+            raise MismatchError("--exported-program", f"model {model.name!r}: {mismatch}")
+        if mismatch:
+            model.problems.append(Problem(
+                message=f"exported program {ep.path} does not match the package: {mismatch}; "
+                        "its input names and declared ranges were not used",
+                kind=ProblemKind.PARSE))
+        else:
+            model.graph = list(ep.nodes)
+            model.declared_ranges = dict(ep.range_constraints)
+            shared: dict[str, list] = {}
+            for inp, declared in zip(model.inputs, ep.inputs):
+                inp.user_name = declared.name
+                by_dim = {d.dim: d for d in declared.dims}
+                for dim in inp.dims:
+                    decl = by_dim.get(dim.dim)
+                    if decl is not None:
+                        dim.declared_min, dim.declared_max = decl.min, decl.max
+                        dim.declared_expr = decl.symbol if decl.value is None else None
+                        if decl.symbol and decl.value is None:
+                            shared.setdefault(decl.symbol, []).append(dim)
+            # Dims the export declared with one Dim are equal by contract. Where the package kept no
+            # symbol for one of them (torch 2.11 CUDA wrappers emit no assert_size_stride), give it
+            # the symbol of its twin, so witnesses keep them equal.
+            for dims in shared.values():
+                symbols = [d.symbol for d in dims if d.symbol]
+                if symbols:
+                    for dim in dims:
+                        if dim.symbol is None:
+                            dim.symbol = symbols[0]
+    for inp, name in zip(model.inputs, names):
+        if name:
+            inp.user_name = name
+
+
+def _mismatch(model: Model, ep: ExportedProgram) -> str | None:
+    if len(model.inputs) != len(ep.inputs):
+        return (f"{len(ep.inputs)} user inputs ({', '.join(i.name for i in ep.inputs) or 'none'}) "
+                f"but the package has {len(model.inputs)}")
+    for inp, declared in zip(model.inputs, ep.inputs):
+        if not inp.dims or declared.kind != "tensor":
+            continue
+        # Unchecked inputs (torch 2.6) show only the dims their code reads: at least that rank.
+        if len(inp.dims) != len(declared.dims) and (inp.rank_known or len(inp.dims) > len(declared.dims)):
+            return (f"input {inp.index} ({declared.name}) has rank {len(declared.dims)} in the "
+                    f"exported program but {len(inp.dims)} in the package")
+        for dim, decl in zip(inp.dims, declared.dims):
+            if dim.value is not None and decl.value is not None and dim.value != decl.value:
+                return (f"input {inp.index} ({declared.name}) dim {dim.dim} is {decl.value} in the "
+                        f"exported program but {dim.value} in the package")
+    return None

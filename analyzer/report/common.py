@@ -1,0 +1,152 @@
+"""Helpers shared by the reporters: counts, the summary line, colours, rule lookup."""
+
+from __future__ import annotations
+
+import hashlib
+from contextvars import ContextVar
+from typing import Iterable, Sequence
+
+from ..core.findings import Finding, Severity
+from ..core.untrusted import utf8
+
+# ANSI SGR codes, used only when a reporter is asked for colour.
+BOLD = "1"
+DIM = "2"
+RED = "31"
+YELLOW = "33"
+BLUE = "34"
+CYAN = "36"
+
+SEVERITY_COLOR = {Severity.ERROR: RED, Severity.WARNING: YELLOW, Severity.INFO: BLUE}
+
+
+def paint(text: str, *codes: str, color: bool) -> str:
+    """`text` wrapped in ANSI codes when `color`, unchanged otherwise."""
+    if not color or not codes or not text:
+        return text
+    return f"\x1b[{';'.join(codes)}m{text}\x1b[0m"
+
+
+def counts(findings: Iterable[Finding]) -> dict[Severity, int]:
+    """Findings per severity, most severe first."""
+    out = {Severity.ERROR: 0, Severity.WARNING: 0, Severity.INFO: 0}
+    for f in findings:
+        if not f.accepted:  # accepted on purpose: shown, not counted
+            out[f.severity] += 1
+    return out
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+# The deployment setting the findings assume (`check --runtime-checks on|off`): "on", "off" or "unset".
+# `render` sets it for the reporters; every report says it (summary line, JSON, SARIF, markdown).
+RUNTIME_CHECKS: ContextVar[str] = ContextVar("runtime_checks", default="unset")
+
+
+def summary(findings: Sequence[Finding], packages: Sequence[object], errors: Sequence[object] = ()) -> str:
+    """`Found 1 error, 0 warnings, 2 infos in 1 package (runtime checks: unset).` or `All checks
+    passed (runtime checks: unset).`, with `N accepted; ` in the parenthesis when findings were accepted
+    on purpose, then `N packages could not be read.` when some could not."""
+    accepted = sum(1 for f in findings if f.accepted)
+    note = f" ({accepted} accepted; runtime checks: {RUNTIME_CHECKS.get()})" if accepted else \
+        f" (runtime checks: {RUNTIME_CHECKS.get()})"
+    unread = f" {plural(len(errors), 'package')} could not be read." if errors else ""
+    if len(findings) == accepted:
+        return ("All checks passed" if packages or not errors else "Nothing checked") + f"{note}." + unread
+    c = counts(findings)
+    return (
+        f"Found {plural(c[Severity.ERROR], 'error')}, {plural(c[Severity.WARNING], 'warning')}, "
+        f"{plural(c[Severity.INFO], 'info')} in {plural(len(packages), 'package')}{note}." + unread
+    )
+
+
+def ordered(findings: Sequence[Finding]) -> list[Finding]:
+    """The report order: packages as given, then by severity (errors first), then by location
+    (the primary one: a model source line, else the package), then code; stable otherwise."""
+    first: dict[str, int] = {}
+    for f in findings:
+        first.setdefault(f.package, len(first))
+
+    def key(item: tuple[int, Finding]) -> tuple:
+        i, f = item
+        loc = primary(f)
+        return (first[f.package], -int(f.severity), loc.path, loc.line, loc.column, f.code, i)
+
+    return [f for _, f in sorted(enumerate(findings), key=key)]
+
+
+def detail(finding: Finding) -> str | None:
+    """The full explanation, when it says more than the headline."""
+    text = finding.detail
+    return text if text and text != finding.message else None
+
+
+def primary(finding: Finding):
+    """The location a user can open (model source line or package path); the member otherwise."""
+    return finding.primary or finding.location
+
+
+def member(finding: Finding) -> str | None:
+    """`member:line:col` inside the package, when the primary location is elsewhere."""
+    if finding.primary is None or finding.primary == finding.location:
+        return None
+    loc = finding.location
+    return f"{loc.path}:{loc.line}:{loc.column}" if loc.line and loc.column else \
+        f"{loc.path}:{loc.line}" if loc.line else loc.path
+
+
+def position(finding: Finding) -> str:
+    """`member:line:col`, `member:line` or `member` inside the package."""
+    loc = finding.location
+    if loc.line and loc.column:
+        return f"{loc.path}:{loc.line}:{loc.column}"
+    if loc.line:
+        return f"{loc.path}:{loc.line}"
+    return loc.path
+
+
+def about(finding: Finding) -> str:
+    """`model m, kernel k, input 0 dim 0 (s77)`: what the finding is about, for prose formats."""
+    parts = [f"model {finding.model}"]
+    if finding.kernel:
+        parts.append(f"kernel {finding.kernel}")
+    if finding.input is not None:
+        parts.append(f"input {finding.input}" + (f" dim {finding.dim}" if finding.dim is not None else ""))
+    if finding.symbol:
+        parts.append(f"symbol {finding.symbol}")
+    return ", ".join(parts)
+
+
+def fingerprint(finding: Finding) -> str:
+    """A build-stable identity: package path, rule, input, dim, normalized expression, model.
+
+    Never the member path (it holds a build hash) nor the message. When a rule leaves `key` empty,
+    the kernel name (stable across builds of the same graph) stands in to keep findings apart.
+    """
+    parts = [
+        finding.package.replace("\\", "/"),
+        finding.rule,
+        "" if finding.input is None else str(finding.input),
+        "" if finding.dim is None else str(finding.dim),
+        finding.key or (finding.kernel or ""),
+        finding.model,
+    ]
+    return hashlib.sha256(utf8("\x1f".join(parts))).hexdigest()
+
+
+def rules_or_all(rules: Sequence[type] | None) -> list:
+    """The rules a reporter documents: those given, else every registered rule."""
+    if rules is not None:
+        return list(rules)
+    from ..rules import all_rules  # lazy: rendering findings needs no rule modules
+
+    return all_rules()
+
+
+def location_json(loc) -> dict | None:
+    """`{"path", "line", "column"}` of a Location (None stays None): one shape in every JSON output."""
+    if loc is None:
+        return None
+    return {"path": loc.path, "line": loc.line, "column": loc.column}
