@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from analyzer.read import archive
-from analyzer.read.archive import ArchiveError, Deadline, Limits, ModelMembers, Package, open_package
+from analyzer.read.archive import Limits, ModelMembers, Package, open_package
+from analyzer.core.budget import ArchiveError, Deadline
 from hostile import BASE_PACKAGE, CASES, CASES_BY_NAME, MODEL, SHARED_PT2, Case, extract_real, write_raw_zip, RawMember
 
 REAL = sorted(SHARED_PT2.glob("*.pt2")) if SHARED_PT2.is_dir() else []

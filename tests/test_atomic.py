@@ -116,7 +116,7 @@ def test_missing_folder_names_the_target(tmp_path):
 
 _KILLED_WRITER = textwrap.dedent("""
     import os, sys, time
-    from analyzer import atomic
+    from analyzer.core import atomic
     if sys.argv[2] == "mkstemp":
         atomic._unnamed = lambda folder: None
     real_write = os.write
@@ -159,7 +159,7 @@ def test_sigkill_mid_write_keeps_the_old_file(tmp_path, tmpfile):
 
 _KILLED_CLI = textwrap.dedent("""
     import os, sys, time
-    from analyzer import atomic
+    from analyzer.core import atomic
     real = atomic._write_all
     def slow(fd, payload):
         # The report written a few bytes at a time, announced, so that the kill lands mid-write.

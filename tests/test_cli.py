@@ -18,7 +18,8 @@ import analyzer.report
 import analyzer.rules as rules_module
 from analyzer import __version__
 from analyzer.app import api
-from analyzer.read.archive import ArchiveError, Limits
+from analyzer.read.archive import Limits
+from analyzer.core.budget import ArchiveError
 from analyzer.app.cli import cli, exit_code
 from analyzer.core.findings import Finding, Location, Severity
 from analyzer.core.model import Package
@@ -294,11 +295,11 @@ def test_color(fake: Calls, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_color_auto_on_tty(fake: Calls, monkeypatch: pytest.MonkeyPatch) -> None:
-    import analyzer.app.cli as cli_module
+    import analyzer.app.clibase as cli_module
 
     fake.findings = [ERROR]
 
-    monkeypatch.setattr(cli_module, "_stdout_isatty", lambda: True)
+    monkeypatch.setattr(cli_module, "stdout_isatty", lambda: True)
     assert "\x1b[" in run("check", "a.pt2").stdout
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\x1b[" not in run("check", "a.pt2").stdout
@@ -571,14 +572,6 @@ def test_module_entry_point_no_traceback(tmp_path: Path) -> None:
 # --- real packages: limits and input names --------------------------------------------------
 
 
-def _has_exported_apply() -> bool:
-    try:
-        from analyzer.read import exported
-    except ImportError:
-        return False
-    return callable(getattr(exported, "apply", None))
-
-
 @pytest.mark.parametrize("command", [["check"], [], ["inspect"], ["why", "--log", "-"]])
 def test_real_member_size_limit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, command: list[str]) -> None:
     monkeypatch.chdir(tmp_path)
@@ -626,8 +619,6 @@ def test_real_timeout_zero_expires_at_once(monkeypatch: pytest.MonkeyPatch, tmp_
     assert run("check", str(pkg), "--timeout", "60").exit_code in (0, 1)
 
 
-@pytest.mark.xfail(not _has_exported_apply(), strict=False,
-                   reason="analyzer.read.exported.apply is not written yet; api._apply_exported skips the names")
 def test_real_input_names_in_inspect_json(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
     pkg = _real_package("gather_dyn.cuda.stripped.pt2" if (PT2 / "gather_dyn.cuda.stripped.pt2").is_file()

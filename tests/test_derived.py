@@ -12,6 +12,7 @@ import pytest
 
 from analyzer.app import api
 from analyzer.explain import contract
+from analyzer.link import derive
 from analyzer.query import relations
 from analyzer.query import witness as W
 from analyzer.core.findings import Severity
@@ -126,7 +127,7 @@ def test_no_relations_without_derived_dims(name):
     ("trunc(-0.3 + 0.5 * s)", None), ("floordiv(2 * s, 4)", None),
 ])
 def test_quotient_forms(expr, expected):
-    assert relations._quotient(expr) == expected
+    assert derive._quotient(expr) == expected
 
 
 @pytest.mark.parametrize("expr, expected", [
@@ -134,7 +135,7 @@ def test_quotient_forms(expr, expected):
     ("64*s39*s94", None), ("16", None), ("max(1, s6)", None),
 ])
 def test_affine_forms(expr, expected):
-    assert relations._affine(expr) == expected
+    assert derive._affine(expr) == expected
 
 
 # -- AOTI014 witnesses and what they do at run time -------------------------------------------------

@@ -161,7 +161,7 @@ def test_extracted_directory(tmp_path):
 
 
 def test_errors_are_one_line_value_errors(tmp_path):
-    from analyzer.read.archive import ArchiveError
+    from analyzer.core.budget import ArchiveError
 
     (tmp_path / "text.pt2").write_text("not a zip")
     cases = {
@@ -190,7 +190,7 @@ def test_unknown_input_spec_kind_is_refused():
 def test_oversized_json_member_refused(tmp_path, monkeypatch):
     path = _ep_zip(tmp_path / "big.pt2", {"model": _json("gather_dyn")})
     monkeypatch.setattr(exported, "MAX_JSON_BYTES", 100)
-    from analyzer.read.archive import ArchiveError
+    from analyzer.core.budget import ArchiveError
 
     with pytest.raises(ArchiveError, match="past the 100 bytes per-member limit"):
         read_exported_program(path)

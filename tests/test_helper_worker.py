@@ -16,6 +16,7 @@ import pytest
 
 from analyzer.app import api
 from analyzer.read import archive
+from analyzer.core import budget
 from analyzer.parse import helper_worker, helpertext, triage
 from analyzer.report import json as json_report
 from conftest import FIXTURES, every_package
@@ -348,8 +349,8 @@ def test_memory_limit_reached_in_the_worker_falls_back(monkeypatch, answers, for
     """The worker polls the package's memory budget as the serial path does: past it (here only
     in the child), it stops without an answer and this process reads the helpers itself."""
     parent = os.getpid()
-    original = archive.Deadline.over_memory
-    monkeypatch.setattr(archive.Deadline, "over_memory",
+    original = budget.Deadline.over_memory
+    monkeypatch.setattr(budget.Deadline, "over_memory",
                         lambda self: os.getpid() != parent or original(self))
     packages = [str(CUDA), str(FIXTURES / "large" / "gpt2_48.cuda.stripped.pt2")]
     assert _report(packages, ALWAYS) == _report(packages, OFF)

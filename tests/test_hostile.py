@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer.app.api import Options, Result, lint
-from analyzer.read.archive import ArchiveError, Limits
+from analyzer.read.archive import Limits
+from analyzer.core.budget import ArchiveError
 from analyzer.app.cli import cli
 from hostile import BASE_PACKAGE, CASES, CASES_BY_NAME, SHARED_PT2, Case, RawMember, write_raw_zip
 

@@ -42,7 +42,7 @@ def test_analyzer_runs_with_torch_blocked():
     # `sys.modules["torch"] = None` makes any `import torch` raise ImportError.
     code = (
         "import sys; sys.modules['torch'] = None\n"
-        "from analyzer import api\n"
+        "from analyzer.app import api\n"
         f"pkg = api.load({str(require(SHARED_PT2 / 'gather_dyn.cuda.pt2'))!r})\n"
         "print(pkg.models[0].assertions[0].bound_expr)\n"
     )

@@ -141,10 +141,10 @@ def test_empty_target_skips_dims_that_cannot_be_zero_or_do_not_empty_it():
 # -- bounds.py ---------------------------------------------------------------------------------------
 
 def test_int_text_of_unknown_and_non_finite_values():
-    assert bounds_rules._int_text(None) == "?"
-    assert bounds_rules._int_text(math.inf) == "inf"
-    assert bounds_rules._int_text(float("nan")) == "nan"
-    assert bounds_rules._int_text(511.0) == "511" and bounds_rules._int_text(2.5) == "2.5"
+    assert bounds_rules.int_text(None) == "?"
+    assert bounds_rules.int_text(math.inf) == "inf"
+    assert bounds_rules.int_text(float("nan")) == "nan"
+    assert bounds_rules.int_text(511.0) == "511" and bounds_rules.int_text(2.5) == "2.5"
 
 
 def test_extent_that_cannot_be_evaluated_is_skipped():

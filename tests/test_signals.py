@@ -30,7 +30,8 @@ OLD = "the previous report\n"
 # the place to stop prints `busy PID` (in a -j worker too: fork keeps the patch) and sleeps.
 _SLOW_CLI = textwrap.dedent("""
     import os, sys, time
-    from analyzer import helper_worker, many
+    from analyzer.parse import helper_worker
+    from analyzer.app import many
     where = os.environ["SLOW_AT"]
     def busy(*args, **kwargs):
         os.write(1, f"busy {os.getpid()}\\n".encode())  # one write: two workers' lines never interleave

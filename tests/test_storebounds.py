@@ -7,7 +7,7 @@ import ast
 import re
 import zipfile
 
-from analyzer.link.link.storebounds import _conditional
+from analyzer.link.storebounds import _conditional
 from conftest import FIXTURES, require
 
 

@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from analyzer.read import archive
+from analyzer.core import budget
 from analyzer.parse import helpertext, kernels, triage, tritonlines, tritonsrc
 from conftest import every_package
 
@@ -39,7 +40,7 @@ def _kernels(decorated: bool = False):
         try:
             with archive.open_package(path) as pkg:
                 wrappers = [(m, pkg.read_bytes(m)) for members in pkg.models for m in members.wrappers[:1]]
-        except archive.ArchiveError:
+        except budget.ArchiveError:
             continue  # hostile fixtures: refused before any kernel is read
         for _, data in wrappers:
             for text in helpertext.split_helpers(data)[1]:

@@ -4,7 +4,7 @@ from torch's cpp_wrapper_cpu.py codegen), without a whole package."""
 from __future__ import annotations
 
 from analyzer.parse import kernels, ts, wrapper
-from analyzer.link.link.link import link_model
+from analyzer.link.link import link_model
 
 CONSTRUCTOR = b'''
 AOTInductorModel::AOTInductorModel(std::shared_ptr<ConstantMap> constants_map,
@@ -218,7 +218,7 @@ def test_calls_read_from_text_on_real_wrappers(monkeypatch):
     from conftest import FIXTURES, require
 
     from analyzer.read import archive, layout
-    from analyzer.app.api import _read
+    from analyzer.app.pipeline import _read
 
     for name in ("large/gpt2_48.cuda.stripped.pt2", "small_transformer.cpu.stripped.pt2", "index_add.cuda.stripped.pt2"):
         with archive.open_package(require(FIXTURES / name), archive.Limits()) as pkg:

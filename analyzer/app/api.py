@@ -1,57 +1,28 @@
 """The library entry points: `load()` builds the linked model, `lint()` runs the rules.
 
 Pipeline: `.pt2` -> archive.Package -> wrapper.parse + kernels.parse_* -> link.link_model ->
-rules -> findings. Each member is read once and parsed once.
-
-Long module: loading a model (members, helpers, the exported program and its pairing) and the
-error policy around it are one pipeline here; it becomes the app layer's pipeline module when the
-layers become subpackages.
+rules -> findings (app/pipeline.py); many packages go through app/many.py. Each member is read once and
+parsed once.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
-import json
 import os
-import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, cast
+from typing import TYPE_CHECKING, Callable
 
 from ..read import archive, layout
-from ..parse import helper_worker, helpertext, kernels, triage, tritonsrc, ts, wrapper
 from ..core.findings import Finding, Location, PackageError
-from ..link.link import link_model
-from ..core.model import Model, Package, Problem, ProblemKind
+from ..core.model import Package
+from . import many
+from .pipeline import InternalError, Options, deadline, load_package
 
 if TYPE_CHECKING:
     from ..explain.why import WhyResult
 
-
-@dataclass(frozen=True)
-class Options:
-    limits: archive.Limits = field(default_factory=archive.Limits)
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    target_device: str | None = None
-    target_sm: str | None = None
-    runtime_checks: str | None = None  # "on" | "off" | None: whether production sets AOTI_RUNTIME_CHECK_INPUTS=1
-    exported_program: str | None = None
-    input_names: tuple[str, ...] = ()
-    keep_sources: bool = False  # keep every line of the parsed sources (the HTML report shows kernels)
-    source_root: str | None = None     # where the model's source files are (primary locations)
-    # Skip the walk of Triton kernels a text scan proves empty (triage.py). Results are the same
-    # either way; AOTI_LINT_FAST_PATH=0 turns it off for comparison.
-    fast_path: bool = field(default_factory=lambda: os.environ.get("AOTI_LINT_FAST_PATH", "1") != "0")
-    # Read a large wrapper's Triton helpers in a forked worker while this process parses the rest
-    # (helper_worker.py). Results are the same either way; AOTI_LINT_WORKER=0 turns it off.
-    worker: helper_worker.Mode = field(default_factory=helper_worker.mode_from_env)
-    # Use the exported program beside a package (`X.ep.pt2` for `X.pt2`) when none is given;
-    # `paired`: `exported_program` was found that way (its mismatch message says so).
-    pair: bool = True
-    paired: bool = False
-    exclude: tuple[str, ...] = ()   # globs a folder walk leaves out
+# The public API: what `import analyzer.app.api` users and the CLI call.
+__all__ = ["InternalError", "Options", "Result", "find_text", "lint", "load", "text_hits"]
 
 
 @dataclass
@@ -63,402 +34,15 @@ class Result:
 
 
 def load(path: str | os.PathLike[str], options: Options | None = None) -> Package:
-    """Read and link every model in a package. Raises archive.ArchiveError (one line) when the
+    """Read and link every model in a package. Raises budget.ArchiveError (one line) when the
     package cannot be read at all; a part that cannot be parsed becomes a `Problem`. The exported
     program beside it (`X.ep.pt2`) is used when none is given and `options.pair`."""
     options = options or Options()
     if options.pair and not options.exported_program:
-        from .many import paired_exported_program  # many imports this module
-
-        ep = paired_exported_program(path)
+        ep = many.paired_exported_program(path)
         if ep is not None:
             options = dataclasses.replace(options, exported_program=ep, paired=True)
-    return _load(path, options, _deadline(path, options))
-
-
-def _deadline(path: str | os.PathLike[str], options: Options) -> "archive.Deadline":
-    """One package's time and memory budget, from opening it to its last rule."""
-    shown = os.fspath(path)
-    return archive.Deadline(options.limits.timeout_s, shown if shown.isprintable() else repr(shown),
-                            options.limits.max_memory)
-
-
-def _load(path: str | os.PathLike[str], options: Options, deadline: "archive.Deadline") -> Package:
-    with _no_gc(), archive.polling(deadline), archive.open_package(path, options.limits, deadline) as pkg:
-        result = Package(path=str(path))
-        with _unexpected(pkg.label):
-            annotate = _exported_annotation(result, pkg, options)
-        sources: dict[str, bytes] = {}
-        for members in pkg.models:
-            pkg.deadline.check(f"reading model {members.name}")
-            result.models.append(_load_model(pkg, members, options.limits, annotate, sources,
-                                             options.fast_path, options.worker))
-        with _unexpected(pkg.label):
-            made_by = layout.producer(pkg, result.models, sources)
-            result.torch, result.torch_evidence = made_by.torch, made_by.evidence
-            source_members = layout.account(pkg, result, sources)
-            for members, model in zip(pkg.models, result.models):
-                _keep_source_lines(model, sources)
-                if options.keep_sources:
-                    _keep_all_lines(model, {p: d for p, d in sources.items() if p.startswith(members.prefix)})
-        _refuse_unknown_layout(pkg, result, sources, source_members)
-        return result
-
-
-def _refuse_unknown_layout(pkg: "archive.Package", result: Package, sources: dict[str, bytes],
-                           source_members: list[str]) -> None:
-    """No model recognised (no wrapper defining run_impl) but source present: the layout is not
-    understood, and that is never a clean pass."""
-    if any(layout.defines_run_impl(data) for data in sources.values()):
-        return  # a wrapper was recognised (a parse failure in it is an unparsed-member finding)
-    if source_members:
-        raise archive.ArchiveError(
-            f"{pkg.label}: {len(source_members)} member(s) hold C++/Triton source (first: {source_members[0]!r}) but "
-            "none defines an AOTInductor wrapper (AOTInductorModel::run_impl): this package layout is not "
-            "understood, so nothing in it was checked")
-
-
-class InternalError(Exception):
-    """An exception the analyzer did not expect (a bug): `where` names the package and member, and
-    `__cause__` keeps the original for `--debug`. The command line prints one line and exits 2."""
-
-    def __init__(self, where: str, exc: BaseException) -> None:
-        self.where = where
-        text = " ".join(str(exc).split())[:300]
-        super().__init__(f"internal error in {where}: {type(exc).__name__}" + (f": {text}" if text else ""))
-
-
-# Hostile content one member's parsers cannot represent (a number past Python's 4300-digit
-# conversion limit, nesting past its recursion limit): the member is skipped with an
-# `unparsed-member` finding and the rest of the package is analysed.
-_MEMBER_ERRORS = (ValueError, OverflowError, RecursionError)
-
-
-@contextlib.contextmanager
-def _unexpected(where: str):
-    """Turn any exception that is not an ArchiveError into an InternalError naming `where`."""
-    try:
-        yield
-    except (archive.ArchiveError, InternalError):
-        raise
-    except Exception as exc:
-        raise InternalError(where, exc) from exc
-
-
-def _member_guard(pkg: "archive.Package", member: str, problems: list[Problem]):
-    """Run one member's parsing: content errors become a Problem on that member (returns None);
-    a time or archive limit ends the package; anything else is an InternalError naming the member."""
-    @contextlib.contextmanager
-    def guard():
-        try:
-            yield
-        except archive.MemoryLimitError as exc:
-            problems.append(Problem(f"not analysed: {str(exc).split(': ', 1)[-1]}", Location(member),
-                                    kind=ProblemKind.LIMIT))
-        except (archive.ArchiveError, InternalError):
-            raise
-        except _MEMBER_ERRORS as exc:
-            problems.append(Problem(f"cannot be analysed: {_content_reason(exc)}", Location(member),
-                                    kind=ProblemKind.LIMIT))
-        except Exception as exc:
-            raise InternalError(f"{pkg.label}: {member}", exc) from exc
-    return guard()
-
-
-def _content_reason(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    if "integer string conversion" in text:
-        return "a number with more than 4300 digits"
-    if isinstance(exc, RecursionError):
-        return "nested too deeply for the analyzer"
-    return (text or type(exc).__name__)[:200]
-
-
-@contextlib.contextmanager
-def _no_gc():
-    """Analysis builds millions of small, acyclic objects (AST nodes, facts) that stay alive until
-    linking ends; the cyclic collector would rescan them over and over (quadratic on wrappers with
-    thousands of kernels). Reference counting frees them; the collector runs once afterwards."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits: "archive.Limits",
-                annotate=None, sources: dict[str, bytes] | None = None, fast_path: bool = True,
-                worker: helper_worker.Mode = helper_worker.Mode.OFF) -> Model:
-    problems: list[Problem] = []
-    sources = {} if sources is None else sources
-    metadata: dict = {}
-    for member in members.metadata:
-        try:
-            data = json.loads(pkg.read_text(member))
-        except archive.ArchiveError:
-            raise
-        except (ValueError, RecursionError) as exc:
-            problems.append(Problem(f"metadata is not valid JSON ({type(exc).__name__})", Location(member),
-                                    kind=ProblemKind.UNREADABLE))
-            continue
-        if isinstance(data, dict):
-            for key, value in data.items():
-                metadata.setdefault(str(key), value)
-    kernel_facts: list[kernels.KernelFacts] = []
-    wrapper_facts = None
-    with _unexpected(f"{pkg.label}: {members.prefix.rstrip('/')}"):
-        sourced = layout.pick_sources(members, lambda m: _read(pkg, m, sources))
-    if not sourced.wrappers and members.binaries and not sourced.kernels:
-        problems.append(Problem(
-            f"no wrapper source in the package: only binaries ({len(members.binaries)} file(s)) are present, "
-            "so nothing can be linked", Location(members.prefix), kind=ProblemKind.NO_SOURCE))
-    elif not sourced.wrappers:
-        # Sources without a recognisable wrapper are reported by layout.account (member by member).
-        problems.append(Problem(
-            "no wrapper (a C++ member defining AOTInductorModel::run_impl) in the model folder"
-            + (f"; {len(sourced.kernels)} other C++ member(s) cannot be linked without it" if sourced.kernels else
-               "; it holds no source and no binaries"), Location(members.prefix), kind=ProblemKind.PARSE))
-    for member in sourced.wrappers[:1]:
-        with _member_guard(pkg, member, problems):
-            # The fast path: helpers of Inductor's shape are read from the text, not parsed; a
-            # worker process reads them while this one parses the rest (helper_worker.py).
-            parsed, texts = _split_wrapper(pkg, member, sources, fast_path)
-            job = helper_worker.start(texts, member, worker)
-            try:
-                tree = _parse_bytes(pkg, member, parsed)
-                del parsed
-                functions = ts.functions(tree.root_node)  # one search of the tree for both readers
-                facts = wrapper.parse(tree, member, limits.max_nesting, functions)
-                # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
-                found = kernels.parse_cpp(tree, member, limits.max_nesting, functions)
-                del functions
-                del tree  # before the helpers' sources are read: the two are the largest things held
-                if job is not None:
-                    job.share(pkg.deadline)  # the last helpers read here while the child reads the first
-                reads = job.result(pkg.deadline) if job is not None else None
-            finally:
-                if job is not None:
-                    job.close()
-            # `_add_helpers` drops each text once read (None in its place).
-            ready = _add_helpers(facts, cast("list[helpertext.HelperText | None]", texts), reads) if texts else {}
-            # read-past-constant reads the loads of every kernel given a constant (their definitions).
-            constant_names = {e.get("name") or f"constant{i}" for i, e in facts.constants.items()}
-            given_constants = {c.function for c in facts.calls if constant_names.intersection(c.args)}
-            for helper in facts.helpers.values():
-                pkg.deadline.check(f"parsing Triton kernel {helper.name}")
-                if helper.triton_source is not None:
-                    name = helper.name[len("call_"):]
-                    read = ready.get(id(helper), (None, None))[1]
-                    # The fast path: most kernels hold nothing the rules read (see triage.py).
-                    if read is not None:
-                        light = read.light
-                    else:
-                        light = triage.light_triton(name, helper.triton_source, member, helper.source_first_line,
-                                                    helper.source_indent) if fast_path else None
-                    if light is not None and helper.name in given_constants:
-                        # read-past-constant reads its loads: their definitions, from the function alone.
-                        light = triage.with_definitions(light, name, helper.triton_source,
-                                                        helper.source_first_line, helper.source_indent)
-                    walked = helper_worker.restore(read, member) if read is not None and light is None else None
-                    if light is None and walked is None:
-                        walked = triage.walk_triton(name, helper.triton_source, member, helper.source_first_line,
-                                                    helper.source_indent, helper.params, fast_path)
-                        if fast_path:  # expressions shared between kernels, as the worker's are
-                            walked = helper_worker.shared(walked, helper.triton_source, member,
-                                                          helper.source_first_line, helper.source_indent)
-                    kernel = light or walked
-                    assert kernel is not None  # walked where there is no light read
-                    found.append(kernel)
-            wrapper_facts = facts
-            kernel_facts.extend(found)
-    for member in sourced.wrappers[1:]:
-        problems.append(Problem("more than one wrapper in one model folder; only the first was analysed",
-                                Location(member), kind=ProblemKind.PARSE))
-    for member in sourced.kernels if sourced.wrappers else ():
-        with _member_guard(pkg, member, problems):
-            tree = _parse(pkg, member, sources)
-            kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
-            del tree
-    binaries = tuple(members.binaries)
-    cpp_only = members.cmake is not None and not any(b.endswith(".so") for b in binaries)
-    with _unexpected(f"{pkg.label}: {members.prefix.rstrip('/')}"):
-        model = link_model(members.name, metadata, wrapper_facts, kernel_facts,
-                           kernel_paths=tuple(sourced.kernels if sourced.wrappers else ()), binaries=binaries,
-                           cpp_only=cpp_only, problems=problems, annotate=_with_minimums(wrapper_facts, annotate))
-    model.metadata_path = members.metadata[0] if members.metadata else None
-    if wrapper_facts is not None:
-        model.zero_checks = [z for z in wrapper_facts.zero_checks if z[0] in model.symbols]
-    return model
-
-
-def _keep_all_lines(model: Model, sources: dict[str, bytes]) -> None:
-    """Every line of the model's source members (for the HTML report)."""
-    for path, data in sources.items():
-        # Numbered by "\n" only, as tree-sitter and the locations count lines.
-        text = data.decode("utf-8", "replace").split("\n")
-        model.source_lines[path] = {n: line.rstrip("\r") for n, line in enumerate(text, start=1)}
-
-
-def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
-    """Copy the lines that findings point at, so reporters can show snippets without the archive."""
-    wanted: dict[str, set[int]] = {}
-    located = [a.location for a in model.assertions] + [d.location for d in model.divisions] \
-        + [r.location for r in model.reductions] + [l.location for l in model.launches] \
-        + [p.location for p in model.problems] + [s.location for s in model.symbols.values()] \
-        + [d.check_location for i in model.inputs for d in i.dims] \
-        + [d.tie_location for i in model.inputs for d in i.dims] + [a.location for a in model.accesses]
-    for loc in located:
-        if loc is not None and loc.line > 0 and loc.path in sources:
-            wanted.setdefault(loc.path, set()).add(loc.line)
-    for path, lines in wanted.items():
-        data = sources[path]
-        table = model.source_lines.setdefault(path, {})
-        # Members can be tens of MB with thousands of wanted lines: split them a window of about
-        # 16 KB at a time (whole lines), numbering lines by "\n" as tree-sitter does; a window
-        # holding no wanted line is only counted.
-        targets = sorted(lines)
-        line_no, pos, ti = 1, 0, 0
-        while ti < len(targets) and pos <= len(data):
-            end = data.find(b"\n", min(pos + _WINDOW, len(data)))
-            end = len(data) if end < 0 else end
-            count = data.count(b"\n", pos, end) + 1
-            if targets[ti] < line_no + count:
-                window = data[pos:end].split(b"\n")
-                while ti < len(targets) and targets[ti] < line_no + count:
-                    table[targets[ti]] = window[targets[ti] - line_no].decode("utf-8", "replace")[:400]
-                    ti += 1
-            line_no, pos = line_no + count, end + 1
-
-
-_WINDOW = 1 << 14
-
-
-def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["helpertext.HelperText | None"],
-                 reads: "list[helper_worker.HelperRead | None] | None" = None) -> dict[int, tuple]:
-    """Helpers read from the text join those read from the tree, in document order; `texts` is
-    emptied on the way. With `reads` (the worker's, one per text) their sources come from there.
-    Returns id(helper) -> (helper, its read) for the helpers that have one."""
-    helpers = list(facts.helpers.values())
-    ready: dict[int, tuple] = {}
-    for i, text in enumerate(texts):
-        assert text is not None  # each text is read once
-        read = reads[i] if reads is not None else None
-        if read is None:
-            source, first_line, indent, problem = tritonsrc.triton_comment(text.comment, text.comment_row)
-        else:
-            source, first_line, indent, problem = read.source, read.first_line, read.indent, read.problem
-        helper = wrapper.Helper(text.name, text.params, Location(facts.path, text.line, 1),
-                                source, first_line, indent, problem)
-        helpers.append(helper)
-        if read is not None:
-            ready[id(helper)] = (helper, read)  # the helper kept alive: its id stays its own
-        texts[i] = None  # its comment is read: let it go (a 50 MB wrapper holds 30 MB of them)
-    helpers.sort(key=lambda h: (h.location.line, h.location.column))
-    facts.helpers = {}
-    for helper in helpers:  # as the tree gives them: first place, last value for a repeated name
-        facts.helpers[helper.name] = helper
-    return ready
-
-
-def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "ts.Tree":
-    """One tree-sitter parse of a member, stopped once the package's time or memory budget is spent.
-
-    Always stoppable: adversarial C++ parses at 0.05 MB/s and costs up to ~1.5 KB of memory per
-    input byte, so neither the time nor the memory a parse needs can be told from its size."""
-    pkg.deadline.check(f"parsing {member}")
-    data = _read(pkg, member, sources)
-    return _parse_bytes(pkg, member, data)
-
-
-def _split_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes],
-                   split_helpers: bool) -> tuple[bytes, list["helpertext.HelperText"]]:
-    """The wrapper's bytes to parse; with `split_helpers`, the helpers of Inductor's shape are read
-    from the text and reduced to their newlines in the copy tree-sitter parses (same lines and
-    columns)."""
-    pkg.deadline.check(f"parsing {member}")
-    data = _read(pkg, member, sources)
-    if not split_helpers:
-        return data, []
-    return helpertext.split_helpers(data)
-
-
-def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":
-    started, rss = time.monotonic(), archive.rss_bytes()
-    tree, stopped = ts.parse(data, should_stop=pkg.deadline.should_stop)
-    if stopped:
-        del tree
-        if pkg.deadline.expired:
-            pkg.deadline.check(f"parsing {member}")
-        pkg.deadline.raise_memory(f"parsing {member}")
-    assert tree is not None  # None only when stopped
-    # Node text of the stoppable parse's tree costs 15x a slice; the tree re-parsed with itself as
-    # the old tree holds its bytes. That re-parse cannot be stopped and at worst repeats the parse:
-    # it runs only when twice the time and the memory the parse took are still in the budget.
-    spent, grew, now = time.monotonic() - started, archive.rss_bytes() - rss, archive.rss_bytes()
-    limit = pkg.deadline.max_memory
-    if pkg.deadline.remaining > 2 * spent + 1 and (limit is None or now + 2 * max(grew, 0) < limit):
-        tree = ts.with_own_text(tree, data)
-    return tree
-
-
-def _with_minimums(wrapper_facts, annotate):
-    """Run layout.infer_minimums once the inputs exist and before any chain quotes their ranges."""
-    def run(model: Model) -> None:
-        layout.infer_minimums(model, wrapper_facts)
-        if annotate is not None:
-            annotate(model)
-
-    return run
-
-
-def _read(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> bytes:
-    """A member's bytes, read once per package."""
-    data = sources.get(member)
-    if data is None:
-        data = sources[member] = pkg.read_bytes(member)
-    return data
-
-
-def _exported_annotation(result: Package, pkg: "archive.Package", options: Options):
-    """A callback that names inputs and sets declared ranges from the exported program (given,
-    or inside the package) and `--input-names`. It runs inside linking, once the inputs exist and
-    before the chains are written, so every report uses the user's names."""
-    if not (options.exported_program or options.input_names or pkg.exported_programs):
-        return None
-    from ..read import exported
-
-    given = None
-    inside: dict = {}
-    if options.exported_program:
-        try:
-            given = exported.read_exported_program(options.exported_program, limits=options.limits,
-                                                   deadline=pkg.deadline)
-        except ValueError as exc:  # the user's file, not this package nor the analyzer: one line
-            raise archive.ArchiveError(str(exc)) from None
-    elif pkg.exported_programs:
-        try:
-            inside = exported.read_exported_programs(pkg)
-        except ValueError as exc:
-            result.problems.append(Problem(f"exported program in the package cannot be read: {exc}",
-                                           kind=ProblemKind.UNREADABLE))
-
-    def annotate(model: Model) -> None:
-        # models/<name>.json belongs to data/aotinductor/<name>/; a lone one to every model.
-        ep = given or inside.get(model.name) or (next(iter(inside.values())) if len(inside) == 1 else None)
-        try:
-            exported.apply(model, ep, options.input_names, strict=given is not None)
-        except exported.MismatchError as exc:
-            # The user's arguments, not the package: a usage error naming the option.
-            what = exc.option
-            if exc.option == "--exported-program" and options.paired:
-                what = f"the exported program {options.exported_program} beside the package (--no-pair: not used)"
-            elif exc.option == "--exported-program":
-                what = f"--exported-program {options.exported_program}"
-            raise archive.ArchiveError(f"{what} does not match {pkg.label}: {exc}") from None
-
-    return annotate
+    return load_package(path, options, deadline(path, options))
 
 
 def find_text(path: str | os.PathLike[str], needle: str, options: Options | None = None) -> list[Location]:
@@ -493,8 +77,6 @@ def lint(paths, options: Options | None = None, *, jobs: int = 1,
     from .. import rules
 
     rules.select_rules(options.select, options.ignore)  # an unknown selector fails before any read
-    from . import many
-
     packages, findings, errors = [], [], []
     notes: list[str] = []
     targets = many.discover(paths, pair=options.pair and not options.exported_program, exclude=options.exclude,

@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from .cli import LintError, Reading, _config, _emit, _lint, cli, output_option, package_options
+from .clibase import LintError, Reading, resolve_config, write_output, lint_packages, cli, output_option, package_options
 from ..core.findings import Finding, Severity
 from ..core.untrusted import terminal as t, terminal_lines
 
@@ -117,14 +117,14 @@ def confirm_command(packages: tuple[str, ...], fmt: str, fail_on: str | None, pr
     from ..explain import confirm
     from .config import ConfigError, parse_size
 
-    config = _config(reading, fail_on=fail_on)
+    config = resolve_config(reading, fail_on=fail_on)
     try:
         memory = parse_size(probe_memory, "--probe-memory")
     except ConfigError as exc:
         raise LintError(str(exc)) from None
     interpreter = python or sys.executable
     devices = _torch_here(interpreter)
-    result, findings = _lint(list(packages), config, reading, lint_args={"keep_going": False})
+    result, findings = lint_packages(list(packages), config, reading, lint_args={"keep_going": False})
     reports, confirmed = [], []
     for pkg in result.packages:
         with archive.open_package(pkg.path) as opened:
@@ -135,7 +135,7 @@ def confirm_command(packages: tuple[str, ...], fmt: str, fail_on: str | None, pr
         reports.append(report)
         confirmed.extend(confirm.with_confirmations(report))
     text = render_json(reports, confirmed) if fmt == "json" else render_text(reports, confirmed)
-    _emit(text, output)
+    write_output(text, output)
     gate = config.fail_on if isinstance(config.fail_on, Severity) else Severity.parse(str(config.fail_on))
     failing = any(f.severity >= gate and not f.accepted and (f.confirmation or {}).get("verdict") == "confirmed"
                   for f in confirmed)

@@ -9,7 +9,7 @@ import dataclasses
 
 import click
 
-from .cli import Reading, _config, _emit, _lint, cli, output_option, package_options
+from .clibase import Reading, resolve_config, write_output, lint_packages, cli, output_option, package_options
 from ..core.findings import Severity
 
 
@@ -38,11 +38,11 @@ def diff_command(old: str, new: str, fmt: str, old_exported_program: str | None,
     from ..explain import contract as contract_module
     from ..report import diff as diff_module
 
-    config = _config(reading, fail_on=fail_on)
+    config = resolve_config(reading, fail_on=fail_on)
     old_reading = dataclasses.replace(reading, exported_program=old_exported_program)
     sides = []
     for path, side in ((old, old_reading), (new, reading)):
-        result, findings = _lint([path], config, side)
+        result, findings = lint_packages([path], config, side)
         contracts = [contract_module.build(path, model, findings) for pkg in result.packages for model in pkg.models]
         sides.append((contracts, findings))
     (old_contracts, old_findings), (new_contracts, new_findings) = sides
@@ -54,5 +54,5 @@ def diff_command(old: str, new: str, fmt: str, old_exported_program: str | None,
         text = diff_module.render_markdown(diff, gate)
     else:
         text = diff_module.render_text(diff, gate)
-    _emit(text, output)
+    write_output(text, output)
     click.get_current_context().exit(diff.exit_code(gate))

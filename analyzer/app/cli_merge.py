@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from .cli import _emit, cli, output_option
+from .clibase import write_output, cli, output_option
 from ..core.findings import Severity
 
 
@@ -27,7 +27,7 @@ def merge_command(reports: tuple[str, ...], output: str | None, fail_on: str, ex
     from .merge import merge
 
     merged = merge(list(reports))
-    _emit(merged.text(), output)
+    write_output(merged.text(), output)
     gate = Severity.parse(fail_on)
     counted = [s for s, c in zip(merged.severities, merged.confirmed) if c or not confirmed_only]
     failed = not exit_zero and any(s >= gate for s in counted)

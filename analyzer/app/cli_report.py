@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from .cli import PROG, Reading, _config, _emit, _lint, _render_limit, cli, output_option, package_options
+from .clibase import PROG, Reading, resolve_config, write_output, lint_packages, render_limit, cli, output_option, package_options
 from ..core.untrusted import terminal
 
 
@@ -34,15 +34,15 @@ def report_command(packages: tuple[str, ...], output: str | None, select: tuple[
 
     from ..report.common import RUNTIME_CHECKS
 
-    config = _config(reading, select=select, ignore=ignore, target_device=target_device, target_sm=target_sm,
+    config = resolve_config(reading, select=select, ignore=ignore, target_device=target_device, target_sm=target_sm,
                      runtime_checks=runtime_checks)
-    result, findings = _lint(packages, config, reading, keep_sources=True)
+    result, findings = lint_packages(packages, config, reading, keep_sources=True)
     token = RUNTIME_CHECKS.set(config.runtime_checks or "unset")  # the page's summary line says it
     try:
-        with _render_limit(config, len(result.packages)):
+        with render_limit(config, len(result.packages)):
             page = render_html(result.packages, findings)
     finally:
         RUNTIME_CHECKS.reset(token)
-    _emit(page, output)
+    write_output(page, output)
     if output not in (None, "-"):
         click.echo(f"{PROG}: wrote {terminal(output)}", err=True)

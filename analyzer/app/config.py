@@ -111,7 +111,7 @@ class Config:
         """An `analyzer.read.archive.Limits` with the configured values over its defaults.
 
         Raises ValueError when the combination is invalid (Limits validates itself)."""
-        from ..read.archive import Limits  # lazy: `--help` and `rules` need no archive reader
+        from ..read.archive import Limits# lazy: `--help` and `rules` need no archive reader
 
         given = {name: getattr(self, name) for name in LIMIT_FIELDS.values()}
         return Limits(**{name: value for name, value in given.items() if value is not None})
@@ -156,7 +156,7 @@ def find_pyproject(start: str | Path | None = None) -> Path | None:
         here = here.parent
     for directory in (here, *here.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and _section(candidate) is not None:
+        if candidate.is_file() and read_section(candidate) is not None:
             return candidate
     return None
 
@@ -186,7 +186,7 @@ def _read(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{path}: invalid TOML: {reason}") from None
 
 
-def _section(path: Path) -> dict[str, Any] | None:
+def read_section(path: Path) -> dict[str, Any] | None:
     data = _read(path)
     if data is None:
         return None
@@ -201,7 +201,7 @@ def load_config(start: str | Path | None = None, path: str | Path | None = None)
     found = Path(path) if path is not None else find_pyproject(start)
     if found is None:
         return Config()
-    section = _section(found)
+    section = read_section(found)
     if section is None:
         return Config(source=found)
     return parse_section(section, source=found)

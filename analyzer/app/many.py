@@ -13,15 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..read import archive
+from ..core import budget
 from ..parse import helper_worker
 from ..core import interrupt
 from . import locate
-from .api import InternalError, Options, _deadline, _load, _unexpected
+from . import pipeline
+from .pipeline import InternalError, Options
 from ..core.findings import Finding, PackageError
 from ..core.model import Package
 
 # Errors that mean "this package cannot be read": one line each, the other packages go on.
-_PACKAGE_ERRORS = (archive.ArchiveError, ValueError, OSError)
+_PACKAGE_ERRORS = (budget.ArchiveError, ValueError, OSError)
 
 Progress = Callable[[int, int], None]  # (packages done, packages in all)
 
@@ -83,7 +85,7 @@ def discover(paths: Iterable[str | os.PathLike[str] | Target], *, pair: bool = T
                              "(pass it with --exported-program, or name it after its package: X.ep.pt2 beside X.pt2)")
             continue
         found = [p for p in _walk(path, 0) if not _excluded(p, path, exclude)] \
-            if os.path.isdir(path) and not _is_package_dir(path) else []
+            if os.path.isdir(path) and not is_package_dir(path) else []
         for one in found:
             add(one, True)
         if not found:
@@ -139,7 +141,7 @@ def _walk(folder: str, depth: int) -> Iterator[str]:
         if entry.is_symlink():
             continue  # as inside packages: links are never followed
         if entry.is_dir(follow_symlinks=False):
-            if _is_package_dir(path):
+            if is_package_dir(path):
                 yield path
             else:
                 yield from _walk(path, depth + 1)
@@ -148,7 +150,7 @@ def _walk(folder: str, depth: int) -> Iterator[str]:
             yield path
 
 
-def _is_package_dir(path: str) -> bool:
+def is_package_dir(path: str) -> bool:
     """An extracted package: `data/aotinductor/` in the folder or in one of its children."""
     def aoti(base: str) -> bool:
         return os.path.isdir(os.path.join(base, "data", "aotinductor")) and not os.path.islink(base)
@@ -178,9 +180,9 @@ def check_one(target: Target, options: Options, keep_going: bool = True) -> Outc
 
     if target.exported_program and not options.exported_program:
         options = dataclasses.replace(options, exported_program=target.exported_program, paired=True)
-    deadline = _deadline(target.path, options)  # one budget from opening the package to its last rule
+    deadline = pipeline.deadline(target.path, options)  # one budget from opening the package to its last rule
     try:
-        package = _load(target.path, options, deadline)
+        package = pipeline.load_package(target.path, options, deadline)
     except archive.NoModelError as exc:
         if target.walked:
             return Outcome()  # e.g. an exported program next to its package
@@ -194,7 +196,7 @@ def check_one(target: Target, options: Options, keep_going: bool = True) -> Outc
     ctx = rules.Context(target_device=options.target_device, target_sm=options.target_sm, package=target.path,
                         runtime_checks=options.runtime_checks)
     selected = rules.select_rules(options.select, options.ignore)
-    with _unexpected(f"{target.path} (rules)"), archive.polling(deadline):
+    with pipeline.unexpected(f"{target.path} (rules)"), budget.polling(deadline):
         found = rules.run_rules(package, selected, ctx)  # with each finding's source and headline
         return Outcome(package, list(locate.locate(found, source_root=options.source_root)))
 

@@ -38,7 +38,7 @@ def expand(paths: Sequence[str], exclude: Sequence[str] = ()) -> list[Any]:
 
     out: list[Any] = []
     for path in paths:
-        if os.path.isdir(path) and not many._is_package_dir(path) and _nested_config(path):
+        if os.path.isdir(path) and not many.is_package_dir(path) and _nested_config(path):
             out.extend(many.discover([path], pair=False, exclude=exclude))
         else:
             out.append(path)
@@ -47,7 +47,7 @@ def expand(paths: Sequence[str], exclude: Sequence[str] = ()) -> list[Any]:
 
 def _nested_config(folder: str, depth: int = 0) -> bool:
     """A pyproject.toml with a [tool.aoti-lint] table in a folder below `folder` (links not followed)."""
-    from .config import _section
+    from .config import read_section
 
     if depth > 32:
         return False
@@ -59,7 +59,7 @@ def _nested_config(folder: str, depth: int = 0) -> bool:
     for entry in entries:
         if entry.is_dir(follow_symlinks=False):
             candidate = os.path.join(entry.path, "pyproject.toml")
-            if os.path.isfile(candidate) and not os.path.islink(candidate) and _section(Path(candidate)) is not None:
+            if os.path.isfile(candidate) and not os.path.islink(candidate) and read_section(Path(candidate)) is not None:
                 return True
             if _nested_config(entry.path, depth + 1):
                 return True

@@ -294,7 +294,7 @@ class ConstantRead:
 @dataclass
 class Access:
     """A kernel's write into a buffer (`out_ptr0[tmp1] = v`) or read from one (`in_ptr0[...]`) at one
-    launch (analyzer/link/link/storebounds.py): the buffer's element count and the loops around the access,
+    launch (analyzer/link/storebounds.py): the buffer's element count and the loops around the access,
     over root symbols. When a size empties the buffer but not the loops, every access lands outside it."""
 
     kernel: str

@@ -16,13 +16,22 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 from . import intervals
 from ..core import strict
 
-if TYPE_CHECKING:
-    from ..parse.kernels import KernelFacts
+
+
+class KernelFacts(Protocol):
+    """What the engine reads of a kernel (parse/kernels.py's KernelFacts has it): the engine sits
+    below the parsers, so it names the shape rather than the class."""
+
+    params: tuple[str, ...]
+    defs: dict[str, list[tuple[int, ast.expr]]]
+    combines: dict[str, str]
+
+    def extent_at(self, var: str, pos: int) -> str | None: ...
 
 # Pointer parameters of a kernel (`in_ptr0`, `out_ptr1`, `in_out_ptr0`): launch arguments that are
 # buffers, not sizes.

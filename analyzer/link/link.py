@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from . import buffers, input_layout, reads, storebounds
 from ..expr import intervals
-from ..read.archive import poll
+from ..core.budget import poll
 from ..core.findings import Location
 from ..parse.kernels import KernelFacts, index_node
 from ..core.model import Assertion, Constant, Dim, DimRef, Division, Enforcement, Input, Kernel, Launch, Model, Problem, ProblemKind, Reduction, Symbol, range_text

@@ -27,7 +27,7 @@ _POINTER = re.compile(r"^(in_out_ptr|in_ptr)\d+$")
 @functools.lru_cache(maxsize=4096)
 def _loads_of(expr: ast.expr) -> tuple[tuple[str, ast.expr], ...]:
     """`_loads(expr)`, once per expression object: the fast path shares one parsed expression
-    among all kernels holding the same line (triage._expression); AST nodes hash by identity."""
+    among all kernels holding the same line (triage.expression); AST nodes hash by identity."""
     return tuple(_loads(expr))
 
 
@@ -135,12 +135,11 @@ def _shaped(constants: dict, arg: str) -> bool:
 
 def annotate(model: Model, wrapper, kfacts: dict[str, KernelFacts], param_map, sources, canonical, resolve) -> None:
     """After linking: every kernel's constant reads (`model.constant_reads`), and the shapes of extern
-    calls' arguments and the size checks (`shapes.annotate`), derived-dim relations (`relations.derive`)."""
-    from ..query import relations
-    from . import shapes
+    calls' arguments and the size checks (`shapes.annotate`), derived-dim relations (`derive.derive`)."""
+    from . import derive, shapes
 
     shapes.annotate(model, wrapper, canonical, resolve)
-    relations.derive(model)   # reads the size checks and the exported program's expressions
+    derive.derive(model)   # reads the size checks and the exported program's expressions
     launches: dict[str, list[int]] = {}
     for i, launch in enumerate(model.launches):
         if not launch.extern:

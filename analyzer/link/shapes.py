@@ -13,7 +13,8 @@ import re
 from typing import Callable
 
 from ..core.model import Model, SizeCheck
-from ..parse.wrapper import Call, WrapperFacts
+from ..parse.call import Call
+from ..parse.wrapper import WrapperFacts
 
 _VIEW = re.compile(r"^\s*reinterpret_tensor_wrapper\(\s*(\w+)\s*,\s*\d+\s*,\s*(int_array_\d+)\b")
 

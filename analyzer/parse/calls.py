@@ -6,14 +6,12 @@ a few plain shapes, read from their text (`Launches._simple_call`); any other fr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from . import proxy, ts
+from .call import Call
 from ..core.findings import Location
 
-if TYPE_CHECKING:
-    from .wrapper import WrapperFacts
 
 _TOPO = re.compile(r"//\s*Topologically Sorted Source Nodes:.*")
 # Allocation and bookkeeping shims: they create or move buffers but compute nothing from inputs.
@@ -24,15 +22,13 @@ _NON_PRODUCING_SHIMS = re.compile(
 _TENSOR_NAME = re.compile(r"^(buf\d+|arg\d+_\d+)$")
 
 
-@dataclass
-class Call:
-    function: str
-    args: tuple[str, ...]          # Python-syntax expressions, one per argument
-    arg_names: tuple[str | None, ...]  # buffer/tensor name when the argument is a tensor
-    location: Location
-    comment: str | None = None
-    outputs: tuple[str, ...] = ()  # `&buf1_handle` out-arguments of shim calls -> "buf1"
-    checked: bool = True           # False: a shim whose AOTITorchError is discarded
+class WrapperFacts(Protocol):
+    """What the launch reader fills in (wrapper.py's WrapperFacts has it; wrapper.py calls this
+    module while it parses, so this module names the shape rather than importing the class)."""
+
+    path: str
+    calls: list[Call]
+    zero_checks: list[tuple[str, str, Location]]
 
 
 class Launches:

@@ -35,7 +35,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..read import archive
+from ..core import budget
 from . import helpertext, kernels, triage, tritonlines, tritonsrc
 from ..core import interrupt
 from ..core.findings import Location
@@ -141,7 +141,7 @@ class Job:
         self.pid, self.fd, self.texts, self.path, self.split = pid, fd, texts, path, split
         self.own: dict[int, HelperRead] = {}   # index -> read here
 
-    def share(self, deadline: archive.Deadline) -> None:
+    def share(self, deadline: budget.Deadline) -> None:
         """Read helpers from the back until the child's front is reached (nothing when the child
         is done first): this process would otherwise wait for it idle. Not for a few helpers,
         which the child reads in the time this process takes to look."""
@@ -154,12 +154,12 @@ class Job:
                 # between kernels, which the walk's own trees would not (270 against 370 MB of peak
                 # RSS at 50 MB of GPT-2).
                 self.own[j] = read_helper(self.texts[j], self.path)
-            except archive.ArchiveError:
+            except budget.ArchiveError:
                 raise  # a time or memory limit: as on the serial path
             except Exception:  # noqa: BLE001 - as in the child: the serial path reads the rest
                 return
 
-    def result(self, deadline: archive.Deadline) -> list[HelperRead | None] | None:
+    def result(self, deadline: budget.Deadline) -> list[HelperRead | None] | None:
         """One read per text: the child's (a prefix of the texts), then those read here; None
         where neither has one (the child gave none in time: crashed, killed, stopped by a
         limit), which the caller reads itself; None when nothing was read at all."""
@@ -269,7 +269,7 @@ def _reads(texts: Sequence[helpertext.HelperText], path: str, split: _Split) -> 
     out = []
     same: dict = {}
     while (i := split.take_front()) is not None:
-        archive.poll(f"parsing Triton kernel {texts[i].name}")
+        budget.poll(f"parsing Triton kernel {texts[i].name}")
         out.append(_to_wire(read_helper(texts[i], path), same))
     return out
 
@@ -403,7 +403,7 @@ def shared(facts: kernels.KernelFacts, source: str, path: str, first_line: int,
 def _node(value: object) -> ast.expr:
     if isinstance(value, tuple):
         return ast.Subscript(_node(value[0]), ast.Constant(value[1]), ast.Load())
-    node = triage._expression(value) if isinstance(value, str) else None
+    node = triage.expression(value) if isinstance(value, str) else None
     if node is None:
         raise _NoSegment
     return node

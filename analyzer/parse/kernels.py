@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from . import ts
-from ..read.archive import poll
+from ..core.budget import poll
 from .stores import RawStore, call_name_of, combine_op, cpp_stores, store_pointer
 from ..expr.values import DIVISION_OPS, Values, call_name, division
 from ..core.findings import Location
@@ -201,14 +201,14 @@ def parse_triton(name: str, source: str, path: str, first_line: int, indent: int
                         Location(path, first_line + fn.lineno - 1, fn.col_offset + indent + 1))
     facts.param_types = _triton_signature(fn)
     facts.combines = {d.name: op for d in defs if d is not fn and (op := combine_op(d))}
-    events = ((node, line, 0, 0) for stmt in fn.body for node, line in _walk_statements(stmt))
+    events = ((node, line, 0, 0) for stmt in fn.body for node, line in walk_statements(stmt))
     return triton_facts(facts, events, path, first_line, indent)
 
 
 def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, int]], path: str,
                  first_line: int, indent: int) -> KernelFacts:
     """`facts` (name, parameters, signature) completed from the kernel body's nodes: `events` are
-    (node, line of its statement, line shift, column shift) in `_walk_statements`' order over the
+    (node, line of its statement, line shift, column shift) in `walk_statements`' order over the
     body, from the parse of the whole function or (tritonlines.py) from one shared parse per line
     text, whose nodes sit at line 1 of their own line (the shifts place them)."""
 
@@ -297,7 +297,7 @@ def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
 _WALKED_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _walk_statements(stmt: ast.AST):
+def walk_statements(stmt: ast.AST):
     """(node, line of its statement) for every node under `stmt`; faster than ast.walk for the
     shapes Inductor emits, and iterative (no recursion on hostile nesting)."""
     stack: list[tuple[ast.AST, int]] = [(stmt, getattr(stmt, "lineno", 0))]

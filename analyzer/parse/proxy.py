@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # wrapper.py calls this module while it parses
-    from .wrapper import Call
+from .call import Call
 
 CALL = "aoti_torch_proxy_executor_call_function"
 ALLOCATE = "aoti_torch_new_uninitialized_tensor"

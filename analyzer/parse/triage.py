@@ -144,7 +144,7 @@ def with_definitions(light: KernelFacts, name: str, source: str, first_line: int
         return None
     defs = light.defs
     for stmt in fn.body:
-        # kernels._walk_statements' order restricted to statements (expressions hold none).
+        # kernels.walk_statements' order restricted to statements (expressions hold none).
         stack: list[ast.AST] = [stmt]
         while stack:
             node = stack.pop()
@@ -208,22 +208,22 @@ def _line_kind(line: str) -> tuple[str | None, str | None, ast.expr | None] | No
     lead = line[:len(line) - len(line.lstrip())]
     m = _SIMPLE_ASSIGN.fullmatch(stripped)
     if m is not None and not keyword.iskeyword(m.group(1)):
-        value = _expression(m.group(2))
+        value = expression(m.group(2))
         return None if value is None else (lead, m.group(1), value)
     # `R0_BLOCK: tl.constexpr = 128` (persistent reductions): the walk keeps an annotated
     # assignment's value as it keeps a plain one's.
     m = _ANNOTATED_ASSIGN.fullmatch(stripped)
     if m is not None and not keyword.iskeyword(m.group(1)):
-        value = _expression(m.group(3))
-        return None if value is None or _expression(m.group(2)) is None else (lead, m.group(1), value)
+        value = expression(m.group(3))
+        return None if value is None or expression(m.group(2)) is None else (lead, m.group(1), value)
     call = _CALL_STATEMENT.match(stripped)
-    if call is None or keyword.iskeyword(call.group(1)) or _expression(stripped) is None:
+    if call is None or keyword.iskeyword(call.group(1)) or expression(stripped) is None:
         return None
     return lead, None, None
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _expression(text: str) -> ast.expr | None:
+def expression(text: str) -> ast.expr | None:
     """One line's expression (shared by every kernel holding that line: never mutated)."""
     try:
         return ast.parse(text, mode="eval").body

@@ -22,7 +22,7 @@ import functools
 from dataclasses import dataclass
 
 from ..core.findings import Location
-from .kernels import KernelFacts, _walk_statements, triton_facts
+from .kernels import KernelFacts, walk_statements, triton_facts
 
 _MAX_DEPTH = 40          # nested blocks; deeper ones are parsed whole (which bounds recursion)
 _MAX_JOINED = 50         # lines of one statement; longer ones are parsed whole (bounds the joining)
@@ -85,7 +85,7 @@ def walk(name: str, source: str, path: str, first_line: int, indent: int,
 
 
 def _emit(row: _Row, line: int, events: list, segments: dict[int, str]) -> None:
-    """`row`'s nodes as `kernels._walk_statements` yields them: the statement at its parent's
+    """`row`'s nodes as `kernels.walk_statements` yields them: the statement at its parent's
     line (`line`), the nodes under it at its own."""
     entry, own, dl, dc = row.entry, row.number, row.number - 1, row.column
     events.append((entry.stmt, line, dl, dc))
@@ -225,7 +225,7 @@ def _simple(text: str) -> _Simple | None:
     if len(tree.body) != 1 or isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return None
     stmt = tree.body[0]
-    nodes = tuple(node for node, _ in _walk_statements(stmt) if _read(node))[1:]
+    nodes = tuple(node for node, _ in walk_statements(stmt) if _read(node))[1:]
     lines = text.encode("utf-8", "surrogatepass").split(b"\n")
     segments = []
     for node in (stmt, *nodes):
@@ -255,7 +255,7 @@ def _header(text: str) -> _Header | None:
         parts = (stmt.test,)
     else:
         return None
-    return _Header(stmt, tuple(node for part in parts for node, _ in _walk_statements(part) if _read(node)))
+    return _Header(stmt, tuple(node for part in parts for node, _ in walk_statements(part) if _read(node)))
 
 
 def _read(node: ast.AST) -> bool:

@@ -25,7 +25,7 @@ import tree_sitter
 import tree_sitter_cpp
 
 from ..core import strict
-from ..read.archive import poll
+from ..core.budget import poll
 from ..core.bigstack import on_big_stack
 from ..expr.values import POINTER_PARAM
 

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 
 from . import proxy, ts
-from .calls import Call, Launches
+from .call import Call
+from .calls import Launches
 from ..core.findings import Location
 from .tritonsrc import triton_comment as _triton_comment
 

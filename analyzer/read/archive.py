@@ -6,8 +6,8 @@ inside the package, or build a filesystem path from a member name. Every read is
 count, inflated bytes per member and per package, directory depth, wall-clock time) and every way a
 hostile or broken package can fail surfaces as an `ArchiveError` whose text is one line.
 
-It is also the one reader of `torch.export.save` archives (`open_archive`) and holds the package's
-time and memory budget (`Deadline`, `poll`), which every parser and loop polls.
+It is also the one reader of `torch.export.save` archives (`open_archive`); the budget it reads
+under (`Deadline`, `poll`) is core/budget.py's.
 
 Long module: the bounded reader is kept in one file on purpose, so that every byte read from an
 untrusted archive (package or exported program) goes through one set of limits and checks; its
@@ -16,26 +16,23 @@ parts (limits and budget, sources, central-directory checks, names) are sections
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import io
 import os
 import re
 import stat
 import struct
-import time
 import zipfile
 from dataclasses import dataclass, field
-from typing import IO, BinaryIO, Callable, NoReturn, TypeVar
+from typing import IO, BinaryIO, Callable, TypeVar
+
+from ..core.budget import (
+    MIN_MEMORY, ArchiveError, Deadline, size_text,
+)
 
 __all__ = [
     "Archive",
-    "ArchiveError",
     "NoModelError",
-    "Deadline",
-    "TimeLimitError",
     "Limits",
-    "MemoryLimitError",
     "ModelMembers",
     "Package",
     "open_archive",
@@ -72,42 +69,6 @@ _EOCD64 = struct.Struct("<4sQ2H2L4Q")
 _CENTRAL = struct.Struct("<4s4B4HL2L5H2L")
 
 
-class ArchiveError(Exception):
-    """A package that cannot be read safely. `str(e)` is one user-facing line."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(_one_line(message))
-
-
-class TimeLimitError(ArchiveError):
-    """The package's time budget is spent: never turned into a finding, always ends the package."""
-
-
-class MemoryLimitError(ArchiveError):
-    """The process grew past `max_memory`. Raised while parsing one member, that member becomes an
-    unparsed-member finding (its tree is dropped and the rest is analysed); elsewhere it ends the
-    package."""
-
-
-def rss_bytes() -> int:
-    """Resident memory of this process now (Linux /proc), else its peak so far (getrusage)."""
-    try:
-        with open("/proc/self/statm", "rb") as fh:
-            return int(fh.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
-        import resource
-        import sys
-
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak if sys.platform == "darwin" else peak * 1024
-
-
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-# Below this the interpreter, tree-sitter and the reader's buffers alone would trip max_memory.
-MIN_MEMORY = 256 * 2**20
-
 # The deepest bracket nesting the parsers may walk: they recurse about twice per level inside a call
 # stack that is already deep, so more would run out of Python's recursion limit (1000) instead of
 # reporting a limit. `max_nesting` may be lowered, never raised past this.
@@ -142,84 +103,6 @@ class Limits:
             raise ValueError(f"limit max_memory must be at least {MIN_MEMORY // 2**20} MiB (got {self.max_memory})")
         if self.timeout_s < 0:
             raise ValueError(f"limit timeout_s must not be negative (got {self.timeout_s})")
-
-
-class Deadline:
-    """Wall-clock and memory budget of one package; `check()` raises once either is spent.
-
-    Memory is the process's resident size, read at most every 20 ms (a /proc read costs ~10 us),
-    so polling it from hot loops is cheap."""
-
-    def __init__(self, timeout_s: float, label: str = "", max_memory: int | None = None) -> None:
-        self.timeout_s = timeout_s
-        self.label = label
-        self.max_memory = max_memory
-        self._end = time.monotonic() + timeout_s
-        self._next_memory_check = 0.0
-        self._over_memory = 0
-
-    @property
-    def remaining(self) -> float:
-        return max(0.0, self._end - time.monotonic())
-
-    @property
-    def expired(self) -> bool:
-        return time.monotonic() >= self._end
-
-    def over_memory(self) -> bool:
-        """True when the process is past max_memory (checked at most every 20 ms)."""
-        if self.max_memory is None:
-            return False
-        if self._over_memory:
-            return True  # sticky until raise_memory reports it
-        now = time.monotonic()
-        if now >= self._next_memory_check:
-            self._next_memory_check = now + 0.02
-            rss = rss_bytes()
-            self._over_memory = rss if rss > self.max_memory else 0
-        return bool(self._over_memory)
-
-    def should_stop(self) -> bool:
-        """For stoppable steps (the C++ parse): time or memory spent."""
-        return self.expired or self.over_memory()
-
-    def check(self, what: str) -> None:
-        if self.expired:
-            raise TimeLimitError(
-                f"{self.label}: analysis exceeded the {self.timeout_s:g} s time limit (while {what})"
-            )
-        if self.over_memory():
-            self.raise_memory(what)
-
-    def raise_memory(self, what: str) -> NoReturn:
-        used = self._over_memory or rss_bytes()
-        self._over_memory = 0  # the caller frees what it built: measure afresh next time
-        self._next_memory_check = 0.0
-        raise MemoryLimitError(
-            f"{self.label}: analysis needed more than the {_size(self.max_memory or 0)} memory limit "
-            f"(while {what}; {used / 2**20:.0f} MiB resident)"
-        )
-
-
-_ACTIVE: contextvars.ContextVar["Deadline | None"] = contextvars.ContextVar("aoti_lint_deadline", default=None)
-
-
-@contextlib.contextmanager
-def polling(deadline: Deadline):
-    """Make `deadline` the one `poll()` checks while the block runs (parsing, linking, rules)."""
-    token = _ACTIVE.set(deadline)
-    try:
-        yield deadline
-    finally:
-        _ACTIVE.reset(token)
-
-
-def poll(what: str) -> None:
-    """Check the active package's time and memory budget; for every loop whose length grows with
-    the input (matches, assertions, launches, rules). About 0.2 us when nothing is spent."""
-    deadline = _ACTIVE.get()
-    if deadline is not None:
-        deadline.check(what)
 
 
 @dataclass
@@ -324,14 +207,14 @@ class Archive:
 
     def _cap_error(self, member: str, size: int, budget: int, declared_only: bool) -> ArchiveError:
         q = _q(member)
-        what = f"declares {_size(size)}, past" if declared_only else "inflates past"
+        what = f"declares {size_text(size)}, past" if declared_only else "inflates past"
         if self.limits.max_member_bytes <= budget:
             return ArchiveError(
-                f"{self._label}: member {q} {what} the {_size(self.limits.max_member_bytes)} per-member limit"
+                f"{self._label}: member {q} {what} the {size_text(self.limits.max_member_bytes)} per-member limit"
             )
         return ArchiveError(
-            f"{self._label}: member {q} {what} the {_size(self.limits.max_total_bytes)} limit on bytes "
-            f"read from the whole package ({_size(self._total_read)} already read)"
+            f"{self._label}: member {q} {what} the {size_text(self.limits.max_total_bytes)} limit on bytes "
+            f"read from the whole package ({size_text(self._total_read)} already read)"
         )
 
 
@@ -810,16 +693,3 @@ def _reason(exc: BaseException) -> str:
         return exc.strerror[0].lower() + exc.strerror[1:]
     text = str(exc)
     return text or type(exc).__name__
-
-
-def _size(n: int) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    if n >= 2**20:
-        return f"{n / 2**20:.1f} MiB"
-    return f"{n} bytes"
-
-
-def _one_line(text: str) -> str:
-    return "".join(ch if ch.isprintable() else " " for ch in text)

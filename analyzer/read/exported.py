@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from ..core import budget
 from ..core.model import GraphNode, Model, Problem, ProblemKind
 
 if TYPE_CHECKING:  # for the annotations; `_read_archive` imports it when it runs
@@ -115,7 +116,7 @@ def _model_name(member: str) -> str | None:
 
 
 def _read_archive(path: str, limits: "archive.Limits | None",
-                  deadline: "archive.Deadline | None") -> dict[str, str]:
+                  deadline: "budget.Deadline | None") -> dict[str, str]:
     """Exported-program JSON members of a zip or folder: {member: text}.
 
     Read through archive.py, the one bounded reader: the same member count, size, compression,
@@ -143,7 +144,7 @@ def _members(source: Any, limits: Any = None, deadline: Any = None) -> tuple[str
     read_text = getattr(source, "read_text", None)
     path = str(getattr(source, "path", "<package>"))
     if members is not None and callable(read_text):
-        from .archive import ArchiveError, TimeLimitError
+        from ..core.budget import ArchiveError, TimeLimitError
 
         out = {}
         for member in members:
@@ -167,7 +168,7 @@ def read_exported_programs(path_or_package: Any, limits: Any = None,
                            deadline: Any = None) -> dict[str, ExportedProgram]:
     """Every exported program in the archive, by model name (`models/<name>.json`). May be empty.
 
-    `limits` (archive.Limits) and `deadline` (archive.Deadline) bound the read of a path."""
+    `limits` (archive.Limits) and `deadline` (budget.Deadline) bound the read of a path."""
     path, members = _members(path_or_package, limits, deadline)
     out: dict[str, ExportedProgram] = {}
     for member, text in sorted(members.items()):

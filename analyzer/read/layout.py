@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import archive
+from ..core import budget
 from ..core.findings import Location
 from ..core.model import Assertion, Model, Package, Problem, ProblemKind
 
@@ -213,7 +214,7 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
         if data is None:
             try:
                 data = pkg.read_bytes(member)
-            except archive.ArchiveError as exc:
+            except budget.ArchiveError as exc:
                 if pkg.deadline.expired:
                     raise
                 _problem(package, owner.get(member), Problem(
@@ -300,7 +301,7 @@ def find_text(pkg: "archive.Package", needle: str, limit: int = 20) -> list[Loca
             continue
         try:
             data = pkg.read_bytes(member)
-        except archive.ArchiveError:
+        except budget.ArchiveError:
             if pkg.deadline.expired:
                 raise
             continue

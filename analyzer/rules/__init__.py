@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
 from ..query import headline, source
 from ..core import messages
-from ..read.archive import poll  # the package's time and memory budget, not its bytes
+from ..core.budget import poll# the package's time and memory budget, not its bytes
 from ..core.findings import Finding, Location, Severity
 
 if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only passes it along

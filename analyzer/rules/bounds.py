@@ -148,7 +148,7 @@ class EmptyIndexBound(Rule):
             message = MESSAGES["empty-index-bound" if simple else "empty-index-bound.expr"]
             shown = "" if simple else f" {shown}"
             chain = (*a.chain, CHAIN["zero"].format(assignment=W.assignment_text(model, choice), bound_expr=shown,
-                                                    value=_int_text(value), index_var=a.index_var or "index"))
+                                                    value=int_text(value), index_var=a.index_var or "index"))
             key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"
                    f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
             yield self.finding(
@@ -293,7 +293,7 @@ class IndexExceedsConstantBound(Rule):
             chain = (*a.chain, CHAIN["extent"].format(index_var=a.index_var or "the index",
                                                       extent=fields["extent"],
                                                       assignment=W.assignment_text(model, assignment),
-                                                      value=_int_text(None if value is None else value - 1),
+                                                      value=int_text(None if value is None else value - 1),
                                                       bound_value=bound_value))
             # An error when the compiled range itself reaches past the bound: the package was built
             # for those sizes and runs them into the check. Only the declared range doing so: a warning.
@@ -411,7 +411,7 @@ def _compiled_reaches(model: Model, a: Assertion) -> bool:
     return a.bound_value is not None and high > a.bound_value
 
 
-def _int_text(value: float | None) -> str:
+def int_text(value: float | None) -> str:
     if value is None:
         return "?"
     if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):

@@ -11,7 +11,7 @@ from ..core.findings import Finding, Severity
 from ..core.model import Assertion, DimRef, Model, range_text, shim_op
 from ..core.messages import CHAIN, FIXES, MESSAGES
 from . import Case, Context, Rule, register
-from .bounds import _int_text, outcome_fields, unique_assertions, where
+from .bounds import int_text, outcome_fields, unique_assertions, where
 
 
 @register
@@ -96,7 +96,7 @@ class IndexExceedsDynamicBound(Rule):
                 shapes=W.witness(model, assignment), inputs=inputs, high=high)
             chain = (*a.chain, CHAIN["index-range"].format(index_var=a.index_var or "the index", high=high,
                                                            assignment=W.assignment_text(model, assignment),
-                                                           value=_int_text(value)))
+                                                           value=int_text(value)))
             yield self.finding(
                 model, ctx, MESSAGES["index-exceeds-dynamic-bound"].format(**fields), a.location,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),

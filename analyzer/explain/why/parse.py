@@ -13,7 +13,7 @@ The text is hostile (anyone can paste a log): every pattern here runs in time li
 Each starts at a literal (found by `str.find` or the regex engine's literal-prefix scan), and no two
 adjacent pieces can match the same characters, so a mismatch never backtracks over a long run
 (`tests/test_why.py` feeds 200 KB lines of spaces and of repeated prefixes to each of them).
-A `deadline` (anything with `check(what)`, e.g. `archive.Deadline`) is polled between lines.
+A `deadline` (anything with `check(what)`, e.g. `budget.Deadline`) is polled between lines.
 """
 
 from __future__ import annotations
