@@ -16,7 +16,7 @@ import pytest
 import test_rules as TR
 import test_why as TW
 from analyzer.app import api
-from analyzer.core.findings import Location
+from analyzer.core.findings import Location, Severity
 from analyzer.core.model import Assertion, Dim, DimRef, Input, Launch, Model, Package, Problem, ProblemKind, Symbol, range_text
 from analyzer.report.inspect import render_text as inspect_text
 from analyzer.report.why import render_text
@@ -248,6 +248,29 @@ def used(tmp_path_factory):
             pkg = api.load(FIXTURES / name)
             pkg.problems.extend(Problem(f"problem {kind}", kind=kind) for kind in ProblemKind)
             run_rules(pkg, all_rules())
+        # The contract's and the diff's words for who checks: a 2.13 CPU package (checks gated by
+        from analyzer.explain import contract
+        from analyzer.report import diff as diff_report
+
+        # the variable, an unchecked dtype), the same deployed with the variable set, and a 2.6
+        # package that records no checks at all.
+        from analyzer.query import sizes
+
+        for name in ("gather_dyn.cpu.stripped.pt2", "versions/2.6/gather_dyn.cpu.stripped.pt2", "real/gpt2.cpu.stripped.pt2"):
+            linted = api.lint(str(FIXTURES / name))
+            for setting in (None, "on"):
+                deployed = [sizes.as_deployed(p, setting) for p in linted.packages]
+                built = [contract.build(p.path, m, linted.findings) for p in deployed for m in p.models]
+                contract.render_text(built)
+                contract.render_python(built)
+        # the same model built twice with a changed dtype
+        old_pkg, new_pkg = (api.lint(str(FIXTURES / "diff" / f"gather_{t}.cpu.stripped.pt2"),
+                                     api.Options(exported_program=str(FIXTURES / "diff" / f"gather_{t}.ep.pt2")))
+                            for t in ("f32", "f64"))
+        sides = [[contract.build(p.path, m, r.findings) for p in r.packages for m in p.models] for r in (old_pkg, new_pkg)]
+        changes = diff_report.compare("old.pt2", "new.pt2", *sides, old_pkg.findings, new_pkg.findings)
+        diff_report.render_text(changes, Severity.ERROR)
+        diff_report.render_markdown(changes, Severity.ERROR)
         return {key: set(fields) for key, fields in messages.USED.items()}
     finally:
         messages.TRACE = False

@@ -518,6 +518,19 @@ CHECKED_CELL = Catalog("CHECKED_CELL", {
     "none": "never",
 })
 
+# Who rejects a violation at run time, in `contract`'s and `diff`'s words.
+WHO_CHECKS = Catalog("WHO_CHECKS", {
+    "always": "always",
+    "env": "only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "none": "never",
+})
+# The same, as the clause after a condition of the emitted guard (a condition is written only for
+# what is not always checked).
+UNCHECKED = Catalog("UNCHECKED", {
+    "env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "none": "never checked",
+})
+
 # How an input dim's range is enforced at run time.
 ENFORCEMENT = Catalog("ENFORCEMENT", {
     "env": "the check runs only when AOTI_RUNTIME_CHECK_INPUTS=1 is set",

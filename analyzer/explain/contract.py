@@ -30,12 +30,10 @@ from ..query import witness as W
 from ..core.findings import Finding
 from ..link.input_layout import stride_text
 from ..core.model import Dim, DimRef, Enforcement, Evidence, Model, span
+from ..core.messages import UNCHECKED, WHO_CHECKS
 from ..core.untrusted import terminal as _t, terminal_lines
 
 
-# Who rejects a violation at run time, in the contract's words (model.Enforcement is the one state).
-WHO_CHECKS = {Enforcement.ALWAYS: "always", Enforcement.ENV: "only with AOTI_RUNTIME_CHECK_INPUTS=1",
-              Enforcement.NONE: "never"}
 
 
 class Kind(enum.Enum):
@@ -110,9 +108,6 @@ class Contract:
     skipped: list[str] = field(default_factory=list)   # findings a shape guard cannot check
 
 
-UNCHECKED = {Enforcement.ENV: "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
-             Enforcement.NONE: "never checked", Enforcement.ALWAYS: "checked"}
-
 # Findings whose condition the guard checks (the fixes of these codes point at `contract`).
 GUARDED_CODES = ("AOTI001", "AOTI002", "AOTI003", "AOTI004", "AOTI005")
 
@@ -171,22 +166,22 @@ def _dim_contract(model: Model, index: int, d: Dim) -> DimContract:
 def _range_conditions(model: Model, ref: DimRef, d: Dim) -> list[Condition]:
     """The compiled range of a dim the package does not always check: sizes outside it were never
     compiled for (AOTI002), a static size that differs, a dim that must equal another (AOTI012)."""
-    if d.enforced == "always" and (not d.tied_expr or d.tie_enforced == "always"):
+    if d.enforced == Enforcement.ALWAYS and (not d.tied_expr or d.tie_enforced == Enforcement.ALWAYS):
         return []
     shown = model.inputs[ref.input].dim_display(ref.dim)
     out = []
     symbol = f"__in{ref.input}_d{ref.dim}"
     if d.value is not None:
-        if d.enforced != "always":
+        if d.enforced != Enforcement.ALWAYS:
             out.append(Condition(Kind.STATIC, f"{symbol} != {d.value}", ref,
                                  f"the package was compiled for {shown} == {d.value} only "
                                  f"({UNCHECKED[Enforcement(d.enforced)]})"))
         return out
-    if d.tied_expr and d.tie_enforced != "always":
+    if d.tied_expr and d.tie_enforced != Enforcement.ALWAYS:
         out.append(Condition(Kind.TIE, f"{symbol} != {d.tied_expr}", ref,
                              f"the package assumes {shown} == {W.display_expr(model, d.tied_expr)} and reads "
                              f"past the end of a smaller tensor"))
-    if d.enforced != "always":
+    if d.enforced != Enforcement.ALWAYS:
         unchecked = UNCHECKED[Enforcement(d.enforced)]
         if d.min is not None and d.min > 0:
             out.append(Condition(Kind.RANGE, f"{symbol} < {d.min}", ref,

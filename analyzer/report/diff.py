@@ -22,12 +22,11 @@ from ..core.findings import Finding, Severity
 from ..core.model import Enforcement, span
 from .common import fingerprint
 from ..core.untrusted import md_cell, md_code
+from ..core.messages import WHO_CHECKS
 from ..core.untrusted import terminal, terminal_lines
 
 SCHEMA = "aoti-lint.diff/1"
 _STRENGTH = {Enforcement.NONE: 0, Enforcement.ENV: 1, Enforcement.ALWAYS: 2}
-_WHO = {Enforcement.ALWAYS: "always", Enforcement.ENV: "only with AOTI_RUNTIME_CHECK_INPUTS=1",
-        Enforcement.NONE: "never"}
 
 
 class Change(enum.Enum):
@@ -190,7 +189,7 @@ def _dims(model: str, index: int, old: DimContract, new: DimContract) -> list[Di
         out.append(diff(Change.RANGE_WIDENED, old.compiled, new.compiled))
     if old.enforced is not new.enforced:
         change = Change.CHECK_WEAKENED if _STRENGTH[new.enforced] < _STRENGTH[old.enforced] else Change.CHECK_STRENGTHENED
-        out.append(diff(change, _WHO[old.enforced], _WHO[new.enforced]))
+        out.append(diff(change, WHO_CHECKS[old.enforced], WHO_CHECKS[new.enforced]))
     old_declared = (old.declared_min, old.declared_max)
     new_declared = (new.declared_min, new.declared_max)
     if old_declared != new_declared and old_declared != (None, None) and new_declared != (None, None):
