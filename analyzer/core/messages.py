@@ -146,10 +146,10 @@ MESSAGES = Catalog("MESSAGES", {
     "unenforced-lower-bound.no-kernels":
         "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} the compiled code "
         "unchecked",
-    # {reach}: the witness sizes (issue 10 point 4: 0 as well as the size just below the minimum).
+    # {reach}: the witness sizes: 0 as well as the size just below the minimum, since either can be what breaks.
     "unenforced-lower-bound.reach": "size {below} reaches",
     "unenforced-lower-bound.reach-zero": "sizes {below} and 0 reach",
-    # Appended: the exported program's declared range on the same dim (AOTI010 merged, issue 11 part 4b).
+    # Appended: the exported program's declared range on the same dim (AOTI010 merged into it: one finding per dim).
     "unenforced-lower-bound.declared":
         "; the exported program declares {declared}, so size(s) {sizes} are allowed by the contract but were "
         "never compiled for",
@@ -543,7 +543,7 @@ ENFORCEMENT = Catalog("ENFORCEMENT", {
                 "aot_inductor.check_lowerbound=False)",
 })
 
-# Every fix of a failure a shape guard can reject points at `aoti-lint contract` (issue 11 part 6).
+# Every fix of a failure a shape guard can reject points at `aoti-lint contract`: a guard is the fix that needs no rebuild.
 CONTRACT_HINT = "; `aoti-lint contract PKG --emit python` writes a check_inputs() guard that rejects such inputs"
 for _key in ("empty-index-bound", "unenforced-lower-bound", "unenforced-lower-bound.none", "store-into-empty-buffer",
              "read-from-empty-buffer",

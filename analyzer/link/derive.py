@@ -1,4 +1,4 @@
-"""Derived-dim relations: input dims the package takes to be `n*k + b` (issue 16).
+"""Derived-dim relations: input dims the package takes to be `n*k + b`.
 
 A package exported with `20 * Dim("k")` (a stride-20 conv front end, an 8x8 patch embedding, a
 `view(-1, 2)`, Swin's 2x2 patch merging) is compiled for sizes `20*k` only. `derive(model)` reads each
