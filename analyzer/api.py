@@ -384,8 +384,12 @@ def _split_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes
 
 
 def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":
+    from . import unread  # a text scan: function bodies no reader looks at are not parsed
+
+    pkg.deadline.check(f"parsing {member}")
+    exclude = unread.unread_bodies(data)
     started, rss = time.monotonic(), archive.rss_bytes()
-    tree, stopped = ts.parse(data, should_stop=pkg.deadline.should_stop)
+    tree, stopped = ts.parse(data, should_stop=pkg.deadline.should_stop, exclude=exclude)
     if stopped:
         del tree
         if pkg.deadline.expired:
@@ -398,7 +402,7 @@ def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":
     spent, grew, now = time.monotonic() - started, archive.rss_bytes() - rss, archive.rss_bytes()
     limit = pkg.deadline.max_memory
     if pkg.deadline.remaining > 2 * spent + 1 and (limit is None or now + 2 * max(grew, 0) < limit):
-        tree = ts.with_own_text(tree, data)
+        tree = ts.with_own_text(tree, data, exclude)
     return tree
 
 
