@@ -823,3 +823,25 @@ def _size(n: int) -> str:
 
 def _one_line(text: str) -> str:
     return "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+def text_bytes_hint(path: str | os.PathLike[str]) -> int:
+    """The inflated size of the largest C++ member a package's zip directory declares (0 for a
+    folder or anything unreadable): what a check of it will hold, before it is opened. A hint for
+    scheduling only (the declared size may lie; reading still enforces the limits)."""
+    try:
+        if not os.path.isfile(path):
+            return 0
+        with zipfile.ZipFile(path) as zf:
+            return max((i.file_size for i in zf.infolist() if i.filename.endswith(".cpp")), default=0)
+    except (OSError, ValueError, zipfile.BadZipFile, RuntimeError, EOFError):
+        return 0
+
+
+def process_rss_bytes(pid: int) -> int:
+    """Resident memory of process `pid` now (Linux /proc; 0 where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
