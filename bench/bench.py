@@ -1,12 +1,19 @@
 """Benchmark: `aoti-lint check` as a user runs it, against one tree-sitter parse of the same C++.
 
 Production packages have wrappers of tens of MB, thousands of Triton kernels and weights of many
-GB. This script builds such packages from a real fixture (default
-fixtures/small_transformer.cuda.stripped.pt2): every `call_triton_*` helper and its launch is
+GB. This script builds such packages from real fixtures of several families and torch versions
+(SOURCES: CUDA transformers of torch 2.11, CPU packages with C++ kernels of torch 2.13 and 2.8, a
+Mixtral mixture of experts; `--package` picks others). In a CUDA package every `call_triton_*`
+helper and its launch is
 replicated under new kernel names (`triton_poi_fused_gelu_view_2` -> `..._view_1017`), most copies
 from the kernels without assertions (a transformer's layer norms, GELUs, residual adds) and one in
 `--assert-every` from the kernels with assertions (its embeddings), until the wrapper reaches each
-requested size; each package also gets a deflated weights member of `--weights-gb` GiB of zeros.
+requested size; in a CPU package each `cpp_fused_*` kernel with its declaration and launch, to the
+requested MB of C++ in all. Each package also gets a deflated weights member of `--weights-gb` GiB
+of zeros. Every row is one source at one size; the headline is the worst row at 12 MB and more
+(CPU ratio, wall ratio) and the worst peak RSS against its target; `--readme` writes the table and
+the headline into README.md (between `<!-- generated: bench/bench.py -->` and its end marker);
+`--hostile` adds the three hostile texts of bench/hostile_text.py at full size.
 Then it prints, side by side, medians of `--repeat` runs of
 
   check_s   `python -m analyzer check --format json PKG` in a subprocess (wall time, as a user sees)
@@ -233,18 +240,29 @@ def _write(zin: zipfile.ZipFile, path: Path, replaced: dict[str, bytes], weights
     return Built(path, **meta)
 
 
+# Linux carries the peak RSS of the process that forked a child over its exec (ru_maxrss of a child
+# of this script, which holds the 50 MB packages it built, starts at this script's size). A small
+# process in between starts the child and reports the child's own usage: RUSAGE_CHILDREN of a
+# process with one child.
+LAUNCH = """
+import os, resource, subprocess, sys, time
+start = time.perf_counter()
+code = subprocess.call(sys.argv[1:])
+wall = time.perf_counter() - start
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+os.write(2, f"\\n@usage {code} {wall} {u.ru_utime + u.ru_stime} {u.ru_maxrss * 1024}\\n".encode())
+"""
+
+
 def run_child(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, float, int, bytes]:
     """Wall seconds, CPU seconds (user + system), peak RSS (bytes) of this child alone, stdout."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env={**CHILD_ENV, **(env or {})})
-    out = proc.stdout.read()
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}: {err.decode()[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out
+    proc = subprocess.run([sys.executable, "-c", LAUNCH, *argv], capture_output=True, cwd=cwd,
+                          env={**CHILD_ENV, **(env or {})})
+    err, _, usage = proc.stderr.rpartition(b"\n@usage ")
+    code, wall, cpu, peak = usage.split()
+    if int(code) not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} exited {int(code)}: {err.decode()[-2000:]}")
+    return float(wall), float(cpu), int(peak), proc.stdout
 
 
 def check_argv(path: Path, *extra: str) -> list[str]:
