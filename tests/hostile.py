@@ -631,16 +631,18 @@ CONTENT_CASES: list[ContentCase] = [
     ContentCase("runtime_assert_4400_digits", edited(UNBACKED, ".wrapper.cpp", "if (!(u0 >= 0L))",
                                                      f"if (!(u0 <= {HUGE_DIGITS}L))", "runtime_4400"),
                 finding=UNPARSED_WRAPPER),
-    ContentCase("adversarial_cpp_memory", appended(CPU, ".kernel.cpp", b"void g() { y = " + b"a<b," * 250_000 + b"0; }\n",
+    # In a C++ kernel (a function the reader parses): a body nothing reads is left out of the parse.
+    ContentCase("adversarial_cpp_memory", appended(CPU, ".kernel.cpp", b"void cpp_hostile() { y = " + b"a<b," * 250_000 + b"0; }\n",
                                                    "adversarial_memory"),
                 finding=("unparsed-member", ".kernel.cpp"), args=("--max-memory", "256M"), process=True),
     # 3.6 MB of nested templates parses in ~6.5 s on an idle core (1 MB took 1.75 s: a 3 s limit passed
     # on an idle machine), so a 2 s limit must stop it whatever the machine's load.
-    ContentCase("adversarial_cpp_time", appended(CPU, ".kernel.cpp", b"void g() { y = " + b"a<b<c>>d;" * 400_000 + b"0; }\n",
+    ContentCase("adversarial_cpp_time", appended(CPU, ".kernel.cpp", b"void cpp_hostile() { y = " + b"a<b<c>>d;" * 400_000 + b"0; }\n",
                                                  "adversarial_time"), refused="time limit", args=("--timeout", "2"), process=True),
-    # 100,000 checks take ~7 s on an idle core (30,000 took 2.7 s, too close to a 2 s limit).
+    # 90,000 checks take ~6 s on an idle core (30,000 took 2.7 s, too close to a 2 s limit); past
+    # api.MAX_CHECKS a kernel is refused from its text instead (tests/test_hostile_text.py).
     ContentCase("many_checks_kernel", edited(CPU, ".kernel.cpp", "AOTI_TORCH_CHECK(",
                                              "AOTI_TORCH_CHECK((0 <= tmp7) & (tmp7 < ks1), \"index out of bounds: "
-                                             "0 <= tmp7 < ks1\");\n" * 100_000 + "AOTI_TORCH_CHECK(", "many_checks"),
+                                             "0 <= tmp7 < ks1\");\n" * 90_000 + "AOTI_TORCH_CHECK(", "many_checks"),
                 refused="time limit", args=("--timeout", "2"), process=True),
 ]

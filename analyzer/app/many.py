@@ -227,18 +227,8 @@ def outcomes(targets: list[Target], options: Options, jobs: int, progress: Progr
     options = dataclasses.replace(options, worker=helper_worker.Mode.OFF)
     with ProcessPoolExecutor(max_workers=min(jobs, total), mp_context=multiprocessing.get_context(method),
                              initializer=interrupt.in_worker) as pool:
-        futures = [pool.submit(_check_in_worker, target, options, keep_going) for target in targets]
         try:
-            if progress is not None:
-                from concurrent.futures import as_completed
-
-                for done, _ in enumerate(as_completed(futures), start=1):
-                    progress(done, total)
-            for future in futures:
-                outcome = future.result()
-                if outcome.crash is not None:
-                    raise _internal_error(*outcome.crash)
-                yield outcome
+            yield from _scheduled(pool, targets, options, keep_going, progress, min(jobs, total))
         except BaseException:
             # SIGINT/SIGTERM (interrupt.Interrupted) or a crash: the packages in flight are not
             # waited for (the pool's exit would join its workers), their workers are ended.
@@ -246,6 +236,59 @@ def outcomes(targets: list[Target], options: Options, jobs: int, progress: Progr
             pool.shutdown(wait=False, cancel_futures=True)
             _stop_workers(processes)
             raise
+
+
+def _scheduled(pool: Any, targets: list[Target], options: Options, keep_going: bool, progress: Progress | None,
+               workers: int) -> Iterator[Outcome]:
+    """Each target's outcome from `pool`, in input order. A package is handed out only while the
+    workers' resident memory plus what it will need (`package_need`) stays within the memory limit,
+    so that -j never multiplies one package's memory by the worker count: past it the next package
+    waits for one in flight to end (a worker is refused it, never killed); with nothing in flight it
+    runs anyway, under its own limit."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    budget = options.limits.max_memory
+    waiting = list(enumerate(targets))
+    waiting.reverse()  # popped from the end: input order
+    in_flight: dict[Any, int] = {}
+    ready: dict[int, Outcome] = {}
+    yielded = done = 0
+    while waiting or in_flight:
+        while waiting and len(in_flight) < workers:
+            index, target = waiting[-1]
+            if in_flight and not admits(workers_rss(pool), package_need(target), budget):
+                break
+            waiting.pop()
+            in_flight[pool.submit(_check_in_worker, target, options, keep_going)] = index
+        finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+        for future in finished:
+            ready[in_flight.pop(future)] = future.result()
+            done += 1
+            if progress is not None:
+                progress(done, len(targets))
+        while yielded in ready:
+            outcome = ready.pop(yielded)
+            yielded += 1
+            if outcome.crash is not None:
+                raise _internal_error(*outcome.crash)
+            yield outcome
+
+
+def package_need(target: Target) -> int:
+    """The resident memory a check of `target` may add: three times its largest text member plus
+    100 MB (the bound the benchmark holds every check to)."""
+    return 3 * archive.text_bytes_hint(target.path) + 100 * 2**20
+
+
+def admits(rss: int, need: int, budget: int) -> bool:
+    """Whether a package needing `need` more bytes fits beside `rss` bytes held within `budget`."""
+    return rss + need <= budget
+
+
+def workers_rss(pool: Any) -> int:
+    """The resident memory of the pool's worker processes now."""
+    processes = getattr(pool, "_processes", None) or {}
+    return sum(budget.process_rss_bytes(pid) for pid in list(processes))
 
 
 def _stop_workers(processes: list) -> None:

@@ -253,6 +253,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                                 Location(member), kind=ProblemKind.PARSE))
     for member in sourced.kernels if sourced.wrappers else ():
         with _member_guard(pkg, member, problems):
+            _refuse_many_checks(_read(pkg, member, sources))
             tree = _parse(pkg, member, sources)
             kernel_facts.extend(kernels.parse_cpp(tree, member, limits.max_nesting))
             del tree
@@ -347,6 +348,19 @@ def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> "t
     return _parse_bytes(pkg, member, data)
 
 
+# Each check statement costs about 0.1 ms and 6 KB from its parse to its linked assertion; past this
+# many in one member (a real kernel holds a handful) the member is refused from its text, before a
+# parse that would run past the time and memory limits.
+MAX_CHECKS = 100_000
+
+
+def _refuse_many_checks(data: bytes) -> None:
+    checks = data.count(b"AOTI_TORCH_CHECK")
+    if checks > MAX_CHECKS:
+        raise ValueError(f"{checks:,} AOTI_TORCH_CHECK statements, more than the {MAX_CHECKS:,} one member "
+                         "is read for")
+
+
 def _split_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes],
                    split_helpers: bool) -> tuple[bytes, list["helpertext.HelperText"]]:
     """The wrapper's bytes to parse; with `split_helpers`, the helpers of Inductor's shape are read
@@ -360,8 +374,12 @@ def _split_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes
 
 
 def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":
+    from ..parse import unread  # a text scan: function bodies no reader looks at are not parsed
+
+    pkg.deadline.check(f"parsing {member}")
+    exclude = unread.unread_bodies(data)
     started, rss = time.monotonic(), budget.rss_bytes()
-    tree, stopped = ts.parse(data, should_stop=pkg.deadline.should_stop)
+    tree, stopped = ts.parse(data, should_stop=pkg.deadline.should_stop, exclude=exclude)
     if stopped:
         del tree
         if pkg.deadline.expired:
@@ -374,7 +392,7 @@ def _parse_bytes(pkg: "archive.Package", member: str, data: bytes) -> "ts.Tree":
     spent, grew, now = time.monotonic() - started, budget.rss_bytes() - rss, budget.rss_bytes()
     limit = pkg.deadline.max_memory
     if pkg.deadline.remaining > 2 * spent + 1 and (limit is None or now + 2 * max(grew, 0) < limit):
-        tree = ts.with_own_text(tree, data)
+        tree = ts.with_own_text(tree, data, exclude)
     return tree
 
 

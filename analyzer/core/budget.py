@@ -137,3 +137,12 @@ def size_text(n: int) -> str:
 
 def one_line(text: str) -> str:
     return "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+def process_rss_bytes(pid: int) -> int:
+    """Resident memory of process `pid` now (Linux /proc; 0 where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0

@@ -13,6 +13,7 @@ Long module: it is the only one that may touch tree-sitter, so every node helper
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import keyword
@@ -45,12 +46,48 @@ _TEXT_CHUNK = 1 << 12   # ... and afterwards, when node text is read back throug
 _POLL_EVERY = 256       # progress callbacks (one per ~50 bytes parsed) between two should_stop polls
 
 
-def parse(data: bytes, should_stop=None) -> tuple[Tree | None, bool]:
+def parse(data: bytes, should_stop=None, exclude: list[tuple[int, int]] | None = None) -> tuple[Tree | None, bool]:
     """Parse C++ bytes. With `should_stop` the parse is fed through a read callback and polls it
     through tree-sitter's progress callback (about every 12 KB of input, whatever the content: the
     parser can spend seconds and GBs on one adversarial line), stopping once it returns True.
     Returns (tree, stopped); the tree is None when stopped. Such a tree reads node text back through
-    the callback, in small chunks (1 MiB per node text would cost 10x the analysis): `with_own_text`."""
+    the callback, in small chunks (1 MiB per node text would cost 10x the analysis): `with_own_text`.
+    `exclude`: sorted, disjoint byte spans tree-sitter skips (unread function bodies, analyzer.unread);
+    every node keeps the offset, line and column it has in `data`."""
+    with _ranges(data, exclude):
+        return _parse(data, should_stop)
+
+
+@contextlib.contextmanager
+def _ranges(data: bytes, exclude: list[tuple[int, int]] | None) -> Iterator[None]:
+    """The parser reads `data` less the `exclude` spans while the block runs."""
+    if not exclude:
+        yield
+        return
+    ranges, start, row, counted, line_start = [], 0, 0, 0, 0
+
+    def point(at: int) -> tuple[int, int]:
+        nonlocal row, counted, line_start
+        row += data.count(b"\n", counted, at)
+        counted = at
+        line_start = data.rfind(b"\n", 0, at) + 1
+        return row, at - line_start
+
+    for lo, hi in exclude:
+        if lo > start:
+            ranges.append(tree_sitter.Range(point(start), point(lo), start, lo))
+        start = hi
+    if start < len(data):
+        ranges.append(tree_sitter.Range(point(start), point(len(data)), start, len(data)))
+    parser = _parser()
+    parser.included_ranges = ranges
+    try:
+        yield
+    finally:
+        parser.included_ranges = []
+
+
+def _parse(data: bytes, should_stop) -> tuple[Tree | None, bool]:
     if should_stop is None:
         return _parser().parse(data), False
     chunk = [_PARSE_CHUNK]
@@ -78,10 +115,12 @@ def parse(data: bytes, should_stop=None) -> tuple[Tree | None, bool]:
     return tree, stopped
 
 
-def with_own_text(tree: Tree, data: bytes) -> Tree:
+def with_own_text(tree: Tree, data: bytes, exclude: list[tuple[int, int]] | None = None) -> Tree:
     """`tree` re-parsed with itself as the old tree (reused whole, ~0.1 ms per MB), holding `data`: node text
-    is a slice (0.3 us), not a callback (4 us). Not stoppable, at worst a full parse: the caller decides."""
-    return _parser().parse(data, old_tree=tree)
+    is a slice (0.3 us), not a callback (4 us). Not stoppable, at worst a full parse: the caller decides.
+    `exclude`: the spans `tree` was parsed without."""
+    with _ranges(data, exclude):
+        return _parser().parse(data, old_tree=tree)
 
 
 def _grammar_text(name: str) -> str:

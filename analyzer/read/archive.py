@@ -693,3 +693,16 @@ def _reason(exc: BaseException) -> str:
         return exc.strerror[0].lower() + exc.strerror[1:]
     text = str(exc)
     return text or type(exc).__name__
+
+
+def text_bytes_hint(path: str | os.PathLike[str]) -> int:
+    """The inflated size of the largest C++ member a package's zip directory declares (0 for a
+    folder or anything unreadable): what a check of it will hold, before it is opened. A hint for
+    scheduling only (the declared size may lie; reading still enforces the limits)."""
+    try:
+        if not os.path.isfile(path):
+            return 0
+        with zipfile.ZipFile(path) as zf:
+            return max((i.file_size for i in zf.infolist() if i.filename.endswith(".cpp")), default=0)
+    except (OSError, ValueError, zipfile.BadZipFile, RuntimeError, EOFError):
+        return 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from . import archive
 from ..core import budget
@@ -154,9 +154,8 @@ def _version_key(v: str) -> tuple[int, ...]:
 
 # --- never a silent pass ------------------------------------------------------------------------
 
-def scan_text(data: bytes) -> list[tuple[int, str]]:
-    """(1-based line, stripped text) of every line holding assertion or check text."""
-    hits: list[tuple[int, str]] = []
+def scan_text(data: bytes) -> Iterator[tuple[int, str]]:
+    """(1-based line, stripped text) of every line holding assertion or check text, in order."""
     # Only lines holding one of CHECK_TEXT's literals can match it: find those in the bytes (no
     # decoded copy of a 50 MB member; a regex search of it, with its `\b` alternatives, costs about
     # a second), then decode and test each such line as a whole. Lines are the same either way:
@@ -175,8 +174,7 @@ def scan_text(data: bytes) -> list[tuple[int, str]]:
         number += data.count(b"\n", counted, start)
         counted = start
         if CHECK_TEXT.search(line) and not _NOT_A_CHECK.match(line):
-            hits.append((number, line.strip()[:300]))
-    return hits
+            yield number, line.strip()[:300]
 
 
 def defines_run_impl(data: bytes) -> bool:
@@ -227,9 +225,13 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
             _problem(package, owner.get(member), Problem(
                 "member holds C++/Triton source that no parser read (not a wrapper or kernel of a known "
                 "layout); its assertions are not checked", Location(member), kind=ProblemKind.PARSE))
+        listed = 0
         for line, text in scan_text(data):
             if line in covered.get(member, ()):
                 continue
+            listed += 1
+            if listed > MAX_LISTED:
+                continue  # counted, and said once below
             owner_model = owner.get(member)
             reason = (f"check text at {member}:{line} is not in any kernel the analyzer parsed"
                       if member not in parsed else
@@ -240,7 +242,16 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
                                                   unlinked_reason=reason))
             else:
                 package.problems.append(Problem(f"{reason}: {text}", Location(member, line, 1), kind=ProblemKind.PARSE))
+        if listed > MAX_LISTED:
+            _problem(package, owner.get(member), Problem(
+                f"{listed - MAX_LISTED:,} more lines of check text in {member} are not checked (the first "
+                f"{MAX_LISTED:,} are listed)", Location(member), kind=ProblemKind.PARSE))
     return source_members
+
+
+# Check lines listed one by one per member; past this (hostile text: a real member holds hundreds)
+# the rest is counted, so that the report's size stays bounded by the limit and not by the input.
+MAX_LISTED = 10_000
 
 
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')

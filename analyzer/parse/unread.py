@@ -1,0 +1,168 @@
+"""Bodies of C++ functions that no reader looks at, found from the text alone.
+
+The readers (wrapper.parse, kernels.parse_cpp) look at a fixed set of functions by name: the
+model's constructor, run_impl, check_input_N, __check_inputs_outputs, call_triton_* helpers and the
+C++ kernels. Every other function body (the runtime's boilerplate, or a hostile member's 55 MiB of
+statements nobody reads) costs tree-sitter a tree of about 60 bytes per input byte and gives
+nothing, so `unread_bodies` lists them and ts.parse leaves them out of the parse
+(`Parser.included_ranges`): the function stays a definition with an empty body, every other node
+keeps its bytes, lines and columns, and the text scans (layout.scan_text) still read every byte.
+
+The scan is conservative: a function is left out only when its head is plainly a function
+definition at file or namespace level and its body's braces are matched through strings, character
+literals, comments and `#pragma` lines; on anything it does not understand (another directive inside
+a body, a line continuation, an unterminated literal, unbalanced braces) it stops and keeps the rest.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The names some reader looks at (short name: after the last `::`); anything that could be one is kept.
+_READ = re.compile(r"AOTInductorModel|run_impl|const_run_impl|check_input_\d+|__check_inputs_outputs"
+                   r"|call_triton_\w+|cpp_\w+|kernel_\w+")
+_OUTER = re.compile(rb"[{}\"'/#;]")
+_INNER = re.compile(rb"[{}\"'/#]")
+_STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
+_CHAR = re.compile(rb"'(?:[^'\\\n]|\\.){1,8}'")
+_RAW = re.compile(rb'R"([^()\\ \t\n"]{0,16})\(')
+_HEAD_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_TRANSPARENT = re.compile(r'(?:inline\s+)?namespace(?:\s+[\w:]+)?|extern\s*"C"')
+_FUNCTION = re.compile(
+    r'(?:extern\s*"C"\s*)?(?:template\s*<[^{};"]*>\s*)?(?:[A-Za-z_][\w:<>,\s*&]*?[\s*&])?'
+    r"(?P<name>~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*)\s*\([^{};\"]*\)"
+    r"(?:\s*(?:const|noexcept|override|final))*")
+_IDENT = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_DIGITS = frozenset(b"0123456789abcdefABCDEF")
+MIN_BODY = 256  # smaller bodies are not worth a range of their own
+
+
+class _Stop(Exception):
+    """Text the scan does not understand: keep everything from here on."""
+
+
+def is_read(name: str) -> bool:
+    """Whether a reader may look at the function named `name` (qualified or not)."""
+    short = re.split(r"\s*::\s*", name.strip())[-1]
+    return _READ.fullmatch(short) is not None
+
+
+def unread_bodies(data: bytes) -> list[tuple[int, int]]:
+    """Sorted, disjoint (start, end) byte spans: the insides of function bodies (between `{` and
+    `}`) that no reader looks at, at least MIN_BODY bytes each."""
+    out: list[tuple[int, int]] = []
+    try:
+        _scan(data, out)
+    except _Stop:
+        pass
+    return out
+
+
+def _skip(data: bytes, at: int) -> int:
+    """The end of the literal, comment or directive starting at `at` (a `"`, `'`, `/` or `#`), or
+    `at + 1` when none starts there. Raises _Stop on text the scan does not understand."""
+    c = data[at]
+    if c == 0x22:  # "
+        if at and data[at - 1] == 0x52:  # R"delim( ... )delim"
+            m = _RAW.match(data, at - 1)
+            if m is None:
+                raise _Stop
+            end = data.find(b")" + m.group(1) + b'"', m.end())
+            if end < 0:
+                raise _Stop
+            return end + len(m.group(1)) + 2
+        m = _STRING.match(data, at)
+        if m is None:
+            raise _Stop
+        return m.end()
+    if c == 0x27:  # '
+        if at and data[at - 1] in _DIGITS:  # a digit separator (1'000) or a hex digit before it
+            if at + 1 < len(data) and data[at + 1] in _DIGITS:
+                return at + 1
+        m = _CHAR.match(data, at)
+        if m is None:
+            raise _Stop
+        return m.end()
+    if c == 0x2F:  # /
+        nxt = data[at + 1:at + 2]
+        if nxt == b"/":
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            if data[end - 1:end] == b"\\":
+                raise _Stop
+            return end
+        if nxt == b"*":
+            end = data.find(b"*/", at + 2)
+            if end < 0:
+                raise _Stop
+            return end + 2
+        return at + 1
+    # '#': a directive when only blanks precede it on its line
+    line_start = data.rfind(b"\n", 0, at) + 1
+    if data[line_start:at].strip(b" \t"):
+        raise _Stop  # `#` inside code (stringizing outside a directive line) is not C++ we know
+    end = data.find(b"\n", at)
+    while end > 0 and data[end - 1:end] == b"\\":
+        end = data.find(b"\n", end + 1)
+    return len(data) if end < 0 else end
+
+
+def _block_end(data: bytes, open_at: int) -> int:
+    """The position of the `}` that closes the `{` at `open_at`."""
+    depth, pos = 1, open_at + 1
+    search = _INNER.search
+    while True:
+        m = search(data, pos)
+        if m is None:
+            raise _Stop
+        at = m.start()
+        c = data[at]
+        if c == 0x7B:
+            depth += 1
+            pos = at + 1
+        elif c == 0x7D:
+            depth -= 1
+            if depth == 0:
+                return at
+            pos = at + 1
+        elif c == 0x23:  # '#'
+            end = _skip(data, at)
+            if not data[at:end].lstrip(b"# \t").startswith(b"pragma"):
+                raise _Stop  # #if/#else inside a body: its braces cannot be counted from the text
+            pos = end
+        else:
+            pos = _skip(data, at)
+
+
+def _scan(data: bytes, out: list[tuple[int, int]]) -> None:
+    pos, head = 0, 0  # head: where the text before the next `{` at this level starts
+    open_blocks = 0   # namespace and extern "C" blocks we are inside
+    search = _OUTER.search
+    while True:
+        m = search(data, pos)
+        if m is None:
+            return
+        at = m.start()
+        c = data[at]
+        if c == 0x3B:  # ;
+            pos = head = at + 1
+        elif c == 0x7D:  # } closing a namespace block (or stray)
+            if open_blocks == 0:
+                raise _Stop
+            open_blocks -= 1
+            pos = head = at + 1
+        elif c == 0x7B:  # {
+            text = _HEAD_COMMENTS.sub(" ", data[head:at].decode("latin-1")).strip()
+            if _TRANSPARENT.fullmatch(text):
+                open_blocks += 1
+                pos = head = at + 1
+                continue
+            end = _block_end(data, at)
+            f = _FUNCTION.fullmatch(text)
+            if f is not None and not is_read(f.group("name")) and end - at - 1 >= MIN_BODY:
+                out.append((at + 1, end))
+            pos = head = end + 1
+        elif c == 0x23:  # a directive ends the head before it
+            pos = head = _skip(data, at)
+        else:
+            pos = _skip(data, at)
