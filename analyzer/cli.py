@@ -318,7 +318,8 @@ def cli(debug: bool) -> None:
 @cli.command()
 @click.argument("packages", nargs=-1, metavar="PKG...")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
-              help="Report format (default: text, or `format` in [tool.aoti-lint]).")
+              help="Report format (default: text, or `format` in [tool.aoti-lint]); full: text with the "
+                   "explanation, chain, snippet, every witness and the whole fix.")
 @output_option
 @click.option("--select", multiple=True, metavar="RULES",
               help="Rules to enable: names, code prefixes or ALL (comma-separated, repeatable).")
@@ -433,7 +434,7 @@ def check(
         text = render_statistics(config.format, findings, errors=errors) if statistics else render(
             config.format, findings, packages=result.packages, color=_use_color(color, output), rules=all_rules(),
             errors=errors, runtime_checks=config.runtime_checks)
-    if quiet and not statistics and config.format in ("text", "concise"):
+    if quiet and not statistics and config.format in ("text", "full", "concise"):
         text = _without_summary(text)
     if result.packages or not errors:  # nothing read: no report a later CI step could take for a clean run
         _emit(text, output)

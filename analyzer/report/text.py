@@ -1,22 +1,29 @@
-"""The default `check` format: one block per finding, ruff-like, then a summary line.
+"""The terminal formats of `check`: one block per finding, ruff-like, then a summary line.
 
-A block is the headline (`path:line:col: CODE [rule] severity: headline`), then indented detail:
-the full explanation (wrapped), where in the package, the user's source, the linking chain, the
-snippet, the witness and the fix. A fix already printed for an earlier finding of the same package
-is referred to (`fix: as for AOTI003 above`) instead of repeated.
+`text` (the default, `render`) is what a person reads: per finding the headline
+(`path:line:col: CODE [rule] severity: headline`), where in which package when the headline does
+not say it, the user's source line and the frame that called into the model, the witness and a fix
+of at most FIX_LINES lines, every line within WIDTH columns except the user's code. `full`
+(`render_full`, ruff's `full`) adds what a reviewer digs into: the full explanation, the member
+inside the package, the linking chain, the snippet with its caret, every witness and the whole fix.
+In both, a fix already printed for an earlier finding of the same package is referred to
+(`fix: as for AOTI003 above`) instead of repeated.
 """
 
 from __future__ import annotations
 
 import textwrap
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..findings import Finding, PackageError
+from ..headline import ELLIPSIS, shorten
 from ..messages import REPORT
 from ..untrusted import terminal, terminal_lines
-from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, detail, member, paint, primary, summary
+from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, confirmation_text, detail, member, paint, primary, summary
 
-WIDTH = 100  # the detail paragraph's wrap width
+WIDTH = 100  # the wrap width of every line but the user's code
+FIX_LINES = 2  # the default format's fix: at most this many lines
+BLOCK_LINES = 8  # the default format's block: the fix gets one line when two would pass this
 
 
 def render(
@@ -27,14 +34,32 @@ def render(
     rules: Sequence[type] | None = None,
     errors: Sequence[PackageError] = (),
 ) -> str:
-    """Findings as blocks separated by blank lines, then `Found ...` or `All checks passed.`"""
+    """The default format: short blocks separated by blank lines, then `Found ...` or
+    `All checks passed.`"""
+    return _render(findings, packages, errors, color, short_finding)
+
+
+def render_full(
+    findings: Sequence[Finding],
+    *,
+    packages: Sequence[object] = (),
+    color: bool = False,
+    rules: Sequence[type] | None = None,
+    errors: Sequence[PackageError] = (),
+) -> str:
+    """`--format full`: every detail of every finding, then the summary line."""
+    return _render(findings, packages, errors, color, render_finding)
+
+
+def _render(findings: Sequence[Finding], packages: Sequence[object], errors: Sequence[PackageError],
+            color: bool, block: Callable[..., str]) -> str:
     fixes: dict[tuple[str, str], str] = {}  # (package, fix) -> the code that printed it in full
     blocks = []
     for f in findings:
         seen = fixes.get((f.package, f.fix or ""))
         if f.fix and seen is None:
             fixes[(f.package, f.fix)] = f.code
-        blocks.append(render_finding(f, color=color, fix_seen=seen))
+        blocks.append(block(f, color=color, fix_seen=seen))
     tail = summary(findings, packages, errors)
     if findings:
         tail = paint(tail, BOLD, color=color)
@@ -98,7 +123,105 @@ def render_finding(f: Finding, *, color: bool = False, fix_seen: str | None = No
     if f.fix:
         fix = REPORT["see-fix"].format(code=fix_seen) if fix_seen else f.fix
         lines.append(f"  {paint('fix', BOLD, CYAN, color=color)}: {terminal(fix)}")
+    confirmed = confirmation_text(f)
+    if confirmed is not None:
+        lines.append(f"  {paint('confirm', BOLD, color=color)}: {terminal(confirmed)}")
     return "\n".join(lines)
+
+
+def _wrapped(label: str, text: str, *, color: bool, style: tuple[str, ...] = (BOLD,)) -> list[str]:
+    """`  label: text` wrapped at WIDTH (continuations indented 4), `text` already escaped."""
+    lines = textwrap.wrap(f"  {label}: {' '.join(text.split())}", WIDTH, subsequent_indent="    ",
+                          break_long_words=False, break_on_hyphens=False) or [f"  {label}:"]
+    # The label is styled after wrapping, so that colour codes never count as columns.
+    lines[0] = lines[0].replace(f"{label}:", f"{paint(label, *style, color=color)}:", 1)
+    return lines
+
+
+def _short_fix(fix: str, room: int = FIX_LINES) -> list[str]:
+    """The fix's leading clauses (`; `-separated) that fit `room` wrapped lines, else its start
+    cut with an ellipsis; `fix` already escaped. The whole fix is in `--format full`."""
+    clauses = fix.split("; ")
+    for n in range(len(clauses), 0, -1):
+        text = "; ".join(clauses[:n]) + ("; " + ELLIPSIS if n < len(clauses) else "")
+        lines = _wrapped("fix", text, color=False)
+        if len(lines) <= room:
+            return lines
+    lines = _wrapped("fix", fix, color=False)[:room]
+    last = lines[-1]
+    if len(last) > WIDTH - 2:  # room for " …": end at the last word that leaves it
+        cut = last.rfind(" ", 0, WIDTH - 2)
+        last = last[:cut] if cut > 4 else shorten(last, WIDTH - 2)
+    return [*lines[:-1], last.rstrip(" ,;:(" + ELLIPSIS) + " " + ELLIPSIS]
+
+
+def short_finding(f: Finding, *, color: bool = False, fix_seen: str | None = None) -> str:
+    """One finding as a person reads it (the default format): the headline, the package and
+    model when the headline's path is not the package, the user's source line and its caller, the
+    witness (the others counted) and a short fix; `fix_seen` as for `render_finding`."""
+    lines = textwrap.wrap(_plain_header(f), WIDTH, subsequent_indent="    ", break_long_words=False,
+                          break_on_hyphens=False)
+    if color:  # the styled header, cut where the plain one was wrapped
+        lines = [header(f, color=True), *lines[1:]] if len(lines) == 1 else _styled_wrap(f, lines)
+    place = primary(f)
+    if f.package and (place.path != f.package or f.model != "model"):
+        origin = f"  in {terminal(f.package)}, model {terminal(f.model)}"
+        lines += [paint(line, DIM, color=color) for line in textwrap.wrap(
+            origin, WIDTH, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)]
+    if f.accepted:
+        lines += _wrapped("accepted", terminal(f.accepted), color=color)
+    if f.source is not None:
+        lines += _wrapped("source", terminal(f.source.describe()), color=color)
+        if f.source.code:
+            lines.append(f"    {terminal(f.source.code)}")  # the user's code, never cut
+        called = getattr(f.source, "called_from", None)
+        if called is not None:
+            at = f.called_from.path if f.called_from is not None else called[0].replace(chr(92), "/").rsplit("/", 1)[-1]
+            lines += _wrapped("called from", f"{terminal(at)}:{called[1]}"
+                              + (f": {terminal(called[2])}" if called[2] else ""), color=color)
+    if f.witness:
+        lines += _witness_line(f, color=color)
+    if f.fix:
+        room = max(1, min(FIX_LINES, BLOCK_LINES - len(lines) - (f.confirmation is not None)))
+        fix = [f"  fix: {REPORT['see-fix'].format(code=fix_seen)}"] if fix_seen else _short_fix(terminal(f.fix), room)
+        fix[0] = fix[0].replace("fix:", f"{paint('fix', BOLD, CYAN, color=color)}:", 1)
+        lines += fix
+    confirmed = confirmation_text(f)
+    if confirmed is not None:
+        lines += _wrapped("confirm", terminal(confirmed), color=color)
+    return "\n".join(lines)
+
+
+def _witness_line(f: Finding, *, color: bool) -> list[str]:
+    """`witness: A; B (and 2 more)`: the primary witness, then the others that fit on its line."""
+    others = [terminal(w) for w in f.witnesses if w != f.witness]
+    shown = terminal(f.witness)
+    for n, other in enumerate(others):
+        rest = len(others) - n - 1
+        more = f" (and {rest} more)" if rest else ""
+        if len(f"  witness: {shown}; {other}{more}") > WIDTH:
+            shown += f" (and {len(others) - n} more)"
+            break
+        shown += f"; {other}"
+    return _wrapped("witness", shown, color=color)
+
+
+def _plain_header(f: Finding) -> str:
+    return header(f, color=False)
+
+
+def _styled_wrap(f: Finding, plain: list[str]) -> list[str]:
+    """The wrapped header with the first line's place, code and level styled (the message
+    continues unstyled)."""
+    head = header(f, color=False)
+    styled = header(f, color=True)
+    message = terminal(f.message)
+    prefix_plain = head[: len(head) - len(message)]
+    prefix_styled = styled[: len(styled) - len(message)]
+    first = plain[0]
+    if first.startswith(prefix_plain):
+        return [prefix_styled + first[len(prefix_plain):], *plain[1:]]
+    return plain
 
 
 def _snippet(f: Finding, *, color: bool) -> list[str]:
