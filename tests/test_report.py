@@ -302,8 +302,9 @@ def test_text_header_and_summary() -> None:
     )
     assert "    -> s77 = arg0_1_size[0] (line 855)" in full
     text = FORMATS["text"](FINDINGS, packages=PACKAGES, color=False, rules=FAKE_RULES)
-    # The default: the headline (wrapped at 100 columns), no chain, no snippet.
-    assert text.startswith(f"{CUDA_WRAPPER}:656:9:\n    FAKE001 [fake-empty-bound] error: index bound `ks0`")
+    # The default: the headline (its message wrapped at 100 columns), no chain, no snippet.
+    # (`[rule]` left out: with this long member path the line would pass 100 columns)
+    assert text.startswith(f"{CUDA_WRAPPER}:656:9: FAKE001 error:\n    index bound `ks0`")
     assert "s77 = arg0_1_size[0]" not in text and "tl.device_assert" not in text
     for out in (text, full):
         assert "  witness: arg0_1.shape = (0, 8), arg1_1.shape = (3,)" in out

@@ -76,12 +76,13 @@ def where(f: Finding, *, color: bool = False) -> str:
     return out
 
 
-def header(f: Finding, *, color: bool) -> str:
-    """`path:line:col: CODE [rule-name] severity: headline`"""
+def header(f: Finding, *, color: bool, rule: bool = True) -> str:
+    """`path:line:col: CODE [rule-name] severity: headline` (without `[rule-name]` unless `rule`)"""
     sev = SEVERITY_COLOR[f.severity]
     code = paint(f.code, BOLD, sev, color=color)
     level = paint(str(f.severity) + (" (accepted)" if f.accepted else ""), sev, color=color)
-    return f"{where(f, color=color)}: {code} [{f.rule}] {level}: {terminal(f.message)}"
+    name = f" [{f.rule}]" if rule else ""
+    return f"{where(f, color=color)}: {code}{name} {level}: {terminal(f.message)}"
 
 
 def render_finding(f: Finding, *, color: bool = False, fix_seen: str | None = None) -> str:
@@ -159,10 +160,7 @@ def short_finding(f: Finding, *, color: bool = False, fix_seen: str | None = Non
     """One finding as a person reads it (the default format): the headline, the package and
     model when the headline's path is not the package, the user's source line and its caller, the
     witness (the others counted) and a short fix; `fix_seen` as for `render_finding`."""
-    lines = textwrap.wrap(_plain_header(f), WIDTH, subsequent_indent="    ", break_long_words=False,
-                          break_on_hyphens=False)
-    if color:  # the styled header, cut where the plain one was wrapped
-        lines = [header(f, color=True), *lines[1:]] if len(lines) == 1 else _styled_wrap(f, lines)
+    lines = _short_header(f, color=color)
     place = primary(f)
     if f.package and (place.path != f.package or f.model != "model"):
         origin = f"  in {terminal(f.package)}, model {terminal(f.model)}"
@@ -206,22 +204,26 @@ def _witness_line(f: Finding, *, color: bool) -> list[str]:
     return _wrapped("witness", shown, color=color)
 
 
-def _plain_header(f: Finding) -> str:
-    return header(f, color=False)
-
-
-def _styled_wrap(f: Finding, plain: list[str]) -> list[str]:
-    """The wrapped header with the first line's place, code and level styled (the message
-    continues unstyled)."""
-    head = header(f, color=False)
-    styled = header(f, color=True)
+def _short_header(f: Finding, *, color: bool) -> list[str]:
+    """The header with its message wrapped at WIDTH: `path:line:col: CODE [rule] severity:` stays
+    whole on the first line (the layout tools and people grep for), the message continues on lines
+    indented 4."""
     message = terminal(f.message)
-    prefix_plain = head[: len(head) - len(message)]
-    prefix_styled = styled[: len(styled) - len(message)]
-    first = plain[0]
-    if first.startswith(prefix_plain):
-        return [prefix_styled + first[len(prefix_plain):], *plain[1:]]
-    return plain
+    rule = len(header(f, color=False)) - len(message) <= WIDTH  # else the code alone names the rule
+    head = header(f, color=False, rule=rule)
+    prefix = head[: len(head) - len(message)]
+    words = message.split()
+    first, rest = prefix.rstrip(" "), 0
+    # A prefix too long for one word of the message (a long path): the message starts below.
+    while rest < len(words) and len(f"{first} {words[rest]}") <= WIDTH:
+        first, rest = f"{first} {words[rest]}", rest + 1
+    more = textwrap.wrap(" ".join(words[rest:]), WIDTH, initial_indent="    ", subsequent_indent="    ",
+                         break_long_words=False, break_on_hyphens=False)
+    if color:
+        styled = header(f, color=True, rule=rule)
+        first = styled[: len(styled) - len(message)] + " ".join(words[:rest]) if rest else \
+            styled[: len(styled) - len(message)].rstrip(" ")
+    return [first, *more]
 
 
 def _snippet(f: Finding, *, color: bool) -> list[str]:
