@@ -13,6 +13,7 @@ import click
 
 from .cli import LintError, Reading, _config, _emit, _lint, cli, output_option, package_options
 from .findings import Finding, Severity
+from .report._common import confirmation_text
 from .untrusted import terminal as t, terminal_lines
 
 
@@ -29,15 +30,8 @@ def _torch_here(python: str) -> dict[str, bool]:
 
 
 def _line(f: Finding) -> str:
-    c = f.confirmation or {}
-    verdict = c.get("verdict", "not-run")
-    outcome = c.get("outcome") or {}
-    what = outcome.get("what") or c.get("reason") or ""
-    at = f" at {c['probe']}" if c.get("probe") and verdict != "not-run" else ""
-    eager = outcome.get("eager")
-    ref = f"; eager: {eager}" if eager and verdict == "confirmed" else ""
     # A probe's outcome quotes what the package printed: shown through the terminal renderer too.
-    return f"  {t(verdict)}: {t(what)}{t(at)}{t(ref)}"
+    return f"  {t(confirmation_text(f) or 'not-run')}"
 
 
 def render_text(reports, findings: list[Finding]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from contextvars import ContextVar
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..findings import Finding, Severity
 from ..untrusted import utf8
@@ -41,7 +41,8 @@ def confirmation_text(finding: Finding) -> str | None:
     if not isinstance(c, dict):
         return None
     verdict = str(c.get("verdict") or "not-run")
-    outcome = c.get("outcome") if isinstance(c.get("outcome"), dict) else {}
+    found = c.get("outcome")
+    outcome: dict[str, Any] = found if isinstance(found, dict) else {}
     what = str(outcome.get("what") or c.get("reason") or "")
     at = f" at {c['probe']}" if c.get("probe") and verdict != "not-run" else ""
     eager = outcome.get("eager")
