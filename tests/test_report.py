@@ -495,3 +495,29 @@ def test_formats_match_config_names() -> None:
     from analyzer.config import FORMAT_NAMES
 
     assert set(FORMATS) == set(FORMAT_NAMES)
+
+
+HOSTILE_CONFIRMATION = {"verdict": "confirmed", "probe": "x.shape = (0, 8)", "reason": None,
+                        "outcome": {"what": "RuntimeError: <img src=x onerror=alert(1)> @admin \x1b[31m\n::error::x",
+                                    "eager": "ok </details> [a](https://evil.example)"}}
+
+
+def test_confirmation_in_markdown_and_html_through_the_escaping_layer() -> None:
+    """A verdict quotes what the package printed: the comment and the page show it inert."""
+    from analyzer.report import html
+
+    f = replace(FINDINGS[0], confirmation=HOSTILE_CONFIRMATION)
+    md = render("markdown", [f], packages=PACKAGES[:1])
+    [line] = [line for line in md.splitlines() if line.startswith("**Confirm:** ")]
+    assert line.startswith("**Confirm:** confirmed: RuntimeError: &lt;img src=x onerror=alert(1)> `@admin`")
+    # The closing tag made text, the link a code span (GitHub links nothing in one).
+    assert "\\x1b[31m\\n::error::x" in line and "&lt;/details>" in line and "`[a](https://evil.example)`" in line
+    assert md.count("</details>") == 1
+    page = html._finding("p0-f0", f, None)  # one finding's article, as the page writes it
+    assert "confirm: confirmed: RuntimeError: &lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<img" not in page and "\x1b" not in page and '<p class="confirm confirmed">' in page
+    for fmt in ("text", "full"):
+        out = render(fmt, [f], packages=PACKAGES[:1])
+        assert "\x1b" not in out and "\n::" not in out
+        assert "confirm: confirmed: RuntimeError: <img src=x onerror=alert(1)> @admin \\x1b[31m\\n::error::x" in \
+            out.replace("\n    ", " ")

@@ -33,6 +33,18 @@ def paint(text: str, *styles: str, color: bool) -> str:
                        dim=DIM in styles or None)
 
 
+def called_from(finding: Finding) -> tuple[str, str | None] | None:
+    """(`file:line`, the code there) of the frame that called into the model (the outermost user
+    frame of the exported program's stack trace): the file as found (analyzer.locate), else its
+    name. None without one. Untrusted: each medium escapes both."""
+    called = getattr(finding.source, "called_from", None) if finding.source is not None else None
+    if called is None:
+        return None
+    path = finding.called_from.path if finding.called_from is not None else \
+        str(called[0]).replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{path}:{called[1]}", called[2] or None
+
+
 def confirmation_text(finding: Finding) -> str | None:
     """`confirmed: SIGABRT at x.shape = (2, 129); eager: IndexError ...`: what `aoti-lint confirm`
     saw when it ran the finding's witness (None when it did not run). Untrusted: it quotes what the

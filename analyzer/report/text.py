@@ -19,7 +19,7 @@ from ..findings import Finding, PackageError
 from ..headline import ELLIPSIS, shorten
 from ..messages import REPORT
 from ..untrusted import terminal, terminal_lines
-from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, confirmation_text, detail, member, paint, primary, summary
+from ._common import BOLD, CYAN, DIM, SEVERITY_COLOR, called_from, confirmation_text, detail, member, paint, primary, summary
 
 WIDTH = 100  # the wrap width of every line but the user's code
 FIX_LINES = 2  # the default format's fix: at most this many lines
@@ -172,11 +172,10 @@ def short_finding(f: Finding, *, color: bool = False, fix_seen: str | None = Non
         lines += _wrapped("source", terminal(f.source.describe()), color=color)
         if f.source.code:
             lines.append(f"    {terminal(f.source.code)}")  # the user's code, never cut
-        called = getattr(f.source, "called_from", None)
-        if called is not None:
-            at = f.called_from.path if f.called_from is not None else called[0].replace(chr(92), "/").rsplit("/", 1)[-1]
-            lines += _wrapped("called from", f"{terminal(at)}:{called[1]}"
-                              + (f": {terminal(called[2])}" if called[2] else ""), color=color)
+        caller = called_from(f)
+        if caller is not None:
+            lines += _wrapped("called from", terminal(caller[0]) + (f": {terminal(caller[1])}" if caller[1] else ""),
+                              color=color)
     if f.witness:
         lines += _witness_line(f, color=color)
     if f.fix:
