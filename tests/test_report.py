@@ -521,3 +521,20 @@ def test_confirmation_in_markdown_and_html_through_the_escaping_layer() -> None:
         assert "\x1b" not in out and "\n::" not in out
         assert "confirm: confirmed: RuntimeError: <img src=x onerror=alert(1)> @admin \\x1b[31m\\n::error::x" in \
             out.replace("\n    ", " ")
+
+
+def test_confirm_markdown_says_what_ran_and_each_verdict() -> None:
+    """`aoti-lint confirm --format markdown`, from a report as confirm builds it (nothing run here)."""
+    from analyzer import confirm
+    from analyzer.cli_confirm import render_markdown
+
+    f = replace(FINDINGS[0], confirmation=HOSTILE_CONFIRMATION)
+    outcome = confirm.Outcome(confirm.Status.FAILED, "SIGABRT <b>@x</b>")
+    probe = confirm.Probe("x.shape[0] = 0", ((0, 8),))
+    model = confirm.ModelReport("model", probes=[(probe, outcome)], unexplained=[(probe, outcome)])
+    report = confirm.Report("pt2/gather_dyn.cuda.pt2", None, [FINDINGS[0]], [], [model])
+    md = render_markdown([report], [f], PACKAGES[:1])
+    assert md.startswith("## aoti-lint\n\n**aoti-lint confirm** RAN `pt2/gather_dyn.cuda.pt2`")
+    assert "**Confirm:** confirmed: RuntimeError: &lt;img" in md and md.count("</details>") == 1
+    # The mention-like word is a code span: inert, tags and all.
+    assert md.endswith("- `pt2/gather_dyn.cuda.pt2`, model `model`: `x.shape[0] = 0`: SIGABRT `<b>@x</b>`\n")
