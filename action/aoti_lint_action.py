@@ -1,10 +1,16 @@
-"""The GitHub Action's script (stdlib only): run the gate, write the SARIF and the markdown report,
-and create or update the pull request's single aoti-lint comment.
+"""The GitHub Action's script (stdlib only): run the gate once (one analysis, its markdown report,
+SARIF and JSON rendered from it), compare each package with its version on the base branch
+(`aoti-lint diff`, appended to the report), and create or update the pull request's single
+aoti-lint comment.
 
     python aoti_lint_action.py gate      # reads INPUT_* and GITHUB_* like the Action's steps do
     python aoti_lint_action.py comment
 
-`gate` writes `exit-code`, `sarif` and `report` to $GITHUB_OUTPUT and the report to the job summary;
+`gate` writes `exit-code`, `sarif`, `report`, `json` and `diff` to $GITHUB_OUTPUT and the report to
+the job summary. The base: `base-package` (one old package for the one checked package), else each
+checked package at `base-ref` (default: the pull request's base commit; the checkout needs that
+commit, e.g. `fetch-depth: 0`), read with `git show`; a package the base does not have is not
+compared. With `fail-on-diff: true` a rebuild that accepts less than the base fails the gate.
 `comment` finds the comment that the token's own user wrote and that starts with MARKER among the pull
 request's comments and updates it, or creates it; it does nothing outside a pull request. Anyone can
 write a comment starting with MARKER: one by another user is never edited. The token's user is
@@ -46,19 +52,87 @@ def expand(patterns: str) -> list[str]:
     return out
 
 
-def gate_commands(env: Mapping[str, str], out_dir: Path) -> tuple[list[str], list[str]]:
-    """The two aoti-lint runs: the markdown report (its exit code is the gate's) and the SARIF."""
+def gate_command(env: Mapping[str, str], out_dir: Path) -> list[str]:
+    """The one aoti-lint run: the markdown report (its exit code is the gate's), with the SARIF and
+    the JSON report written from the same analysis (`--also-output`)."""
     packages = expand(env.get("INPUT_PACKAGES", ""))
-    common = [*shlex.split(env.get("INPUT_ARGS", ""))]
-    if env.get("INPUT_BASELINE"):
-        common += ["--baseline", env["INPUT_BASELINE"]]
     exe = shlex.split(env.get("AOTI_LINT", "aoti-lint"))
     # `--` ends the options: every expanded path is a package, whatever it starts with.
-    report = [*exe, "check", "--format", "markdown", "-o", str(out_dir / "aoti-lint.md"),
-              "--fail-on", env.get("INPUT_FAIL_ON") or "error", *common, "--", *packages]
-    sarif = [*exe, "check", "--format", "sarif", "-o", str(out_dir / "aoti-lint.sarif"), "--exit-zero",
-             *common, "--", *packages]
-    return report, sarif
+    return [*exe, "check", "--format", "markdown", "-o", str(out_dir / "aoti-lint.md"),
+            "--also-output", f"sarif={out_dir / 'aoti-lint.sarif'}", "--also-output", f"json={out_dir / 'aoti-lint.json'}",
+            "--fail-on", env.get("INPUT_FAIL_ON") or "error", *_common(env), "--", *packages]
+
+
+def _common(env: Mapping[str, str]) -> list[str]:
+    out = [*shlex.split(env.get("INPUT_ARGS", ""))]
+    if env.get("INPUT_BASELINE"):
+        out += ["--baseline", env["INPUT_BASELINE"]]
+    if env.get("INPUT_RUNTIME_CHECKS"):
+        out += ["--runtime-checks", env["INPUT_RUNTIME_CHECKS"]]
+    return out
+
+
+def base_ref(env: Mapping[str, str]) -> str | None:
+    """The commit whose packages the pull request changes: the `base-ref` input, else the pull
+    request's base commit from the event; None outside a pull request."""
+    if env.get("INPUT_BASE_REF"):
+        return env["INPUT_BASE_REF"]
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path or not os.path.exists(path):
+        return None
+    event = json.loads(Path(path).read_text(encoding="utf-8"))
+    sha = ((event.get("pull_request") or {}).get("base") or {}).get("sha")
+    return sha if isinstance(sha, str) and sha else None
+
+
+def _git_show(ref: str, path: str, dest: Path, run: Callable[..., Any]) -> bool:
+    """`path` as it is at `ref`, written to `dest`; False when `ref` has no such file (a new
+    package, a shallow clone without the base commit)."""
+    shown = run(["git", "show", f"{ref}:./{path}"], capture_output=True)
+    if shown.returncode != 0:
+        return False
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(shown.stdout)
+    return True
+
+
+def base_pairs(env: Mapping[str, str], out_dir: Path, run: Callable[..., Any] = subprocess.run) -> list[tuple[str, str]]:
+    """(old, new) package pairs to diff: `base-package` against the one checked package, or each
+    checked package against its version at the base ref (written under out_dir/base, with the
+    exported program `X.ep.pt2` beside it when the ref has one, so that both sides are paired alike)."""
+    packages = [p for p in expand(env.get("INPUT_PACKAGES", "")) if os.path.isfile(p) and not p.endswith(".ep.pt2")]
+    if env.get("INPUT_BASE_PACKAGE"):
+        return [(env["INPUT_BASE_PACKAGE"], packages[0])] if len(packages) == 1 else []
+    ref = base_ref(env)
+    if ref is None:
+        return []
+    pairs = []
+    for n, path in enumerate(packages):
+        dest = out_dir / "base" / str(n) / Path(path).name
+        if _git_show(ref, path, dest, run):
+            if path.endswith(".pt2"):
+                ep = path[: -len(".pt2")] + ".ep.pt2"
+                _git_show(ref, ep, dest.with_name(Path(ep).name), run)
+            pairs.append((str(dest), path))
+    return pairs
+
+
+def diff_report(env: Mapping[str, str], out_dir: Path, run: Callable[..., Any] = subprocess.run) -> tuple[str, int]:
+    """The `aoti-lint diff` markdown of every pair (empty without one) and the worst exit code."""
+    exe = shlex.split(env.get("AOTI_LINT", "aoti-lint"))
+    runtime = ["--runtime-checks", env["INPUT_RUNTIME_CHECKS"]] if env.get("INPUT_RUNTIME_CHECKS") else []
+    parts, worst = [], 0
+    for n, (old, new) in enumerate(base_pairs(env, out_dir, run)):
+        out = out_dir / f"aoti-lint.diff.{n}.md"
+        code = run([*exe, "diff", "--format", "markdown", "-o", str(out), "--fail-on",
+                    env.get("INPUT_FAIL_ON") or "error", *runtime, "--", old, new]).returncode
+        worst = max(worst, code)
+        if out.exists() and out.stat().st_size:
+            parts.append(out.read_text(encoding="utf-8"))
+        else:
+            parts.append(f"## aoti-lint diff\n\n❌ could not compare `{new}` with the base's (exit {code}); "
+                         "see the job log.\n")
+    return "\n".join(parts), worst
 
 
 def gate(env: Mapping[str, str], run: Callable[..., Any] = subprocess.run) -> int:
@@ -67,15 +141,19 @@ def gate(env: Mapping[str, str], run: Callable[..., Any] = subprocess.run) -> in
     if not expand(env.get("INPUT_PACKAGES", "")):
         print("aoti-lint action: error: the `packages` input is empty", file=sys.stderr)
         return _outputs(env, 2, out_dir, "")
-    report_cmd, sarif_cmd = gate_commands(env, out_dir)
-    code = run(report_cmd).returncode
-    run(sarif_cmd)
+    code = run(gate_command(env, out_dir)).returncode
     report = out_dir / "aoti-lint.md"
     text = report.read_text(encoding="utf-8") if report.exists() else ""
     if not text:  # exit 2: nothing was rendered; the error line is in the job log
         text = f"## aoti-lint\n\n❌ aoti-lint could not check the packages (exit {code}); see the job log.\n"
-        _write_whole(report, text)
-    return _outputs(env, code, out_dir, text)
+    diff, diff_code = diff_report(env, out_dir, run)
+    if diff:
+        _write_whole(out_dir / "aoti-lint.diff.md", diff)
+        text = text.rstrip("\n") + "\n\n" + diff
+        if env.get("INPUT_FAIL_ON_DIFF") == "true" and diff_code == 1:
+            code = max(code, 1)  # the rebuild accepts less than the base's package
+    _write_whole(report, text)
+    return _outputs(env, code, out_dir, text, diff=bool(diff))
 
 
 def _write_whole(path: Path, text: str) -> None:
@@ -88,10 +166,11 @@ def _write_whole(path: Path, text: str) -> None:
         temp.unlink(missing_ok=True)
 
 
-def _outputs(env: Mapping[str, str], code: int, out_dir: Path, text: str) -> int:
+def _outputs(env: Mapping[str, str], code: int, out_dir: Path, text: str, diff: bool = False) -> int:
     if env.get("GITHUB_OUTPUT"):
         with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as fh:
-            fh.write(f"exit-code={code}\nsarif={out_dir / 'aoti-lint.sarif'}\nreport={out_dir / 'aoti-lint.md'}\n")
+            fh.write(f"exit-code={code}\nsarif={out_dir / 'aoti-lint.sarif'}\nreport={out_dir / 'aoti-lint.md'}\n"
+                     f"json={out_dir / 'aoti-lint.json'}\ndiff={out_dir / 'aoti-lint.diff.md' if diff else ''}\n")
     if env.get("GITHUB_STEP_SUMMARY") and text:
         with open(env["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as fh:
             fh.write(text)

@@ -23,6 +23,8 @@ action = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(action)
 
 DYN = FIXTURES / "gather_dyn.cuda.stripped.pt2"      # 1 error, 2 warnings
+F32 = FIXTURES / "diff" / "gather_f32.cpu.stripped.pt2"  # the same model built for float32 ...
+F64 = FIXTURES / "diff" / "gather_f64.cpu.stripped.pt2"  # ... and for float64: a dtype-changed diff
 CLEAN = FIXTURES / "gather_static.cpu.stripped.pt2"  # none
 AOTI_LINT = f"{sys.executable} -m analyzer"
 
@@ -211,7 +213,7 @@ def test_a_file_named_like_an_option_is_a_package(tmp_path: Path, monkeypatch: p
     (work / "--write-baseline=model.pt2").write_bytes(DYN.read_bytes())
     (work / "-o").write_bytes(CLEAN.read_bytes())
     env = _env(tmp_path, INPUT_PACKAGES="*.pt2 -o", INPUT_FAIL_ON="error")
-    report_cmd, _ = action.gate_commands(env, tmp_path / "aoti-lint")
+    report_cmd = action.gate_command(env, tmp_path / "aoti-lint")
     assert report_cmd[report_cmd.index("--") + 1:] == ["--write-baseline=model.pt2", "model.pt2", "-o"]
     assert action.gate(env) == 1
     assert model.read_bytes() == CLEAN.read_bytes()
@@ -267,7 +269,8 @@ def test_action_yml_wires_the_script() -> None:
     assert any("aoti_lint_action.py\" comment" in s.get("run", "") for s in steps)
     assert steps[-1]["run"] == 'exit "${{ steps.gate.outputs.exit-code || 2 }}"'
     for output in doc["outputs"].values():
-        assert re.search(r"steps\.gate\.outputs\.([\w-]+)", output["value"]).group(1) in ("exit-code", "sarif", "report")
+        assert re.search(r"steps\.gate\.outputs\.([\w-]+)", output["value"]).group(1) in ("exit-code", "sarif", "report", "json",
+                                                                                          "diff")
 
 
 def test_pre_commit_hook_runs_on_staged_packages() -> None:
@@ -284,3 +287,95 @@ def test_pre_commit_hook_runs_on_staged_packages() -> None:
     assert result.returncode == 1 and "AOTI001 [empty-index-bound] error" in result.stdout
     clean = subprocess.run([sys.executable, "-m", "analyzer", *entry[1:], files[1]], cwd=REPO)
     assert clean.returncode == 0
+
+
+class Recorder:
+    """subprocess.run for the gate: each command recorded, then run for real."""
+
+    def __init__(self) -> None:
+        self.commands: list[list[str]] = []
+
+    def __call__(self, cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
+        self.commands.append(cmd)
+        return subprocess.run(cmd, **kwargs)
+
+    def aoti_lint(self, sub: str) -> list[list[str]]:
+        n = len(AOTI_LINT.split())
+        return [c for c in self.commands if c[:n] == AOTI_LINT.split() and c[n] == sub]
+
+
+def test_one_analysis_renders_every_format(tmp_path: Path) -> None:
+    """One `check` run writes the markdown, the SARIF and the JSON report: the same findings."""
+    run = Recorder()
+    env = _env(tmp_path, INPUT_PACKAGES=f"{DYN}\n{CLEAN}", INPUT_RUNTIME_CHECKS="off")
+    assert action.gate(env, run=run) == 1
+    [check] = run.aoti_lint("check")
+    assert check[check.index("--runtime-checks") + 1] == "off"
+    out = _outputs(tmp_path)
+    doc = json.loads(Path(out["json"]).read_text())
+    sarif = json.loads(Path(out["sarif"]).read_text())
+    assert doc["runtime_checks"] == "off" and sarif["runs"][0]["properties"]["runtime_checks"] == "off"
+    assert [f["code"] for f in doc["findings"]] == [r["ruleId"] for r in sarif["runs"][0]["results"]]
+    report = Path(out["report"]).read_text()
+    assert all(f"| {f['code']} |" in report for f in doc["findings"])
+    assert out["diff"] == "" and not run.aoti_lint("diff")  # not a pull request: nothing to compare
+
+
+def _repo_with_base(tmp_path: Path) -> Path:
+    """A git repository whose HEAD has model.pt2 (float32) and whose working tree has it rebuilt
+    for float64."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "model.pt2").write_bytes(F32.read_bytes())
+    subprocess.run([*git, "add", "model.pt2"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    (repo / "model.pt2").write_bytes(F64.read_bytes())
+    return repo
+
+
+@pytest.mark.parametrize("from_event", [False, True])
+def test_diff_against_the_base_branch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, from_event: bool) -> None:
+    """In a pull request each package is compared with its version at the base commit (the
+    `base-ref` input, else the event's base sha) and the diff is appended to the report."""
+    repo = _repo_with_base(tmp_path)
+    monkeypatch.chdir(repo)
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7, "base": {"sha": sha}}}))
+    refs = {"GITHUB_EVENT_PATH": str(event)} if from_event else {"INPUT_BASE_REF": "HEAD"}
+    run = Recorder()
+    # AOTI001 ignored: the check passes, only the diff says the rebuild accepts less.
+    env = _env(tmp_path, INPUT_PACKAGES="*.pt2", INPUT_ARGS="--ignore AOTI001", INPUT_RUNTIME_CHECKS="on", **refs)
+    assert action.gate(env, run=run) == 0
+    [diff] = run.aoti_lint("diff")
+    assert diff[-1] == "model.pt2" and diff[diff.index("--runtime-checks") + 1] == "on"
+    assert Path(diff[-2]).read_bytes() == F32.read_bytes()  # the base's package, from git
+    out = _outputs(tmp_path)
+    text = Path(out["diff"]).read_text()
+    assert "dtype-changed" in text and "`float32` | `float64`" in text
+    report = Path(out["report"]).read_text()
+    assert report.startswith("## aoti-lint") and report.endswith(text)
+    assert (tmp_path / "summary.md").read_text() == report
+    assert action.gate({**env, "INPUT_FAIL_ON_DIFF": "true"}, run=run) == 1
+
+
+def test_no_diff_for_a_package_the_base_does_not_have(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo_with_base(tmp_path)
+    monkeypatch.chdir(repo)
+    (repo / "new.pt2").write_bytes(CLEAN.read_bytes())
+    run = Recorder()
+    env = _env(tmp_path, INPUT_PACKAGES="new.pt2", INPUT_BASE_REF="HEAD")
+    assert action.gate(env, run=run) == 0
+    assert not run.aoti_lint("diff") and _outputs(tmp_path)["diff"] == ""
+    # A base ref the (shallow) checkout does not have: no diff either, the gate unchanged.
+    assert action.gate({**env, "INPUT_PACKAGES": "model.pt2", "INPUT_BASE_REF": "0" * 40}, run=run) == 1
+
+
+def test_diff_against_a_named_base_package(tmp_path: Path) -> None:
+    """`base-package`: the deployed build, wherever the workflow put it."""
+    env = _env(tmp_path, INPUT_PACKAGES=str(F64), INPUT_BASE_PACKAGE=str(F32), INPUT_FAIL_ON_DIFF="true",
+               INPUT_ARGS="--ignore AOTI001")
+    assert action.gate(env) == 1
+    assert "dtype-changed" in Path(_outputs(tmp_path)["diff"]).read_text()

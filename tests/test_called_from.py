@@ -97,3 +97,15 @@ def test_called_from_outside_the_checkout_keeps_the_recorded_name(tmp_path, monk
     monkeypatch.chdir(tmp_path)  # build.py is not here: the recorded file's name is shown
     text = run("check", str(REPO / PKG), "--exported-program", str(REPO / EP)).stdout
     assert "  called from: build.py:43: return self.model(x, idx)\n" in text
+
+
+def test_markdown_and_html(in_repo):
+    """The pull-request comment and the HTML page name the caller too (text, JSON and SARIF above)."""
+    md = run("check", PKG, "--exported-program", EP, "--format", "markdown").stdout
+    assert "**Called from:** `fixtures/wrapped/build.py:43`: `return self.model(x, idx)`" in md
+    html = run("report", PKG, "--exported-program", EP).stdout
+    assert "called from: <code>fixtures/wrapped/build.py:43</code>: <code>return self.model(x, idx)</code>" in html
+    assert '<pre class="user">return x[idx] * 2 + rows</pre>' in html
+    for fmt in ("text", "full"):
+        assert "  called from: fixtures/wrapped/build.py:43: return self.model(x, idx)\n" in run(
+            "check", PKG, "--exported-program", EP, "--format", fmt).stdout

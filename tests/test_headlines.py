@@ -123,12 +123,14 @@ def test_repeated_fix_is_printed_once_per_package():
     [first] = [f for f in result.findings if f.code == "AOTI003"]
     # Two findings of one package with the same fix (another table past the same max, say).
     second = replace(first, message="another finding", location=replace(first.location, line=first.location.line + 1))
-    text = render("text", [first, second], packages=result.packages)
-    assert text.count(first.fix) == 1
-    assert text.count("fix: " + REPORT["see-fix"].format(code="AOTI003")) == 1
-    # Per package: the same package checked under two paths prints it in full twice.
-    again = [replace(f, package="other.pt2") for f in (first, second)]
-    assert render("text", [first, second, *again], packages=[1, 2]).count(first.fix) == 2
+    # `full` prints the whole fix; the default its first two lines (the same test on its start).
+    for fmt, fix in (("full", first.fix), ("text", first.fix[:60])):
+        text = render(fmt, [first, second], packages=result.packages)
+        assert text.count(fix) == 1
+        assert text.count("fix: " + REPORT["see-fix"].format(code="AOTI003")) == 1
+        # Per package: the same package checked under two paths prints it in full twice.
+        again = [replace(f, package="other.pt2") for f in (first, second)]
+        assert render(fmt, [first, second, *again], packages=[1, 2]).count(fix) == 2
 
 
 def test_one_finding_for_a_check_fused_into_several_kernels():
@@ -137,7 +139,7 @@ def test_one_finding_for_a_check_fused_into_several_kernels():
     result = _lint(REAL / "gpt2.cpu.stripped.pt2")
     [f] = [f for f in result.findings if f.code == "AOTI003"]
     assert len(f.also) == 2 and len({f.kernel, *(k for k, _ in f.also)}) == 3
-    text = render("text", result.findings, packages=result.packages)
+    text = render("full", result.findings, packages=result.packages)
     assert all(f"also in {kernel} at " in text for kernel, _ in f.also)
     doc = json.loads(render("json", result.findings, packages=result.packages))
     [entry] = [e for e in doc["findings"] if e["code"] == "AOTI003"]
@@ -145,9 +147,9 @@ def test_one_finding_for_a_check_fused_into_several_kernels():
     assert all("also" not in e for e in doc["findings"] if e["code"] != "AOTI003")
 
 
-def test_text_block_is_headline_then_detail():
+def test_full_block_is_headline_then_detail():
     result = _lint(FIXTURES / "gather_dyn.cuda.stripped.pt2")
-    text = render("text", result.findings, packages=result.packages)
+    text = render("full", result.findings, packages=result.packages)
     first, second = text.splitlines()[:2]
     assert first.endswith(result.findings[0].message) or "AOTI001" in first
     assert second.startswith("  index bound `ks0`")  # the detail, indented, after the headline
@@ -230,7 +232,7 @@ def test_every_witness_is_printed():
     result = _lint(REAL / "resnetish.cpu.stripped.pt2")
     [f] = [f for f in result.findings if f.code == "AOTI002"]
     assert len(f.witnesses) == 3
-    text = render("text", result.findings, packages=result.packages)
+    text = render("full", result.findings, packages=result.packages)
     for w in f.witnesses:
         assert f"  witness: {w}\n" in text
     markdown = render("markdown", result.findings, packages=result.packages)

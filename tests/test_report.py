@@ -253,7 +253,7 @@ def _golden(name: str, text: str) -> None:
     assert text == path.read_text(encoding="utf-8")
 
 
-EXT = {"text": "txt", "concise": "txt", "json": "json", "sarif": "sarif", "github": "txt", "markdown": "md",
+EXT = {"text": "txt", "full": "txt", "concise": "txt", "json": "json", "sarif": "sarif", "github": "txt", "markdown": "md",
        "rdjson": "json", "gitlab": "json", "junit": "xml"}
 
 
@@ -269,16 +269,17 @@ def test_golden_no_findings(fmt: str) -> None:
     _golden(f"empty.{fmt}.{EXT[fmt]}", _normalize(fmt, text))
 
 
-def test_text_color_only_when_asked() -> None:
-    plain = FORMATS["text"](FINDINGS, packages=PACKAGES, color=False, rules=FAKE_RULES)
-    colored = FORMATS["text"](FINDINGS, packages=PACKAGES, color=True, rules=FAKE_RULES)
+@pytest.mark.parametrize("fmt", ["text", "full", "concise"])
+def test_text_color_only_when_asked(fmt: str) -> None:
+    plain = FORMATS[fmt](FINDINGS, packages=PACKAGES, color=False, rules=FAKE_RULES)
+    colored = FORMATS[fmt](FINDINGS, packages=PACKAGES, color=True, rules=FAKE_RULES)
     assert "\x1b[" not in plain
     assert "\x1b[" in colored
     assert re.sub(r"\x1b\[[0-9;]*m", "", colored) == plain
 
 
 def test_text_caret_under_column() -> None:
-    text = FORMATS["text"](FINDINGS[:1], packages=PACKAGES[:1], color=False, rules=FAKE_RULES)
+    text = FORMATS["full"](FINDINGS[:1], packages=PACKAGES[:1], color=False, rules=FAKE_RULES)
     lines = text.splitlines()
     src = next(line for line in lines if "tl.device_assert" in line)
     caret = lines[lines.index(src) + 1]
@@ -286,7 +287,7 @@ def test_text_caret_under_column() -> None:
 
 
 def test_text_caret_with_tabs() -> None:
-    text = FORMATS["text"](FINDINGS[2:3], packages=PACKAGES, color=False, rules=FAKE_RULES)
+    text = FORMATS["full"](FINDINGS[2:3], packages=PACKAGES, color=False, rules=FAKE_RULES)
     lines = text.splitlines()
     src = next(line for line in lines if "TORCH_CHECK" in line)
     caret = lines[lines.index(src) + 1]
@@ -295,13 +296,48 @@ def test_text_caret_with_tabs() -> None:
 
 
 def test_text_header_and_summary() -> None:
-    text = FORMATS["text"](FINDINGS, packages=PACKAGES, color=False, rules=FAKE_RULES)
-    assert text.startswith(
+    full = FORMATS["full"](FINDINGS, packages=PACKAGES, color=False, rules=FAKE_RULES)
+    assert full.startswith(
         f"{CUDA_WRAPPER}:656:9: FAKE001 [fake-empty-bound] error: index bound `ks0`"
     )
-    assert "    -> s77 = arg0_1_size[0] (line 855)" in text
-    assert "  witness: arg0_1.shape = (0, 8), arg1_1.shape = (3,)" in text
-    assert text.endswith("Found 2 errors, 2 warnings, 1 info in 3 packages (runtime checks: unset).\n")
+    assert "    -> s77 = arg0_1_size[0] (line 855)" in full
+    text = FORMATS["text"](FINDINGS, packages=PACKAGES, color=False, rules=FAKE_RULES)
+    # The default: the headline (its message wrapped at 100 columns), no chain, no snippet.
+    # (`[rule]` left out: with this long member path the line would pass 100 columns)
+    assert text.startswith(f"{CUDA_WRAPPER}:656:9: FAKE001 error:\n    index bound `ks0`")
+    assert "s77 = arg0_1_size[0]" not in text and "tl.device_assert" not in text
+    for out in (text, full):
+        assert "  witness: arg0_1.shape = (0, 8), arg1_1.shape = (3,)" in out
+        assert out.endswith("Found 2 errors, 2 warnings, 1 info in 3 packages (runtime checks: unset).\n")
+
+
+def test_text_short_fix_and_witnesses() -> None:
+    """The default format keeps a long fix to two lines (whole clauses when they fit) and lists
+    the witnesses that fit on one line, counting the rest; `full` prints every one."""
+    clauses = ["run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package rejects x.size(0) < 2",
+               "or check `x.shape[0] >= 2` before calling the model and handle smaller inputs outside it",
+               "`aoti-lint contract PKG --emit python` writes a check_inputs() guard that rejects such inputs"]
+    witnesses = ("x.shape = (1, 8)", "x.shape = (0, 8)", "x = `torch.zeros(8, 1).t()` (shape (1, 8), strides "
+                 "(1, 1))", "x = `torch.zeros(1, 8, dtype=torch.float64)` (float64 where float32 is compiled)")
+    f = replace(FINDINGS[0], fix="; ".join(clauses), witness=witnesses[0], witnesses=witnesses)
+    text = FORMATS["text"]([f], packages=PACKAGES[:1], color=False, rules=FAKE_RULES)
+    lines = text.splitlines()
+    fix = [n for n, line in enumerate(lines) if line.startswith("  fix: ")][0]
+    assert lines[fix] + " " + lines[fix + 1].strip() == "  fix: " + "; ".join(clauses[:2]) + "; …"
+    assert not lines[fix + 2]
+    assert "  witness: x.shape = (1, 8); x.shape = (0, 8) (and 2 more)" in lines
+    assert all(len(line) <= 100 for line in lines[1:])
+    full = FORMATS["full"]([f], packages=PACKAGES[:1], color=False, rules=FAKE_RULES)
+    assert "; ".join(clauses) in full and all(f"  witness: {w}" in full.splitlines() for w in witnesses)
+
+
+def test_confirmation_in_text_formats() -> None:
+    """A finding `aoti-lint confirm` ran (or a report of it rendered again) says its verdict."""
+    f = replace(FINDINGS[0], confirmation={"verdict": "confirmed", "probe": "x.shape = (0, 8)", "reason": None,
+                                           "outcome": {"what": "SIGABRT", "eager": "IndexError: out of range"}})
+    for fmt in ("text", "full"):
+        out = FORMATS[fmt]([f], packages=PACKAGES[:1], color=False, rules=FAKE_RULES)
+        assert "  confirm: confirmed: SIGABRT at x.shape = (0, 8); eager: IndexError: out of range" in out
 
 
 def test_summary_wording() -> None:
@@ -459,3 +495,46 @@ def test_formats_match_config_names() -> None:
     from analyzer.app.config import FORMAT_NAMES
 
     assert set(FORMATS) == set(FORMAT_NAMES)
+
+
+HOSTILE_CONFIRMATION = {"verdict": "confirmed", "probe": "x.shape = (0, 8)", "reason": None,
+                        "outcome": {"what": "RuntimeError: <img src=x onerror=alert(1)> @admin \x1b[31m\n::error::x",
+                                    "eager": "ok </details> [a](https://evil.example)"}}
+
+
+def test_confirmation_in_markdown_and_html_through_the_escaping_layer() -> None:
+    """A verdict quotes what the package printed: the comment and the page show it inert."""
+    from analyzer.report import html
+
+    f = replace(FINDINGS[0], confirmation=HOSTILE_CONFIRMATION)
+    md = render("markdown", [f], packages=PACKAGES[:1])
+    [line] = [line for line in md.splitlines() if line.startswith("**Confirm:** ")]
+    assert line.startswith("**Confirm:** confirmed: RuntimeError: &lt;img src=x onerror=alert(1)> `@admin`")
+    # The closing tag made text, the link a code span (GitHub links nothing in one).
+    assert "\\x1b[31m\\n::error::x" in line and "&lt;/details>" in line and "`[a](https://evil.example)`" in line
+    assert md.count("</details>") == 1
+    page = html._finding("p0-f0", f, None)  # one finding's article, as the page writes it
+    assert "confirm: confirmed: RuntimeError: &lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<img" not in page and "\x1b" not in page and '<p class="confirm confirmed">' in page
+    for fmt in ("text", "full"):
+        out = render(fmt, [f], packages=PACKAGES[:1])
+        assert "\x1b" not in out and "\n::" not in out
+        assert "confirm: confirmed: RuntimeError: <img src=x onerror=alert(1)> @admin \\x1b[31m\\n::error::x" in \
+            out.replace("\n    ", " ")
+
+
+def test_confirm_markdown_says_what_ran_and_each_verdict() -> None:
+    """`aoti-lint confirm --format markdown`, from a report as confirm builds it (nothing run here)."""
+    from analyzer.explain import confirm
+    from analyzer.app.cli_confirm import render_markdown
+
+    f = replace(FINDINGS[0], confirmation=HOSTILE_CONFIRMATION)
+    outcome = confirm.Outcome(confirm.Status.FAILED, "SIGABRT <b>@x</b>")
+    probe = confirm.Probe("x.shape[0] = 0", ((0, 8),))
+    model = confirm.ModelReport("model", probes=[(probe, outcome)], unexplained=[(probe, outcome)])
+    report = confirm.Report("pt2/gather_dyn.cuda.pt2", None, [FINDINGS[0]], [], [model])
+    md = render_markdown([report], [f], PACKAGES[:1])
+    assert md.startswith("## aoti-lint\n\n**aoti-lint confirm** RAN `pt2/gather_dyn.cuda.pt2`")
+    assert "**Confirm:** confirmed: RuntimeError: &lt;img" in md and md.count("</details>") == 1
+    # The mention-like word is a code span: inert, tags and all.
+    assert md.endswith("- `pt2/gather_dyn.cuda.pt2`, model `model`: `x.shape[0] = 0`: SIGABRT `<b>@x</b>`\n")

@@ -33,7 +33,7 @@ from untrusted_corpus import ATTACK, FULL, IMG, MARKER
 
 REPO = Path(__file__).resolve().parents[1]
 SARIF_SCHEMA = REPO.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
-CHECK_FORMATS = ["text", "concise", "json", "sarif", "github", "markdown", "rdjson", "gitlab", "junit"]
+CHECK_FORMATS = ["text", "full", "concise", "json", "sarif", "github", "markdown", "rdjson", "gitlab", "junit"]
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 
 # What no line of human-readable output may hold raw: C0 controls but LF, DEL, C1, bidi controls,
@@ -115,8 +115,9 @@ def _assert_terminal(text: str, *, tabs: bool = False) -> list[str]:
     return text.split("\n")
 
 
-def test_text(hostile: corpus.Corpus, findings: list[dict]) -> None:
-    _, out, err = _check(hostile, "text")
+@pytest.mark.parametrize("fmt", ["text", "full"])
+def test_text(hostile: corpus.Corpus, findings: list[dict], fmt: str) -> None:
+    _, out, err = _check(hostile, fmt)
     lines = _assert_terminal(out)
     # Shown, escaped: the attack reached the output.
     assert "\\x1b]52;c;aGVsbG8=\\x07" in out and "\\u202e" in out and "\\ud800" in out and "\\udcff" in out

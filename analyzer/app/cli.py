@@ -33,7 +33,8 @@ __all__ = ["cli", "exit_code", "main"]
 @cli.command()
 @click.argument("packages", nargs=-1, metavar="PKG...")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
-              help="Report format (default: text, or `format` in [tool.aoti-lint]).")
+              help="Report format (default: text, or `format` in [tool.aoti-lint]); full: text with the "
+                   "explanation, chain, snippet, every witness and the whole fix.")
 @output_option
 @click.option("--select", multiple=True, metavar="RULES",
               help="Rules to enable: names, code prefixes or ALL (comma-separated, repeatable).")
@@ -75,6 +76,9 @@ __all__ = ["cli", "exit_code", "main"]
               help="Print the findings only: no summary line, no notes (errors are still printed).")
 @click.option("--show-settings", is_flag=True,
               help="Print the resolved configuration and where each value comes from, and exit 0.")
+@click.option("--also-output", "also_output", multiple=True, metavar="FORMAT=FILE",
+              help="Also write the report in FORMAT to FILE, from the same run (repeatable), e.g. "
+                   "`--also-output sarif=out.sarif --also-output markdown=comment.md`.")
 @package_options
 def check(
     packages: tuple[str, ...],
@@ -99,6 +103,7 @@ def check(
     exclude: tuple[str, ...] = (),
     quiet: bool = False,
     show_settings: bool = False,
+    also_output: tuple[str, ...] = (),
 ) -> None:
     """Check packages and report findings.
 
@@ -115,6 +120,7 @@ def check(
         "target_sm": target_sm, "format": fmt, "extend_select": extend_select, "extend_ignore": extend_ignore,
         "exclude": exclude, "runtime_checks": runtime_checks}
     config = resolve_config(reading, **cli_values)
+    extra_outputs = _also_outputs(also_output)
     items, groups = _package_groups(packages, reading, cli_values, config)
     if show_settings:
         _show_settings(config, items, groups)
@@ -148,11 +154,27 @@ def check(
         text = render_statistics(config.format, findings, errors=errors) if statistics else render(
             config.format, findings, packages=result.packages, color=use_color(color, output), rules=all_rules(),
             errors=errors, runtime_checks=config.runtime_checks)
-    if quiet and not statistics and config.format in ("text", "concise"):
+        extra = [(path, render(fmt, findings, packages=result.packages, rules=all_rules(), errors=errors,
+                               runtime_checks=config.runtime_checks)) for fmt, path in extra_outputs]
+    if quiet and not statistics and config.format in ("text", "full", "concise"):
         text = _without_summary(text)
     if result.packages or not errors:  # nothing read: no report a later CI step could take for a clean run
         write_output(text, output)
+        for path, other in extra:
+            write_output(other, path)
     click.get_current_context().exit(2 if errors else exit_code(failing(findings), Severity.INFO, exit_zero))
+
+
+def _also_outputs(values: Sequence[str]) -> list[tuple[str, str]]:
+    """`--also-output FORMAT=FILE` values as (format, file); a usage error names a bad one."""
+    out = []
+    for value in values:
+        fmt, sep, path = value.partition("=")
+        if not sep or not path or fmt not in FORMAT_NAMES:
+            raise click.UsageError(f"--also-output {value!r}: expected FORMAT=FILE with FORMAT one of "
+                                   f"{', '.join(FORMAT_NAMES)}")
+        out.append((fmt, path))
+    return out
 
 
 def _without_summary(text: str) -> str:
@@ -276,10 +298,12 @@ def explain(rule: str) -> None:
               help="A log to search for the failure ('-' reads stdin).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               help="Output format.")
+@click.option("--runtime-checks", type=click.Choice(["on", "off"]), default=None,
+              help="Whether production runs with AOTI_RUNTIME_CHECK_INPUTS=1 (as for check).")
 @output_option
 @package_options
 def why(package: str, message: str | None, log: str | None, fmt: str, output: str | None,
-        reading: Reading) -> None:
+        reading: Reading, runtime_checks: str | None = None) -> None:
     """Explain a runtime failure (an assertion message or a log) against a package.
 
     Exits 0 when the failure is matched to the package, 1 when it is not.
@@ -294,7 +318,7 @@ def why(package: str, message: str | None, log: str | None, fmt: str, output: st
     from ..explain import why as why_module
     from ..report import why as why_report
 
-    options = options_for(resolve_config(reading, package), reading)
+    options = options_for(resolve_config(reading, package, runtime_checks=runtime_checks), reading)
     pkg = api.load(package, options)
     # The log is untrusted text too: it gets its own --timeout (and --max-memory) budget.
     label = "MESSAGE" if message is not None else ("<stdin>" if log == "-" else str(log))
@@ -311,9 +335,12 @@ def why(package: str, message: str | None, log: str | None, fmt: str, output: st
               help="Output format of the contract.")
 @click.option("--emit", type=click.Choice(["python"]), default=None,
               help="Write a dependency-free input guard instead: `check_inputs(*args, **kwargs)`.")
+@click.option("--runtime-checks", type=click.Choice(["on", "off"]), default=None,
+              help="Whether production runs with AOTI_RUNTIME_CHECK_INPUTS=1 (as for check).")
 @output_option
 @package_options
-def contract(package: str, fmt: str, emit: str | None, output: str | None, reading: Reading) -> None:
+def contract(package: str, fmt: str, emit: str | None, output: str | None, reading: Reading,
+             runtime_checks: str | None = None) -> None:
     """Print each input's contract as the package enforces it, or emit a guard to paste.
 
     Per input: dtype, device, each dim's compiled range and whether anything checks it (always,
@@ -322,7 +349,7 @@ def contract(package: str, fmt: str, emit: str | None, output: str | None, readi
     from . import api
     from ..explain import contract as contract_module
 
-    config = resolve_config(reading, package)
+    config = resolve_config(reading, package, runtime_checks=runtime_checks)
     result = api.lint([package], options_for(config, reading))
     contracts = [contract_module.build(package, model, result.findings)
                  for pkg in result.packages for model in pkg.models]

@@ -14,6 +14,7 @@ import click
 from .clibase import LintError, Reading, resolve_config, write_output, lint_packages, cli, output_option, package_options
 from ..core.findings import Finding, Severity
 from ..core.untrusted import terminal as t, terminal_lines
+from ..report.common import confirmation_text
 
 
 def _torch_here(python: str) -> dict[str, bool]:
@@ -29,15 +30,8 @@ def _torch_here(python: str) -> dict[str, bool]:
 
 
 def _line(f: Finding) -> str:
-    c = f.confirmation or {}
-    verdict = c.get("verdict", "not-run")
-    outcome = c.get("outcome") or {}
-    what = outcome.get("what") or c.get("reason") or ""
-    at = f" at {c['probe']}" if c.get("probe") and verdict != "not-run" else ""
-    eager = outcome.get("eager")
-    ref = f"; eager: {eager}" if eager and verdict == "confirmed" else ""
     # A probe's outcome quotes what the package printed: shown through the terminal renderer too.
-    return f"  {t(verdict)}: {t(what)}{t(at)}{t(ref)}"
+    return f"  {t(confirmation_text(f) or 'not-run')}"
 
 
 def render_text(reports, findings: list[Finding]) -> str:
@@ -67,6 +61,25 @@ def render_text(reports, findings: list[Finding]) -> str:
     return terminal_lines("\n".join(lines) + "\n")
 
 
+def render_markdown(reports, findings: list[Finding], packages: list) -> str:
+    """The pull-request comment of `check --format markdown` with each finding's verdict in its
+    details, led by what ran and followed by the unexplained failures (every field through the
+    markdown renderers)."""
+    from ..report import render
+    from ..core.untrusted import md_code, md_text
+
+    lead = [f"**aoti-lint confirm** RAN {md_code(r.package)} in child processes; eager reference: "
+            + (md_code(r.exported_program) if r.exported_program else "none (crashes and NaN only)")
+            + (f"; nothing ran: {md_text(r.not_run)}" if r.not_run else "") for r in reports]
+    body = render("markdown", findings, packages=packages)
+    title, _, rest = body.partition("\n")
+    unexplained = [f"- {md_code(r.package)}, model {md_code(m.model)}: {md_code(p.label)}: {md_text(o.what)}"
+                   for r in reports for m in r.models for p, o in m.unexplained]
+    tail = ["", "**Unexplained failures** (a probe failed and no finding is about its dim and size):", *unexplained] \
+        if unexplained else []
+    return "\n".join([title, "", *lead, rest.rstrip("\n"), *tail]) + "\n"
+
+
 def _outcome_json(model: str, probe, outcome) -> dict:
     return {"model": model, "probe": probe.label, "outcome": outcome.as_dict()}
 
@@ -85,7 +98,8 @@ def render_json(reports, findings: list[Finding]) -> str:
 
 @cli.command(name="confirm")
 @click.argument("packages", nargs=-1, required=True, metavar="PKG...")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              help="Output format (markdown: the pull-request comment with each finding's verdict).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Lowest severity of a confirmed finding that makes the exit code 1 (default: error).")
 @click.option("--probe-timeout", type=float, default=120.0, show_default=True, metavar="SECONDS",
@@ -134,7 +148,10 @@ def confirm_command(packages: tuple[str, ...], fmt: str, fail_on: str | None, pr
                                  jobs=jobs, timeout_s=probe_timeout, max_memory=memory, python=interpreter)
         reports.append(report)
         confirmed.extend(confirm.with_confirmations(report))
-    text = render_json(reports, confirmed) if fmt == "json" else render_text(reports, confirmed)
+    if fmt == "markdown":
+        text = render_markdown(reports, confirmed, result.packages)
+    else:
+        text = render_json(reports, confirmed) if fmt == "json" else render_text(reports, confirmed)
     write_output(text, output)
     gate = config.fail_on if isinstance(config.fail_on, Severity) else Severity.parse(str(config.fail_on))
     failing = any(f.severity >= gate and not f.accepted and (f.confirmation or {}).get("verdict") == "confirmed"

@@ -22,10 +22,12 @@ from ..core.findings import Severity
               help="The exported program OLD was compiled from (declared ranges, input names).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Lowest severity of a new finding that makes the exit code 1 (default: error).")
+@click.option("--runtime-checks", type=click.Choice(["on", "off"]), default=None,
+              help="Whether production runs with AOTI_RUNTIME_CHECK_INPUTS=1 (as for check).")
 @output_option
 @package_options
 def diff_command(old: str, new: str, fmt: str, old_exported_program: str | None, fail_on: str | None,
-                 output: str | None, reading: Reading) -> None:
+                 output: str | None, reading: Reading, runtime_checks: str | None = None) -> None:
     """Compare two builds of a model: what NEW accepts that OLD did not, and the reverse, as each
     package enforces it (inputs, dtypes, devices, compiled ranges and who checks them, declared
     ranges), and the findings NEW adds or drops (by build-stable fingerprint).
@@ -38,7 +40,7 @@ def diff_command(old: str, new: str, fmt: str, old_exported_program: str | None,
     from ..explain import contract as contract_module
     from ..report import diff as diff_module
 
-    config = resolve_config(reading, fail_on=fail_on)
+    config = resolve_config(reading, fail_on=fail_on, runtime_checks=runtime_checks)
     old_reading = dataclasses.replace(reading, exported_program=old_exported_program)
     sides = []
     for path, side in ((old, old_reading), (new, reading)):

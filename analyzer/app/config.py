@@ -49,7 +49,7 @@ else:  # pragma: no cover - 3.10 only
 
 SECTION = "aoti-lint"
 MAX_CONFIG_BYTES = 16 * 2**20  # a pyproject.toml is kilobytes; past this it is not one
-FORMAT_NAMES = ("text", "concise", "json", "sarif", "github", "markdown", "rdjson", "gitlab", "junit")
+FORMAT_NAMES = ("text", "full", "concise", "json", "sarif", "github", "markdown", "rdjson", "gitlab", "junit")
 DEVICES = ("cpu", "cuda")
 LIMIT_KEYS = ("max-members", "max-member-size", "max-total-size", "max-nesting", "timeout", "max-memory")
 RUNTIME_CHECKS = ("on", "off")

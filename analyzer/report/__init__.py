@@ -18,6 +18,7 @@ Renderer = Callable[..., str]
 
 FORMATS: dict[str, Renderer] = {
     "text": text.render,
+    "full": text.render_full,
     "concise": concise.render,
     "json": json.render,
     "sarif": sarif.render,

@@ -4,27 +4,62 @@ from __future__ import annotations
 
 import hashlib
 from contextvars import ContextVar
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..core.findings import Finding, Severity
 from ..core.untrusted import utf8
 
-# ANSI SGR codes, used only when a reporter is asked for colour.
-BOLD = "1"
-DIM = "2"
-RED = "31"
-YELLOW = "33"
-BLUE = "34"
-CYAN = "36"
+# Styles a reporter may ask for (click.style's names), used only when it is asked for colour.
+BOLD = "bold"
+DIM = "dim"
+RED = "red"
+YELLOW = "yellow"
+BLUE = "blue"
+CYAN = "cyan"
 
 SEVERITY_COLOR = {Severity.ERROR: RED, Severity.WARNING: YELLOW, Severity.INFO: BLUE}
 
 
-def paint(text: str, *codes: str, color: bool) -> str:
-    """`text` wrapped in ANSI codes when `color`, unchanged otherwise."""
-    if not color or not codes or not text:
+def paint(text: str, *styles: str, color: bool) -> str:
+    """`text` styled with click.style when `color`, unchanged otherwise. Whether to colour at all
+    (--color/--no-color, NO_COLOR, a terminal) is the caller's decision; `text` must already be
+    through the terminal renderer (click.style adds only its own escape sequences)."""
+    if not color or not styles or not text:
         return text
-    return f"\x1b[{';'.join(codes)}m{text}\x1b[0m"
+    import click  # lazy: reporters are imported by library users who never colour
+
+    colours = [s for s in styles if s not in (BOLD, DIM)]
+    return click.style(text, fg=colours[-1] if colours else None, bold=BOLD in styles or None,
+                       dim=DIM in styles or None)
+
+
+def called_from(finding: Finding) -> tuple[str, str | None] | None:
+    """(`file:line`, the code there) of the frame that called into the model (the outermost user
+    frame of the exported program's stack trace): the file as found (analyzer.locate), else its
+    name. None without one. Untrusted: each medium escapes both."""
+    called = getattr(finding.source, "called_from", None) if finding.source is not None else None
+    if called is None:
+        return None
+    path = finding.called_from.path if finding.called_from is not None else \
+        str(called[0]).replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{path}:{called[1]}", called[2] or None
+
+
+def confirmation_text(finding: Finding) -> str | None:
+    """`confirmed: SIGABRT at x.shape = (2, 129); eager: IndexError ...`: what `aoti-lint confirm`
+    saw when it ran the finding's witness (None when it did not run). Untrusted: it quotes what the
+    package printed, so each medium escapes it."""
+    c = finding.confirmation
+    if not isinstance(c, dict):
+        return None
+    verdict = str(c.get("verdict") or "not-run")
+    found = c.get("outcome")
+    outcome: dict[str, Any] = found if isinstance(found, dict) else {}
+    what = str(outcome.get("what") or c.get("reason") or "")
+    at = f" at {c['probe']}" if c.get("probe") and verdict != "not-run" else ""
+    eager = outcome.get("eager")
+    ref = f"; eager: {eager}" if eager and verdict == "confirmed" else ""
+    return f"{verdict}: {what}{at}{ref}" if what else f"{verdict}{at}{ref}"
 
 
 def counts(findings: Iterable[Finding]) -> dict[Severity, int]:

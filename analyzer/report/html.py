@@ -17,7 +17,7 @@ from .. import __version__
 from ..core.findings import Finding
 from ..core.model import Dim, Model, Package, range_text
 from ..core.untrusted import html_text
-from .common import ordered, position, summary
+from .common import called_from, confirmation_text, ordered, position, summary
 
 KERNEL_LINES = 60     # a kernel block's length when nothing else ends it
 EXCERPT_CONTEXT = 4   # lines around a finding outside every kernel block
@@ -46,6 +46,8 @@ pre.source .assert{box-shadow:inset 4px 0 #ff7b72}pre.source .hl{background:#5a1
 pre.source .hl a{color:#ffd6dc;margin-left:12px;font-size:11.5px}
 pre.source .line:target{outline:2px solid #ffcc00}
 a.src{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
+pre.user{background:#eef0f3;padding:4px 8px;margin:2px 0;overflow-x:auto}
+p.confirm{font-size:12.5px;font-weight:600}p.confirm.confirmed{color:#b31d28}p.confirm.not-reproduced{color:#22863a}
 """
 
 
@@ -140,10 +142,23 @@ def _finding(fid: str, f: Finding, target: str | None) -> str:
         parts.append(f'<p class="meta">accepted: {_e(f.accepted)}</p>')
     if f.chain:
         parts.append('<ol class="chain">' + "".join(f"<li>{_e(step)}</li>" for step in f.chain) + "</ol>")
+    if f.source is not None:
+        parts.append(f'<p class="meta">source: {_e(f.source.describe())}</p>')
+        if f.source.code:
+            parts.append(f'<pre class="user">{_e(f.source.code)}</pre>')
+        called = called_from(f)
+        if called is not None:
+            place, code = called
+            parts.append(f'<p class="meta">called from: <code>{_e(place)}</code>'
+                         + (f": <code>{_e(code)}</code>" if code else "") + "</p>")
     for w in (f.witness, *(w for w in f.witnesses if w != f.witness)) if f.witness else ():
         parts.append(f'<p class="meta">witness: <code>{_e(w)}</code></p>')
     if f.fix:
         parts.append(f'<p class="meta">fix: {_e(f.fix)}</p>')
+    confirmed = confirmation_text(f)
+    if confirmed is not None:  # `aoti-lint confirm` ran the witness (it quotes the package's output)
+        verdict = str((f.confirmation or {}).get("verdict") or "not-run")
+        parts.append(f'<p class="confirm {_e(verdict)}">confirm: {_e(confirmed)}</p>')
     label = _e(position(f))
     parts.append(f'<a class="src" href="#{target}">{label}</a>' if target else f'<span class="meta">{label}</span>')
     parts.append("</article>")

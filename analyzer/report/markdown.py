@@ -21,7 +21,7 @@ from typing import Sequence
 from ..core.findings import Finding, PackageError, Severity
 from ..core.messages import REPORT
 from ..core.untrusted import html_text, md_cell, md_code, md_fence, md_text, visible
-from .common import RUNTIME_CHECKS, detail, member, position, primary, summary
+from .common import RUNTIME_CHECKS, called_from, confirmation_text, detail, member, position, primary, summary
 
 ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 
@@ -108,6 +108,10 @@ def details(f: Finding, fix_seen: str | None = None) -> str:
         lines += [f"**Source:** {md_text(f.source.describe())}", ""]
         if f.source.code:
             lines += [*md_fence([f.source.code], "python"), ""]
+        called = called_from(f)
+        if called is not None:
+            caller, code = called
+            lines += [f"**Called from:** {code_span(caller)}" + (f": {code_span(code)}" if code else ""), ""]
     diagram = mermaid(f)
     if diagram:
         lines += [*diagram, ""]
@@ -126,6 +130,9 @@ def details(f: Finding, fix_seen: str | None = None) -> str:
         lines += [f"**{label}:** " + ", ".join(code_span(w) for w in (f.witness, *others)), ""]
     if f.fix:
         lines += [f"**Fix:** {REPORT['see-fix'].format(code=fix_seen) if fix_seen else md_text(f.fix)}", ""]
+    confirmed = confirmation_text(f)
+    if confirmed is not None:  # `aoti-lint confirm` ran the witness (it quotes the package's output)
+        lines += [f"**Confirm:** {md_text(confirmed)}", ""]
     lines.append("</details>")
     return "\n".join(lines)
 
