@@ -30,7 +30,8 @@ Range = tuple[str, str]
 _DEPTH = 20
 
 
-def _cumsum(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None]) -> Range | None:
+def _cumsum(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None], out: int | None = None
+            ) -> Range | None:
     """`aoti_torch_cpu_cumsum(buf0, 1L, &dtype, &out)`: along dim d of n elements, a running sum of
     values in [lo, hi] lies in [min(0, n*lo), n*hi]."""
     if len(args) < 2 or not shapes or not shapes[0]:
@@ -49,11 +50,49 @@ def _cumsum(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | 
     return None if low is None or high is None else (_simplify(low), _simplify(high))
 
 
+def _last_dim(shape) -> str | None:
+    return str(shape[-1]) if shape else None
+
+
+def _searched(position: int) -> Callable[..., Range | None]:
+    """`bucketize(x, boundaries)`, `searchsorted(sorted, x)`: an insertion point in [0, n], n the
+    length of the searched argument's last dim (a value past the last element gives n itself)."""
+    def transfer(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None],
+                 out: int | None = None) -> Range | None:
+        n = _last_dim(shapes[position]) if len(shapes) > position else None
+        return None if n is None else ("0", _simplify(n))
+    return transfer
+
+
+def _indices(values_out: int, dim_arg: int) -> Callable[..., Range | None]:
+    """`topk(x, k, dim, ..., &values, &indices)`, `sort(x, stable, dim, ..., &values, &indices)`: the
+    indices output lies in [0, n - 1], n the size of x along `dim`; the values output is unknown."""
+    def transfer(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None],
+                 out: int | None = None) -> Range | None:
+        if out is None or out != values_out + 1 or not shapes or not shapes[0] or len(args) <= dim_arg:
+            return None
+        try:
+            dim = int(str(args[dim_arg]).rstrip("lL"))
+        except ValueError:
+            return None
+        shape = shapes[0]
+        dim = dim + len(shape) if dim < 0 else dim
+        if not 0 <= dim < len(shape):
+            return None
+        return "0", _simplify(f"({shape[dim]}) - 1")
+    return transfer
+
+
 # Shim (without its `aoti_torch_<device>_` prefix) -> transfer function from its arguments (as
-# written), their shapes over root symbols, and the value range of tensor argument i, to the range
-# of the values of its output.
+# written), their shapes over root symbols, the value range of tensor argument i, and the position
+# among the arguments of the output asked about, to the range of the values of that output.
 EXTERN_TRANSFERS: dict[str, Callable[..., Range | None]] = {
     "cumsum": _cumsum,
+    "bucketize_Tensor": _searched(1),
+    "searchsorted_Tensor": _searched(0),
+    "topk": _indices(5, 2),
+    "sort": _indices(4, 2),
+    "sort_stable": _indices(4, 2),
 }
 
 
@@ -98,6 +137,18 @@ class BufferRanges:
             out.append(CHAIN["via-range"].format(buffer=buf, low=low, high=high, kernel=writer.kernel, where=where))
         return tuple(out)
 
+    def ops(self, facts: KernelFacts, launch_index: int, pointers: set[str]) -> tuple[str, ...]:
+        """The shims (without their prefix) that wrote the buffers of known range among `pointers`."""
+        launch, out = self.model.launches[launch_index], []
+        for param in self.load_ranges(facts, launch_index):
+            if param not in pointers:
+                continue
+            buf = launch.args[facts.params.index(param)]
+            writer = self.model.launches[[i for i in self.producers[self.canonical(buf)] if i < launch_index][-1]]
+            if writer.extern:
+                out.append(shim_op(writer.kernel))
+        return tuple(dict.fromkeys(out))
+
     def shapes(self, index: int) -> tuple:
         """Sizes (over root symbols) of the arguments of extern launch `index`."""
         if self._calls is None:
@@ -137,8 +188,9 @@ class BufferRanges:
             if transfer is None:
                 return None
             names = launch.args
+            out = next((i for i, name in enumerate(names) if self.canonical(name) == buf), None)
             return transfer(launch.args, self.shapes(index),
-                            lambda i: self.buffer_range(names[i], index, depth) if i < len(names) else None)
+                            lambda i: self.buffer_range(names[i], index, depth) if i < len(names) else None, out)
         facts = self._facts(launch.kernel)
         if facts is None or facts.stores is None:
             return None

@@ -43,6 +43,8 @@ def max_origin(dim) -> str:
     return MAX_ORIGIN["declared" if sizes.max_is_declared(dim) else dim.enforced]
 
 
+
+
 def range_step(model: Model, ref: DimRef, dim, symbol: str | None = None) -> str:
     """The chain step `s77 = input 0 dim 0 (x.shape[0]), compiled for [2, inf), ...`."""
     return CHAIN["range"].format(symbol=symbol or W.symbol_of(model, ref) or "?", dim=model.describe(ref),
@@ -295,6 +297,7 @@ class IndexExceedsConstantBound(Rule):
                                                       assignment=W.assignment_text(model, assignment),
                                                       value=_int_text(None if value is None else value - 1),
                                                       bound_value=bound_value))
+            chain += E.value_reach(a)
             # An error when the compiled range itself reaches past the bound: the package was built
             # for those sizes and runs them into the check. Only the declared range doing so: a warning.
             reaches = is_unbounded or _compiled_reaches(model, a)
