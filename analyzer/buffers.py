@@ -116,6 +116,8 @@ class BufferRanges:
         self._walked: dict[str, KernelFacts | None] = {}
         self._calls: dict | None = None
         self._reader: ShapeReader | None = None
+        # (kernel, out_ptr) -> the reduction ("argmax") whose index the kernel stores there and reads back.
+        self.own_ops: dict[tuple[str, str], str] = {}
 
     def index_upper(self, facts: KernelFacts, index: ast.expr, line: int, launch_index: int) -> str | None:
         """Inclusive maximum of `index` at `line` over the kernel's params and root symbols, with the
@@ -132,9 +134,12 @@ class BufferRanges:
             if param not in pointers:
                 continue
             buf = launch.args[facts.params.index(param)]
-            writer = self.model.launches[[i for i in self.producers[self.canonical(buf)] if i < launch_index][-1]]
+            own = self.own_ops.get((facts.name, param))
+            writer = launch if own else \
+                self.model.launches[[i for i in self.producers[self.canonical(buf)] if i < launch_index][-1]]
             where = f"{writer.location.path.rsplit('/', 1)[-1]}:{writer.location.line}"
-            out.append(CHAIN["via-range"].format(buffer=buf, low=low, high=high, kernel=writer.kernel, where=where))
+            out.append(CHAIN["via-range"].format(buffer=buf, low=low, high=high, kernel=f"its own {own}" if own
+                                                 else writer.kernel, where=where))
         return tuple(out)
 
     def ops(self, facts: KernelFacts, launch_index: int, pointers: set[str]) -> tuple[str, ...]:
@@ -142,6 +147,10 @@ class BufferRanges:
         launch, out = self.model.launches[launch_index], []
         for param in self.load_ranges(facts, launch_index):
             if param not in pointers:
+                continue
+            own = self.own_ops.get((facts.name, param))
+            if own:
+                out.append(own)
                 continue
             buf = launch.args[facts.params.index(param)]
             writer = self.model.launches[[i for i in self.producers[self.canonical(buf)] if i < launch_index][-1]]
@@ -167,7 +176,28 @@ class BufferRanges:
                 found = self.buffer_range(launch.args[pos], launch_index, depth)
                 if found is not None:
                     out[param] = found
+            elif pos < len(launch.args) and param.startswith("out_ptr"):
+                found = self._own_index(facts, param, launch_index)
+                if found is not None:
+                    out[param] = found
         return out
+
+    def _own_index(self, facts: KernelFacts, param: str, launch_index: int) -> Range | None:
+        """An `out_ptrN` the kernel itself fills with the index of its argmax/argmin and reads back
+        (`out_ptr0[x0] = tmp_acc0.index; ... tmp0 = out_ptr0[x0]`, a fused `table[x.argmax(-1)]`): the
+        index lies in [0, n - 1], n the reduction's extent at this launch."""
+        stores = [s for s in facts.stores or () if s.pointer == param and s.value is not None]
+        if not stores or not all(isinstance(s.value, ast.Name) and s.value.id.startswith("tmp_acc") for s in stores):
+            return None
+        extents = {r.extent_expr for r in facts.reductions if r.op in ("argmax", "argmin") and r.extent_expr}
+        if len(extents) != 1:
+            return None
+        try:
+            extent = intervals.substitute(extents.pop(), self.param_map(facts, launch_index))
+        except ValueError:
+            return None
+        self.own_ops[(facts.name, param)] = next(r.op for r in facts.reductions if r.op in ("argmax", "argmin"))
+        return "0", _simplify(f"({extent}) - 1")
 
     def buffer_range(self, buf: str, before: int, depth: int = 0) -> Range | None:
         """Range of the values in `buf` as launch `before` reads it, or None (unknown)."""

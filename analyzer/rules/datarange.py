@@ -27,6 +27,10 @@ class IndexExceedsDynamicBound(Rule):
     dimension (within its compiled and declared range) that make the bound that constant or less, the
     largest such size is reported, with a witness at that size. The bound at 0 is
     `empty-index-bound`'s finding, sizes below the compiled minimum `unenforced-lower-bound`'s.
+    An index an op bounds by a size (`bucketize`/`searchsorted` by the searched length, in [0, n];
+    `topk`/`sort` indices, in [0, n - 1]) checked against a bound that is a size too is reported where
+    its maximum reaches the bound, with the values that reach it in the op's terms ("a value above the
+    last boundary"); eager raises IndexError on those values too, so that finding is an info.
 
     ## Why it matters
     The clamp says which indices the model may produce (any input value is valid: it is clamped), and
@@ -67,6 +71,13 @@ class IndexExceedsDynamicBound(Rule):
              {"message_key": "index-exceeds-dynamic-bound", "input": 2, "dim": 0, "severity": Severity.ERROR,
               "kernel": "cpp_fused__to_copy_clamp_index_select_0"},
              exported="fixtures/stranger2/tai_repeat_index.ep.pt2"),
+        # `vals[torch.bucketize(x, boundaries)]`, vals as long as boundaries: a value past the last
+        # boundary gives index len(boundaries); eager raises IndexError there too (probed): an info.
+        Case("fixtures/recall/bucketize_table.cpu.stripped.pt2",
+             {"message_key": "index-exceeds-dynamic-bound.sized", "input": 1, "dim": 0, "severity": Severity.INFO},
+             exported="fixtures/recall/bucketize_table.ep.pt2"),
+        Case("fixtures/searchsorted_index.cpu.stripped.pt2",
+             {"message_key": "index-exceeds-dynamic-bound.sized", "severity": Severity.INFO}),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -148,7 +159,7 @@ class IndexExceedsDynamicBound(Rule):
         chain = (*a.chain, CHAIN["index-range-sized"].format(index_var=a.index_var or "the index", **fields))
         return self.finding(
             model, ctx, MESSAGES["index-exceeds-dynamic-bound.sized"].format(**fields), a.location,
-            kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+            severity=Severity.INFO, kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
             witness=witness, fix=FIXES["index-exceeds-dynamic-bound.sized"].format(**fields), chain=chain,
             key=f"dynbound:{W.normalize_expr(model, bound)}<={W.normalize_expr(model, extent)};kernel:{a.kernel}")
 
@@ -156,10 +167,11 @@ class IndexExceedsDynamicBound(Rule):
 MESSAGES["index-exceeds-dynamic-bound.sized"] = (
     "\"{assertion}\" in {kernel}: the index is the output of {ops}, which lies in [0, {extent}], but its bound "
     "`{bound}` is {bound_display}: at {assignment} the index reaches {high} >= {value} for {reach}, and the check "
-    "fails, {effect}")
+    "fails, {effect}; eager indexes the same way and raises IndexError on those values: the input is invalid "
+    "for the model itself (an info: the package fails it where eager does too)")
 MESSAGES["index-exceeds-dynamic-bound.sized-witness"] = "{shapes}; with {reach}"
 FRAGMENTS.add("index-exceeds-dynamic-bound.sized-witness")
-HEADLINES["index-exceeds-dynamic-bound.sized"] = "{reach} {verb} the {user_op}{site}: its index reaches {high}"
+HEADLINES["index-exceeds-dynamic-bound.sized"] = "the {ops} result reaching {high} {verb} the {user_op}{site} (eager raises too)"
 FIXES["index-exceeds-dynamic-bound.sized"] = (
     "make the indexed tensor one longer than the range of {ops} (the index can be {extent}), or clamp the "
     "index to `{bound_display} - 1` in the model, or reject inputs whose values give {reach}")

@@ -28,6 +28,8 @@ VALUE_REACH = {
     "sort": "the last position sorted first (`sort` returns it as an index)",
     "sort_stable": "the last position sorted first (`sort` returns it as an index)",
     "cumsum": "no padding: every position counted (`cumsum` of the mask reaches the summed length)",
+    "argmax": "the largest value in the last position of the reduced dim (`argmax` returns it)",
+    "argmin": "the smallest value in the last position of the reduced dim (`argmin` returns it)",
     "other": "values for which `{op}` returns its largest result",
 }
 CHAIN["value-reach"] = "{index_var} reaches that maximum for {reach}"
