@@ -14,22 +14,22 @@ from . import Case, Context, Rule, register
 from .bounds import model_location, where
 
 MESSAGES["unchecked-export-guard"] = (
-    "the exported program was traced under the guard `{guard}` (export kept it: a branch the model took on "
+    "the exported program was traced under the guard {guard} (export kept it: a branch the model took on "
     "the example's sizes, or a view that needed them), and the package checks it neither by default nor "
     "with AOTI_RUNTIME_CHECK_INPUTS=1: {breaks} {is_are} inside the compiled and declared range and "
     "{breaks_verb} it, and the package runs them through code traced for sizes that keep it: wrong values or a "
     "wrong output shape without an error where eager takes the other branch, or an error from inside a "
     "kernel{also}")
 MESSAGES["unchecked-export-guard.also"] = "; the same sizes break {count} more guard{s} of the program"
-HEADLINES["unchecked-export-guard"] = "{dim_name} = {size} breaks the export guard `{short}`, checked by nothing"
+# The guard's text stays out of the headline: it is the exported program's (input names and all).
+HEADLINES["unchecked-export-guard"] = "{dim_name} = {size} breaks a guard the export assumed, {kind}: checked by nothing"
 FIXES["unchecked-export-guard"] = (
-    "check `{guard_user}` before calling the model (pad or resize the input so that it holds), or export "
+    "check {guard_user} before calling the model (pad or resize the input so that it holds), or export "
     "with a Dim that states it (`{hint}`) so that the package is compiled and checked for it; "
     "AOTI_RUNTIME_CHECK_INPUTS=1 does not check it")
-CHAIN["unchecked-export-guard"] = "guard `{guard}` of the exported program: false at {assignment}"
+CHAIN["unchecked-export-guard"] = "guard {guard} of the exported program: false at {assignment}"
 CHAIN["unchecked-export-guard.range"] = "{dim_display}: compiled for {compiled}, declared {declared}; {enforcement}"
 CHAIN["unchecked-export-guard.base"] = "every guard holds at {assignment}, the other sizes of each witness"
-GUARD_LIMIT = 60   # characters of a guard in a headline
 
 
 def _user_text(model: Model, text: str) -> str:
@@ -39,6 +39,11 @@ def _user_text(model: Model, text: str) -> str:
         name = inp.user_name or inp.name
         out = out.replace(f"L['{name}'].size()", f"{name}.shape").replace(f"L['{name}'].stride()", f"{name}.stride()")
     return out
+
+
+def _kind(guard: str) -> str:
+    """What the guard asks of the sizes, in a few words (the headline's)."""
+    return "a multiple" if "%" in guard else "a minimum" if any(op in guard for op in (">", "<")) else "a relation"
 
 
 def _hint(guard: str) -> str:
@@ -113,8 +118,7 @@ class UncheckedExportGuard(Rule):
             dims = [(ref, size, W.witness(model, {**base, ref: size})) for ref, size in broken.dims]
             ref, size, _ = dims[0]
             sizes_text = listed([f"{W.dim_display(model, r)} = {s}" for r, s, _ in dims], " or ")
-            short = broken.guard if len(broken.guard) <= GUARD_LIMIT else broken.guard[:GUARD_LIMIT - 1] + "…"
-            fields = dict(guard=broken.guard, short=_user_text(model, short), breaks=sizes_text,
+            fields = dict(guard=broken.guard, kind=_kind(broken.guard), breaks=sizes_text,
                           is_are="is" if len(dims) == 1 else "are", breaks_verb="breaks" if len(dims) == 1 else "break",
                           also=MESSAGES["unchecked-export-guard.also"].format(
                               count=len(broken.also), s="" if len(broken.also) == 1 else "s") if broken.also else "",
