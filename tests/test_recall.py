@@ -218,3 +218,68 @@ def test_a_hostile_guard_is_inert(tmp_path: Path, fmt: str) -> None:
             assert "\r" not in line and not T.HIDDEN.search(line)
     else:
         T._assert_terminal(text)
+
+
+# -- compiled maxima below a declared or absent max ------------------------------------------------------
+
+
+@pytest.mark.parametrize("with_ep", [True, False])
+def test_a_compiled_max_below_an_unbounded_declaration(with_ep: bool) -> None:
+    """resnetish's batch is compiled for [2, 15] (declared [0, inf) with the exported program, nothing
+    declared without): with every rule running, unenforced-lower-bound says 0 and 1, and
+    compiled-range-narrower-than-declared still says the sizes above 15 (a warning where the export
+    declares them, an info where nothing is declared)."""
+    ep = str(FIXTURES / "real" / "resnetish.ep.pt2") if with_ep else None
+    found = api.lint(str(FIXTURES / "real" / "resnetish.cpu.stripped.pt2"),
+                     api.Options(select=("ALL",), exported_program=ep)).findings
+    [f] = [f for f in found if f.code == "AOTI010"]
+    assert (f.input, f.dim) == (0, 0) and [_shape(w) for w in f.witnesses] == ["(16, 3, 32, 32)"]
+    assert f.message_key == ("compiled-range-narrower-than-declared.above-only" if with_ep
+                             else "compiled-range-narrower-than-declared.undeclared-max")
+    assert f.severity == (Severity.WARNING if with_ep else Severity.INFO)
+    assert any(f.code == "AOTI002" for f in found)
+
+
+# -- branches of the new paths, on the real packages with one fact changed --------------------------------
+
+
+def _model(name: str, ep: str | None = None):
+    (model,) = api.load(str(name), api.Options(exported_program=ep)).models
+    return model
+
+
+def test_sized_index_branches() -> None:
+    from analyzer.rules import Context
+    from analyzer.rules.datarange import IndexExceedsDynamicBound
+
+    model = _model(HERE / "bucketize_table.cpu.stripped.pt2")
+    rule, ctx = IndexExceedsDynamicBound(), Context()
+    [a] = {(a.kernel, a.bound_expr, a.index_extent): a for a in model.assertions if a.index_ops}.values()
+    for a2 in model.assertions:   # the vector loop and the tail hold the same check
+        a2.bound_expr = "s77 + 3"  # x's length + 3: past the index at the witness sizes, not at 6 boundaries
+    [f] = [f for f in rule.check(model, ctx) if f.message_key == "index-exceeds-dynamic-bound.sized"]
+    assert "arg1_1.shape = (6,)" in (f.witness or "")  # 6 boundaries: the index reaches 6 = x.shape[0] + 3
+    for a2 in model.assertions:
+        a2.bound_expr = "s77 + s65 + 2"  # never reached
+    assert not list(rule.check(model, ctx))
+    for a2 in model.assertions:
+        a2.index_extent_sources = (DimRef(0, 0),)   # a dim the extent does not grow with: no size reaches
+    assert not list(rule.check(model, ctx))
+    for a2 in model.assertions:
+        a2.index_extent = "s65 + nothing"  # cannot be evaluated
+    assert not list(rule.check(model, ctx))
+
+
+def test_guards_holding_at_the_first_sizes_and_guards_restating_one_another() -> None:
+    from analyzer.rules import Context
+    from analyzer.rules.exportguards import UncheckedExportGuard
+
+    model = _model(FIXTURES / "gather_dyn.cpu.stripped.pt2", str(FIXTURES / "gather_dyn.ep.pt2"))
+    model.guards = ["(L['x'].size()[0] % 2) == 1", "(L['x'].size()[0] % 2) != 0", "L['nobody'].size()[0] > 1",
+                    "L['x'].size()[0] ** 2 > 1"]
+    [f] = list(UncheckedExportGuard().check(model, Context()))
+    assert f.witnesses == ("x.shape = (2, 8), idx.shape = (3,)",)  # the smallest size in range that breaks it
+    assert "the same sizes break 1 more guard of the program" in f.detail
+    assert not any("every guard holds at" in step for step in f.chain)
+    model.guards = []
+    assert not list(UncheckedExportGuard().check(model, Context()))
