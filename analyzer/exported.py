@@ -18,6 +18,9 @@ What we take from the JSON (schema 8.x, torch 2.11-2.13):
   `Dim("n")` as min 0 and max null (int_oo); `Dim.AUTO`/`Dim.DYNAMIC` as min 2. Older versions wrote
   `sys.maxsize - 1` for "no upper bound", so huge maxima read as None.
 
+- `guards_code` (torch 2.9+; 2.6-2.8 write none): the guards export kept, as Python text, copied to
+  `Model.guards` and read by analyzer.guards (parsed with `ast`, never evaluated).
+
 `apply()` copies the user's names and the declared ranges onto the linked model's inputs.
 
 Long module: reading (through archive.py), the JSON schema walk, sympy `srepr` parsing and applying

@@ -283,3 +283,33 @@ def test_guards_holding_at_the_first_sizes_and_guards_restating_one_another() ->
     assert not any("every guard holds at" in step for step in f.chain)
     model.guards = []
     assert not list(UncheckedExportGuard().check(model, Context()))
+
+
+def test_a_second_read_of_a_constant_in_a_longer_loop_is_kept() -> None:
+    """`in_ptr0[x0]` in a loop of 4 and again in a loop of ks0: one text, two maxima; the second read
+    is the one that can pass the 4-element constant (it used to be dropped as a repeat of the first)."""
+    from analyzer import kernels, reads, ts
+    from analyzer.model import Constant, Launch, Location, Model
+
+    source = b"""
+extern "C"  void  cpp_k(const float* in_ptr0, float* out_ptr0, const int64_t ks0)
+{
+    for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(4L); x0+=static_cast<int64_t>(1L))
+    {
+        auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
+        out_ptr0[static_cast<int64_t>(x0)] = tmp0;
+    }
+    for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(ks0); x0+=static_cast<int64_t>(1L))
+    {
+        auto tmp1 = in_ptr0[static_cast<int64_t>(x0)];
+        out_ptr0[static_cast<int64_t>(x0 + 4L)] = tmp1;
+    }
+}
+"""
+    tree, _ = ts.parse(source)
+    [facts] = kernels.parse_cpp(tree, "k.cpp")
+    model = Model(name="model", constants=[Constant(0, "c0", (4,))],
+                  launches=[Launch("cpp_k", ("c0", "buf0", "s0"), Location("w.cpp", 1))])
+    found = reads.constant_reads(facts, None, model, [0], lambda f, i: {"ks0": "s0"},
+                                 lambda expr: (DimRef(0, 0),) if "s0" in expr else ())
+    assert [r.index_max for r in found] == ["s0 - 1"]

@@ -7,7 +7,7 @@ from typing import Iterable
 from .. import guards as G
 from .. import witness as W
 from ..findings import DimWitness, Finding, Severity
-from ..messages import CHAIN, FIXES, HEADLINES, MESSAGES, listed
+from ..messages import CHAIN, FIXES, FRAGMENTS, HEADLINES, MESSAGES, listed
 from ..model import Model, span
 from ..sizes import effective_max, effective_min
 from . import Case, Context, Rule, register
@@ -21,6 +21,7 @@ MESSAGES["unchecked-export-guard"] = (
     "wrong output shape without an error where eager takes the other branch, or an error from inside a "
     "kernel{also}")
 MESSAGES["unchecked-export-guard.also"] = "; the same sizes break {count} more guard{s} of the program"
+FRAGMENTS.add("unchecked-export-guard.also")
 # The guard's text stays out of the headline: it is the exported program's (input names and all).
 HEADLINES["unchecked-export-guard"] = "{dim_name} = {size} breaks a guard the export assumed, {kind}: checked by nothing"
 FIXES["unchecked-export-guard"] = (
