@@ -271,6 +271,14 @@ def used(tmp_path_factory):
         changes = diff_report.compare("old.pt2", "new.pt2", *sides, old_pkg.findings, new_pkg.findings)
         diff_report.render_text(changes, Severity.ERROR)
         diff_report.render_markdown(changes, Severity.ERROR)
+        # Guards of the exported program that restate one another: AOTI020's `.also` clause.
+        from analyzer.rules import Context
+        from analyzer.rules.exportguards import UncheckedExportGuard
+
+        (guarded,) = api.load(FIXTURES / "gather_dyn.cpu.stripped.pt2",
+                              api.Options(exported_program=str(FIXTURES / "gather_dyn.ep.pt2"))).models
+        guarded.guards = ["(L['x'].size()[0] % 2) == 1", "(L['x'].size()[0] % 2) != 0", "(L['x'].size()[0] % 2) > 0"]
+        list(UncheckedExportGuard().check(guarded, Context()))
         return {key: set(fields) for key, fields in messages.USED.items()}
     finally:
         messages.TRACE = False

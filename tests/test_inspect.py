@@ -166,10 +166,10 @@ FIXTURE_FACTS = [
     ("lifted_params.cpu.stripped.pt2", "index out of bounds: 0 <= tmp49 < 20L", "20", [], [1], 20, None),
     ("lifted_params.cuda.stripped.pt2", "index out of bounds: 0 <= tmp58 < 20", "20", [], [1], 20, None),
     # The index is produced by an extern searchsorted (CPU) or its own Triton kernel (CUDA).
-    ("searchsorted_index.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks1", "s70", [(2, 0)], [0, 1], None, None),
-    ("searchsorted_index.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s70", [(2, 0)], [0, 1], None, None),
-    ("topk_index.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks1", "s70", [(1, 0)], [0], None, None),
-    ("topk_index.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s70", [(1, 0)], [0], None, None),
+    ("searchsorted_index.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks1", "s70", [(2, 0)], [0, 1], None, "s99 + 1"),  # searchsorted in [0, s99]
+    ("searchsorted_index.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s70", [(2, 0)], [0, 1], None, None),  # Triton-lowered bucketize: no range yet
+    ("topk_index.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks1", "s70", [(1, 0)], [0], None, "s69"),  # topk indices in [0, s69 - 1]
+    ("topk_index.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s70", [(1, 0)], [0], None, "s69"),
     # One-sided: the index ranges over the sequence length (input 0 dim 1).
     ("pos_embedding.cpu.stripped.pt2", "index out of bounds: tmp2 < 512L", "512", [], [], 512, "s27"),
     ("pos_embedding.cuda.stripped.pt2", "index out of bounds: x1 < 512", "512", [], [], 512, "s27"),
@@ -198,8 +198,9 @@ def test_fixture_assertion_links(name, message, bound_expr, bound_sources, index
         assert list(a.index_sources) == index_sources
         assert a.bound_value == bound_value
         assert a.index_extent == extent
-        if extent:
-            assert [(r.input, r.dim) for r in a.index_extent_sources] == [(0, 1)]
+        if extent:  # searchsorted's range is the boundaries' length (input 0 dim 0)
+            want = [(0, 0)] if name.startswith("searchsorted_index") else [(0, 1)]
+            assert [(r.input, r.dim) for r in a.index_extent_sources] == want
 
 
 def test_every_assertion_in_every_package_is_linked():

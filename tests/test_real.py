@@ -191,8 +191,10 @@ def test_lower_bound_witness_keeps_the_multiple():
 
 
 def test_compiled_max_below_declared_is_reported():
-    # batch declared [0, inf), compiled [2, 15]: merged into unenforced-lower-bound, both ends named.
-    assert not _by_rule("resnetish", "compiled-range-narrower-than-declared")
+    # batch declared [0, inf), compiled [2, 15]: unenforced-lower-bound names both ends, and
+    # compiled-range-narrower-than-declared still says the sizes above 15 (its own, not a lower bound).
+    (narrow,) = _by_rule("resnetish", "compiled-range-narrower-than-declared")
+    assert narrow.message_key == "compiled-range-narrower-than-declared.above-only" and _sizes(narrow, 0) == [16]
     (f,) = _by_rule("resnetish", "unenforced-lower-bound")
     assert f.dim == 0 and "above 15" in f.detail and _sizes(f, 0) == [1, 0, 16]
     (above,) = [r for r in _records("resnetish") if r["label"] == "batch=16"]

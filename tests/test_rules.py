@@ -236,6 +236,7 @@ EXPECTED_RULES = [
     ("AOTI017", "store-into-empty-buffer", Severity.ERROR),
     ("AOTI018", "read-from-empty-buffer", Severity.ERROR),
     ("AOTI019", "unchecked-input-layout", Severity.INFO),
+    ("AOTI020", "unchecked-export-guard", Severity.ERROR),
 ]
 
 

@@ -228,6 +228,9 @@ class Assertion:
     index_extent_sources: tuple[DimRef, ...] = ()
     # Inputs whose values (through unbacked symbols such as `u0 = x.item()`) set the extent.
     index_extent_value_inputs: tuple[int, ...] = ()
+    # Shims whose output ranges bound a loaded index (`bucketize_Tensor`, `topk`, `cumsum`): the
+    # extent is theirs, and so is the input that reaches it (analyzer.buffers).
+    index_ops: tuple[str, ...] = ()
     # The kernel's own iteration space around the check (as for `Division`): when a size makes it
     # 0, the check never runs.
     space_expr: str | None = None
@@ -416,6 +419,8 @@ class Model:
     relations: list[Relation] = field(default_factory=list)
     # The exported program's range_constraints: symbol or expression -> (min, max), None unbounded.
     declared_ranges: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    # The exported program's guards (`guards_code`, Python text), empty without one (analyzer.query.guards).
+    guards: list[str] = field(default_factory=list)
     # (kernel, message, location) of kernels' other literal checks (not index bounds).
     kernel_messages: list[tuple[str, str, Location]] = field(default_factory=list)
     # (symbol, message, location) of run_impl's checks that a size is not 0 before it divides by it

@@ -377,9 +377,17 @@ class Values:
                 return False
             line, test = found
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt)
-                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0):
+                and self._is_zero(test.comparators[0], line, depth)):
             return False
         return self._nonneg(test.left, line, depth)
+
+    def _is_zero(self, node: ast.expr, line: int, depth: int) -> bool:
+        """`0`, or a name that holds 0 (C++ vector code compares with `tmp6 = VectorizedN(tmp5)`,
+        `tmp5 = static_cast<int64_t>(0)`)."""
+        if isinstance(node, ast.Constant):
+            return node.value == 0
+        return isinstance(node, ast.Name) and self._range(node, line, depth + 1, upper=True) == "0" \
+            and self._range(node, line, depth + 1, upper=False) == "0"
 
     def _nonneg(self, node: ast.expr, line: int, depth: int) -> bool:
         low = self._range(node, line, depth + 1, upper=False)

@@ -30,7 +30,8 @@ Range = tuple[str, str]
 _DEPTH = 20
 
 
-def _cumsum(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None]) -> Range | None:
+def _cumsum(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None], out: int | None = None
+            ) -> Range | None:
     """`aoti_torch_cpu_cumsum(buf0, 1L, &dtype, &out)`: along dim d of n elements, a running sum of
     values in [lo, hi] lies in [min(0, n*lo), n*hi]."""
     if len(args) < 2 or not shapes or not shapes[0]:
@@ -49,11 +50,49 @@ def _cumsum(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | 
     return None if low is None or high is None else (_simplify(low), _simplify(high))
 
 
+def _last_dim(shape) -> str | None:
+    return str(shape[-1]) if shape else None
+
+
+def _searched(position: int) -> Callable[..., Range | None]:
+    """`bucketize(x, boundaries)`, `searchsorted(sorted, x)`: an insertion point in [0, n], n the
+    length of the searched argument's last dim (a value past the last element gives n itself)."""
+    def transfer(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None],
+                 out: int | None = None) -> Range | None:
+        n = _last_dim(shapes[position]) if len(shapes) > position else None
+        return None if n is None else ("0", _simplify(n))
+    return transfer
+
+
+def _indices(values_out: int, dim_arg: int) -> Callable[..., Range | None]:
+    """`topk(x, k, dim, ..., &values, &indices)`, `sort(x, stable, dim, ..., &values, &indices)`: the
+    indices output lies in [0, n - 1], n the size of x along `dim`; the values output is unknown."""
+    def transfer(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None],
+                 out: int | None = None) -> Range | None:
+        if out is None or out != values_out + 1 or not shapes or not shapes[0] or len(args) <= dim_arg:
+            return None
+        try:
+            dim = int(str(args[dim_arg]).rstrip("lL"))
+        except ValueError:
+            return None
+        shape = shapes[0]
+        dim = dim + len(shape) if dim < 0 else dim
+        if not 0 <= dim < len(shape):
+            return None
+        return "0", _simplify(f"({shape[dim]}) - 1")
+    return transfer
+
+
 # Shim (without its `aoti_torch_<device>_` prefix) -> transfer function from its arguments (as
-# written), their shapes over root symbols, and the value range of tensor argument i, to the range
-# of the values of its output.
+# written), their shapes over root symbols, the value range of tensor argument i, and the position
+# among the arguments of the output asked about, to the range of the values of that output.
 EXTERN_TRANSFERS: dict[str, Callable[..., Range | None]] = {
     "cumsum": _cumsum,
+    "bucketize_Tensor": _searched(1),
+    "searchsorted_Tensor": _searched(0),
+    "topk": _indices(5, 2),
+    "sort": _indices(4, 2),
+    "sort_stable": _indices(4, 2),
 }
 
 
@@ -77,6 +116,8 @@ class BufferRanges:
         self._walked: dict[str, KernelFacts | None] = {}
         self._calls: dict | None = None
         self._reader: ShapeReader | None = None
+        # (kernel, out_ptr) -> the reduction ("argmax") whose index the kernel stores there and reads back.
+        self.own_ops: dict[tuple[str, str], str] = {}
 
     def index_upper(self, facts: KernelFacts, index: ast.expr, line: int, launch_index: int) -> str | None:
         """Inclusive maximum of `index` at `line` over the kernel's params and root symbols, with the
@@ -93,10 +134,29 @@ class BufferRanges:
             if param not in pointers:
                 continue
             buf = launch.args[facts.params.index(param)]
-            writer = self.model.launches[[i for i in self.producers[self.canonical(buf)] if i < launch_index][-1]]
+            own = self.own_ops.get((facts.name, param))
+            writer = launch if own else \
+                self.model.launches[[i for i in self.producers[self.canonical(buf)] if i < launch_index][-1]]
             where = f"{writer.location.path.rsplit('/', 1)[-1]}:{writer.location.line}"
-            out.append(CHAIN["via-range"].format(buffer=buf, low=low, high=high, kernel=writer.kernel, where=where))
+            out.append(CHAIN["via-range"].format(buffer=buf, low=low, high=high, kernel=f"its own {own}" if own
+                                                 else writer.kernel, where=where))
         return tuple(out)
+
+    def ops(self, facts: KernelFacts, launch_index: int, pointers: set[str]) -> tuple[str, ...]:
+        """The shims (without their prefix) that wrote the buffers of known range among `pointers`."""
+        launch, out = self.model.launches[launch_index], []
+        for param in self.load_ranges(facts, launch_index):
+            if param not in pointers:
+                continue
+            own = self.own_ops.get((facts.name, param))
+            if own:
+                out.append(own)
+                continue
+            buf = launch.args[facts.params.index(param)]
+            writer = self.model.launches[[i for i in self.producers[self.canonical(buf)] if i < launch_index][-1]]
+            if writer.extern:
+                out.append(shim_op(writer.kernel))
+        return tuple(dict.fromkeys(out))
 
     def shapes(self, index: int) -> tuple:
         """Sizes (over root symbols) of the arguments of extern launch `index`."""
@@ -116,7 +176,28 @@ class BufferRanges:
                 found = self.buffer_range(launch.args[pos], launch_index, depth)
                 if found is not None:
                     out[param] = found
+            elif pos < len(launch.args) and param.startswith("out_ptr"):
+                found = self._own_index(facts, param, launch_index)
+                if found is not None:
+                    out[param] = found
         return out
+
+    def _own_index(self, facts: KernelFacts, param: str, launch_index: int) -> Range | None:
+        """An `out_ptrN` the kernel itself fills with the index of its argmax/argmin and reads back
+        (`out_ptr0[x0] = tmp_acc0.index; ... tmp0 = out_ptr0[x0]`, a fused `table[x.argmax(-1)]`): the
+        index lies in [0, n - 1], n the reduction's extent at this launch."""
+        stores = [s for s in facts.stores or () if s.pointer == param and s.value is not None]
+        if not stores or not all(isinstance(s.value, ast.Name) and s.value.id.startswith("tmp_acc") for s in stores):
+            return None
+        extents = {r.extent_expr for r in facts.reductions if r.op in ("argmax", "argmin") and r.extent_expr}
+        if len(extents) != 1:
+            return None
+        try:
+            extent = intervals.substitute(extents.pop(), self.param_map(facts, launch_index))
+        except ValueError:
+            return None
+        self.own_ops[(facts.name, param)] = next(r.op for r in facts.reductions if r.op in ("argmax", "argmin"))
+        return "0", _simplify(f"({extent}) - 1")
 
     def buffer_range(self, buf: str, before: int, depth: int = 0) -> Range | None:
         """Range of the values in `buf` as launch `before` reads it, or None (unknown)."""
@@ -137,8 +218,9 @@ class BufferRanges:
             if transfer is None:
                 return None
             names = launch.args
+            out = next((i for i, name in enumerate(names) if self.canonical(name) == buf), None)
             return transfer(launch.args, self.shapes(index),
-                            lambda i: self.buffer_range(names[i], index, depth) if i < len(names) else None)
+                            lambda i: self.buffer_range(names[i], index, depth) if i < len(names) else None, out)
         facts = self._facts(launch.kernel)
         if facts is None or facts.stores is None:
             return None

@@ -466,6 +466,8 @@ class _Linker:
         seen.add(ident)
         a.chain = self._chain(facts, raw, a, (li, mapping))
         steps = self.buffers.steps(facts, li, ptrs) if a.index_extent and ptrs else ()
+        if steps:
+            a.index_ops = self.buffers.ops(facts, li, ptrs)
         if steps or via:  # an index loaded from buffers of known range: what they hold, else who wrote it
             a.chain = a.chain[:1] + (steps or ((via,) if via else ())) + a.chain[1:]
         return a

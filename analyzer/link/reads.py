@@ -18,7 +18,6 @@ from typing import Callable, Iterable
 
 from ..expr import intervals
 from ..parse.kernels import KernelFacts, Values
-from ..expr.values import shape_key
 from ..core.model import Constant, ConstantRead, DimRef, Model
 
 _POINTER = re.compile(r"^(in_out_ptr|in_ptr)\d+$")
@@ -93,19 +92,21 @@ def constant_reads(facts: KernelFacts, values: Values | None, model: Model, indi
     values = values if values is not None else Values(facts)
     launches = [(model.launches[i], param_map(facts, i)) for i in indices]
     out: list[ConstantRead] = []
-    seen: set[tuple[str, object]] = set()
+    seen: set[tuple[str, str]] = set()
     for defs in facts.defs.values():
         for pos, expr in defs:
             for ptr, index in _loads_of(expr):
                 if ptr not in given:
                     continue
-                key = (ptr, shape_key(index))
-                if key in seen:
-                    continue
-                seen.add(key)
+                # The same index text in another loop ranges over that loop's extent: keyed on the
+                # maximum it reaches, not on its text, so a second read is kept when it reaches further.
                 upper = values.upper(index, pos)
                 if upper is None:
                     continue
+                key = (ptr, upper)
+                if key in seen:
+                    continue
+                seen.add(key)
                 slot = params.index(ptr)
                 for launch, mapping in launches:
                     if slot >= len(launch.args):

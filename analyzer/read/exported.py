@@ -18,6 +18,9 @@ What we take from the JSON (schema 8.x, torch 2.11-2.13):
   `Dim("n")` as min 0 and max null (int_oo); `Dim.AUTO`/`Dim.DYNAMIC` as min 2. Older versions wrote
   `sys.maxsize - 1` for "no upper bound", so huge maxima read as None.
 
+- `guards_code` (torch 2.9+; 2.6-2.8 write none): the guards export kept, as Python text, copied to
+  `Model.guards` and read by analyzer.query.guards (parsed with `ast`, never evaluated).
+
 `apply()` copies the user's names and the declared ranges onto the linked model's inputs.
 
 Long module: reading (through archive.py), the JSON schema walk, sympy `srepr` parsing and applying
@@ -93,6 +96,9 @@ class ExportedProgram:
     range_constraints: dict[str, tuple[int | None, int | None]] = field(default_factory=dict,
                                                                        compare=False)
     nodes: tuple[GraphNode, ...] = field(default=(), compare=False)   # the graph, for attribution
+    # `guards_code` (torch 2.9+): Python text of the guards export kept, `L['x'].size()[0] % 4 == 0`;
+    # read as data by analyzer.query.guards (parsed with ast, never evaluated).
+    guards: tuple[str, ...] = field(default=(), compare=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,7 +329,20 @@ def _parse_doc(doc: Any, path: str, member: str, name: str, where: str) -> Expor
     return ExportedProgram(inputs=tuple(inputs), path=path, name=name, member=member,
                            torch_version=doc.get("torch_version") if isinstance(
                                doc.get("torch_version"), str) else None,
-                           range_constraints=ranges, nodes=graph_nodes(graph))
+                           range_constraints=ranges, nodes=graph_nodes(graph), guards=_guards(doc))
+
+
+MAX_GUARDS = 4096            # guards of one program; real ones are a few to a few hundred
+MAX_GUARD_CHARS = 65536      # one guard's text
+
+
+def _guards(doc: dict) -> tuple[str, ...]:
+    """`guards_code` as strings (torch 2.6-2.8 write none); entries of another type or past the limits
+    are left out, never an error: guards only add findings."""
+    raw = doc.get("guards_code")
+    if not isinstance(raw, list):
+        return ()
+    return tuple(g for g in raw[:MAX_GUARDS] if isinstance(g, str) and len(g) <= MAX_GUARD_CHARS)
 
 
 def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
@@ -581,6 +600,7 @@ def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] =
         else:
             model.graph = list(ep.nodes)
             model.declared_ranges = dict(ep.range_constraints)
+            model.guards = list(ep.guards)
             shared: dict[str, list] = {}
             for inp, declared in zip(model.inputs, ep.inputs):
                 inp.user_name = declared.name

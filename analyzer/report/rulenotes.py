@@ -48,6 +48,10 @@ OPTIONS: dict[str, str] = {
     "unchecked-extern-call": "None.",
     "unenforced-dim-equality": NAMES_ONLY + RUNTIME_ON,
     "unenforced-divisibility": NAMES_ONLY + RUNTIME_ON,
+    "unchecked-export-guard": (
+        "Needs an exported program (`--exported-program`, or one inside the package) of torch 2.9 or later: "
+        "its `guards_code` is what it reads. `--runtime-checks` does not change the verdict: the guards are "
+        "checked neither by default nor with AOTI_RUNTIME_CHECK_INPUTS=1."),
     "unchecked-input-layout": (
         "`--runtime-checks off` (or `runtime-checks = \"off\"` in `[tool.aoti-lint]`: production does not set "
         "AOTI_RUNTIME_CHECK_INPUTS): a warning (the model returns wrong values silently); `--runtime-checks on`: "
@@ -148,6 +152,14 @@ LIMITATIONS: dict[str, str] = {
         STATIC + " Only loads whose index the value-range engine bounds over iteration ranges are checked; "
         "a read in a kernel whose constant-bound index assertion over the same size fails first is left "
         "to `index-exceeds-constant-bound`. Vector loads count their first element."),
+    "unchecked-export-guard": (
+        "Without the exported program nothing is reported: the package's size arithmetic alone cannot tell a "
+        "floor the op defines (a stride-14 convolution's `div_floor_integer(h, 14L)`) from one a guard "
+        "assumed (a quotient the package reads as a size symbol is `unenforced-divisibility`'s). Sizes are "
+        "tried up to 256 above each dim's smallest, strides are those of contiguous inputs, and a guard over "
+        "anything but sizes, strides and storage offsets (or of a form outside the parser's whitelist) is "
+        "skipped. What the broken guard does at run time is not derived: the probes of fixtures/recall show "
+        "wrong shapes and wrong values."),
     "unchecked-input-layout": (
         "Torch 2.6 packages record no input checks: their layout is not known and nothing is reported. "
         "Inductor checks only static strides in `check_input_N`; a stride in size symbols is read from "

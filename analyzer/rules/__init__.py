@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only p
 
 # The family modules, imported by `all_rules()`; each registers its rules on import.
 RULE_MODULES: tuple[str, ...] = ("bounds", "ranges", "empty", "package", "reads", "derived", "datarange", "access",
-                                  "strides")
+                                  "strides", "exportguards")
 
 DOC_SECTIONS: tuple[str, ...] = ("What it does", "Why it matters", "Example", "Fix")
 

@@ -43,6 +43,8 @@ def max_origin(dim) -> str:
     return MAX_ORIGIN["declared" if sizes.max_is_declared(dim) else dim.enforced]
 
 
+
+
 def range_step(model: Model, ref: DimRef, dim, symbol: str | None = None) -> str:
     """The chain step `s77 = input 0 dim 0 (x.shape[0]), compiled for [2, inf), ...`."""
     return CHAIN["range"].format(symbol=symbol or W.symbol_of(model, ref) or "?", dim=model.describe(ref),
@@ -239,6 +241,11 @@ class IndexExceedsConstantBound(Rule):
         *(Case(pkg, {"message_key": "index-exceeds-constant-bound.unenforced-max", "severity": Severity.WARNING,
                      "input": 0, "dim": 1}, exported="fixtures/stranger/roberta.ep.pt2")
           for pkg in ("fixtures/stranger/roberta.cpu.stripped.pt2", "fixtures/stranger/cuda/roberta.cuda.stripped.pt2")),
+        # Indices from topk (an extern call) and from argmax (a reduction the kernel stores and reads
+        # back) index a 16-row table: in [0, n - 1], past it from n = 17.
+        *(Case(f"fixtures/recall/{name}.cpu.stripped.pt2", {"message_key": "index-exceeds-constant-bound.unbounded",
+                                                           "input": 0, "dim": 1}, exported=f"fixtures/recall/{name}.ep.pt2")
+          for name in ("topk_table", "argmax_table")),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -295,6 +302,7 @@ class IndexExceedsConstantBound(Rule):
                                                       assignment=W.assignment_text(model, assignment),
                                                       value=int_text(None if value is None else value - 1),
                                                       bound_value=bound_value))
+            chain += E.value_reach(a)
             # An error when the compiled range itself reaches past the bound: the package was built
             # for those sizes and runs them into the check. Only the declared range doing so: a warning.
             reaches = is_unbounded or _compiled_reaches(model, a)

@@ -9,9 +9,10 @@ from ..query import sizes
 from ..query import witness as W
 from ..core.findings import Finding, Severity
 from ..core.model import Assertion, DimRef, Model, range_text, shim_op
-from ..core.messages import CHAIN, FIXES, MESSAGES
+from ..core.messages import CHAIN, FIXES, FRAGMENTS, HEADLINES, MESSAGES, listed
 from . import Case, Context, Rule, register
 from .bounds import int_text, outcome_fields, unique_assertions, where
+from .enforcement import reach_text
 
 
 @register
@@ -26,6 +27,10 @@ class IndexExceedsDynamicBound(Rule):
     dimension (within its compiled and declared range) that make the bound that constant or less, the
     largest such size is reported, with a witness at that size. The bound at 0 is
     `empty-index-bound`'s finding, sizes below the compiled minimum `unenforced-lower-bound`'s.
+    An index an op bounds by a size (`bucketize`/`searchsorted` by the searched length, in [0, n];
+    `topk`/`sort` indices, in [0, n - 1]) checked against a bound that is a size too is reported where
+    its maximum reaches the bound, with the values that reach it in the op's terms ("a value above the
+    last boundary"); eager raises IndexError on those values too, so that finding is an info.
 
     ## Why it matters
     The clamp says which indices the model may produce (any input value is valid: it is clamped), and
@@ -66,12 +71,28 @@ class IndexExceedsDynamicBound(Rule):
              {"message_key": "index-exceeds-dynamic-bound", "input": 2, "dim": 0, "severity": Severity.ERROR,
               "kernel": "cpp_fused__to_copy_clamp_index_select_0"},
              exported="fixtures/stranger2/tai_repeat_index.ep.pt2"),
+        # `vals[torch.bucketize(x, boundaries)]`, vals as long as boundaries: a value past the last
+        # boundary gives index len(boundaries); eager raises IndexError there too (probed): an info.
+        Case("fixtures/recall/bucketize_table.cpu.stripped.pt2",
+             {"message_key": "index-exceeds-dynamic-bound.sized", "input": 1, "dim": 0, "severity": Severity.INFO},
+             exported="fixtures/recall/bucketize_table.ep.pt2"),
+        Case("fixtures/searchsorted_index.cpu.stripped.pt2",
+             {"message_key": "index-exceeds-dynamic-bound.sized", "severity": Severity.INFO}),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         def keep(a: Assertion) -> bool:
             return (a.linked and a.bound_value is None and bool(a.bound_expr) and bool(a.bound_sources)
                     and bool(a.index_extent) and not a.index_extent_sources and not a.index_extent_value_inputs)
+
+        def sized(a: Assertion) -> bool:
+            return (a.linked and a.bound_value is None and bool(a.bound_expr) and bool(a.bound_sources)
+                    and bool(a.index_extent_sources) and not a.index_extent_value_inputs and bool(a.index_ops))
+
+        for a in unique_assertions(model, sized):
+            finding = self._sized(model, ctx, a)
+            if finding is not None:
+                yield finding
 
         for a in unique_assertions(model, keep):
             high = W.evaluate_at(model, a.index_extent or "")
@@ -102,6 +123,60 @@ class IndexExceedsDynamicBound(Rule):
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=witness, fix=FIXES["index-exceeds-dynamic-bound"].format(**fields), chain=chain,
                 key=f"dynbound:{W.normalize_expr(model, a.bound_expr)}<={high};kernel:{a.kernel}")
+
+
+    def _sized(self, model: Model, ctx: Context, a: Assertion) -> Finding | None:
+        """An index whose values an op bounds by a size (`bucketize` by the boundaries' length, `topk`
+        by the scanned dim) against a bound that is a size too: the witness sizes where the index's
+        maximum reaches the bound, with the values that reach it in the op's own terms."""
+        extent, bound = a.index_extent or "", a.bound_expr or ""
+        assignment: dict[DimRef, int] = {}
+        high, value = W.evaluate_at(model, extent), W.evaluate_at(model, bound)
+        if high is None or value is None:
+            return None
+        if high - 1 < value:
+            # Not at the witness sizes: the smallest size of an extent dim that reaches the bound.
+            for ref in a.index_extent_sources:
+                over = W.smallest_exceeding(model, extent, ref, value)
+                if over is not None:
+                    assignment = {ref: over}
+                    high, value = W.evaluate_at(model, extent, assignment), W.evaluate_at(model, bound, assignment)
+                    break
+            if high is None or value is None or high - 1 < value:
+                return None
+        ref = (a.index_extent_sources + a.bound_sources)[0]
+        inputs = ", ".join(f"`{model.inputs[i].display}`" for i in a.index_sources if i < len(model.inputs)) \
+            or "the inputs"
+        reach = reach_text(a)
+        fields = dict(assertion=a.message, kernel=a.kernel, bound=a.bound, bound_display=W.display_expr(model, bound),
+                      extent=W.display_expr(model, f"({extent}) - 1"),
+                      ops=listed([f"`{op.removesuffix('_Tensor')}`" for op in a.index_ops]),
+                      reach=reach, assignment=W.assignment_text(model, assignment) if assignment else "the witness sizes",
+                      high=int_text(high - 1), value=int_text(value), inputs=inputs, dim_display=W.dim_display(model, ref),
+                      limit=int_text(value), check_expr=W.check_expr(model, ref), **outcome_fields(model, a))
+        witness = MESSAGES["index-exceeds-dynamic-bound.sized-witness"].format(
+            shapes=W.witness(model, assignment), reach=reach)
+        chain = (*a.chain, CHAIN["index-range-sized"].format(index_var=a.index_var or "the index", **fields))
+        return self.finding(
+            model, ctx, MESSAGES["index-exceeds-dynamic-bound.sized"].format(**fields), a.location,
+            severity=Severity.INFO, kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+            witness=witness, fix=FIXES["index-exceeds-dynamic-bound.sized"].format(**fields), chain=chain,
+            key=f"dynbound:{W.normalize_expr(model, bound)}<={W.normalize_expr(model, extent)};kernel:{a.kernel}")
+
+
+MESSAGES["index-exceeds-dynamic-bound.sized"] = (
+    "\"{assertion}\" in {kernel}: the index is the output of {ops}, which lies in [0, {extent}], but its bound "
+    "`{bound}` is {bound_display}: at {assignment} the index reaches {high} >= {value} for {reach}, and the check "
+    "fails, {effect}; eager indexes the same way and raises IndexError on those values: the input is invalid "
+    "for the model itself (an info: the package fails it where eager does too)")
+MESSAGES["index-exceeds-dynamic-bound.sized-witness"] = "{shapes}; with {reach}"
+FRAGMENTS.add("index-exceeds-dynamic-bound.sized-witness")
+HEADLINES["index-exceeds-dynamic-bound.sized"] = "the {ops} result reaching {high} {verb} the {user_op}{site} (eager raises too)"
+FIXES["index-exceeds-dynamic-bound.sized"] = (
+    "make the indexed tensor one longer than the range of {ops} (the index can be {extent}), or clamp the "
+    "index to `{bound_display} - 1` in the model, or reject inputs whose values give {reach}")
+CHAIN["index-range-sized"] = ("{index_var} is the output of {ops}: in [0, {extent}]; the bound is {bound_display} "
+                              "({value} at {assignment})")
 
 
 def _witness(model: Model, a: Assertion, high: int) -> tuple[DimRef, int] | None:

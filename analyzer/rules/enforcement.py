@@ -21,6 +21,32 @@ from ..core.model import Dim, DimRef, Model
 from ..core.messages import CHAIN, CONTRACT_HINT, FIXES, MESSAGES, listed
 
 
+# How values reach the maximum an op gives its output, in the user's terms (a witness's values).
+VALUE_REACH = {
+    "bucketize_Tensor": "a value above the last boundary (`bucketize` returns the boundaries' length)",
+    "searchsorted_Tensor": "a value above the last element of the sorted sequence (`searchsorted` returns its length)",
+    "topk": "the largest values in the last positions of the scanned dim (`topk` returns their indices)",
+    "sort": "the last position sorted first (`sort` returns it as an index)",
+    "sort_stable": "the last position sorted first (`sort` returns it as an index)",
+    "cumsum": "no padding: every position counted (`cumsum` of the mask reaches the summed length)",
+    "argmax": "the largest value in the last position of the reduced dim (`argmax` returns it)",
+    "argmin": "the smallest value in the last position of the reduced dim (`argmin` returns it)",
+    "other": "values for which `{op}` returns its largest result",
+}
+CHAIN["value-reach"] = "{index_var} reaches that maximum for {reach}"
+
+
+def reach_text(a) -> str:
+    """Which values of the inputs make an op-bounded index reach its maximum, in the user's terms."""
+    return listed([VALUE_REACH.get(op, VALUE_REACH["other"]).format(op=op) for op in a.index_ops])
+
+
+def value_reach(a) -> tuple[str, ...]:
+    """The chain step for an index an op's output bounds (`bucketize`, `topk`, `cumsum`), else ()."""
+    return (CHAIN["value-reach"].format(index_var=a.index_var or "the index", reach=reach_text(a)),) \
+        if a.index_ops else ()
+
+
 class MaxEnforcement(str, Enum):
     """How a dim's upper bound is enforced at run time."""
 
@@ -206,7 +232,8 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
                   table=f" ({table})" if table else "", **outcome, check_expr=W.check_expr(model, ref))
     value = W.evaluate_at(model, a.index_extent, assignment)
     chain = (*a.chain, f"{a.index_var or 'the index'} reaches {fields['extent']} - 1; with "
-             f"{W.assignment_text(model, assignment)} that is {'?' if value is None else int(value) - 1} >= {a.bound_value}")
+             f"{W.assignment_text(model, assignment)} that is {'?' if value is None else int(value) - 1} >= {a.bound_value}",
+             *value_reach(a))
     return rule.finding(
         model, ctx, MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location,
         severity=severity, contract=False,  # severity_for already weighs the declared max

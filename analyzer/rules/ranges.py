@@ -362,7 +362,11 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                 if symbol is not None and _tied_to_another_dim(model, symbol, ref) or symbol is None and dim.tied_expr:
                     continue  # the dim it must equal is reported
                 if below and ctx.runs(UnenforcedLowerBound.code) and _lower_symbol(model, inp, dim):
-                    continue  # said by unenforced-lower-bound's finding on this input (issue 11 part 4b)
+                    # The sizes below are said by unenforced-lower-bound's finding on this input; those
+                    # above the compiled max (declared, or nothing declared) are this rule's still.
+                    if not above:
+                        continue
+                    below = []
                 kernels = users.get(symbol, []) if symbol else []
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
                               declared=span(dim.declared_min, dim.declared_max), compiled=span(dim.min, dim.max),

@@ -1,0 +1,340 @@
+"""The exported program's guards over input sizes, read as data and evaluated without `eval`.
+
+`torch.export` (2.9+) saves the guards it kept as Python text in `guards_code`:
+`(L['a'].size()[2] % 4) == 0`, `min(L['a'].size()[3] // 4, L['a'].size()[2] // 4) > 4`. They are what
+the traced graph assumes of its inputs beyond the range constraints: the branch a model took on the
+example's sizes (`if h % 4: pad`, `if min(h, w) <= window`), the strides a view needed. The package
+is compiled from that graph, so sizes that break a guard run code traced for other sizes.
+
+Each guard is parsed with `ast` and compiled to a small expression DAG over a whitelist of node kinds
+(integer constants, `+ - * // %`, unary minus, comparisons, `and`/`or`/`not`, `min`/`max`, and the
+leaves `L['x'].size()[d]`, `L['x'].stride()[d]`, `L['x'].storage_offset()`); anything else makes the
+guard unreadable and it is left out. Identical subexpressions are shared, so the hundreds of guards a
+windowed model has are evaluated in one pass over a few hundred nodes per assignment of sizes.
+Strides are those of a contiguous tensor (the layout the package is compiled for).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from ..core.model import DimRef, Model
+
+MAX_NODES = 100_000      # shared nodes of one program's guards
+_DEPTH = 200
+_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
+_BIG = 2**63             # past int64: unknown (a guard would never compute it)
+
+
+class Unreadable(ValueError):
+    """A guard outside the whitelist."""
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """`L['x'].size()[d]` ("size"), `.stride()[d]` ("stride"), `.storage_offset()` ("offset", d -1)."""
+
+    input: str
+    kind: str
+    dim: int
+
+
+@dataclass(frozen=True)
+class Guard:
+    text: str
+    root: int                      # node index in the GuardSet
+    leaves: frozenset[Leaf]
+
+
+class GuardSet:
+    """Guards compiled into one DAG: `nodes[i]` is (op, payload, children), children before parents."""
+
+    def __init__(self) -> None:
+        self.nodes: list[tuple[str, object, tuple[int, ...]]] = []
+        self._ids: dict[tuple, int] = {}
+        self.guards: list[Guard] = []
+        self.unreadable: list[str] = []
+
+    def add(self, text: str) -> Guard | None:
+        """Parse and add one guard; None (and kept in `unreadable`) when it is outside the whitelist."""
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+            leaves: set[Leaf] = set()
+            root = self._node(tree.body, leaves, 0)
+        except (Unreadable, SyntaxError, ValueError, RecursionError, MemoryError):
+            # Nodes added before the failure stay: they are valid, and later guards may share them.
+            self.unreadable.append(text)
+            return None
+        guard = Guard(text, root, frozenset(leaves))
+        self.guards.append(guard)
+        return guard
+
+    def _intern(self, op: str, payload: object, children: tuple[int, ...]) -> int:
+        key = (op, payload, children)
+        found = self._ids.get(key)
+        if found is None:
+            if len(self.nodes) >= MAX_NODES:
+                raise Unreadable("too many nodes")
+            found = self._ids[key] = len(self.nodes)
+            self.nodes.append(key)
+        return found
+
+    def _node(self, node: ast.AST, leaves: set[Leaf], depth: int) -> int:
+        if depth > _DEPTH:
+            raise Unreadable("too deep")
+        d = depth + 1
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):   # bool is an int
+            return self._intern("const", int(node.value), ())
+        if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
+            return self._intern(_BIN[type(node.op)], None, (self._node(node.left, leaves, d),
+                                                            self._node(node.right, leaves, d)))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not, ast.UAdd)):
+            inner = self._node(node.operand, leaves, d)
+            return inner if isinstance(node.op, ast.UAdd) else self._intern(
+                "neg" if isinstance(node.op, ast.USub) else "not", None, (inner,))
+        if isinstance(node, ast.Compare) and all(type(op) in _CMP for op in node.ops):
+            terms = [self._node(node.left, leaves, d)] + [self._node(c, leaves, d) for c in node.comparators]
+            parts = [self._intern(_CMP[type(op)], None, (terms[i], terms[i + 1])) for i, op in enumerate(node.ops)]
+            return parts[0] if len(parts) == 1 else self._intern("and", None, tuple(parts))
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, (ast.And, ast.Or)):
+            return self._intern("and" if isinstance(node.op, ast.And) else "or", None,
+                                tuple(self._node(v, leaves, d) for v in node.values))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max") \
+                and node.args and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
+            return self._intern(node.func.id, None, tuple(self._node(a, leaves, d) for a in node.args))
+        leaf = _leaf(node)
+        if leaf is not None:
+            leaves.add(leaf)
+            return self._intern("leaf", leaf, ())
+        raise Unreadable(type(node).__name__)
+
+    def evaluate(self, sizes: Mapping[str, Sequence[int]]) -> list[object]:
+        """Every node's value with the inputs' shapes `sizes` (by input name): an int, a bool, or
+        None where unknown (a leaf of an unknown input, a division by zero, a huge value)."""
+        out: list[object] = []
+        for op, payload, kids in self.nodes:
+            out.append(_apply(op, payload, [out[k] for k in kids], sizes))
+        return out
+
+
+def _leaf(node: ast.AST) -> Leaf | None:
+    """`L['a'].size()[2]`, `L['a'].stride()[1]`, `L['a'].storage_offset()`; `L['kwargs']['a']...` too."""
+    dim = None
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        if not (isinstance(index, ast.Constant) and type(index.value) is int):
+            return None
+        dim, node = index.value, node.value
+    if not (isinstance(node, ast.Call) and not node.args and not node.keywords
+            and isinstance(node.func, ast.Attribute)):
+        return None
+    kind = {"size": "size", "stride": "stride", "storage_offset": "offset"}.get(node.func.attr)
+    if kind is None or (dim is None) != (kind == "offset"):
+        return None
+    name = _source_name(node.func.value)
+    if name is None:
+        return None
+    return Leaf(name, kind, -1 if dim is None else dim)
+
+
+def _source_name(node: ast.AST) -> str | None:
+    """The input name of `L['a']` (the last key of `L['kwargs']['a']`)."""
+    name = None
+    while isinstance(node, ast.Subscript):
+        key = node.slice
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        name = name or key.value
+        node = node.value
+    return name if isinstance(node, ast.Name) and node.id == "L" else None
+
+
+def _apply(op: str, payload: object, args: list, sizes: Mapping[str, Sequence[int]]) -> object:
+    if op == "const":
+        return payload
+    if op == "leaf":
+        return _leaf_value(payload, sizes)  # type: ignore[arg-type]
+    if op == "and":    # False wins over unknown: a guard that is false somewhere fails there
+        return False if any(a is False for a in args) else None if any(a is None for a in args) else True
+    if op == "or":
+        return True if any(a is True for a in args) else None if any(a is None for a in args) else False
+    if any(a is None for a in args):
+        return None
+    if op == "not":
+        return not args[0]
+    if op == "neg":
+        return -args[0]
+    if op in ("min", "max"):
+        return (min if op == "min" else max)(args)
+    a, b = args
+    if op in ("//", "%") and b == 0:
+        return None
+    value = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
+             "%": lambda: a % b, "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b,
+             "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[op]()
+    return None if not isinstance(value, bool) and abs(value) >= _BIG else value
+
+
+def _leaf_value(leaf: Leaf, sizes: Mapping[str, Sequence[int]]) -> int | None:
+    shape = sizes.get(leaf.input)
+    if shape is None:
+        return None
+    if leaf.kind == "offset":
+        return 0
+    if not 0 <= leaf.dim < len(shape):
+        return None
+    if leaf.kind == "size":
+        return int(shape[leaf.dim])
+    stride = 1
+    for size in shape[leaf.dim + 1:]:
+        stride *= max(1, int(size))    # a contiguous tensor's stride (size 0 and 1 count as 1)
+    return stride
+
+
+def compile_guards(texts: Sequence[str]) -> GuardSet:
+    found = GuardSet()
+    for text in texts:
+        found.add(text)
+    return found
+
+
+def holds(values: list[object], guard: Guard) -> bool | None:
+    """The guard's value in `GuardSet.evaluate`'s output: True, False, or None (unknown)."""
+    value = values[guard.root]
+    return None if value is None else bool(value)
+
+
+# -- what the package leaves unchecked --------------------------------------------------------------
+
+WINDOW = 256   # sizes tried above each dim's smallest: guards of sizes (multiples, minimums) break early
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A guard that sizes the package accepts (in the compiled and declared range, every size check
+    of the package passed, even those AOTI_RUNTIME_CHECK_INPUTS=1 enables) make false: each dim with
+    its smallest such size, the other dims at `base` (sizes at which every guard holds)."""
+
+    guard: str
+    dims: tuple[tuple["DimRef", int], ...]
+    base: tuple[tuple["DimRef", int], ...]
+    also: tuple[str, ...] = ()    # other guards these sizes break, and no others
+
+
+def unchecked(model: "Model") -> list[Broken]:
+    """The model's guards that no check of the package enforces, simplest first: a guard is listed
+    when it fails at a size where the simpler ones listed before it all hold (the hundreds of guards a
+    windowed model keeps restate a few assumptions)."""
+    from . import relations, sizes as S
+    from . import witness as W
+    from ..core.model import DimRef, Enforcement
+
+    if not model.guards:
+        return []
+    found = compile_guards(model.guards)
+    names = {(inp.user_name or inp.name): inp.index for inp in model.inputs}
+    guards = [g for g in found.guards if g.leaves and all(leaf.input in names for leaf in g.leaves)]
+    refs = sorted({DimRef(names[leaf.input], d) for g in guards for leaf in g.leaves
+                   for d in _dims_of(leaf, model, names)
+                   # A dim the package ties to another (`assert_size_stride`, AOTI012's) follows its twin.
+                   if (dim := model.dim(DimRef(names[leaf.input], d))) is not None and dim.value is None
+                   and not dim.tied_expr})
+    if not guards or not refs:
+        return []
+
+    def allowed(ref: DimRef, size: int) -> bool:
+        rel = relations.relation(model, ref)   # a multiple the package checks (with the variable)
+        return rel is None or rel.enforced == Enforcement.NONE or rel.fits(size)
+
+    def window(ref: DimRef) -> list[int]:
+        dim = model.known_dim(ref)
+        low, high = S.effective_min(dim), S.effective_max(dim)
+        top = low + WINDOW if high is None else min(high, low + WINDOW)
+        return [v for v in range(low, top + 1) if allowed(ref, v)]
+
+    windows = {ref: window(ref) for ref in refs}
+
+    spent = [0]
+
+    def failing(assignment: dict) -> list[int]:
+        spent[0] += len(found.nodes)
+        if spent[0] > BUDGET:
+            raise _Spent
+        full = W.sizes(model, assignment)
+        shapes = {name: tuple(full.get(DimRef(i, d), 1) for d in range(len(model.inputs[i].dims)))
+                  for name, i in names.items()}
+        values = found.evaluate(shapes)
+        return [k for k, g in enumerate(guards) if holds(values, g) is False]
+
+    reads = [frozenset(DimRef(names[leaf.input], d) for leaf in g.leaves for d in _dims_of(leaf, model, names))
+             for g in guards]
+    try:
+        return _search(guards, reads, refs, windows, failing)
+    except _Spent:   # a program of thousands of guards over dozens of dims: no answer rather than a slow one
+        return []
+
+
+BUDGET = 3_000_000   # node evaluations for one model (a few seconds at most)
+
+
+class _Spent(Exception):
+    pass
+
+
+def _search(guards: list[Guard], reads: list[frozenset], refs: list, windows: dict, failing) -> list[Broken]:
+    """First sizes where every guard holds (`base`: each dim moved in turn to its smallest size with the
+    fewest guards false), then each dim's sizes in its window with the others at `base`."""
+    base: dict = {}
+    for _ in range(min(len(refs), 4) + 2):
+        broken = failing(base)
+        if not broken:
+            break
+        involved = frozenset().union(*(reads[k] for k in broken))
+        for ref in refs:
+            if windows[ref] and ref in involved:
+                base[ref] = min(windows[ref], key=lambda v: (len(failing({**base, ref: v})), v))
+    broken_at_base = set(failing(base))
+    fails: dict[int, list[tuple[DimRef, int]]] = {}
+    for ref in refs:
+        for v in windows[ref]:
+            for k in failing({**base, ref: v}):
+                if k not in broken_at_base:
+                    fails.setdefault(k, []).append((ref, v))
+    out: list[Broken] = []
+    covered: set[tuple[DimRef, int]] = set()
+    order = sorted((k for k in fails if not layout_guard(guards[k])), key=lambda k: (len(guards[k].text), k))
+    for k in order:
+        points = set(fails[k])
+        if not points - covered:
+            continue
+        # Each dim's smallest size that breaks this guard and none listed before it: the witness
+        # shows this assumption, not an earlier one again.
+        first: dict[DimRef, int] = {}
+        for ref, v in fails[k]:
+            if (ref, v) not in covered:
+                first.setdefault(ref, v)
+        same = tuple(guards[j].text for j in order if j != k and set(fails[j]) == points)
+        out.append(Broken(guards[k].text, tuple(sorted(first.items())), tuple(sorted(base.items())), same))
+        covered |= points
+    return out
+
+
+def _dims_of(leaf: Leaf, model: "Model", names: Mapping[str, int]) -> range:
+    """The dims a leaf reads: a size its own, a stride the later ones (contiguous), an offset none."""
+    rank = len(model.inputs[names[leaf.input]].dims)
+    if leaf.kind == "size":
+        return range(leaf.dim, leaf.dim + 1) if 0 <= leaf.dim < rank else range(0)
+    if leaf.kind == "stride":
+        return range(leaf.dim + 1, rank) if 0 <= leaf.dim < rank else range(0)
+    return range(0)
+
+
+def layout_guard(guard: Guard) -> bool:
+    """A guard export derived from strides: `.stride()` leaves, or the `max(1, size)` products that
+    contiguous strides are. It restates a layout the compiled code computes from the sizes itself (a
+    window padded to a multiple runs like eager, probed), not a branch of the model."""
+    return any(leaf.kind == "stride" for leaf in guard.leaves) or "max(1," in guard.text.replace(" ", "")

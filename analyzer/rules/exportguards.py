@@ -1,0 +1,145 @@
+"""Guards the exported program keeps (`guards_code`) that no check of the package enforces."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..query import guards as G
+from ..query import witness as W
+from ..core.findings import DimWitness, Finding, Severity
+from ..core.messages import CHAIN, FIXES, FRAGMENTS, HEADLINES, MESSAGES, listed
+from ..core.model import Model, span
+from ..query.sizes import effective_max, effective_min
+from . import Case, Context, Rule, register
+from .bounds import model_location, where
+
+MESSAGES["unchecked-export-guard"] = (
+    "the exported program was traced under the guard {guard} (export kept it: a branch the model took on "
+    "the example's sizes, or a view that needed them), and the package checks it neither by default nor "
+    "with AOTI_RUNTIME_CHECK_INPUTS=1: {breaks} {is_are} inside the compiled and declared range and "
+    "{breaks_verb} it, and the package runs them through code traced for sizes that keep it: wrong values or a "
+    "wrong output shape without an error where eager takes the other branch, or an error from inside a "
+    "kernel{also}")
+MESSAGES["unchecked-export-guard.also"] = "; the same sizes break {count} more guard{s} of the program"
+FRAGMENTS.add("unchecked-export-guard.also")
+# The guard's text stays out of the headline: it is the exported program's (input names and all).
+HEADLINES["unchecked-export-guard"] = "{dim_name} = {size} breaks a guard the export assumed, {kind}: checked by nothing"
+FIXES["unchecked-export-guard"] = (
+    "check {guard_user} before calling the model (pad or resize the input so that it holds), or export "
+    "with a Dim that states it (`{hint}`) so that the package is compiled and checked for it; "
+    "AOTI_RUNTIME_CHECK_INPUTS=1 does not check it")
+CHAIN["unchecked-export-guard"] = "guard {guard} of the exported program: false at {assignment}"
+CHAIN["unchecked-export-guard.range"] = "{dim_display}: compiled for {compiled}, declared {declared}; {enforcement}"
+CHAIN["unchecked-export-guard.base"] = "every guard holds at {assignment}, the other sizes of each witness"
+
+
+def _user_text(model: Model, text: str) -> str:
+    """`L['a'].size()[2]` -> `a.shape[2]` (the check the user writes), else the text as is."""
+    out = text
+    for inp in model.inputs:
+        name = inp.user_name or inp.name
+        out = out.replace(f"L['{name}'].size()", f"{name}.shape").replace(f"L['{name}'].stride()", f"{name}.stride()")
+    return out
+
+
+def _kind(guard: str) -> str:
+    """What the guard asks of the sizes, in a few words (the headline's)."""
+    return "a multiple" if "%" in guard else "a minimum" if any(op in guard for op in (">", "<")) else "a relation"
+
+
+def _hint(guard: str) -> str:
+    return "4 * Dim('k')" if "% 4" in guard else "Dim('n', min=...)" if any(op in guard for op in (">", "<")) \
+        else "a Dim of that form"
+
+
+@register
+class UncheckedExportGuard(Rule):
+    """A guard of the exported program over input sizes that no check of the package enforces.
+
+    ## What it does
+    Reads the exported program's `guards_code` (torch 2.9 and later save it in `models/<name>.json`;
+    2.6-2.8 save none), the conditions the traced graph assumes of its inputs beyond the range
+    constraints: `(L['a'].size()[2] % 4) == 0` from `if h % 4: pad` on an example whose height was a
+    multiple of 4, `min(L['a'].size()[3] // 4, L['a'].size()[2] // 4) > 4` from Swin's
+    `if min(h, w) <= window`. Each guard is parsed with Python's `ast` over a whitelist of nodes (never
+    evaluated as code) and evaluated over the sizes the package accepts: the compiled range that
+    `check_input_N` checks with `AOTI_RUNTIME_CHECK_INPUTS=1`, the declared range, the multiples its
+    `assert_size_stride` checks, dims tied equal. A guard that such sizes make false is one that
+    nothing checks, not even with the variable; the witness is each dim's smallest such size, the
+    other dims at sizes where every guard holds. Of the hundreds of guards a windowed model keeps,
+    the simplest that breaks at a size no simpler one does is reported (the others restate it).
+
+    ## Why it matters
+    The package is compiled from the graph export traced under those guards. An input that breaks one
+    runs code traced for another branch: a height of 66 skips the padding eager does (a wrong output
+    shape), a 16-pixel-high image keeps the window of 4 that eager shrinks (wrong values), all without
+    an error. The package's own checks (`check_input_N`, `assert_size_stride`) see only ranges and
+    strides.
+
+    ## Example
+    ```python
+    def forward(self, a):               # a: [b, 3, h, w], Dim.AUTO for h and w
+        if a.shape[2] % 4: a = F.pad(a, (0, 0, 0, 4 - a.shape[2] % 4))
+        ...
+    ep = torch.export.export(m, (torch.randn(1, 3, 64, 80),), dynamic_shapes={"a": {2: Dim.AUTO, 3: Dim.AUTO}})
+    # guards_code: "(L['a'].size()[2] % 4) == 0"; the package accepts h = 66 and returns 16 rows, eager 17
+    ```
+
+    ## Fix
+    Check the guard before calling the model (`a.shape[2] % 4 == 0`), or export with Dims that state it
+    (`4 * Dim("k")`, `Dim("h", min=20)`) so that the package is compiled and checked for exactly those
+    sizes, or export from an example that takes the general branch.
+
+    """
+
+    name = "unchecked-export-guard"
+    code = "AOTI020"
+    severity = Severity.ERROR
+
+    VALID = (
+        # No exported program: the package's floors are the ops' own.
+        Case("fixtures/recall/swin_win.cpu.stripped.pt2"),
+        # A stride-14 patch convolution: no guard, `div_floor_integer(h, 14L)` is the conv's output size.
+        Case("fixtures/recall/dino_patch.cpu.stripped.pt2", exported="fixtures/recall/dino_patch.ep.pt2"),
+        # `idx.shape[0] == x.shape[0]`: the package ties the dims (unenforced-dim-equality's).
+        Case("fixtures/versions/2.13/index_add.cpu.stripped.pt2", exported="fixtures/versions/2.13/index_add.ep.pt2"),
+        # `y.shape[0] == 1 + x.shape[0]` (torch._check): a tie, checked with the variable (AOTI012's).
+        Case("fixtures/stranger2/tai_shifted.cpu.stripped.pt2", exported="fixtures/stranger2/tai_shifted.ep.pt2"),
+    )
+    INVALID = (
+        # transformers' Swin as a toy: `if h % 4: pad` and `if min(h, w) <= window` under Dim.AUTO.
+        Case("fixtures/recall/swin_win.cpu.stripped.pt2", {"message_key": "unchecked-export-guard", "input": 0,
+                                                           "dim": 2, "severity": Severity.ERROR},
+             exported="fixtures/recall/swin_win.ep.pt2"),
+    )
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        for broken in G.unchecked(model):
+            base = dict(broken.base)
+            dims = [(ref, size, W.witness(model, {**base, ref: size})) for ref, size in broken.dims]
+            ref, size, _ = dims[0]
+            sizes_text = listed([f"{W.dim_display(model, r)} = {s}" for r, s, _ in dims], " or ")
+            fields = dict(guard=broken.guard, kind=_kind(broken.guard), breaks=sizes_text,
+                          is_are="is" if len(dims) == 1 else "are", breaks_verb="breaks" if len(dims) == 1 else "break",
+                          also=MESSAGES["unchecked-export-guard.also"].format(
+                              count=len(broken.also), s="" if len(broken.also) == 1 else "s") if broken.also else "",
+                          size=size, guard_user=_user_text(model, broken.guard), hint=_hint(broken.guard),
+                          where=where(ref))
+            chain = [CHAIN["unchecked-export-guard"].format(
+                guard=broken.guard, assignment=W.assignment_text(model, {**base, r: s})) for r, s, _ in dims]
+            for r, _, _ in dims:
+                dim = model.known_dim(r)
+                chain.append(CHAIN["unchecked-export-guard.range"].format(
+                    dim_display=W.dim_display(model, r), compiled=span(dim.min, dim.max),
+                    declared=span(dim.declared_min, dim.declared_max),
+                    enforcement=f"sizes {effective_min(dim)}..{effective_max(dim) or 'inf'} pass every check "
+                                "of the package that concerns it"))
+            if base:
+                chain.append(CHAIN["unchecked-export-guard.base"].format(assignment=W.assignment_text(model, base)))
+            yield self.finding(
+                model, ctx, MESSAGES["unchecked-export-guard"].format(**fields), model_location(model),
+                input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+                witnesses=tuple(w for _, _, w in dims), fix=FIXES["unchecked-export-guard"].format(**fields),
+                chain=tuple(chain),
+                dims=tuple(DimWitness(r.input, r.dim, s, w) for r, s, w in dims) if len(dims) > 1 else (),
+                key=f"guard:{broken.guard}")

@@ -1,0 +1,318 @@
+"""The recall round (fixtures/recall): failures the exported program's guards and data-derived index
+ranges explain. Each model was compiled for CPU here (torch 2.13) and probed through
+`torch._inductor.aoti_load_package` against eager, with and without AOTI_RUNTIME_CHECK_INPUTS=1
+(fixtures/recall/runtime.json); what aoti-lint says is pinned next to what the packages did."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from analyzer.app import api
+from analyzer.read import exported
+from analyzer.query import guards
+from analyzer.core.findings import Severity
+from analyzer.core.model import DimRef
+from conftest import FIXTURES
+
+HERE = FIXTURES / "recall"
+
+
+@lru_cache(maxsize=None)
+def _lint(name: str, with_ep: bool = True) -> tuple:
+    options = api.Options(select=("ALL",), exported_program=str(HERE / f"{name}.ep.pt2") if with_ep else None)
+    return tuple(api.lint(str(HERE / f"{name}.cpu.stripped.pt2"), options).findings)
+
+
+def _probe(name: str, label: str, checks: bool) -> dict:
+    [record] = [r for r in json.loads((HERE / "runtime.json").read_text())
+                if r["name"] == name and r["label"] == label and r["runtime_checks"] == checks]
+    return record
+
+
+def _shape(witness: str) -> str:
+    return witness.split("=", 1)[1].strip().split(")")[0] + ")"
+
+
+# -- guards: parsing and evaluation -----------------------------------------------------------------
+
+
+def test_guards_are_parsed_over_a_whitelist_and_evaluated_without_eval() -> None:
+    gs = guards.compile_guards([
+        "(L['a'].size()[2] % 4) == 0",
+        "min(L['a'].size()[3] // 4, L['a'].size()[2] // 4) > 4",
+        "2 <= L['a'].size()[2] <= 100 and not L['a'].size()[3] == 7",
+        "L['a'].stride()[1] == L['a'].size()[2] * L['a'].size()[3]",
+        "L['kwargs']['b'].storage_offset() == 0 or -L['b'].size()[0] < 0",
+        "(L['a'].size()[2] // (L['a'].size()[3] - 8)) >= 0",
+        "__import__('os').system('echo owned')",              # a call outside the whitelist
+        "L['a'].size()[2] ** 99999999 > 0",                      # no power
+        "(lambda: 1)() == 1", "L['a'].size()[2] if True else 0", "'a' == 'a'", "L['a'].size()[x] == 1",
+        "L['a'].dim() == 4", "L.a.size()[0] == 1", "(",
+    ])
+    assert [g.text for g in gs.guards][:3] == ["(L['a'].size()[2] % 4) == 0",
+                                               "min(L['a'].size()[3] // 4, L['a'].size()[2] // 4) > 4",
+                                               "2 <= L['a'].size()[2] <= 100 and not L['a'].size()[3] == 7"]
+    assert len(gs.guards) == 6 and len(gs.unreadable) == 9
+    values = gs.evaluate({"a": (1, 3, 66, 8), "b": (5,)})
+    assert [guards.holds(values, g) for g in gs.guards] == [False, False, True, True, True, None]  # 66 // 0
+    values = gs.evaluate({"a": (1, 3, 20, 32), "b": (5,)})
+    assert [guards.holds(values, g) for g in gs.guards] == [True, True, True, True, True, True]
+    # An input the shapes do not name: unknown, never false.
+    assert guards.holds(gs.evaluate({}), gs.guards[0]) is None
+    assert guards.layout_guard(gs.guards[3]) and not guards.layout_guard(gs.guards[0])
+
+
+def test_identical_subexpressions_are_shared() -> None:
+    texts = [f"((L['a'].size()[2] // 4) + ((4 + (-1)*((L['a'].size()[2] // 4) % 4)) % 4)) != {n}" for n in range(50)]
+    gs = guards.compile_guards(texts)
+    assert len(gs.guards) == 50 and len(gs.nodes) < 120  # 11 shared, a constant and a `!=` each (650 unshared)
+
+
+@pytest.mark.parametrize("version", ["2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "2.15"])
+def test_guards_code_of_every_layout(version: str) -> None:
+    """torch 2.6-2.8 save no guards_code; 2.9-2.15 save it at the top of models/model.json (read as JSON,
+    the pickles beside it never opened)."""
+    add = exported.read_exported_program(FIXTURES / "versions" / version / "index_add.ep.pt2")
+    gather = exported.read_exported_program(FIXTURES / "versions" / version / "torch_gather.ep.pt2")
+    if version in ("2.6", "2.7", "2.8"):
+        assert add.guards == gather.guards == ()
+    else:
+        assert add.guards == ("L['src'].size()[0] == L['idx'].size()[0]",)
+        assert gather.guards == ("L['idx'].size()[0] <= L['x'].size()[0]", "L['idx'].size()[0] == L['x'].size()[0]")
+    # Ties the package checks with the variable (AOTI012's), never reported as unchecked guards.
+    pkg = FIXTURES / "versions" / version / "torch_gather.cpu.stripped.pt2"
+    found = api.lint(str(pkg), api.Options(select=("AOTI020",), exported_program=str(
+        FIXTURES / "versions" / version / "torch_gather.ep.pt2"))).findings
+    assert not found
+
+
+def test_guards_of_odd_types_are_left_out(tmp_path: Path) -> None:
+    doc = json.loads(zipfile.ZipFile(FIXTURES / "gather_dyn.ep.pt2").read("gather_dyn.ep/models/model.json"))
+    doc["guards_code"] = ["L['x'].size()[0] > 2", 7, None, "x" * (exported.MAX_GUARD_CHARS + 1)]
+    ep = exported.parse_exported_json(json.dumps(doc))
+    assert ep.guards == ("L['x'].size()[0] > 2",)
+    doc["guards_code"] = {"not": "a list"}
+    assert exported.parse_exported_json(json.dumps(doc)).guards == ()
+
+
+# -- swin_win: guards export kept and nothing checks --------------------------------------------------
+
+
+def test_swin_guards_reported_with_their_smallest_breaking_sizes() -> None:
+    """Of 123 guards, the three the model's branches gave: `h % 4 == 0`, `w % 4 == 0` (the patch
+    embedding pads otherwise) and `min(w // 4, h // 4) > 4` (the window shrinks otherwise)."""
+    found = [f for f in _lint("swin_win") if f.code == "AOTI020"]
+    assert sorted((f.detail.split("guard ", 1)[1].split(" (export")[0], f.dim, [_shape(w) for w in f.witnesses])
+                  for f in found) == [
+        ("(L['a'].size()[2] % 4) == 0", 2, ["(1, 3, 9, 32)"]),
+        ("(L['a'].size()[3] % 4) == 0", 3, ["(1, 3, 20, 9)"]),
+        ("min(L['a'].size()[3] // 4, L['a'].size()[2] // 4) > 4", 2, ["(1, 3, 8, 32)", "(1, 3, 20, 8)"]),
+    ]
+    assert all(f.severity == Severity.ERROR for f in found)
+    merged = next(f for f in found if f.dims)
+    assert [(d.input, d.dim, d.size) for d in merged.dims] == [(0, 2, 8), (0, 3, 8)]
+    assert all("AOTI_RUNTIME_CHECK_INPUTS=1 does not check it" in (f.fix or "") for f in found)
+
+
+@pytest.mark.parametrize("label", ["9x32", "20x9", "66x80", "64x82", "8x32", "20x8", "8x80"])
+@pytest.mark.parametrize("checks", [False, True])
+def test_swin_witnesses_fail_silently_with_and_without_the_variable(label: str, checks: bool) -> None:
+    record = _probe("swin_win", label, checks)
+    assert record["eager"].startswith("ok")
+    assert record["package"].startswith(("wrong shape", "wrong values")), record
+
+
+@pytest.mark.parametrize("label", ["64x80", "64x64", "68x80", "20x80", "16x80", "20x20"])
+def test_swin_sizes_that_run_like_eager(label: str) -> None:
+    """16x80 breaks `min(...) > 4` but eager's shrunk window is 4 too; 20x20 and 68x80 break only
+    stride guards (`max(1, ...)` products: a window padded to a multiple), which are not reported."""
+    assert _probe("swin_win", label, False)["package"] == "like eager"
+
+
+def test_swin_without_the_exported_program_reports_no_floor() -> None:
+    """The package floors h by 4 (`div_floor_integer(s69, 4L)`) and pads the quotient to a multiple of
+    4; without the guards nothing says the floor is an assumption rather than the conv's own."""
+    codes = {f.code for f in _lint("swin_win", with_ep=False)}
+    assert "AOTI020" not in codes and "AOTI014" not in codes
+
+
+@pytest.mark.parametrize("with_ep", [True, False])
+def test_a_stride_14_patch_conv_is_not_a_divisibility(with_ep: bool) -> None:
+    codes = {f.code for f in _lint("dino_patch", with_ep)}
+    assert not codes & {"AOTI014", "AOTI020"}
+    for label in ("57x70", "69x83", "28x28"):
+        assert _probe("dino_patch", label, False)["package"] == "like eager"
+
+
+# -- data-derived index ranges --------------------------------------------------------------------------
+
+
+def test_bucketize_index_reaches_the_boundaries_length() -> None:
+    [f] = [f for f in _lint("bucketize_table") if f.code == "AOTI015"]
+    assert f.severity == Severity.INFO and f.message_key == "index-exceeds-dynamic-bound.sized"
+    assert "a value above the last boundary" in (f.witness or "")
+    assert any("holds values in [0, s65]" in step for step in f.chain)
+    for label in ("past", "b1"):  # eager raises IndexError there too; the package a clean RuntimeError
+        record = _probe("bucketize_table", label, False)
+        assert record["eager"].startswith("IndexError") and "index out of bounds" in record["package"]
+
+
+@pytest.mark.parametrize("name", ["topk_table", "argmax_table"])
+def test_topk_and_argmax_indices_past_a_16_row_table(name: str) -> None:
+    [f] = [f for f in _lint(name) if f.code == "AOTI003"]
+    assert _shape(f.witness or "") == "(3, 17)" and f.dim == 1
+    assert any("reaches that maximum for" in step for step in f.chain)
+    assert "index out of bounds" in _probe(name, "n17", False)["package"]
+    assert _probe(name, "n17_first", False)["package"] == "like eager"   # the values decide
+    assert _probe(name, "n16", False)["package"] == "like eager"
+
+
+def test_argmax_range_comes_from_the_kernels_own_reduction() -> None:
+    (model,) = api.load(str(HERE / "argmax_table.cpu.stripped.pt2")).models
+    [a] = [a for a in model.assertions if a.index_extent]
+    assert a.index_extent == "s69" and a.index_ops == ("argmax",)
+    assert a.index_extent_sources == (DimRef(0, 1),)
+
+
+# -- a guard's text is the exported program's: inert in every format ----------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "markdown", "github", "sarif"])
+def test_a_hostile_guard_is_inert(tmp_path: Path, fmt: str) -> None:
+    import test_untrusted as T
+    import untrusted_corpus as corpus
+
+    hostile = corpus.build(tmp_path)
+    with zipfile.ZipFile(hostile.exported) as z:
+        members = {i.filename: z.read(i.filename) for i in z.infolist()}
+    [name] = [m for m in members if m.endswith("models/model.json")]
+    doc = json.loads(members[name])
+    doc["guards_code"] = [f"(L[{('x' + corpus.FULL)!r}].size()[0] % 2) == 0"]  # the renamed input's name
+    members[name] = json.dumps(doc).encode()
+    with zipfile.ZipFile(hostile.exported, "w") as z:
+        for member, data in members.items():
+            z.writestr(member, data)
+    code, out, _ = T._run(hostile, "check", "--select", "AOTI020", "--format", fmt, "--exported-program",
+                          hostile.exported.name, *T._names(hostile))
+    text = out.decode("utf-8")
+    assert code == 1
+    if fmt == "json":
+        found = json.loads(text)["findings"]
+        assert found and all(f["code"] == "AOTI020" for f in found)
+        assert all(corpus.IMG in f["detail"] for f in found)  # data: the guard's text as it was
+    elif fmt == "markdown":
+        T._assert_inert_markdown(text, text.count("<summary>"))
+    elif fmt == "sarif":
+        json.loads(text)
+    elif fmt == "github":
+        import re
+
+        lines = text.split("\n")
+        assert lines[-1] == "" and len(lines) > 1
+        for line in lines[:-1]:  # one annotation per line, properties as the tool meant them
+            m = re.fullmatch(r"::(error|warning|notice) ([^:]*)::(.*)", line)
+            assert m and set(dict(p.split("=", 1) for p in m.group(2).split(","))) <= {"file", "line", "col", "title"}
+            assert "\r" not in line and not T.HIDDEN.search(line)
+    else:
+        T._assert_terminal(text)
+
+
+# -- compiled maxima below a declared or absent max ------------------------------------------------------
+
+
+@pytest.mark.parametrize("with_ep", [True, False])
+def test_a_compiled_max_below_an_unbounded_declaration(with_ep: bool) -> None:
+    """resnetish's batch is compiled for [2, 15] (declared [0, inf) with the exported program, nothing
+    declared without): with every rule running, unenforced-lower-bound says 0 and 1, and
+    compiled-range-narrower-than-declared still says the sizes above 15 (a warning where the export
+    declares them, an info where nothing is declared)."""
+    ep = str(FIXTURES / "real" / "resnetish.ep.pt2") if with_ep else None
+    found = api.lint(str(FIXTURES / "real" / "resnetish.cpu.stripped.pt2"),
+                     api.Options(select=("ALL",), exported_program=ep)).findings
+    [f] = [f for f in found if f.code == "AOTI010"]
+    assert (f.input, f.dim) == (0, 0) and [_shape(w) for w in f.witnesses] == ["(16, 3, 32, 32)"]
+    assert f.message_key == ("compiled-range-narrower-than-declared.above-only" if with_ep
+                             else "compiled-range-narrower-than-declared.undeclared-max")
+    assert f.severity == (Severity.WARNING if with_ep else Severity.INFO)
+    assert any(f.code == "AOTI002" for f in found)
+
+
+# -- branches of the new paths, on the real packages with one fact changed --------------------------------
+
+
+def _model(name: str, ep: str | None = None):
+    (model,) = api.load(str(name), api.Options(exported_program=ep)).models
+    return model
+
+
+def test_sized_index_branches() -> None:
+    from analyzer.rules import Context
+    from analyzer.rules.datarange import IndexExceedsDynamicBound
+
+    model = _model(HERE / "bucketize_table.cpu.stripped.pt2")
+    rule, ctx = IndexExceedsDynamicBound(), Context()
+    [a] = {(a.kernel, a.bound_expr, a.index_extent): a for a in model.assertions if a.index_ops}.values()
+    for a2 in model.assertions:   # the vector loop and the tail hold the same check
+        a2.bound_expr = "s77 + 3"  # x's length + 3: past the index at the witness sizes, not at 6 boundaries
+    [f] = [f for f in rule.check(model, ctx) if f.message_key == "index-exceeds-dynamic-bound.sized"]
+    assert "arg1_1.shape = (6,)" in (f.witness or "")  # 6 boundaries: the index reaches 6 = x.shape[0] + 3
+    for a2 in model.assertions:
+        a2.bound_expr = "s77 + s65 + 2"  # never reached
+    assert not list(rule.check(model, ctx))
+    for a2 in model.assertions:
+        a2.index_extent_sources = (DimRef(0, 0),)   # a dim the extent does not grow with: no size reaches
+    assert not list(rule.check(model, ctx))
+    for a2 in model.assertions:
+        a2.index_extent = "s65 + nothing"  # cannot be evaluated
+    assert not list(rule.check(model, ctx))
+
+
+def test_guards_holding_at_the_first_sizes_and_guards_restating_one_another() -> None:
+    from analyzer.rules import Context
+    from analyzer.rules.exportguards import UncheckedExportGuard
+
+    model = _model(FIXTURES / "gather_dyn.cpu.stripped.pt2", str(FIXTURES / "gather_dyn.ep.pt2"))
+    model.guards = ["(L['x'].size()[0] % 2) == 1", "(L['x'].size()[0] % 2) != 0", "L['nobody'].size()[0] > 1",
+                    "L['x'].size()[0] ** 2 > 1"]
+    [f] = list(UncheckedExportGuard().check(model, Context()))
+    assert f.witnesses == ("x.shape = (2, 8), idx.shape = (3,)",)  # the smallest size in range that breaks it
+    assert "the same sizes break 1 more guard of the program" in f.detail
+    assert not any("every guard holds at" in step for step in f.chain)
+    model.guards = []
+    assert not list(UncheckedExportGuard().check(model, Context()))
+
+
+def test_a_second_read_of_a_constant_in_a_longer_loop_is_kept() -> None:
+    """`in_ptr0[x0]` in a loop of 4 and again in a loop of ks0: one text, two maxima; the second read
+    is the one that can pass the 4-element constant (it used to be dropped as a repeat of the first)."""
+    from analyzer.parse import kernels, ts
+    from analyzer.link import reads
+    from analyzer.core.model import Constant, Launch, Location, Model
+
+    source = b"""
+extern "C"  void  cpp_k(const float* in_ptr0, float* out_ptr0, const int64_t ks0)
+{
+    for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(4L); x0+=static_cast<int64_t>(1L))
+    {
+        auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
+        out_ptr0[static_cast<int64_t>(x0)] = tmp0;
+    }
+    for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(ks0); x0+=static_cast<int64_t>(1L))
+    {
+        auto tmp1 = in_ptr0[static_cast<int64_t>(x0)];
+        out_ptr0[static_cast<int64_t>(x0 + 4L)] = tmp1;
+    }
+}
+"""
+    tree, _ = ts.parse(source)
+    [facts] = kernels.parse_cpp(tree, "k.cpp")
+    model = Model(name="model", constants=[Constant(0, "c0", (4,))],
+                  launches=[Launch("cpp_k", ("c0", "buf0", "s0"), Location("w.cpp", 1))])
+    found = reads.constant_reads(facts, None, model, [0], lambda f, i: {"ks0": "s0"},
+                                 lambda expr: (DimRef(0, 0),) if "s0" in expr else ())
+    assert [r.index_max for r in found] == ["s0 - 1"]
