@@ -485,6 +485,11 @@ CHAIN = Catalog("CHAIN", {
         "outside the contract: {sizes}; the package does not reject it, but the caller promised not to send it",
     "outside-contract.message": " (outside the declared contract: {sizes})",
     "outside-contract.witness": "outside the contract: {witness} ({sizes})",
+    # A witness eager PyTorch rejects the same way (rules/__init__.py `_eager_rejects`).
+    "eager-rejects": "eager rejects this input too ({how}): the caller's input, not a failure of the package "
+                     "({was} lowered to {now})",
+    "eager-rejects.kept": "eager rejects this input too ({how}): the caller's input, not a failure of the package",
+    "eager-rejects.message": "; eager PyTorch rejects this input too ({how}), so it is not a failure of the package",
 })
 
 NO_BOUND = Catalog("NO_BOUND", {

@@ -12,6 +12,7 @@ from .. import sizes
 from .. import witness as W
 from ..findings import DimWitness, Finding, Location, Severity
 from ..model import Assertion, DimRef, Model, range_text
+from ..severity import Consequence, fails_like_eager
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from ..messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
@@ -113,7 +114,8 @@ class EmptyIndexBound(Rule):
 
     name = "empty-index-bound"
     code = "AOTI001"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's index check"
 
     VALID = (
         Case("fixtures/gather_static.cpu.stripped.pt2"),     # x[idx] with x static: the bound is 10
@@ -151,8 +153,12 @@ class EmptyIndexBound(Rule):
                                                     value=_int_text(value), index_var=a.index_var or "index"))
             key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"
                    f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
+            # Index values read from an input into a dim the witness empties: every value is out of
+            # range for eager too, which raises as the package does (unless the package aborts).
+            data = bool(a.index_sources) and a.index_extent is None
             yield self.finding(
                 model, ctx, message.format(**fields), a.location,
+                eager_rejects=E.EAGER["index"] if data and fails_like_eager(fields["outcome"]) else None,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice),
                 fix=FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0",
@@ -203,7 +209,8 @@ class IndexExceedsConstantBound(Rule):
 
     name = "index-exceeds-constant-bound"
     code = "AOTI003"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's index check on the constant table"
 
     VALID = (
         Case("fixtures/real/llama.cpu.stripped.pt2"),             # rotary positions: no table
@@ -300,7 +307,7 @@ class IndexExceedsConstantBound(Rule):
             reaches = is_unbounded or _compiled_reaches(model, a)
             yield self.finding(
                 model, ctx, message.format(**fields), a.location,
-                severity=Severity.ERROR if reaches else Severity.WARNING,
+                outside_contract=not reaches, eager_rejects=E.eager_rejects_table(str(fields["outcome"])),
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witnesses=tuple(W.witness(model, {r: n}) for r, n in choices), fix=fix.format(**fields), chain=chain,
                 dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices),
@@ -333,7 +340,7 @@ class IndexExceedsConstantBound(Rule):
             shapes=W.witness(model, {}), symbols=names, value=value, inputs=inputs)
         return self.finding(
             model, ctx, MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location,
-            severity=Severity.ERROR, kernel=a.kernel, input=first, symbol=names,
+            eager_rejects=E.eager_rejects_table(str(fields["outcome"])), kernel=a.kernel, input=first, symbol=names,
             witness=witness, fix=FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
             key=f"extent:values:in{first}>{bound_value};kernel:{a.kernel}")
 
@@ -375,7 +382,7 @@ class UnlinkedAssertion(Rule):
 
     name = "unlinked-assertion"
     code = "AOTI008"
-    severity = Severity.WARNING
+    consequence = Consequence.SILENT
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)
     INVALID = (

@@ -10,6 +10,7 @@ from .. import witness as W
 from ..findings import Finding, Severity
 from ..model import Assertion, DimRef, Model, range_text, shim_op
 from ..messages import CHAIN, FIXES, MESSAGES
+from ..severity import Consequence
 from . import Case, Context, Rule, register
 from .bounds import _int_text, outcome_fields, unique_assertions, where
 
@@ -51,7 +52,8 @@ class IndexExceedsDynamicBound(Rule):
 
     name = "index-exceeds-dynamic-bound"
     code = "AOTI015"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's index check"
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),        # x[idx]: the index is unbounded data
@@ -174,7 +176,7 @@ class DataDependentSizeCheck(Rule):
 
     name = "data-dependent-size-check"
     code = "AOTI016"
-    severity = Severity.INFO
+    consequence = Consequence.ASSUMED
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),                   # no data-dependent size

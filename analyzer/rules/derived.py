@@ -6,8 +6,9 @@ from typing import Iterable
 
 from .. import relations as R
 from .. import witness as W
-from ..findings import Finding, Location, Severity
+from ..findings import Finding, Location
 from ..model import Enforcement, Evidence, Model, Relation, span
+from ..severity import Consequence
 from . import Case, Context, Rule, register
 from ..messages import CHAIN, CONTRACT_HINT, ENFORCEMENT, FIXES, MESSAGES
 
@@ -71,7 +72,8 @@ class UnenforcedDivisibility(Rule):
 
     name = "unenforced-divisibility"
     code = "AOTI014"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's size arithmetic"
     VALID = (Case("fixtures/real/gpt2.cpu.stripped.pt2", exported="fixtures/real/gpt2.ep.pt2"),
              Case("fixtures/real/resnetish.cpu.stripped.pt2"),
              # ViT's 32x32 images are static: patch 8 divides them at compile time.

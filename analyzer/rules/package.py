@@ -6,8 +6,9 @@ import re
 from typing import Iterable
 
 from ..capability import cc_text, parse_sm, sm_text
-from ..findings import Finding, Location, Severity
+from ..findings import Finding, Location
 from ..model import Model, Package, Problem, ProblemKind
+from ..severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location
@@ -70,7 +71,8 @@ class TargetDeviceMismatch(Rule):
 
     name = "target-device-mismatch"
     code = "AOTI006"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "loading the package on the target device"
 
     VALID = (
         Case("fixtures/gather_dyn.cuda.stripped.pt2"),   # no target: nothing to compare
@@ -142,7 +144,7 @@ class NoKernelSource(Rule):
 
     name = "no-kernel-source"
     code = "AOTI007"
-    severity = Severity.INFO
+    consequence = Consequence.ASSUMED
 
     VALID = (Case("fixtures/gather_dyn.cuda.stripped.pt2"),)
     INVALID = (
@@ -194,7 +196,7 @@ class UnparsedMember(Rule):
 
     name = "unparsed-member"
     code = "AOTI009"
-    severity = Severity.WARNING
+    consequence = Consequence.SILENT
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)
     INVALID = (
@@ -254,7 +256,7 @@ class UncheckedExternCall(Rule):
 
     name = "unchecked-extern-call"
     code = "AOTI011"
-    severity = Severity.WARNING
+    consequence = Consequence.SILENT
 
     VALID = (
         Case("fixtures/stress/pkgs/scatter_add.cuda.stripped.pt2"),  # the CUDA lowering checks the index itself

@@ -11,6 +11,7 @@ from .. import intervals, relations, sizes
 from .. import witness as W
 from ..findings import DimWitness, Finding, Location, Severity
 from ..model import DimRef, Model, span
+from ..severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location, range_step, where
@@ -53,7 +54,7 @@ class UnenforcedLowerBound(Rule):
 
     name = "unenforced-lower-bound"
     code = "AOTI002"
-    severity = Severity.WARNING
+    consequence = Consequence.ASSUMED
 
     VALID = (Case("fixtures/gather_static.cpu.stripped.pt2"),)  # no dynamic dim
     INVALID = (
@@ -87,29 +88,39 @@ class UnenforcedLowerBound(Rule):
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         users = _kernels_by_symbol(model)
-        for inp in model.inputs:
-            # One finding per input, all its dims in it (issue 11 part 4b), the most severe first.
-            parts = [part for dim in inp.dims if (part := _lower_part(model, inp, dim, users)) is not None]
-            if not parts:
-                continue
-            # Dims whose every witness is outside the declared contract (issue 11 part 4c) come last.
-            parts.sort(key=lambda part: (-(part.severity or self.severity),
-                                         all(W.outside_declared(model, w) for w in part.witnesses)))
-            first = parts[0]
-            message = first.message
-            if len(parts) > 1:
-                others = MESSAGES["unenforced-lower-bound.also"].format(dims=", ".join(p.short for p in parts[1:]))
-                # The headline says "< min" once: whether the other dims share that minimum.
-                same = all(p.message.fields.get("min") == message.fields.get("min") for p in parts[1:])
-                message = Text(message + others, message.key, {**message.fields, "more_dims": len(parts) - 1,
-                                                                "more_same_min": same})
-            yield self.finding(
-                model, ctx, message, first.location, severity=max(p.severity or self.severity for p in parts),
-                input=first.ref.input, dim=first.ref.dim, symbol=first.symbol,
-                witnesses=tuple(w for p in parts for w in p.witnesses), fix=_fix(parts),
-                chain=tuple(line for p in parts for line in p.chain),
-                dims=tuple(DimWitness(p.ref.input, p.ref.dim, p.below, p.witnesses[0]) for p in parts),
-                key=";".join(p.key for p in parts))
+        # One finding per model, every dim of every input in it: what the package assumes, an info,
+        # unless a witness reaches an operation known to fail (CPU flash attention at size 0).
+        parts = [part for inp in model.inputs for dim in inp.dims
+                 if (part := _lower_part(model, inp, dim, users)) is not None]
+        if not parts:
+            return
+        # Dims with a consequence first; dims whose every witness is outside the declared contract last.
+        parts.sort(key=lambda part: (part.effect is None, all(W.outside_declared(model, w) for w in part.witnesses)))
+        first = parts[0]
+        message = first.message
+        if len(parts) > 1:
+            others = MESSAGES["unenforced-lower-bound.also"].format(dims=", ".join(p.short for p in parts[1:]))
+            # The headline says "< min" once: whether the other dims share that minimum.
+            same = all(p.message.fields.get("min") == message.fields.get("min") for p in parts[1:])
+            message = Text(message + others, message.key, {**message.fields, "more_dims": len(parts) - 1,
+                                                            "more_same_min": same})
+        witnesses = tuple(w for p in parts for w in p.witnesses)
+        effects = [p for p in parts if p.effect is not None]
+        consequence: Consequence | None = None
+        op: str | None = None
+        if effects and effects[0].effect is not None:
+            consequence, op = effects[0].effect
+        # The failing op's witnesses outside the contract: a warning. (`_contract` lowers the finding
+        # itself when every witness is outside, so that is not said twice.)
+        outside = bool(effects) and all(W.outside_declared(model, p.witnesses[0]) for p in effects) \
+            and not all(W.outside_declared(model, w) for w in witnesses)
+        yield self.finding(
+            model, ctx, message, first.location, consequence=consequence, op=op, outside_contract=outside,
+            input=first.ref.input, dim=first.ref.dim, symbol=first.symbol,
+            witnesses=witnesses, fix=_fix(parts),
+            chain=tuple(line for p in parts for line in p.chain),
+            dims=tuple(DimWitness(p.ref.input, p.ref.dim, p.below, p.witnesses[0]) for p in parts),
+            key=";".join(p.key for p in parts))
 
 
 def _fix(parts: list["_LowerPart"]) -> Text:
@@ -131,8 +142,10 @@ class _LowerPart:
     fix: Text
     location: Location
     chain: tuple[str, ...]
-    severity: Severity | None
-    witnesses: tuple[str, ...]   # below the minimum (the primary), 0, above a declared-but-not-compiled max
+    effect: tuple[Consequence, str] | None   # what a witness reaches that fails, and the op (E.lower_bound_facts)
+    # Below the minimum (the primary), 0, above a declared-but-not-compiled max; with an effect, the
+    # size that reaches it (0) first.
+    witnesses: tuple[str, ...]
     key: str
     check: str            # `x.shape[1]`, for the fix
     min: int
@@ -196,7 +209,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     chain = [range_step(model, ref, dim, symbol)]
     chain += read_by(kernels)
     # Sizes 0..below: an always-on assert that rejects them, extern calls fed empty tensors.
-    text, extra, severity = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None)
+    text, extra, effect = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None)
     # compiled-range-narrower-than-declared on the same dim is said here (issue 11 part 4b).
     declared_below, above = _declared_gap(dim)
     short = MESSAGES["unenforced-lower-bound.dim"].format(**fields)
@@ -209,10 +222,13 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     # Witnesses: the largest size below the minimum, then 0 where it reaches the kernels (extern calls
     # given an empty tensor die there: issue 10 point 4), then max+1 of a declared range above it.
     witness_sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
+    if effect is not None:  # only size 0 reaches the failing op: it leads
+        witness_sizes.remove(0)
+        witness_sizes.insert(0, 0)
     return _LowerPart(ref, symbol, text, short,
-                      fix.format(**fields), location, (*chain, *extra), severity,
+                      fix.format(**fields), location, (*chain, *extra), effect,
                       tuple(W.witness(model, {ref: size}) for size in witness_sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}",
-                      fields["check_expr"], dim.min, below)
+                      fields["check_expr"], dim.min, witness_sizes[0])
 
 
 @register
@@ -244,7 +260,9 @@ class UnenforcedDimEquality(Rule):
 
     name = "unenforced-dim-equality"
     code = "AOTI012"
-    severity = Severity.WARNING
+    consequence = Consequence.FAILS
+    op = "kernels indexing the input with the other dim's size"
+    eager_rejects = True    # every witness breaks the tie, which eager checks
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)  # x and idx are independent
     INVALID = (
@@ -320,7 +338,7 @@ class CompiledRangeNarrowerThanDeclared(Rule):
 
     name = "compiled-range-narrower-than-declared"
     code = "AOTI010"
-    severity = Severity.WARNING
+    consequence = Consequence.ASSUMED
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),   # no exported program: nothing is declared
@@ -371,14 +389,13 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                 location = dim.check_location or model_location(model)
                 chain = (range_step(model, ref, dim, symbol), *read_by(kernels))
                 # Below the minimum first; an above-max-only gap has max+1. Nothing declared for the
-                # dim: its compiled max is all a caller could learn, an info.
+                # dim: its compiled max is all a caller could learn.
                 undeclared = dim.declared_min is None and dim.declared_max is None
                 key = "compiled-range-narrower-than-declared" + ("" if below else ".undeclared-max" if undeclared
                                                                  else ".above-only")
                 over = [dim.max + 1] if above and dim.max is not None else []
                 yield self.finding(
                     model, ctx, MESSAGES[key].format(**fields), location,
-                    severity=Severity.INFO if undeclared else None,
                     input=ref.input, dim=ref.dim, symbol=symbol,
                     witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *over]),
                     fix=FIXES[key].format(**fields), chain=chain,
