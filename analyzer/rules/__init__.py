@@ -153,7 +153,7 @@ class Rule:
                                                            tuple(fields.get("chain", ())))
         eager = eager_rejects or (EAGER_REJECTS_TIE if self.eager_rejects else None)
         if eager:
-            message, fields["chain"] = _eager_rejects(message, eager, severity, tuple(fields.get("chain", ())))
+            message, fields["chain"] = _eager_rejects(message, eager, tuple(fields.get("chain", ())))
             severity = severity_of(consequence, op=op, eager_rejects=True)
         return Finding(
             code=self.code,
@@ -234,14 +234,13 @@ def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity
 EAGER_REJECTS_TIE = "eager PyTorch rejects dims that must be equal but are not"
 
 
-def _eager_rejects(message: str, how: str, severity: Severity, chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+def _eager_rejects(message: str, how: str, chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     """The detail and the chain say that eager rejects the witness too (`how`): the input is the
     caller's mistake, not a failure of the package (the finding is at most info)."""
     from ..messages import CHAIN, Text
 
     note = CHAIN["eager-rejects.message"].format(how=how)
-    line = CHAIN["eager-rejects" if severity != Severity.INFO else "eager-rejects.kept"].format(
-        how=how, was=severity, now=Severity.INFO)
+    line = CHAIN["eager-rejects"].format(how=how, now=Severity.INFO)
     fields = {**(getattr(message, "fields", None) or {}), "eager_rejects": how}
     return Text(str(message) + note, getattr(message, "key", ""), fields), chain + (line,)
 
