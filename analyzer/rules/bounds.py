@@ -94,6 +94,12 @@ class EmptyIndexBound(Rule):
     `IndexError` for most such inputs, and for some (`index_add` into an empty tensor) none at all; the
     exported signature does not say that empty inputs are invalid.
 
+    When the index values are read from an input (`x[idx]` with `x` empty and `idx` not), every value
+    is out of range for eager too: the input is the caller's mistake, and where the package fails no
+    worse than eager (it raises, or asserts on CUDA) the finding says so and is an info. It stays an
+    error where the check aborts the process (inside a CPU OpenMP region) or the index is not data
+    (an iteration range the empty size does not shrink).
+
     ## Example
     ```python
     class Gather(torch.nn.Module):

@@ -25,8 +25,8 @@ class UnenforcedLowerBound(Rule):
     ## What it does
     Finds dynamic input dimensions compiled for a minimum size of 1 or more (usually 2: `torch.export`
     specializes sizes 0 and 1 unless told otherwise) whose `check_input_N` range check runs only with
-    `AOTI_RUNTIME_CHECK_INPUTS=1`, or that nothing checks at all. One finding per input names all its
-    dimensions, the kernels whose launch arguments, assertions, reductions or divisions read them,
+    `AOTI_RUNTIME_CHECK_INPUTS=1`, or that nothing checks at all. One finding per model names all its
+    inputs' dimensions, the kernels whose launch arguments, assertions, reductions or divisions read them,
     and the extern (ATen shim) calls that receive an empty tensor at size 0. Its witnesses are the
     largest size below each minimum and 0. A dimension that must equal another one (`idx` and `src`
     of `index_add` share `m`) is reported once, at the dimension whose size the package reads. With
@@ -38,6 +38,13 @@ class UnenforcedLowerBound(Rule):
     2 (no broadcasting along it, a non-empty reduction, a valid index bound). Without the check such
     an input is not rejected; it runs through code that was specialized away from it, with results
     ranging from correct to wrong numbers to index assertions (see `empty-index-bound`).
+
+    Most models run sizes 0 and 1 exactly like eager, so this is an assumption the package does not
+    check, an info, unless a witness reaches an operation known to fail there: size 0 of the sequence
+    length that CPU flash attention (`_scaled_dot_product_flash_attention_for_cpu`) divides by kills
+    the process with SIGFPE, an error (a warning when the exported program's declared range excludes
+    0). Failures at those sizes that other rules name (an empty index bound, an empty reduction) are
+    reported by them.
 
     ## Example
     ```python
@@ -245,7 +252,9 @@ class UnenforcedDimEquality(Rule):
     ## Why it matters
     A caller that breaks the relation gets no error: kernels index the tensor with the other
     dimension's size, reading past its end (garbage values or a segmentation fault, with no message)
-    or silently ignoring part of it. No index assertion guards this.
+    or silently ignoring part of it. No index assertion guards this. Such an input is one eager
+    PyTorch rejects too (the dims must be equal), so the finding is an info: the caller's mistake,
+    which nothing in the package turns into an error.
 
     ## Example
     ```python
@@ -315,15 +324,15 @@ class CompiledRangeNarrowerThanDeclared(Rule):
     below the compiled minimum and above the compiled maximum, and the kernels that read that
     dimension; a witness for each end. A compiled maximum (`torch._check(n <= 15)` in the model, or
     one Inductor chose) that nothing declares, with no exported program or one without a maximum
-    for the dimension, is reported too (an info when no range at all is declared for it: callers
-    cannot know of that maximum). Sizes below the minimum of a dimension that
+    for the dimension, is reported too (callers cannot know of that maximum). Sizes below the minimum of a dimension that
     `unenforced-lower-bound` reports are said in its finding instead, when both rules run.
 
     ## Why it matters
     Callers read the exported contract, not the generated C++: they will send sizes 0 and 1 because the
     export said they may. The package was never compiled for them, and its check that would say so runs
     only with `AOTI_RUNTIME_CHECK_INPUTS=1`; without it, an empty batch reaches kernels whose index
-    bounds become 0 (see `empty-index-bound`).
+    bounds become 0 (see `empty-index-bound`). What those sizes do is what the rules that name an
+    operation report; this finding, the gap between the two contracts, is an info.
 
     ## Example
     ```python
