@@ -23,6 +23,7 @@ from ..severity import Consequence, fails_like_eager
 EAGER = {
     "table": "the same lookup past the table raises `IndexError: index out of range in self`",
     "index": "with the indexed dim empty, every index value is out of range: `IndexError`",
+    "target": "with the target empty, every index value is out of range; the package returns an empty result",
 }
 
 

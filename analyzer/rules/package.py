@@ -287,7 +287,10 @@ class UncheckedExternCall(Rule):
                 fields.update({k: failure.pop(k) for k in ("dims", "target", "empty_test")}, witness=failure["witness"])
                 chain += (CHAIN["unchecked-extern-call.empty-target"].format(**fields),)
                 key = "unchecked-extern-call.empty-target"
+            # An index into an emptied target is out of range for eager too, which raises; the package
+            # returns an empty result: no worse (the call's error that vanishes is the finding's point).
             yield self.finding(model, ctx, MESSAGES[key].format(**fields), launch.location,
+                               eager_rejects=E.EAGER["target"] if failure else None,
                                fix=FIXES[key].format(**fields), chain=chain,
                                key=f"unchecked:{launch.kernel}:" + ",".join(f"in{i}" for i in inputs), **failure)
 
