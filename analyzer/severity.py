@@ -48,11 +48,6 @@ def lowered(severity: Severity) -> Severity:
     return Severity(max(Severity.INFO, severity - 1))
 
 
-def capped_by_eager(severity: Severity, eager_rejects: bool) -> Severity:
-    """`severity`, or info when eager rejects the witness the same way (no package bug)."""
-    return Severity.INFO if eager_rejects else severity
-
-
 # How a failing check ends, from analyzer.rules.bounds.outcome: whether it is no worse than eager's
 # own rejection of the same input. A CPU check inside an OpenMP region aborts the process where eager
 # raises a catchable error; a check that raises (CPU) or a device assert (CUDA, where eager's own
