@@ -230,7 +230,8 @@ def test_merge_keeps_the_old_file_on_a_full_disk(tmp_path, monkeypatch):
 
 def test_the_commands_replace_the_file_whole(tmp_path, monkeypatch):
     (tmp_path / "out.json").write_text(OLD)
-    result = _check(["check", "--format", "json", "-o", "out.json", str(FIXTURE)], monkeypatch, tmp_path)
+    result = _check(["check", "--format", "json", "-o", "out.json", "--fail-on", "info", str(FIXTURE)], monkeypatch,
+                    tmp_path)
     assert result.exit_code == 1
     assert json.loads((tmp_path / "out.json").read_text())["findings"]
     assert _only(tmp_path) == ["out.json"]

@@ -51,7 +51,7 @@ def test_trace_frames():
 
 
 def test_json_primary_source_and_called_from(in_repo):
-    result = run("check", PKG, "--exported-program", EP, "--format", "json")
+    result = run("check", PKG, "--exported-program", EP, "--format", "json", "--fail-on", "info")
     assert result.exit_code == 1, result.output
     f = _empty_index(json.loads(result.stdout))
     src = f["source"]

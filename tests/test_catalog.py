@@ -81,6 +81,12 @@ def _hand_built() -> None:
         run(model, "unenforced-lower-bound")
     run(TR._pos_model(seq_max=1000, declared_max=1000), "index-exceeds-constant-bound")
     run(TR._gather_model(min_=1), "unenforced-lower-bound")  # compiled for >= 1: only size 0 is below
+    # One finding per model: led by a dim no kernel reads only when no dim of the model is read.
+    model = TR._gather_model()
+    model.assertions.clear()
+    model.launches.clear()
+    (f,) = run(model, "unenforced-lower-bound")
+    assert f.message_key == "unenforced-lower-bound.no-kernels"
     # An unchecked shim call whose tensors are not linked to input sizes: the message without a witness.
     model = TR._gather_model()
     model.launches.append(Launch("aoti_torch_cpu_x", ("arg1_1",), Location("w.cpp", 3, 1), extern=True,

@@ -25,12 +25,13 @@ def run(*args: str):
 
 
 def test_rdjson() -> None:
+    # gather_dyn's findings are infos (x empty with idx not is an input eager rejects too): exit 0.
     result = run("--format", "rdjson", DYN, CLEAN)
-    assert result.exit_code == 1
+    assert result.exit_code == 0
     doc = json.loads(result.stdout)
     assert doc["source"]["name"] == "aoti-lint"
     diags = doc["diagnostics"]
-    assert [d["severity"] for d in diags] == ["ERROR", "WARNING", "WARNING"]
+    assert [d["severity"] for d in diags] == ["INFO", "INFO"]
     for d in diags:
         # The path is the package file (a file of the repository); the member leads the message.
         assert d["location"] == {"path": DYN}
@@ -45,9 +46,9 @@ def test_gitlab_code_quality() -> None:
     # The same package named twice is checked once (issue 11 part 5); fingerprints are unique.
     result = run("--format", "gitlab", DYN, DYN)
     issues = json.loads(result.stdout)
-    assert len(issues) == 3
-    assert len({i["fingerprint"] for i in issues}) == 3
-    assert [i["severity"] for i in issues[:3]] == ["critical", "major", "major"]
+    assert len(issues) == 2
+    assert len({i["fingerprint"] for i in issues}) == 2
+    assert [i["severity"] for i in issues] == ["info", "info"]
     for issue in issues:
         assert set(issue) == {"description", "check_name", "fingerprint", "severity", "location"}
         assert issue["location"] == {"path": DYN, "lines": {"begin": 1}}
@@ -61,11 +62,11 @@ def test_junit() -> None:
     result = run("--format", "junit", DYN, CLEAN)
     root = ET.fromstring(result.stdout)
     assert root.tag == "testsuites"
-    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("4", "3", "0")
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "2", "0")
     suites = {s.get("name"): s for s in root.findall("testsuite")}
     assert set(suites) == {DYN, CLEAN}
     failing = suites[DYN].findall("testcase")
-    assert [c.find("failure").get("type") for c in failing] == ["error", "warning", "warning"]
+    assert [c.find("failure").get("type") for c in failing] == ["info", "info"]
     assert failing[0].get("name").startswith("AOTI001 empty-index-bound gather_dyn.cuda/")
     assert "s77 = input 0 dim 0" in failing[0].find("failure").text
     (clean_case,) = suites[CLEAN].findall("testcase")

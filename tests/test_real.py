@@ -133,9 +133,11 @@ def test_emptied_target_returns_silently_where_eager_raises(name, label):
 @pytest.mark.parametrize("name", ["bert", "distilbert", "llama"])
 def test_lower_bound_names_extern_calls_empty_at_zero(name):
     (f,) = [f for f in _by_rule(name, "unenforced-lower-bound") if (f.input, f.dim) == (0, 1)]
-    assert "at size 0" in f.detail and _seq(f) == 1
-    # The witnesses: 1 (below the minimum, runs) and 0 (the empty tensor the shim calls die on).
-    assert _sizes(f, 1) == [1, 0] and f.witness == f.witnesses[0]
+    assert "at size 0" in f.detail and _seq(f) == 0
+    # The witnesses: 0 (the empty tensor CPU flash attention dies on: it leads) and 1 (below the
+    # minimum, runs like eager). The finding is an error: size 0 is inside the declared [0, 128].
+    assert _sizes(f, 1) == [0, 1] and f.witness == f.witnesses[0]
+    assert f.severity == Severity.ERROR
     assert any(line.startswith("at size 0 (x.shape = (2, 0))") for line in f.chain), f.chain
     if name == "bert":
         assert "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu" in f.detail
@@ -241,7 +243,9 @@ def test_no_divisibility_findings_without_derived_dims(name):
 # -- the CUDA builds (torch 2.11 on an H200, compiled only): the same findings on Triton kernels -----
 
 @pytest.mark.parametrize("name, rule, severity", [
-    ("gpt2", "index-exceeds-constant-bound", Severity.WARNING),
+    # The CUDA check asserts as eager's own lookup does past the table (an info); the CPU check
+    # aborts inside an OpenMP region (a warning: past the declared max).
+    ("gpt2", "index-exceeds-constant-bound", Severity.INFO),
     ("bert", "read-past-constant", Severity.WARNING),
     ("wav2vec2_fe", "unenforced-divisibility", Severity.ERROR),
     ("pairs", "unenforced-divisibility", Severity.ERROR),

@@ -39,9 +39,10 @@ def test_base_rule_checks_nothing():
     assert tuple(rule.check_package(None, Context())) == ()  # type: ignore[arg-type]
 
 
-def test_register_refuses_a_severity_that_is_not_one():
-    bad = type("BadSeverity", (Rule,), {"name": "bad-severity", "code": "AOTI998", "severity": "error"})
-    with pytest.raises(TypeError, match="severity must be a Severity"):
+def test_register_refuses_a_consequence_that_is_not_one():
+    """A rule's severity is the policy's, from its consequence: a rule cannot set one by hand."""
+    bad = type("BadConsequence", (Rule,), {"name": "bad-consequence", "code": "AOTI998", "consequence": "fails"})
+    with pytest.raises(TypeError, match="consequence must be a Consequence"):
         register(bad)
 
 

@@ -95,9 +95,10 @@ def test_roi_align_at_zero_names_the_op_that_gets_the_empty_feature_map():
     """feat.shape[0], [2], [3] = 0 reach torchvision.roi_align with an empty feature map (the process
     dies with SIGSEGV there, eager's own kernel as well): no generated kernel reads the dims, so the
     finding names the op (`empty-calls-only`), with witnesses at 0; it said "accepted unchecked by
-    the compiled code" before the proxy call counted."""
+    the compiled code" before the proxy call counted. An info: what roi_align does with an empty
+    map is not something the analyzer knows (and eager dies on the same input)."""
     [feat] = [f for f in _found("tv_roi_align", "AOTI002") if f.input == 0]
-    assert feat.message_key == "unenforced-lower-bound.empty-calls-only" and feat.severity == Severity.WARNING
+    assert feat.message_key == "unenforced-lower-bound.empty-calls-only" and feat.severity == Severity.INFO
     assert feat.message_fields["calls"] == "torchvision.roi_align"
     zeros = {"feat.shape = (0, 4, 3, 3), rois.shape = (3, 5)", "feat.shape = (3, 4, 0, 3), rois.shape = (3, 5)",
              "feat.shape = (3, 4, 3, 0), rois.shape = (3, 5)"}

@@ -22,7 +22,8 @@ def test_check_uses_user_names(fmt, device):
     ep = require(FIXTURES / "gather_dyn.ep.pt2")
     result = CliRunner().invoke(cli, ["check", str(pkg), "--exported-program", str(ep), "--format", fmt,
                                       "--no-color"])
-    assert result.exit_code == 1, result.output
+    # Every finding is an info (x empty with idx not is an input eager rejects too): exit 0.
+    assert result.exit_code == 0, result.output
     out = result.output
     assert "x.shape[0]" in out
     # AOTI's own names survive only inside quoted source lines (`if (arg0_1_size[0] < 2)`).

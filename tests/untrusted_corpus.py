@@ -136,7 +136,7 @@ def build(root: Path) -> Corpus:
         "[[tool.aoti-lint.accept]]\n"
         'package = "*"\n'
         'rule = "unenforced-lower-bound"\n'
-        "input = 1\n"
+        "input = 0\n"   # one finding for the model, led by input 0
         f"reason = {_toml_string(REASON)}\n", encoding="utf-8")
     log = root / "crash.log"
     log.write_text(f"{ATTACK}\nRuntimeError: index out of bounds: 0 <= tmp7 < ks1 {LITERAL}\n{LINES}",

@@ -276,7 +276,7 @@ MESSAGES = Catalog("MESSAGES", {
 # `embedding`, else an op of the kernel's name, else `kernel`), `{verb}` (what a failed index check
 # does on the device, VERBS), `{table_name}` (a constant's user name), `{aten_op}` (an extern call's
 # ATen op), `{identity}` (SHORT_IDENTITIES), `{at_zero}` (AT_ZERO). The headline gets OUTSIDE_CONTRACT
-# appended when the witnesses are outside the declared range. Compiler names (tmpN, ksN, sN, argN_1,
+# appended when the witnesses are outside the declared range, EAGER_REJECTS when eager rejects them too. Compiler names (tmpN, ksN, sN, argN_1,
 # kernel names) never appear here: they belong to the detail.
 HEADLINES = Catalog("HEADLINES", {
     "empty-index-bound": "empty {dim_name} {verb} the {user_op}{site}: its index bound is 0",
@@ -340,6 +340,8 @@ AT_ZERO = Catalog("AT_ZERO", {
 
 # Appended to a headline whose witnesses the exported program's declared range excludes.
 OUTSIDE_CONTRACT = " (outside the declared range)"
+# The headline of a finding whose witness eager PyTorch rejects the same way (rules `_eager_rejects`).
+EAGER_REJECTS = " (eager rejects it too)"
 
 # What an empty reduction returns, by op, in a headline (`{identity}`).
 SHORT_IDENTITIES = Catalog("SHORT_IDENTITIES", {
@@ -485,6 +487,10 @@ CHAIN = Catalog("CHAIN", {
         "outside the contract: {sizes}; the package does not reject it, but the caller promised not to send it",
     "outside-contract.message": " (outside the declared contract: {sizes})",
     "outside-contract.witness": "outside the contract: {witness} ({sizes})",
+    # A witness eager PyTorch rejects the same way (rules/__init__.py `_eager_rejects`).
+    "eager-rejects": "eager rejects this input too ({how}): the caller's input, not a failure of the package "
+                     "(at most {now})",
+    "eager-rejects.message": "; eager PyTorch rejects this input too ({how}), so it is not a failure of the package",
 })
 
 NO_BOUND = Catalog("NO_BOUND", {

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from ..core.findings import Finding
-from ..core.messages import AT_ZERO, HEADLINES, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS
+from ..core.messages import AT_ZERO, EAGER_REJECTS, HEADLINES, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS
 from ..core.model import Model, shim_op
 from .source import ACCESS_OPS, DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
 
@@ -132,7 +132,8 @@ def headline(model: Model | None, f: Finding) -> str:
     if others is not None:
         values["dim_name"] = dim_name(model, f)  # the first dim alone: the others follow its comparison
     # Witnesses the exported program's contract excludes (the severity dropped): said where it fits.
-    note = OUTSIDE_CONTRACT if values.get("outside_contract") else ""
+    note = (OUTSIDE_CONTRACT if values.get("outside_contract") else "") + \
+        (EAGER_REJECTS if values.get("eager_rejects") else "")
     text = ""
     for site in sites(f):  # drop the class, then the place, before cutting the text
         try:

@@ -18,7 +18,8 @@ Each rule is a small class in one of the family modules (`bounds`, `ranges`, `em
 
         name = "empty-index-bound"
         code = "AOTI001"
-        severity = Severity.ERROR
+        consequence = Consequence.FAILS     # its severity, error, follows (analyzer/severity.py)
+        op = "the kernel's index check"
 
         def check(self, model, ctx):
             yield self.finding(model, ctx, MESSAGES["..."].format(...), location, input=0, dim=0, key=...)
@@ -37,8 +38,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
 from ..query import headline, source
 from ..core import messages
-from ..core.budget import poll# the package's time and memory budget, not its bytes
+from ..core.budget import poll
 from ..core.findings import Finding, Location, Severity
+from ..query.severity import Consequence, lowered, severity_of
 
 if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only passes it along
     from ..core.model import Model, Package
@@ -95,12 +97,16 @@ class Case:
 
 
 class Rule:
-    """Base class; subclasses set `name`, `code`, `severity`, a documented docstring and their own
-    `VALID` (no finding) and `INVALID` (at least one finding) cases on real packages."""
+    """Base class; subclasses set `name`, `code`, the `consequence` of what they find and the `op`
+    it ties to (the severity follows from them: analyzer/severity.py), a documented docstring and
+    their own `VALID` (no finding) and `INVALID` (at least one finding) cases on real packages."""
 
     name: ClassVar[str] = ""
     code: ClassVar[str] = ""
-    severity: ClassVar[Severity] = Severity.ERROR
+    consequence: ClassVar[Consequence] = Consequence.FAILS
+    op: ClassVar[str | None] = None            # the operation a witness reaches, in words
+    eager_rejects: ClassVar[bool] = False      # every witness is an input eager rejects the same way
+    severity: ClassVar[Severity] = Severity.ERROR   # set by `register` from the three above
     VALID: ClassVar[tuple[Case, ...]] = ()
     INVALID: ClassVar[tuple[Case, ...]] = ()
 
@@ -119,24 +125,37 @@ class Rule:
         message: str,
         location: Location,
         *,
-        severity: Severity | None = None,
+        consequence: Consequence | None = None,
+        op: str | None = None,
+        outside_contract: bool = False,
+        eager_rejects: str | None = None,
         contract: bool = True,
         **fields: Any,
     ) -> Finding:
-        """A Finding with this rule's code, name and severity, and the model and package filled in.
+        """A Finding with this rule's code and name, its severity from the policy (analyzer/severity.py),
+        and the model and package filled in.
 
         `message` (the full explanation, kept as `detail`) and `fix` filled from the catalog
         (`MESSAGES[key].format(...)`) carry their key, which the finding keeps as `message_key` /
         `fix_key`; `run_rules` replaces `message` with the headline (HEADLINES[key]). `witness` is
-        the primary witness, `witnesses` more of them. Witnesses outside the exported program's declared range lower the
-        severity (`_contract`) unless `contract=False`: a severity that already says how a declared
-        max is enforced (a max that only AOTI_RUNTIME_CHECK_INPUTS=1 checks: warning)."""
+        the primary witness, `witnesses` more of them. `consequence` and `op` override the rule's own
+        for this finding; `outside_contract` says that its witnesses are outside the contract in a way
+        the rule weighed itself (a max only AOTI_RUNTIME_CHECK_INPUTS=1 checks); else witnesses outside
+        the exported program's declared range say so (`_contract`) unless `contract=False`.
+        `eager_rejects` says how eager rejects the witness the same way (said in the detail and the
+        chain): the finding is then at most info."""
         fix = fields.pop("fix", None)
         witnesses = tuple(dict.fromkeys(w for w in (fields.pop("witness", None), *fields.pop("witnesses", ())) if w))
-        severity = self.severity if severity is None else severity
+        consequence = self.consequence if consequence is None else consequence
+        op = self.op if op is None else op
+        severity = severity_of(consequence, op=op, outside_contract=outside_contract)
         if contract and witnesses and not isinstance(model, str):
             message, severity, fields["chain"] = _contract(model, witnesses, message, severity,
                                                            tuple(fields.get("chain", ())))
+        eager = eager_rejects or (EAGER_REJECTS_TIE if self.eager_rejects else None)
+        if eager:
+            message, fields["chain"] = _eager_rejects(message, eager, tuple(fields.get("chain", ())))
+            severity = severity_of(consequence, op=op, eager_rejects=True)
         return Finding(
             code=self.code,
             rule=self.name,
@@ -204,12 +223,27 @@ def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity
             CHAIN["outside-contract.witness"].format(witness=w, sizes=_declared_text(model, o))
             for w, o in zip(witnesses, outside) if o)
     sizes = _declared_text(model, [pair for pairs in outside for pair in pairs])
-    lower = Severity(max(Severity.INFO, severity - 1))
+    lower = lowered(severity)
     note = CHAIN["outside-contract.message"].format(sizes=sizes)
     line = CHAIN["outside-contract" if lower != severity else "outside-contract.kept"].format(
         sizes=sizes, was=severity, now=lower)
     fields = {**(getattr(message, "fields", None) or {}), "outside_contract": sizes}  # the headline says it too
     return Text(str(message) + note, getattr(message, "key", ""), fields), lower, chain + (line,)
+
+
+# What `eager_rejects` says for a rule whose witnesses all break a tie eager checks (`Rule.eager_rejects`).
+EAGER_REJECTS_TIE = "eager PyTorch rejects dims that must be equal but are not"
+
+
+def _eager_rejects(message: str, how: str, chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """The detail and the chain say that eager rejects the witness too (`how`): the input is the
+    caller's mistake, not a failure of the package (the finding is at most info)."""
+    from ..core.messages import CHAIN, Text
+
+    note = CHAIN["eager-rejects.message"].format(how=how)
+    line = CHAIN["eager-rejects"].format(how=how, now=Severity.INFO)
+    fields = {**(getattr(message, "fields", None) or {}), "eager_rejects": how}
+    return Text(str(message) + note, getattr(message, "key", ""), fields), chain + (line,)
 
 
 def _declared_text(model: "Model", pairs) -> str:
@@ -236,8 +270,10 @@ def register(rule: type[Rule]) -> type[Rule]:
         raise TypeError(f"{rule.__qualname__}: rule name {rule.name!r} is not kebab-case")
     if not _CODE_RE.match(rule.code):
         raise TypeError(f"{rule.__qualname__}: rule code {rule.code!r} is not like 'AOTI001'")
-    if not isinstance(rule.severity, Severity):
-        raise TypeError(f"{rule.__qualname__}: severity must be a Severity")
+    if not isinstance(rule.consequence, Consequence):
+        raise TypeError(f"{rule.__qualname__}: consequence must be a Consequence")
+    # The one place a rule's severity is decided: from what it finds, not set by hand.
+    rule.severity = severity_of(rule.consequence, op=rule.op, eager_rejects=rule.eager_rejects)
     for i, other in enumerate(RULES):
         if _same_class(other, rule):  # a module reloaded (tests): replace, don't duplicate
             RULES[i] = rule

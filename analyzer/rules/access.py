@@ -7,9 +7,10 @@ from typing import Iterable
 
 from ..expr import intervals
 from ..query import witness as W
-from ..core.findings import Finding, Severity
+from ..core.findings import Finding
 from ..core.model import Access, Model, range_text
 from ..core.messages import CHAIN, FIXES, MESSAGES
+from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import env_clause, where
@@ -50,7 +51,8 @@ class StoreIntoEmptyBuffer(Rule):
 
     name = "store-into-empty-buffer"
     code = "AOTI017"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's scatter store"
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),        # writes over the output's own elements
@@ -101,7 +103,8 @@ class ReadFromEmptyBuffer(Rule):
 
     name = "read-from-empty-buffer"
     code = "AOTI018"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's read (a resize's `_unsafe_index`)"
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),        # reads inside loops over the buffer read

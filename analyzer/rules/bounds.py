@@ -8,10 +8,10 @@ import math
 from typing import Iterable
 
 from ..expr import intervals
-from ..query import sizes
-from ..query import witness as W
+from ..query import sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
 from ..core.model import Assertion, DimRef, Model, range_text
+from ..query.severity import Consequence, fails_like_eager
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from ..core.messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
@@ -95,6 +95,12 @@ class EmptyIndexBound(Rule):
     `IndexError` for most such inputs, and for some (`index_add` into an empty tensor) none at all; the
     exported signature does not say that empty inputs are invalid.
 
+    When the index values are read from an input (`x[idx]` with `x` empty and `idx` not), every value
+    is out of range for eager too: the input is the caller's mistake, and where the package fails no
+    worse than eager (it raises, or asserts on CUDA) the finding says so and is an info. It stays an
+    error where the check aborts the process (inside a CPU OpenMP region) or the index is not data
+    (an iteration range the empty size does not shrink).
+
     ## Example
     ```python
     class Gather(torch.nn.Module):
@@ -115,7 +121,8 @@ class EmptyIndexBound(Rule):
 
     name = "empty-index-bound"
     code = "AOTI001"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's index check"
 
     VALID = (
         Case("fixtures/gather_static.cpu.stripped.pt2"),     # x[idx] with x static: the bound is 10
@@ -153,8 +160,12 @@ class EmptyIndexBound(Rule):
                                                     value=int_text(value), index_var=a.index_var or "index"))
             key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"
                    f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
+            # Index values read from an input into a dim the witness empties: every value is out of
+            # range for eager too, which raises as the package does (unless the package aborts).
+            data = bool(a.index_sources) and a.index_extent is None
             yield self.finding(
                 model, ctx, message.format(**fields), a.location,
+                eager_rejects=E.EAGER["index"] if data and fails_like_eager(fields["outcome"]) else None,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice),
                 fix=FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0",
@@ -172,11 +183,15 @@ class IndexExceedsConstantBound(Rule):
     indexed by `torch.arange(x.shape[1])`. Interval arithmetic over the compiled and declared ranges
     of the sizes gives the largest index; when it can reach the bound, the sequence length that trips
     it is reported, one finding per launch of the kernel that reads other sizes (a position table
-    shared by an encoder's and a decoder's lengths: one for each). An error when the compiled range
-    itself reaches past the bound (no compiled maximum, or one above it: a table of 64 rows under a
-    range compiled up to 4096), a warning when only the declared range does. Indices that are loaded
-    values (an embedding lookup of user tokens) are data errors, not shape errors, and are not
-    reported.
+    shared by an encoder's and a decoder's lengths: one for each). The lookup past the table is one
+    eager PyTorch rejects too (`IndexError: index out of range in self`), so the severity says what
+    the package does worse: an error when the failed check aborts the process (a CPU check inside an
+    OpenMP parallel region) and the compiled range itself reaches past the bound (no compiled maximum,
+    or one above it: a table of 64 rows under a range compiled up to 4096), a warning when only the
+    declared range does or the max is one only `AOTI_RUNTIME_CHECK_INPUTS=1` checks; an info when the
+    check raises `RuntimeError` to the caller (a CPU check outside such a region) or asserts on CUDA,
+    as eager's own lookup does. Indices that are loaded values (an embedding lookup of user tokens)
+    are data errors, not shape errors, and are not reported.
 
     ## Why it matters
     Inputs that the package accepts by its own shape contract fail at run time: a device-side assert
@@ -205,42 +220,49 @@ class IndexExceedsConstantBound(Rule):
 
     name = "index-exceeds-constant-bound"
     code = "AOTI003"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's index check on the constant table"
 
     VALID = (
         Case("fixtures/real/llama.cpu.stripped.pt2"),             # rotary positions: no table
         Case("fixtures/embedding.cpu.stripped.pt2"),              # the index is data (token ids)
     )
     INVALID = (
+        # The check raises `RuntimeError: index out of bounds` as eager raises IndexError: an info.
         Case("fixtures/pos_embedding.cpu.stripped.pt2", {"message_key": "index-exceeds-constant-bound.unbounded",
-                                                          "severity": Severity.ERROR, "input": 0, "dim": 1}),
-        # seq compiled (and declared) for [2, 1000], a table of 512 rows: 513 is compiled for and fails.
+                                                          "severity": Severity.INFO, "input": 0, "dim": 1}),
+        # seq compiled (and declared) for [2, 1000], a table of 512 rows: 513 is compiled for and fails,
+        # with a device assert, as eager's own lookup on CUDA.
         Case("fixtures/pos_embedding_max1000.cuda.stripped.pt2", {
-            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.ERROR, "input": 0, "dim": 1}),
-        # 64 rows under Dim("seq", max=4096): seq 65 raises, with AOTI_RUNTIME_CHECK_INPUTS=1 too.
+            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.INFO, "input": 0, "dim": 1}),
+        # 64 rows under Dim("seq", max=4096): seq 65 raises, with AOTI_RUNTIME_CHECK_INPUTS=1 too, as eager.
         Case("fixtures/launches/pos64_max4096.cpu.stripped.pt2", {
-            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.ERROR, "input": 0, "dim": 1},
+            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.INFO, "input": 0, "dim": 1},
              exported="fixtures/launches/pos64_max4096.ep.pt2"),
         # One position kernel launched for the encoder's length and again for the decoder's: a finding
         # for each (the encoder's compiled for [2, 4096] by Inductor, the decoder's unbounded).
         Case("fixtures/launches/enc_dec_pos.cpu.stripped.pt2", {
-            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.ERROR, "input": 0, "dim": 1}),
+            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.INFO, "input": 0, "dim": 1}),
         Case("fixtures/launches/enc_dec_pos.cpu.stripped.pt2", {
-            "message_key": "index-exceeds-constant-bound.unbounded", "severity": Severity.ERROR, "input": 1, "dim": 1},
+            "message_key": "index-exceeds-constant-bound.unbounded", "severity": Severity.INFO, "input": 1, "dim": 1},
              exported="fixtures/launches/enc_dec_pos.ep.pt2"),
         Case("fixtures/stress/pkgs/item_arange.cpu.stripped.pt2", {
             "message_key": "index-exceeds-constant-bound.values", "input": 1}),
         # seq declared and compiled <= 512, but that max is checked only with AOTI_RUNTIME_CHECK_INPUTS=1.
         Case("fixtures/pos_embedding_capped.cpu.stripped.pt2", {
-            "message_key": "index-exceeds-constant-bound.unenforced-max", "severity": Severity.WARNING}),
+            "message_key": "index-exceeds-constant-bound.unenforced-max", "severity": Severity.INFO}),
+        # GPT-2's check runs inside an OpenMP region: seq 129 aborts the process where eager raises.
         Case("fixtures/real/gpt2.cpu.stripped.pt2", {
             "message_key": "index-exceeds-constant-bound.unenforced-max", "severity": Severity.WARNING,
             "input": 0, "dim": 1}, exported="fixtures/real/gpt2.ep.pt2"),
         # RoBERTa's position ids, cumsum(ids != pad) + pad: the index is read from buffers whose
         # values the producing kernel and cumsum bound (buffers.py), [1, seq + 1] in a 130-row table.
-        *(Case(pkg, {"message_key": "index-exceeds-constant-bound.unenforced-max", "severity": Severity.WARNING,
+        # On CPU the check aborts inside an OpenMP region (a warning: past the declared max); on CUDA
+        # it asserts as eager's own lookup does (an info).
+        *(Case(pkg, {"message_key": "index-exceeds-constant-bound.unenforced-max", "severity": severity,
                      "input": 0, "dim": 1}, exported="fixtures/stranger/roberta.ep.pt2")
-          for pkg in ("fixtures/stranger/roberta.cpu.stripped.pt2", "fixtures/stranger/cuda/roberta.cuda.stripped.pt2")),
+          for pkg, severity in (("fixtures/stranger/roberta.cpu.stripped.pt2", Severity.WARNING),
+                                ("fixtures/stranger/cuda/roberta.cuda.stripped.pt2", Severity.INFO))),
         # Indices from topk (an extern call) and from argmax (a reduction the kernel stores and reads
         # back) index a 16-row table: in [0, n - 1], past it from n = 17.
         *(Case(f"fixtures/recall/{name}.cpu.stripped.pt2", {"message_key": "index-exceeds-constant-bound.unbounded",
@@ -308,7 +330,7 @@ class IndexExceedsConstantBound(Rule):
             reaches = is_unbounded or _compiled_reaches(model, a)
             yield self.finding(
                 model, ctx, message.format(**fields), a.location,
-                severity=Severity.ERROR if reaches else Severity.WARNING,
+                outside_contract=not reaches, eager_rejects=E.eager_rejects_table(str(fields["outcome"])),
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witnesses=tuple(W.witness(model, {r: n}) for r, n in choices), fix=fix.format(**fields), chain=chain,
                 dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices),
@@ -341,7 +363,7 @@ class IndexExceedsConstantBound(Rule):
             shapes=W.witness(model, {}), symbols=names, value=value, inputs=inputs)
         return self.finding(
             model, ctx, MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location,
-            severity=Severity.ERROR, kernel=a.kernel, input=first, symbol=names,
+            eager_rejects=E.eager_rejects_table(str(fields["outcome"])), kernel=a.kernel, input=first, symbol=names,
             witness=witness, fix=FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
             key=f"extent:values:in{first}>{bound_value};kernel:{a.kernel}")
 
@@ -383,7 +405,7 @@ class UnlinkedAssertion(Rule):
 
     name = "unlinked-assertion"
     code = "AOTI008"
-    severity = Severity.WARNING
+    consequence = Consequence.SILENT
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)
     INVALID = (

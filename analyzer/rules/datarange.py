@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..query import sizes
-from ..query import witness as W
+from ..query import sizes, witness as W
 from ..core.findings import Finding, Severity
 from ..core.model import Assertion, DimRef, Model, range_text, shim_op
 from ..core.messages import CHAIN, FIXES, FRAGMENTS, HEADLINES, MESSAGES, listed
+from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from .bounds import int_text, outcome_fields, unique_assertions, where
 from .enforcement import reach_text
@@ -56,7 +56,8 @@ class IndexExceedsDynamicBound(Rule):
 
     name = "index-exceeds-dynamic-bound"
     code = "AOTI015"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's index check"
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),        # x[idx]: the index is unbounded data
@@ -159,7 +160,9 @@ class IndexExceedsDynamicBound(Rule):
         chain = (*a.chain, CHAIN["index-range-sized"].format(index_var=a.index_var or "the index", **fields))
         return self.finding(
             model, ctx, MESSAGES["index-exceeds-dynamic-bound.sized"].format(**fields), a.location,
-            severity=Severity.INFO, kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+            # eager raises IndexError on the same values (probed): the package's check is no worse
+            consequence=Consequence.ASSUMED, kernel=a.kernel, input=ref.input, dim=ref.dim,
+            symbol=W.symbol_of(model, ref),
             witness=witness, fix=FIXES["index-exceeds-dynamic-bound.sized"].format(**fields), chain=chain,
             key=f"dynbound:{W.normalize_expr(model, bound)}<={W.normalize_expr(model, extent)};kernel:{a.kernel}")
 
@@ -249,7 +252,7 @@ class DataDependentSizeCheck(Rule):
 
     name = "data-dependent-size-check"
     code = "AOTI016"
-    severity = Severity.INFO
+    consequence = Consequence.ASSUMED
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),                   # no data-dependent size

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..query import relations as R
-from ..query import witness as W
-from ..core.findings import Finding, Location, Severity
+from ..query import relations as R, witness as W
+from ..core.findings import Finding, Location
 from ..core.model import Enforcement, Evidence, Model, Relation, span
+from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from ..core.messages import CHAIN, CONTRACT_HINT, ENFORCEMENT, FIXES, MESSAGES
 
@@ -71,7 +71,8 @@ class UnenforcedDivisibility(Rule):
 
     name = "unenforced-divisibility"
     code = "AOTI014"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's size arithmetic"
     VALID = (Case("fixtures/real/gpt2.cpu.stripped.pt2", exported="fixtures/real/gpt2.ep.pt2"),
              Case("fixtures/real/resnetish.cpu.stripped.pt2"),
              # ViT's 32x32 images are static: patch 8 divides them at compile time.

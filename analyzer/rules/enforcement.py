@@ -13,13 +13,10 @@ import math
 from enum import Enum
 
 from ..expr import intervals
-from ..query import relations
-from ..query import sizes
-from ..query import witness as W
-from ..core.findings import Severity
+from ..query import relations, sizes, witness as W
 from ..core.model import Dim, DimRef, Model
 from ..core.messages import CHAIN, CONTRACT_HINT, FIXES, MESSAGES, listed
-
+from ..query.severity import Consequence, fails_like_eager
 
 # How values reach the maximum an op gives its output, in the user's terms (a witness's values).
 VALUE_REACH = {
@@ -45,6 +42,13 @@ def value_reach(a) -> tuple[str, ...]:
     """The chain step for an index an op's output bounds (`bucketize`, `topk`, `cumsum`), else ()."""
     return (CHAIN["value-reach"].format(index_var=a.index_var or "the index", reach=reach_text(a)),) \
         if a.index_ops else ()
+
+# How eager PyTorch rejects a witness the same way as the package (Rule.finding's `eager_rejects`).
+EAGER = {
+    "table": "the same lookup past the table raises `IndexError: index out of range in self`",
+    "index": "with the indexed dim empty, every index value is out of range: `IndexError`",
+    "target": "with the target empty, every index value is out of range; the package returns an empty result",
+}
 
 
 class MaxEnforcement(str, Enum):
@@ -118,17 +122,17 @@ def smallest_exceeding(model: Model, expr: str, refs: list[DimRef], limit: float
     return None
 
 
-def severity_for(model: Model, refs: list[DimRef], runtime_checks: str | None = None) -> tuple[Severity, MaxEnforcement]:
-    """Warning when every dim's max exists but only the variable checks it; error when one has none,
-    or when the deployment is declared not to set the variable (`runtime_checks == "off"`): the max
-    is then unchecked in production and the failure is its consequence. (With "on" the rules see such
-    a max as always checked: sizes.as_deployed.)"""
+def past_max_outside_contract(model: Model, refs: list[DimRef],
+                              runtime_checks: str | None = None) -> tuple[bool, MaxEnforcement]:
+    """Whether sizes past the dims' max are outside the contract (the severity policy lowers such a
+    finding to a warning): yes when every dim's max exists but only the variable checks it; no when
+    one has none, or when the deployment is declared not to set the variable (`runtime_checks ==
+    "off"`): the max is then unchecked in production and the failure is its consequence. (With "on"
+    the rules see such a max as always checked: sizes.as_deployed.)"""
     kinds = {max_enforcement(model.dim(r)) for r in refs}
     if MaxEnforcement.NONE in kinds:
-        return Severity.ERROR, MaxEnforcement.NONE
-    if runtime_checks == "off":
-        return Severity.ERROR, MaxEnforcement.ENV
-    return Severity.WARNING, MaxEnforcement.ENV
+        return False, MaxEnforcement.NONE
+    return runtime_checks != "off", MaxEnforcement.ENV
 
 
 def max_text(model: Model, ref: DimRef) -> str:
@@ -223,7 +227,7 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
     if found is None:
         return None
     ref, size = found
-    severity, _ = severity_for(model, refs, ctx.runtime_checks)
+    outside, _ = past_max_outside_contract(model, refs, ctx.runtime_checks)
     table = table_of(model, a.kernel, a.bound_value)
     assignment = {ref: size}
     fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
@@ -236,11 +240,19 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
              *value_reach(a))
     return rule.finding(
         model, ctx, MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location,
-        severity=severity, contract=False,  # severity_for already weighs the declared max
+        outside_contract=outside, contract=False,  # past_max_outside_contract weighs the declared max
+        eager_rejects=eager_rejects_table(outcome["outcome"]),
         kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
         witness=W.witness(model, assignment), fix=FIXES["index-exceeds-constant-bound.unenforced-max"].format(**fields),
         chain=chain,
         key=f"extent-unenforced:{W.normalize_expr(model, a.index_extent)}>{a.bound_value};kernel:{a.kernel}")
+
+
+def eager_rejects_table(outcome: str) -> str | None:
+    """How eager rejects an index past a constant table (the lookup Inductor checks is eager's own:
+    `IndexError: index out of range in self`), when the package's failed check ends no worse (it
+    raises, or asserts on CUDA as eager's lookup does); None where it aborts the process."""
+    return EAGER["table"] if fails_like_eager(outcome) else None
 
 
 def _exceeds(model: Model, expr: str, limit: float) -> bool:
@@ -254,6 +266,9 @@ def _exceeds(model: Model, expr: str, limit: float) -> bool:
 # cannot exceed that input's numel.
 # torchvision's nms (a custom op through the proxy executor) keeps at most one index per box.
 _COUNTING_SHIMS = ("nonzero", "masked_select", "unique", "argwhere", "torchvision.nms")
+
+
+SDPA_OP = "CPU flash attention (`_scaled_dot_product_flash_attention_for_cpu`), which divides by the length"
 
 
 def empty_extern_calls(model: Model, ref: DimRef, size: int = 0) -> list[str]:
@@ -275,6 +290,22 @@ def empty_extern_calls(model: Model, ref: DimRef, size: int = 0) -> list[str]:
                 counts[launch.kernel] = counts.get(launch.kernel, 0) + 1
                 break
     return [k if n == 1 else f"{k} (x{n})" for k, n in counts.items()]
+
+
+def sdpa_length_zero(model: Model, ref: DimRef) -> bool:
+    """Whether `ref` at 0 empties the sequence length (dim -2 of a `[B, H, L, E]` tensor) of a CPU
+    flash attention call: the kernel divides by it (SIGFPE). An empty batch or head dim does not
+    (a ViT at batch 0 runs)."""
+    dim = model.dim(ref)
+    valid = {ref: W.valid_size(dim)} if dim is not None else {}
+    for launch in model.launches:
+        if not launch.extern or "scaled_dot_product_flash_attention_for_cpu" not in launch.kernel:
+            continue
+        for shape in launch.arg_shapes:
+            if shape and len(shape) == 4 and W.evaluate_at(model, shape[2], {ref: 0}) == 0 \
+                    and W.evaluate_at(model, shape[2], valid):
+                return True
+    return False
 
 
 def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, str] | None:
@@ -304,21 +335,22 @@ def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, st
 
 
 def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
-    """(message, chain lines, severity or None) for `unenforced-lower-bound` when sizes 0..below do
-    something specific: an always-on assert rejects `below` (info), or extern calls receive an empty
-    tensor at 0. None when neither: the rule's own message stands. The witness stays `below`."""
-    from ..core.findings import Severity as S
-
+    """(message, chain lines, (consequence, op) or None) for `unenforced-lower-bound` when sizes
+    0..below do something specific: an always-on assert rejects `below` (an error, said by
+    data-dependent-size-check: no consequence of its own here), or extern calls receive an empty tensor
+    at 0 (a consequence only where the analyzer knows what the call does with it: CPU flash attention
+    divides by the length, SIGFPE). None when neither: the rule's own message stands. The witness
+    stays `below`."""
     hit = rejecting_assert(model, ref, below)
     if hit is not None:
         symbol, smin, call = hit
-        return MESSAGES["unenforced-lower-bound.rejected"].format(symbol=symbol, smin=smin, call=call, **fields), (), S.INFO
+        return (MESSAGES["unenforced-lower-bound.rejected"].format(symbol=symbol, smin=smin, call=call, **fields), (),
+                None)
     if below >= 1 and sizes.can_be_zero(model.dim(ref)):
         calls = empty_extern_calls(model, ref, 0)
         if calls:
             verb = "receives" if len(calls) == 1 and "(x" not in calls[0] else "receive"
-            sdpa = MESSAGES["unenforced-lower-bound.sdpa"] if any(
-                "scaled_dot_product_flash_attention_for_cpu" in c for c in calls) else ""
+            sdpa = MESSAGES["unenforced-lower-bound.sdpa"] if sdpa_length_zero(model, ref) else ""
             key = "unenforced-lower-bound.empty-calls" if fields.get("kernels") else "unenforced-lower-bound.empty-calls-only"
             dim_symbol = model.known_dim(ref).symbol
             check = next((message for sym, message, _ in model.zero_checks if sym == dim_symbol), None)
@@ -327,7 +359,7 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
                 calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, **fields)
             chain = (CHAIN["unenforced-lower-bound.zero"].format(zero=W.witness(model, {ref: 0}),
                                                                  calls=listed(calls), verb=verb),)
-            return message, chain, None
+            return message, chain, (Consequence.FAILS, SDPA_OP) if sdpa else None
     return None
 
 

@@ -7,6 +7,7 @@ from typing import Iterable
 from ..query import guards as G
 from ..query import witness as W
 from ..core.findings import DimWitness, Finding, Severity
+from ..query.severity import Consequence
 from ..core.messages import CHAIN, FIXES, FRAGMENTS, HEADLINES, MESSAGES, listed
 from ..core.model import Model, span
 from ..query.sizes import effective_max, effective_min
@@ -91,6 +92,11 @@ class UncheckedExportGuard(Rule):
     sizes, or export from an example that takes the general branch.
 
     """
+
+    # A size that breaks the guard runs code traced for sizes that keep it: wrong values or a wrong
+    # output shape from the package's size arithmetic, with and without AOTI_RUNTIME_CHECK_INPUTS=1.
+    consequence = Consequence.FAILS
+    op = "the package's size arithmetic (traced for sizes that keep the guard)"
 
     name = "unchecked-export-guard"
     code = "AOTI020"

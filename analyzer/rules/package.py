@@ -6,8 +6,9 @@ import re
 from typing import Iterable
 
 from ..core.capability import cc_text, parse_sm, sm_text
-from ..core.findings import Finding, Location, Severity
+from ..core.findings import Finding, Location
 from ..core.model import Model, Package, Problem, ProblemKind
+from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location
@@ -70,7 +71,8 @@ class TargetDeviceMismatch(Rule):
 
     name = "target-device-mismatch"
     code = "AOTI006"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "loading the package on the target device"
 
     VALID = (
         Case("fixtures/gather_dyn.cuda.stripped.pt2"),   # no target: nothing to compare
@@ -142,7 +144,7 @@ class NoKernelSource(Rule):
 
     name = "no-kernel-source"
     code = "AOTI007"
-    severity = Severity.INFO
+    consequence = Consequence.ASSUMED
 
     VALID = (Case("fixtures/gather_dyn.cuda.stripped.pt2"),)
     INVALID = (
@@ -194,7 +196,7 @@ class UnparsedMember(Rule):
 
     name = "unparsed-member"
     code = "AOTI009"
-    severity = Severity.WARNING
+    consequence = Consequence.SILENT
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)
     INVALID = (
@@ -254,7 +256,7 @@ class UncheckedExternCall(Rule):
 
     name = "unchecked-extern-call"
     code = "AOTI011"
-    severity = Severity.WARNING
+    consequence = Consequence.SILENT
 
     VALID = (
         Case("fixtures/stress/pkgs/scatter_add.cuda.stripped.pt2"),  # the CUDA lowering checks the index itself
@@ -285,7 +287,10 @@ class UncheckedExternCall(Rule):
                 fields.update({k: failure.pop(k) for k in ("dims", "target", "empty_test")}, witness=failure["witness"])
                 chain += (CHAIN["unchecked-extern-call.empty-target"].format(**fields),)
                 key = "unchecked-extern-call.empty-target"
+            # An index into an emptied target is out of range for eager too, which raises; the package
+            # returns an empty result: no worse (the call's error that vanishes is the finding's point).
             yield self.finding(model, ctx, MESSAGES[key].format(**fields), launch.location,
+                               eager_rejects=E.EAGER["target"] if failure else None,
                                fix=FIXES[key].format(**fields), chain=chain,
                                key=f"unchecked:{launch.kernel}:" + ",".join(f"in{i}" for i in inputs), **failure)
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..expr import intervals
-from ..query import relations, sizes
-from ..query import witness as W
+from ..query import relations, sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
 from ..core.model import DimRef, Model, span
+from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location, range_step, where
@@ -25,8 +25,8 @@ class UnenforcedLowerBound(Rule):
     ## What it does
     Finds dynamic input dimensions compiled for a minimum size of 1 or more (usually 2: `torch.export`
     specializes sizes 0 and 1 unless told otherwise) whose `check_input_N` range check runs only with
-    `AOTI_RUNTIME_CHECK_INPUTS=1`, or that nothing checks at all. One finding per input names all its
-    dimensions, the kernels whose launch arguments, assertions, reductions or divisions read them,
+    `AOTI_RUNTIME_CHECK_INPUTS=1`, or that nothing checks at all. One finding per model names all its
+    inputs' dimensions, the kernels whose launch arguments, assertions, reductions or divisions read them,
     and the extern (ATen shim) calls that receive an empty tensor at size 0. Its witnesses are the
     largest size below each minimum and 0. A dimension that must equal another one (`idx` and `src`
     of `index_add` share `m`) is reported once, at the dimension whose size the package reads. With
@@ -38,6 +38,13 @@ class UnenforcedLowerBound(Rule):
     2 (no broadcasting along it, a non-empty reduction, a valid index bound). Without the check such
     an input is not rejected; it runs through code that was specialized away from it, with results
     ranging from correct to wrong numbers to index assertions (see `empty-index-bound`).
+
+    Most models run sizes 0 and 1 exactly like eager, so this is an assumption the package does not
+    check, an info, unless a witness reaches an operation known to fail there: size 0 of the sequence
+    length that CPU flash attention (`_scaled_dot_product_flash_attention_for_cpu`) divides by kills
+    the process with SIGFPE, an error (a warning when the exported program's declared range excludes
+    0). Failures at those sizes that other rules name (an empty index bound, an empty reduction) are
+    reported by them.
 
     ## Example
     ```python
@@ -54,7 +61,7 @@ class UnenforcedLowerBound(Rule):
 
     name = "unenforced-lower-bound"
     code = "AOTI002"
-    severity = Severity.WARNING
+    consequence = Consequence.ASSUMED
 
     VALID = (Case("fixtures/gather_static.cpu.stripped.pt2"),)  # no dynamic dim
     INVALID = (
@@ -75,8 +82,9 @@ class UnenforcedLowerBound(Rule):
         # Issue 11 part 4c: batch declared [2, inf): sizes 1 and 0 are outside the contract (info).
         Case("fixtures/real/resnetish_min2.cpu.stripped.pt2", {"severity": Severity.INFO, "input": 0, "dim": 0},
              exported="fixtures/real/resnetish_min2.ep.pt2"),
-        # scores.shape[1] declared [3, inf): its witness is outside the contract, scores.shape[0]'s is not.
-        Case("fixtures/topk_index.cpu.stripped.pt2", {"severity": Severity.WARNING, "input": 0, "dim": 0},
+        # scores.shape[1] declared [3, inf): its witness is outside the contract, scores.shape[0]'s is not;
+        # neither reaches an op known to fail (an info).
+        Case("fixtures/topk_index.cpu.stripped.pt2", {"severity": Severity.INFO, "input": 0, "dim": 0},
              exported="fixtures/topk_index.ep.pt2"),
         # torch 2.6 records no range at all; check_lowerbound=False never checks the minimum.
         Case("fixtures/versions/2.6/gather_dyn.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound", "input": 0,
@@ -88,29 +96,39 @@ class UnenforcedLowerBound(Rule):
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         users = _kernels_by_symbol(model)
-        for inp in model.inputs:
-            # One finding per input, all its dims in it (issue 11 part 4b), the most severe first.
-            parts = [part for dim in inp.dims if (part := _lower_part(model, inp, dim, users)) is not None]
-            if not parts:
-                continue
-            # Dims whose every witness is outside the declared contract (issue 11 part 4c) come last.
-            parts.sort(key=lambda part: (-(part.severity or self.severity),
-                                         all(W.outside_declared(model, w) for w in part.witnesses)))
-            first = parts[0]
-            message = first.message
-            if len(parts) > 1:
-                others = MESSAGES["unenforced-lower-bound.also"].format(dims=", ".join(p.short for p in parts[1:]))
-                # The headline says "< min" once: whether the other dims share that minimum.
-                same = all(p.message.fields.get("min") == message.fields.get("min") for p in parts[1:])
-                message = Text(message + others, message.key, {**message.fields, "more_dims": len(parts) - 1,
-                                                                "more_same_min": same})
-            yield self.finding(
-                model, ctx, message, first.location, severity=max(p.severity or self.severity for p in parts),
-                input=first.ref.input, dim=first.ref.dim, symbol=first.symbol,
-                witnesses=tuple(w for p in parts for w in p.witnesses), fix=_fix(parts),
-                chain=tuple(line for p in parts for line in p.chain),
-                dims=tuple(DimWitness(p.ref.input, p.ref.dim, p.below, p.witnesses[0]) for p in parts),
-                key=";".join(p.key for p in parts))
+        # One finding per model, every dim of every input in it: what the package assumes, an info,
+        # unless a witness reaches an operation known to fail (CPU flash attention at size 0).
+        parts = [part for inp in model.inputs for dim in inp.dims
+                 if (part := _lower_part(model, inp, dim, users)) is not None]
+        if not parts:
+            return
+        # Dims with a consequence first; dims whose every witness is outside the declared contract last.
+        parts.sort(key=lambda part: (part.effect is None, all(W.outside_declared(model, w) for w in part.witnesses)))
+        first = parts[0]
+        message = first.message
+        if len(parts) > 1:
+            others = MESSAGES["unenforced-lower-bound.also"].format(dims=", ".join(p.short for p in parts[1:]))
+            # The headline says "< min" once: whether the other dims share that minimum.
+            same = all(p.message.fields.get("min") == message.fields.get("min") for p in parts[1:])
+            message = Text(message + others, message.key, {**message.fields, "more_dims": len(parts) - 1,
+                                                            "more_same_min": same})
+        witnesses = tuple(w for p in parts for w in p.witnesses)
+        effects = [p for p in parts if p.effect is not None]
+        consequence: Consequence | None = None
+        op: str | None = None
+        if effects and effects[0].effect is not None:
+            consequence, op = effects[0].effect
+        # The failing op's witnesses outside the contract: a warning. (`_contract` lowers the finding
+        # itself when every witness is outside, so that is not said twice.)
+        outside = bool(effects) and all(W.outside_declared(model, p.witnesses[0]) for p in effects) \
+            and not all(W.outside_declared(model, w) for w in witnesses)
+        yield self.finding(
+            model, ctx, message, first.location, consequence=consequence, op=op, outside_contract=outside,
+            input=first.ref.input, dim=first.ref.dim, symbol=first.symbol,
+            witnesses=witnesses, fix=_fix(parts),
+            chain=tuple(line for p in parts for line in p.chain),
+            dims=tuple(DimWitness(p.ref.input, p.ref.dim, p.below, p.witnesses[0]) for p in parts),
+            key=";".join(p.key for p in parts))
 
 
 def _fix(parts: list["_LowerPart"]) -> Text:
@@ -132,8 +150,10 @@ class _LowerPart:
     fix: Text
     location: Location
     chain: tuple[str, ...]
-    severity: Severity | None
-    witnesses: tuple[str, ...]   # below the minimum (the primary), 0, above a declared-but-not-compiled max
+    effect: tuple[Consequence, str] | None   # what a witness reaches that fails, and the op (E.lower_bound_facts)
+    # Below the minimum (the primary), 0, above a declared-but-not-compiled max; with an effect, the
+    # size that reaches it (0) first.
+    witnesses: tuple[str, ...]
     key: str
     check: str            # `x.shape[1]`, for the fix
     min: int
@@ -197,7 +217,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     chain = [range_step(model, ref, dim, symbol)]
     chain += read_by(kernels)
     # Sizes 0..below: an always-on assert that rejects them, extern calls fed empty tensors.
-    text, extra, severity = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None)
+    text, extra, effect = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None)
     # compiled-range-narrower-than-declared on the same dim is said here (issue 11 part 4b).
     declared_below, above = _declared_gap(dim)
     short = MESSAGES["unenforced-lower-bound.dim"].format(**fields)
@@ -210,10 +230,13 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     # Witnesses: the largest size below the minimum, then 0 where it reaches the kernels (extern calls
     # given an empty tensor die there: issue 10 point 4), then max+1 of a declared range above it.
     witness_sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
+    if effect is not None:  # only size 0 reaches the failing op: it leads
+        witness_sizes.remove(0)
+        witness_sizes.insert(0, 0)
     return _LowerPart(ref, symbol, text, short,
-                      fix.format(**fields), location, (*chain, *extra), severity,
+                      fix.format(**fields), location, (*chain, *extra), effect,
                       tuple(W.witness(model, {ref: size}) for size in witness_sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}",
-                      fields["check_expr"], dim.min, below)
+                      fields["check_expr"], dim.min, witness_sizes[0])
 
 
 @register
@@ -229,7 +252,9 @@ class UnenforcedDimEquality(Rule):
     ## Why it matters
     A caller that breaks the relation gets no error: kernels index the tensor with the other
     dimension's size, reading past its end (garbage values or a segmentation fault, with no message)
-    or silently ignoring part of it. No index assertion guards this.
+    or silently ignoring part of it. No index assertion guards this. Such an input is one eager
+    PyTorch rejects too (the dims must be equal), so the finding is an info: the caller's mistake,
+    which nothing in the package turns into an error.
 
     ## Example
     ```python
@@ -245,7 +270,9 @@ class UnenforcedDimEquality(Rule):
 
     name = "unenforced-dim-equality"
     code = "AOTI012"
-    severity = Severity.WARNING
+    consequence = Consequence.FAILS
+    op = "kernels indexing the input with the other dim's size"
+    eager_rejects = True    # every witness breaks the tie, which eager checks
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)  # x and idx are independent
     INVALID = (
@@ -297,15 +324,15 @@ class CompiledRangeNarrowerThanDeclared(Rule):
     below the compiled minimum and above the compiled maximum, and the kernels that read that
     dimension; a witness for each end. A compiled maximum (`torch._check(n <= 15)` in the model, or
     one Inductor chose) that nothing declares, with no exported program or one without a maximum
-    for the dimension, is reported too (an info when no range at all is declared for it: callers
-    cannot know of that maximum). Sizes below the minimum of a dimension that
+    for the dimension, is reported too (callers cannot know of that maximum). Sizes below the minimum of a dimension that
     `unenforced-lower-bound` reports are said in its finding instead, when both rules run.
 
     ## Why it matters
     Callers read the exported contract, not the generated C++: they will send sizes 0 and 1 because the
     export said they may. The package was never compiled for them, and its check that would say so runs
     only with `AOTI_RUNTIME_CHECK_INPUTS=1`; without it, an empty batch reaches kernels whose index
-    bounds become 0 (see `empty-index-bound`).
+    bounds become 0 (see `empty-index-bound`). What those sizes do is what the rules that name an
+    operation report; this finding, the gap between the two contracts, is an info.
 
     ## Example
     ```python
@@ -321,7 +348,7 @@ class CompiledRangeNarrowerThanDeclared(Rule):
 
     name = "compiled-range-narrower-than-declared"
     code = "AOTI010"
-    severity = Severity.WARNING
+    consequence = Consequence.ASSUMED
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),   # no exported program: nothing is declared
@@ -376,14 +403,13 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                 location = dim.check_location or model_location(model)
                 chain = (range_step(model, ref, dim, symbol), *read_by(kernels))
                 # Below the minimum first; an above-max-only gap has max+1. Nothing declared for the
-                # dim: its compiled max is all a caller could learn, an info.
+                # dim: its compiled max is all a caller could learn.
                 undeclared = dim.declared_min is None and dim.declared_max is None
                 key = "compiled-range-narrower-than-declared" + ("" if below else ".undeclared-max" if undeclared
                                                                  else ".above-only")
                 over = [dim.max + 1] if above and dim.max is not None else []
                 yield self.finding(
                     model, ctx, MESSAGES[key].format(**fields), location,
-                    severity=Severity.INFO if undeclared else None,
                     input=ref.input, dim=ref.dim, symbol=symbol,
                     witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *over]),
                     fix=FIXES[key].format(**fields), chain=chain,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..query import sizes
-from ..query import witness as W
+from ..query import sizes, witness as W
 from ..core.findings import Finding, Severity
 from ..core.model import ConstantRead, Model
+from ..query.severity import Consequence
 from . import Context, Rule, register
 from . import Case, enforcement as E
 from ..core.messages import CHAIN, FIXES, MESSAGES
@@ -65,7 +65,8 @@ class ReadPastConstant(Rule):
 
     name = "read-past-constant"
     code = "AOTI013"
-    severity = Severity.ERROR
+    consequence = Consequence.FAILS
+    op = "the kernel's read of the constant"
     VALID = (Case("fixtures/real/vit.cpu.stripped.pt2", exported="fixtures/real/vit.ep.pt2"),
              # GPT-2's table read is guarded by `tmp6 < 128L` (index-exceeds-constant-bound reports it).
              Case("fixtures/real/gpt2.cpu.stripped.pt2", exported="fixtures/real/gpt2.ep.pt2"))
@@ -102,9 +103,9 @@ class ReadPastConstant(Rule):
             contract = E.exceeds_declared(model, read.index_max, limit)
             if contract:
                 # The compiled or declared range itself allows it: as index-exceeds-constant-bound.
-                severity = Severity.ERROR if sizes.unbounded(model.known_dim(ref)) else Severity.WARNING
-            else:  # past the max: severity_for already weighs how it is declared and enforced
-                severity, _ = E.severity_for(model, refs, ctx.runtime_checks)
+                outside = not sizes.unbounded(model.known_dim(ref))
+            else:  # past the max: weighed by how it is declared and enforced
+                outside, _ = E.past_max_outside_contract(model, refs, ctx.runtime_checks)
             table = E.constant_label(model, read.constant)
             assignment = {ref: size}
             value = W.evaluate_at(model, read.index_max, assignment)
@@ -115,8 +116,8 @@ class ReadPastConstant(Rule):
                                   value="?" if value is None else int(value),
                                   assignment=W.assignment_text(model, assignment), numel=read.numel),)
             yield self.finding(
-                model, ctx, MESSAGES["read-past-constant"].format(**fields), read.location, severity=severity,
-                contract=contract,
+                model, ctx, MESSAGES["read-past-constant"].format(**fields), read.location,
+                outside_contract=outside, contract=contract,
                 kernel=read.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, assignment), fix=FIXES["read-past-constant"].format(**fields), chain=chain,
                 key=f"read:{read.constant}:{W.normalize_expr(model, read.index_max)}>{limit};kernel:{read.kernel}")

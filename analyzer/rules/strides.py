@@ -10,6 +10,7 @@ from ..query import witness as W
 from ..core.findings import Finding, Severity
 from ..core.messages import FIXES, FRAGMENTS, HEADLINES, MESSAGES
 from ..core.model import Enforcement, Input, Model
+from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from .bounds import model_location
 
@@ -153,7 +154,7 @@ class UncheckedInputLayout(Rule):
 
     name = "unchecked-input-layout"
     code = "AOTI019"
-    severity = Severity.INFO
+    consequence = Consequence.ASSUMED
 
     VALID = (
         # torch 2.6 records no input checks: no layout to compare with.
@@ -203,7 +204,8 @@ class UncheckedInputLayout(Rule):
         location = inputs[0].layout_location or model_location(model)
         yield self.finding(
             model, ctx, MESSAGES["unchecked-input-layout"].format(**fields), location,
-            severity=Severity.WARNING if off else Severity.INFO, contract=False,
+            # Production declared not to set the variable: wrong values, silently, not tied to one op.
+            consequence=Consequence.SILENT if off else None, contract=False,
             input=inputs[0].index, witnesses=tuple(witnesses),
             fix=FIXES["unchecked-input-layout"].format(**fields),
             key="layout:" + ",".join(f"in{inp.index}" for inp in inputs))
