@@ -197,7 +197,8 @@ class BufferRanges:
         except ValueError:
             return None
         self.own_ops[(facts.name, param)] = next(r.op for r in facts.reductions if r.op in ("argmax", "argmin"))
-        return "0", _simplify(f"({extent}) - 1")
+        # Over an empty dim the accumulator keeps its initial index 0 (CLIP at seq 0 aborts on it).
+        return "0", _simplify(f"max(0, ({extent}) - 1)")
 
     def buffer_range(self, buf: str, before: int, depth: int = 0) -> Range | None:
         """Range of the values in `buf` as launch `before` reads it, or None (unknown)."""
