@@ -190,7 +190,7 @@ def test_output_grows_with_findings_not_kernels(replicated):
     """gather_dyn's kernel copied ~50 and ~200 times: the same 3 findings, reports of one size."""
     small, large = replicated
     sizes = {}
-    for fmt in ("text", "json", "markdown"):
+    for fmt in ("text", "full", "json", "markdown"):
         for path in (small, large):
             result = CliRunner().invoke(cli, ["check", "--format", fmt, "--fail-on", "info", str(path)])
             assert result.exit_code == 1, result.output
@@ -207,5 +207,5 @@ def test_output_grows_with_findings_not_kernels(replicated):
         assert len(read_by) == messages.LIST_LIMIT + 1
         assert read_by[-1] == f"read by {kernels - messages.LIST_LIMIT} more kernels"
         assert f" and {kernels - messages.LIST_LIMIT} more" in lower["detail"]
-    text = CliRunner().invoke(cli, ["check", str(large)]).output
+    text = CliRunner().invoke(cli, ["check", "--format", "full", str(large)]).output
     assert f"also in {first['also_more']} more kernels" in text
