@@ -307,7 +307,7 @@ class Recorder:
 def test_one_analysis_renders_every_format(tmp_path: Path) -> None:
     """One `check` run writes the markdown, the SARIF and the JSON report: the same findings."""
     run = Recorder()
-    env = _env(tmp_path, INPUT_PACKAGES=f"{DYN}\n{CLEAN}", INPUT_RUNTIME_CHECKS="off")
+    env = _env(tmp_path, INPUT_PACKAGES=f"{BROKEN}\n{CLEAN}", INPUT_RUNTIME_CHECKS="off")
     assert action.gate(env, run=run) == 1
     [check] = run.aoti_lint("check")
     assert check[check.index("--runtime-checks") + 1] == "off"
@@ -370,7 +370,8 @@ def test_no_diff_for_a_package_the_base_does_not_have(tmp_path: Path, monkeypatc
     assert action.gate(env, run=run) == 0
     assert not run.aoti_lint("diff") and _outputs(tmp_path)["diff"] == ""
     # A base ref the (shallow) checkout does not have: no diff either, the gate unchanged.
-    assert action.gate({**env, "INPUT_PACKAGES": "model.pt2", "INPUT_BASE_REF": "0" * 40}, run=run) == 1
+    assert action.gate({**env, "INPUT_PACKAGES": "model.pt2", "INPUT_BASE_REF": "0" * 40, "INPUT_FAIL_ON": "info"},
+                       run=run) == 1
 
 
 def test_diff_against_a_named_base_package(tmp_path: Path) -> None:

@@ -160,9 +160,10 @@ class EmptyIndexBound(Rule):
                                                     value=int_text(value), index_var=a.index_var or "index"))
             key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"
                    f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
-            # Index values read from an input into a dim the witness empties: every value is out of
-            # range for eager too, which raises as the package does (unless the package aborts).
-            data = bool(a.index_sources) and a.index_extent is None
+            # Index values read from an input (or computed from one by an op with a known range, such as
+            # bucketize's [0, len]) into a dim the witness empties: every value is out of range for eager
+            # too, which raises as the package does (unless the package aborts).
+            data = bool(a.index_sources) and (a.index_extent is None or bool(a.index_ops))
             yield self.finding(
                 model, ctx, message.format(**fields), a.location,
                 eager_rejects=E.EAGER["index"] if data and fails_like_eager(fields["outcome"]) else None,
