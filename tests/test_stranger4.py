@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import pytest
 
-from analyzer import api
+from analyzer.app import api
 from conftest import FIXTURES
 
 HERE = FIXTURES / "stranger4"
@@ -125,7 +125,7 @@ def _probed(name: str, record: dict) -> list[tuple[int, int, int]]:
 
 
 def _witness_sizes(finding, ref: tuple[int, int]) -> set[int]:
-    from analyzer import witness as W
+    from analyzer.query import witness as W
 
     sizes = set()
     texts = list(finding.witnesses or ((finding.witness,) if finding.witness else ()))
