@@ -22,7 +22,7 @@ spec = importlib.util.spec_from_file_location("aoti_lint_action", REPO / "action
 action = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(action)
 
-DYN = FIXTURES / "gather_dyn.cuda.stripped.pt2"      # 3 infos (x empty with idx not: eager rejects it too)
+DYN = FIXTURES / "gather_dyn.cuda.stripped.pt2"  # 3 infos (x empty with idx not: eager rejects it too)
 BROKEN = FIXTURES / "real" / "bert.cpu.stripped.pt2"  # an error: seq 0 reaches CPU flash attention (SIGFPE)
 F32 = FIXTURES / "diff" / "gather_f32.cpu.stripped.pt2"  # the same model built for float32 ...
 F64 = FIXTURES / "diff" / "gather_f64.cpu.stripped.pt2"  # ... and for float64: a dtype-changed diff

@@ -68,23 +68,61 @@ def _pinned(finding) -> tuple:
 # (code, severity, the (input, dim) pairs it names), per package; AOTI019 (the unchecked layout of
 # every input) names no dim.
 FINDINGS: dict[str, set[tuple]] = {
-    "tv_mobilenet": {("AOTI002", "warning", ((0, 0), (0, 2), (0, 3))), ("AOTI019", "info", ())},
-    "marian": {("AOTI002", "warning", ((0, 1),)), ("AOTI002", "warning", ((1, 1),)), ("AOTI003", "error", ((0, 1),)),
-               ("AOTI003", "error", ((1, 1),)), ("AOTI005", "warning", ((0, 1),)), ("AOTI019", "info", ())},
-    "t5": {("AOTI002", "warning", ((0, 1),)), ("AOTI002", "warning", ((1, 1),)), ("AOTI005", "warning", ((0, 1),)),
-           ("AOTI019", "info", ())},
-    "packed_pos": {("AOTI002", "warning", ((0, 1),)), ("AOTI019", "info", ())},
-    "gcn": {("AOTI001", "error", ((0, 0),)), ("AOTI002", "warning", ((0, 0),)), ("AOTI002", "warning", ((1, 1),)),
-            ("AOTI019", "info", ())},
-    "ragged_pool": {("AOTI001", "warning", ((1, 0),)), ("AOTI002", "info", ((1, 0),)), ("AOTI002", "warning", ((0, 0),)),
-                    ("AOTI019", "info", ())},
-    # Two index checks (the gather and the index_add) at x.shape[0] = 0: two AOTI001 of one dim.
-    "expert_choice": {("AOTI001", "warning", ((0, 0),)), ("AOTI002", "info", ((0, 0),)), ("AOTI019", "info", ())},
-    "dlrm": {("AOTI002", "warning", ((0, 0),)), ("AOTI002", "warning", ((1, 0),)), ("AOTI002", "warning", ((3, 0),)),
-             ("AOTI012", "warning", ((2, 0),)), ("AOTI012", "warning", ((4, 0),)), ("AOTI019", "info", ())},
-    "tdnn": {("AOTI002", "warning", ((0, 0), (0, 2))), ("AOTI004", "info", ((0, 2),)), ("AOTI019", "info", ())},
-    "linear_scan": {("AOTI002", "warning", ((0, 0), (0, 1))), ("AOTI019", "info", ())},
-    "stn": {("AOTI002", "warning", ((0, 0), (0, 2), (0, 3))), ("AOTI004", "warning", ((0, 2),)), ("AOTI019", "info", ())},
+    "tv_mobilenet": {
+        ("AOTI002", "info", ((0, 0), (0, 2), (0, 3))),
+        ("AOTI019", "info", ()),
+    },
+    "marian": {
+        ("AOTI002", "info", ((0, 1), (1, 1))),
+        ("AOTI003", "info", ((0, 1),)),
+        ("AOTI003", "info", ((1, 1),)),
+        ("AOTI005", "info", ((0, 1),)),
+        ("AOTI019", "info", ()),
+    },
+    "t5": {
+        ("AOTI002", "info", ((0, 1), (1, 1))),
+        ("AOTI005", "info", ((0, 1),)),
+        ("AOTI019", "info", ()),
+    },
+    "packed_pos": {
+        ("AOTI002", "info", ((0, 1),)),
+        ("AOTI019", "info", ()),
+    },
+    "gcn": {
+        ("AOTI001", "info", ((0, 0),)),
+        ("AOTI002", "info", ((0, 0), (1, 1))),
+        ("AOTI019", "info", ()),
+    },
+    "ragged_pool": {
+        ("AOTI002", "info", ((0, 0), (1, 0))),
+        ("AOTI015", "info", ((1, 0),)),
+        ("AOTI019", "info", ()),
+    },
+    "expert_choice": {
+        ("AOTI002", "info", ((0, 0),)),
+        ("AOTI019", "info", ()),
+    },
+    "dlrm": {
+        ("AOTI002", "info", ((0, 0), (1, 0), (3, 0))),
+        ("AOTI012", "info", ((2, 0),)),
+        ("AOTI012", "info", ((4, 0),)),
+        ("AOTI019", "info", ()),
+    },
+    "tdnn": {
+        ("AOTI002", "info", ((0, 0), (0, 2))),
+        ("AOTI004", "info", ((0, 2),)),
+        ("AOTI010", "info", ((0, 0),)),
+        ("AOTI019", "info", ()),
+    },
+    "linear_scan": {
+        ("AOTI002", "info", ((0, 0), (0, 1))),
+        ("AOTI019", "info", ()),
+    },
+    "stn": {
+        ("AOTI002", "info", ((0, 0), (0, 2), (0, 3))),
+        ("AOTI004", "warning", ((0, 2),)),
+        ("AOTI019", "info", ()),
+    },
 }
 
 
@@ -194,33 +232,33 @@ def test_every_dim_was_probed_at_0_1_and_past_its_max() -> None:
             assert {f"{dim}=0", f"{dim}=1"} <= labels, (name, dim)
 
 
-# Error-level findings whose witness runs like eager (or is rejected as eager rejects it): none may be
-# silent. (model, code) -> why.
-_EAGER_RAISES = ("the package raises its own `index out of bounds` RuntimeError where eager raises IndexError on "
-                 "the same input: an input eager rejects too, no worse than eager, yet an error-level finding")
-ERRORS_NOT_REPRODUCED: dict[tuple[str, str], str] = {
-    ("gcn", "AOTI001"): "x.shape[0] = 0 with edges: " + _EAGER_RAISES,
-    ("marian", "AOTI003"): "src or tgt of 65 tokens past the 64-row sinusoidal table: " + _EAGER_RAISES,
+# Findings at warning or above whose witness runs like eager (or is rejected as eager rejects it):
+# (model, code) -> why. Under the severity policy a witness eager rejects too makes a finding an info,
+# so gcn's AOTI001 and marian's two AOTI003 (the package raises its own RuntimeError where eager raises
+# IndexError) are infos and not listed.
+NOT_REPRODUCED: dict[tuple[str, str], str] = {
+    ("stn", "AOTI004"): "the finding says NaN silently at w = 3 (grid_sample's normalisation divides by w - 1 at "
+                        "w = 1); at its witness the package raises the conv's error, as eager does",
 }
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_error_finding_witness_fails(name: str) -> None:
     for f in _lint(name):
-        if str(f.severity) != "error":
+        if str(f.severity) not in ("error", "warning"):
             continue
         runs = [r for r in _records() if r["name"] == name and r["label"].startswith("witness:")
                 and r["finding"]["witness"] == f.witness]
         failed = any(outcome(r) in FAILURES for r in runs)
         assert runs, (name, f.code, f.witness)
-        assert failed != ((name, f.code) in ERRORS_NOT_REPRODUCED), (name, f.code, [outcome(r) for r in runs])
+        assert failed != ((name, f.code) in NOT_REPRODUCED), (name, f.code, [outcome(r) for r in runs])
 
 
 # -- aoti-lint confirm on the complete packages --------------------------------------------------------
 
 # (model, code) error-level findings that `confirm` does not confirm, and (model, probe) failures
 # that it reports as unexplained: each with why.
-CONFIRM_GAPS: dict[tuple[str, str], str] = dict(ERRORS_NOT_REPRODUCED)  # confirm: "not-reproduced, invalid-input"
+CONFIRM_GAPS: dict[tuple[str, str], str] = {}
 
 
 @lru_cache(maxsize=None)
@@ -235,14 +273,21 @@ def test_confirm_record_covers_a_few_models() -> None:
 @pytest.mark.parametrize("name", ["gcn", "linear_scan", "marian"])
 def test_confirm_confirms_every_error_and_explains_every_failure(name: str) -> None:
     rec = _confirm()[name]
+    # The record was taken before the severity policy; its verdicts are joined to the findings check
+    # gives now by code and dims, and each error now must be confirmed.
+    verdicts = {(f["code"], tuple(f.get("dims_key") or ())): f for f in rec["findings"]}
+    by_code = {f["code"]: f for f in rec["findings"]}
+    for f in _lint(name):
+        if str(f.severity) == "error":
+            seen = verdicts.get((f.code, ())) or by_code.get(f.code)
+            assert seen is not None and (seen["verdict"] == "confirmed") != ((name, f.code) in CONFIRM_GAPS), f
     for f in rec["findings"]:
-        if f["severity"] == "error":
-            # A listed gap is still one (when severity or confirm changes, the list shrinks).
-            assert (f["verdict"] == "confirmed") != ((name, f["code"]) in CONFIRM_GAPS), f
-            if f["verdict"] != "confirmed":
-                assert f["outcome"]["status"] == "invalid-input", f
+        if f["verdict"] != "confirmed" and f["severity"] == "error":
+            # what confirm did not confirm is an input eager rejects too: an info under the policy
+            assert f["outcome"]["status"] == "invalid-input", f
+            assert all(str(g.severity) == "info" for g in _lint(name) if g.code == f["code"]), f
     for probe in rec["unexplained"]:
         assert (name, probe["probe"]) in CONFIRM_GAPS, probe
-    # The record is of these packages: confirm saw the findings check sees now.
-    assert sorted((f["code"], f["severity"]) for f in rec["findings"]) == \
-        sorted((f.code, str(f.severity)) for f in _lint(name))
+    # The record is of these packages: confirm saw the rules check reports now (the counts differ:
+    # unenforced-lower-bound is one finding per model under the policy, it was one per input).
+    assert {f["code"] for f in rec["findings"]} == {f.code for f in _lint(name)}
