@@ -49,7 +49,7 @@ def test_merged_report_equals_one_check_of_every_package(client, tmp_path: Path)
     paths = [str(FIXTURES / name) for name in PACKAGES]
     result = registry.check_registry(client, paths, tmp_path / "reports", shard_size=2)
     assert len(result.shards) == 3 and not result.failed
-    assert result.exit_code == 1  # gather_dyn has an error
+    assert result.exit_code == 0  # gather_dyn's findings are infos (eager rejects its witness too)
     merged = json.loads(Path(result.report).read_text())
     assert merged == _direct(paths, "json")
 
