@@ -23,7 +23,7 @@ def run(*args: str):
 def test_also_output_writes_each_format_as_check_would(tmp_path: Path) -> None:
     sarif, md = tmp_path / "out.sarif", tmp_path / "out.md"
     both = run("check", DYN, "--format", "json", "--also-output", f"sarif={sarif}", "--also-output", f"markdown={md}",
-               "--runtime-checks", "off")
+               "--runtime-checks", "off", "--fail-on", "warning")
     assert both.exit_code == 1, both.output
     for fmt, path in (("sarif", sarif), ("markdown", md)):
         alone = run("check", DYN, "--format", fmt, "--runtime-checks", "off")

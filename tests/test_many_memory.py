@@ -11,6 +11,7 @@ import pytest
 
 from analyzer.app import api, many
 from analyzer.read import archive
+from analyzer.core import budget as core_budget
 
 from conftest import SHARED_PT2
 
@@ -55,7 +56,7 @@ def test_jobs_under_a_tight_memory_limit_give_the_serial_results() -> None:
     paths = [str(p) for p in PACKAGES]
     # Tight for this process as it is now (forked workers start at its size, a test run's process
     # holds hundreds of MB): room for one worker and one package, not for two.
-    budget = max(archive.MIN_MEMORY, archive.rss_bytes() + 300 * 2**20)
+    budget = max(core_budget.MIN_MEMORY, core_budget.rss_bytes() + 300 * 2**20)
     options = api.Options(limits=archive.Limits(max_memory=budget))
     serial = api.lint(paths, options, jobs=1, keep_going=True)
     parallel = api.lint(paths, options, jobs=2, keep_going=True)
