@@ -43,7 +43,7 @@ def test_rdjson() -> None:
 
 
 def test_gitlab_code_quality() -> None:
-    # The same package named twice is checked once (issue 11 part 5); fingerprints are unique.
+    # The same package named twice is checked once; fingerprints are unique.
     result = run("--format", "gitlab", DYN, DYN)
     issues = json.loads(result.stdout)
     assert len(issues) == 2

@@ -1,4 +1,4 @@
-"""Derived dims (issue 16): the relations `analyzer.query.relations` reads from real packages and their
+"""Derived dims: the relations `analyzer.query.relations` reads from real packages and their
 exported programs, AOTI014's witnesses matched to their run-time records
 (fixtures/real/runtime.derived.json, written by fixtures/real/probe_derived.py through
 `aoti_load_package`), healthy multiples, AOTI002's witness, and the contract guard."""
@@ -184,7 +184,7 @@ def test_healthy_multiples_match_eager(name):
 
 @pytest.mark.parametrize("name", sorted(DERIVED))
 def test_lower_bound_witness_is_a_multiple(name):
-    """AOTI002's witness fails for its size, never only for breaking the multiple (issue 16: not 79)."""
+    """AOTI002's witness fails for its size, never only for breaking the multiple (not 79)."""
     for f in _load(name)[1]:
         if f.code == "AOTI002" and f.dim in DERIVED[name]:
             ((_, shape),) = W.parse_witness(f.witness)

@@ -1,4 +1,4 @@
-"""Headlines first, details after (issue 11 part 3), on real packages: every finding's message is a
+"""Headlines first, details after, on real packages: every finding's message is a
 headline of at most 100 characters in the user's names (no compiler name when the exported program
 gives names), `--format concise` lines stay within 160 characters, findings come by severity, and a
 fix repeated within a package is printed once."""
@@ -175,7 +175,7 @@ def test_json_message_is_the_headline_and_detail_the_explanation():
         assert len(res["message"]["text"]) <= LIMIT and res["properties"]["detail"] in res["message"]["markdown"]
 
 
-# --- markdown for a pull-request comment (issue 11 part 7) -------------------------------------------
+# --- markdown for a pull-request comment -------------------------------------------
 
 def _markdown_rows(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("| ") and not line.startswith(("| severity", "| ---"))]

@@ -62,7 +62,7 @@ def _sizes(finding, dim: int) -> list[int]:
     return [dict(enumerate(W.parse_witness(w)))[finding.input][1][dim] for w in finding.witnesses]
 
 
-# -- issue 10 point 1: a declared max that only AOTI_RUNTIME_CHECK_INPUTS=1 enforces ----------------
+# -- a declared max that only AOTI_RUNTIME_CHECK_INPUTS=1 enforces ----------------
 
 def test_gpt2_position_table_max_enforced_only_by_the_variable():
     found = _by_rule("gpt2", "index-exceeds-constant-bound")
@@ -88,7 +88,7 @@ def test_gpt2_witness_aborts_and_the_variable_rejects_it():
     assert normal["aoti"]["ok"] and normal["aoti"]["matches_eager"]
 
 
-# -- issue 10 point 2: read-past-constant --------------------------------------------------------------
+# -- read-past-constant --------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["bert", "distilbert"])
 def test_position_ids_buffer_read_past_its_end(name):
@@ -106,7 +106,7 @@ def test_no_table_findings_on_packages_without_such_a_path(name):
     assert not [f for f in _lint(name) if f.rule in ("read-past-constant", "index-exceeds-constant-bound")]
 
 
-# -- issue 10 point 3: unchecked-extern-call names the input dim that empties its target ------------
+# -- unchecked-extern-call names the input dim that empties its target ------------
 
 @pytest.mark.parametrize("name, dims", [("scatter_reduce", {(0, 0)}), ("index_put", {(0, 0)})])
 def test_unchecked_extern_call_gets_input_dim_and_witness(name, dims):
@@ -115,7 +115,7 @@ def test_unchecked_extern_call_gets_input_dim_and_witness(name, dims):
     shapes = dict(W.parse_witness(f.witness))
     assert shapes["x"][0] == 0 and all(s[0] > 0 for n, s in shapes.items() if n != "x"), f.witness
     assert any("is empty" in line for line in f.chain), f.chain
-    # The message names them too (issue 10 point 3).
+    # The message names them too.
     assert f.message_key == "unchecked-extern-call.empty-target" and "x.shape[0] (input 0 dim 0)" in f.detail
     assert f.witness in f.detail and "x.shape[0] == 0" in f.fix
     if name == "index_put":
@@ -128,7 +128,7 @@ def test_emptied_target_returns_silently_where_eager_raises(name, label):
     assert record["aoti"]["ok"] and not record["eager"]["ok"], record
 
 
-# -- issue 10 point 4: unenforced-lower-bound names the shim calls fed an empty tensor at 0 ---------
+# -- unenforced-lower-bound names the shim calls fed an empty tensor at 0 ---------
 
 @pytest.mark.parametrize("name", ["bert", "distilbert", "llama"])
 def test_lower_bound_names_extern_calls_empty_at_zero(name):
@@ -151,7 +151,7 @@ def test_size_zero_kills_the_process(name):
     assert _record(name, seq=1)["aoti"]["ok"]
 
 
-# -- issue 10 point 5: an always-on runtime assert rejects sizes below the minimum ------------------
+# -- an always-on runtime assert rejects sizes below the minimum ------------------
 
 def test_always_on_assert_is_named_instead_of_unchecked():
     (f,) = [f for f in _by_rule("nonzero_size", "unenforced-lower-bound") if (f.input, f.dim) == (0, 0)]
@@ -161,7 +161,7 @@ def test_always_on_assert_is_named_instead_of_unchecked():
     assert not record["aoti"]["ok"] and "Expected u0 >= 2 but received 1" in record["aoti"]["error"], record
 
 
-# -- issue 16: derived dims -----------------------------------------------------------------------------
+# -- derived dims -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, dim, n, size", [("wav2vec2_fe", 1, 20, 81), ("pairs", 0, 2, 5),
                                                 ("patch_embed", 2, 8, 17), ("patch_embed", 3, 8, 17)])
@@ -205,7 +205,7 @@ def test_compiled_max_below_declared_is_reported():
 
 
 def test_compiled_max_below_declared_max_only():
-    """Issue 16 part 3: batch declared [2, inf) and compiled [2, 15]: only sizes above 15 are in the
+    """Batch declared [2, inf) and compiled [2, 15]: only sizes above 15 are in the
     contract but not compiled for; 16 runs by default and is rejected with the variable."""
     (f,) = _by_rule("resnetish_min2", "compiled-range-narrower-than-declared")
     assert (f.code, f.input, f.dim, f.message_key) == ("AOTI010", 0, 0, "compiled-range-narrower-than-declared.above-only")
@@ -223,7 +223,7 @@ def test_compiled_max_below_declared_max_only():
 
 
 def test_lower_and_declared_ranges_merged_per_input():
-    """Issue 11 part 4b: one unenforced-lower-bound per input; compiled-range-narrower-than-declared
+    """One unenforced-lower-bound per input; compiled-range-narrower-than-declared
     only on sizes it does not cover."""
     for pkg in sorted(REAL.glob("*.cpu.stripped.pt2")):
         name = pkg.name.split(".")[0]
@@ -351,7 +351,7 @@ def test_healthy_inputs_still_pass(name):
 
 
 def test_declared_range_alone_names_both_ends():
-    """Issue 16 part 3: run alone (AOTI002 not selected), compiled-range-narrower-than-declared on
+    """Run alone (AOTI002 not selected), compiled-range-narrower-than-declared on
     resnetish's batch (declared [0, inf), compiled [2, 15]) has a witness at each end: 0, 1 and 16,
     each of which runs by default."""
     (f,) = _lint("resnetish", ("compiled-range-narrower-than-declared",))

@@ -293,7 +293,7 @@ def test_extent_max_equal_to_bound_is_clean_when_always_checked():
 
 
 def test_extent_max_equal_to_bound_checked_only_with_the_variable_is_warning():
-    """Issue 10 point 1 (GPT-2's 128-row position table): nothing stops 513 by default."""
+    """GPT-2's 128-row position table: nothing stops 513 by default."""
     for model in (_pos_model(seq_max=512), _pos_model(seq_max=400, declared_max=1000)):
         (f,) = _run(model, "index-exceeds-constant-bound")
         assert f.severity == Severity.WARNING and f.witness == "arg1_1.shape = (3, 513, 16)", f
@@ -751,7 +751,7 @@ def test_declared_min_at_compiled_min_is_quiet():
 
 
 def test_declared_range_merged_into_lower_bound():
-    """Issue 11 part 4b: with both rules, the declared-but-not-compiled sizes below the minimum are said by
+    """With both rules, the declared-but-not-compiled sizes below the minimum are said by
     unenforced-lower-bound (one finding per input); run alone, compiled-range-narrower-than-declared
     still says them (test_declared_zero_min_but_compiled_for_two)."""
     from analyzer.app import api as _api
@@ -779,7 +779,7 @@ def test_lower_bound_one_finding_per_model():
     assert first.message_fields["more_dims"] == 2 and first.message.startswith("input 0 dim 0 (and 2 more dims) < 2")
 
 
-# --- issue 11 part 4c: witnesses outside the declared contract ---------------------------------------
+# --- witnesses outside the declared contract ---------------------------------------
 
 def _with_exported(name: str, code: str) -> list:
     from analyzer.app import api as _api

@@ -208,7 +208,7 @@ class Rule:
 
 def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity: Severity,
               chain: tuple[str, ...]) -> tuple[str, Severity, tuple[str, ...]]:
-    """Witnesses outside the exported program's declared range (issue 11 part 4c). When every witness
+    """Witnesses outside the exported program's declared range. When every witness
     is, the finding is said to be outside the contract and drops one severity (error -> warning,
     warning -> info): the package still does not enforce it, but the caller promised not to send it.
     When only some are, a chain line says which."""

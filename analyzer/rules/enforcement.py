@@ -203,7 +203,7 @@ FIXES["index-exceeds-constant-bound.unenforced-max"] = (
     "reject `{check_expr} > {limit}` before calling the model" + CONTRACT_HINT)
 MESSAGES["compiled-range-narrower-than-declared.above"] = " and every size above {max}"
 CHAIN["unenforced-lower-bound.zero"] = "at size 0 ({zero}): {calls} {verb} an empty tensor"
-# Issue 10 point 3: the message names the input dims and the witness too.
+# The message names the input dims and the witness too: the user needs both to act on it.
 MESSAGES["unchecked-extern-call.empty-target"] = (
     "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK and fails unseen when {dims} is 0 (e.g. {witness}): "
     "its target {target} is then empty and every index is out of range, but the error it returns is discarded "

@@ -266,7 +266,8 @@ class UncheckedExternCall(Rule):
         # `aoti_torch_cpu_scatter_reduce_two_out(...)` with its error code discarded.
         Case("fixtures/stress/pkgs/scatter_add.cpu.stripped.pt2", {"message_key": "unchecked-extern-call.empty-target",
                                                                     "fix_key": "unchecked-extern-call.empty-target"}),
-        # index_put with h = 0 (or w = 0) empties the target: the finding names the dim (issue 10 point 3).
+        # index_put with h = 0 (or w = 0) empties the target: the finding names the dim (the
+        # user's fix is about that dim, not the shim).
         Case("fixtures/real/index_put.cpu.stripped.pt2", {"message_key": "unchecked-extern-call.empty-target",
                                                           "fix_key": "unchecked-extern-call.empty-target", "input": 0,
                                                           "dim": 0}, exported="fixtures/real/index_put.ep.pt2"),

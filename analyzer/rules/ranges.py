@@ -69,17 +69,17 @@ class UnenforcedLowerBound(Rule):
                                                        "fix_key": "unenforced-lower-bound"}),
         # No generated kernel reads n: the ATen shim `index_Tensor` gets the empty tensor.
         Case("fixtures/stress/pkgs/bool_mask.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.empty-calls-only"}),
-        # Issue 10 point 4: seq = 0 feeds an empty tensor to CPU flash attention (SIGFPE).
+        # seq = 0 feeds an empty tensor to CPU flash attention (SIGFPE).
         Case("fixtures/real/bert.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.empty-calls", "input": 0,
                                                      "dim": 1}, exported="fixtures/real/bert.ep.pt2"),
         # BLOOM: run_impl checks seq != 0 before dividing by it (`Integer floor division by zero`).
         Case("fixtures/stranger3/bloom.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.empty-calls",
                                                            "input": 0, "dim": 1}, exported="fixtures/stranger3/bloom.ep.pt2"),
-        # Issue 10 point 5: `Expected u0 >= 2` in run_impl rejects n = 1 at every call.
+        # `Expected u0 >= 2` in run_impl rejects n = 1 at every call.
         Case("fixtures/real/nonzero_size.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.rejected",
                                                              "severity": Severity.INFO, "input": 0, "dim": 0}),
         Case("fixtures/pos_embedding.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound"}),
-        # Issue 11 part 4c: batch declared [2, inf): sizes 1 and 0 are outside the contract (info).
+        # Batch declared [2, inf): sizes 1 and 0 are outside the contract (info).
         Case("fixtures/real/resnetish_min2.cpu.stripped.pt2", {"severity": Severity.INFO, "input": 0, "dim": 0},
              exported="fixtures/real/resnetish_min2.ep.pt2"),
         # scores.shape[1] declared [3, inf): its witness is outside the contract, scores.shape[0]'s is not;
@@ -218,7 +218,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     chain += read_by(kernels)
     # Sizes 0..below: an always-on assert that rejects them, extern calls fed empty tensors.
     text, extra, effect = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None)
-    # compiled-range-narrower-than-declared on the same dim is said here (issue 11 part 4b).
+    # compiled-range-narrower-than-declared on the same dim is said here (one finding per dim).
     declared_below, above = _declared_gap(dim)
     short = MESSAGES["unenforced-lower-bound.dim"].format(**fields)
     if declared_below:
@@ -228,7 +228,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
         # Led by another dim, this dim's gap is said in its own words too (not only by a witness).
         short = MESSAGES["unenforced-lower-bound.dim-declared"].format(**fields, **declared)
     # Witnesses: the largest size below the minimum, then 0 where it reaches the kernels (extern calls
-    # given an empty tensor die there: issue 10 point 4), then max+1 of a declared range above it.
+    # given an empty tensor die there), then max+1 of a declared range above it.
     witness_sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
     if effect is not None:  # only size 0 reaches the failing op: it leads
         witness_sizes.remove(0)
@@ -364,7 +364,7 @@ class CompiledRangeNarrowerThanDeclared(Rule):
         Case("fixtures/real/resnetish.cpu.stripped.pt2", {"message_key": "compiled-range-narrower-than-declared",
                                                           "input": 0, "dim": 0},
              exported="fixtures/real/resnetish.ep.pt2"),
-        # batch declared [2, inf), compiled [2, 15]: only the sizes above 15 (issue 16 part 3).
+        # batch declared [2, inf), compiled [2, 15]: the finding is about the sizes above 15 only.
         Case("fixtures/real/resnetish_min2.cpu.stripped.pt2",
              {"message_key": "compiled-range-narrower-than-declared.above-only", "input": 0, "dim": 0},
              exported="fixtures/real/resnetish_min2.ep.pt2"),
