@@ -163,6 +163,17 @@ def test_no_torch_is_one_line_and_exit_2(tmp_path) -> None:
     assert "needs torch" in result.output and "aoti-lint[confirm]" in result.output
 
 
+def test_torch_that_does_not_import_says_why(tmp_path) -> None:
+    # e.g. a timeit.py in the working folder shadows the standard library's while torch imports
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'ImportError: cannot import name api from analyzer\x1b[31m' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    result = CliRunner().invoke(cli, ["confirm", "--python", str(fake), str(FIXTURES / "gather_dyn.cpu.stripped.pt2")])
+    assert result.exit_code == 2 and "could not import torch" in result.output
+    assert "cannot import name api" in result.output and "\x1b" not in result.output
+    assert "pip install" not in result.output
+
+
 def test_check_never_runs_anything(monkeypatch) -> None:
     """`check` and the other static commands do not import the probe runner or torch."""
     import subprocess

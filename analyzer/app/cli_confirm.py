@@ -23,8 +23,14 @@ def _torch_here(python: str) -> dict[str, bool]:
                             "'cuda': bool(torch.cuda.is_available())}))"], capture_output=True, text=True,
                            timeout=300, stdin=subprocess.DEVNULL)
     if probe.returncode != 0:
-        raise LintError("confirm runs the package and needs torch: pip install 'aoti-lint[confirm]' "
-                        "(torch, with the build for the package's device)")
+        lines = probe.stderr.strip().splitlines()
+        last = lines[-1] if lines else ""
+        if "No module named" in last and "torch" in last or not last:
+            raise LintError("confirm runs the package and needs torch: pip install 'aoti-lint[confirm]' "
+                            "(torch, with the build for the package's device)")
+        # torch is there but does not import (a local module shadowing the standard library, a
+        # broken build): the user needs its own error, not an install hint.
+        raise LintError(f"confirm could not import torch with {t(python)}: {t(last)}")
     answer = json.loads(probe.stdout.strip().splitlines()[-1])
     return {k: bool(v) for k, v in answer.items()}
 
