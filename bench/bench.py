@@ -150,29 +150,9 @@ def build(src: Path, mb: float, weights_gb: float, assert_every: int, workdir: P
         first_decl = next((d.group(0) for d in decls.values() if d is not None), None)
         if first_decl is not None:
             text = text.replace(first_decl, first_decl + "".join(new_decls), 1)
-        root = wrapper_name.split("/", 1)[0]
-        tmp = path.with_suffix(".tmp")
-        cpp = 0
-        # Level 1: the weights are zeros and the C++ compresses well at any level.
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
-            for name in names:
-                data = text.encode() if name == wrapper_name else zin.read(name)
-                if name.endswith(".cpp"):
-                    cpp += len(data)
-                if not name.endswith((".so", ".cubin")):
-                    zout.writestr(name, data)
-            if weights_gb > 0:
-                chunk = bytes(1 << 24)
-                left = int(weights_gb * 2**30)
-                with zout.open(f"{root}/data/weights/weight_0", "w", force_zip64=True) as fh:
-                    while left > 0:
-                        fh.write(chunk[:min(left, len(chunk))])
-                        left -= len(chunk)
-    meta = {"kernels": len(helpers) + i, "asserting": len(asserting) + n_assert,
-            "wrapper_mb": len(text) / 2**20, "cpp_mb": cpp / 2**20}
-    tmp.rename(path)
-    meta_path.write_text(json.dumps(meta))
-    return Built(path, **meta)
+        return _write(zin, path, {wrapper_name: text.encode()}, weights_gb,
+                      {"kernels": len(helpers) + i, "asserting": len(asserting) + n_assert,
+                       "wrapper_mb": len(text) / 2**20})
 
 
 def _build_cpu(zin: zipfile.ZipFile, path: Path, mb: float, weights_gb: float, assert_every: int) -> Built:
@@ -220,6 +200,7 @@ def _write(zin: zipfile.ZipFile, path: Path, replaced: dict[str, bytes], weights
     root = next(iter(replaced)).split("/", 1)[0]
     tmp = path.with_suffix(".tmp")
     cpp = 0
+    # Level 1: the weights are zeros and the C++ compresses well at any level.
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
         for name in zin.namelist():
             data = replaced.get(name) or zin.read(name)
