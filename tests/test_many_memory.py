@@ -28,6 +28,20 @@ def test_package_need_is_three_times_its_largest_text_member_plus_100_mb(tmp_pat
     assert archive.text_bytes_hint(tmp_path / "broken.pt2") == 0
 
 
+def test_the_hint_reads_a_hostile_package_through_the_bounded_reader(tmp_path: Path) -> None:
+    """The parent process schedules with the hint: a package over the member-count limit or an
+    overlap bomb gives no hint (0) instead of a central directory read in full or sizes it lies about."""
+    import hostile
+
+    many_members = hostile._too_many_members(tmp_path)
+    bomb = hostile._overlap_bomb(tmp_path, members=4, mib=1)
+    with zipfile.ZipFile(bomb) as zf:
+        assert max(i.file_size for i in zf.infolist() if i.filename.endswith(".cpp")) >= 2**20  # zipfile believes it
+    assert archive.text_bytes_hint(many_members) == 0
+    assert archive.text_bytes_hint(bomb) == 0
+    assert many.package_need(many.Target(str(bomb))) == 100 * 2**20
+
+
 def test_admits_within_the_budget_only() -> None:
     assert many.admits(100, 50, 150) and not many.admits(101, 50, 150)
 

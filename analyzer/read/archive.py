@@ -699,10 +699,16 @@ def text_bytes_hint(path: str | os.PathLike[str]) -> int:
     """The inflated size of the largest C++ member a package's zip directory declares (0 for a
     folder or anything unreadable): what a check of it will hold, before it is opened. A hint for
     scheduling only (the declared size may lie; reading still enforces the limits)."""
-    try:
-        if not os.path.isfile(path):
-            return 0
-        with zipfile.ZipFile(path) as zf:
-            return max((i.file_size for i in zf.infolist() if i.filename.endswith(".cpp")), default=0)
-    except (OSError, ValueError, zipfile.BadZipFile, RuntimeError, EOFError):
+    if not os.path.isfile(path):
         return 0
+    limits = Limits()
+    # Through the bounded reader: the parent schedules with this, and a hostile central directory
+    # (millions of records) must cost it the pre-count, not one ZipInfo per record.
+    try:
+        source = _ZipSource(os.fspath(path), "package", limits, Deadline(limits.timeout_s))
+    except ArchiveError:
+        return 0
+    try:
+        return max((i.file_size for n, i in source.entries.items() if n.endswith(".cpp")), default=0)
+    finally:
+        source.close()
