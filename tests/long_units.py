@@ -16,7 +16,7 @@ CEILINGS = {
     "analyzer.parse.kernels:_cpp_kernel@def": 66,
     "analyzer.parse.kernels:triton_facts@def": 84,
     "analyzer.parse.ts": 724,
-    "analyzer.read.archive": 708,
+    "analyzer.read.archive": 704,
     "analyzer.read.exported": 644,
     "analyzer.read.layout:account@def": 66,
     "analyzer.report.inspect:render_text@def": 81,

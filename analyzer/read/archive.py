@@ -30,14 +30,7 @@ from ..core.budget import (
 )
 
 __all__ = [
-    "Archive",
-    "NoModelError",
-    "Limits",
-    "ModelMembers",
-    "Package",
-    "open_archive",
-    "open_package",
-    "BINARY_SUFFIXES",
+    "Archive", "NoModelError", "Limits", "ModelMembers", "Package", "open_archive", "open_package", "BINARY_SUFFIXES",
 ]
 
 AOTI_DIR = ("data", "aotinductor")
@@ -701,11 +694,8 @@ def text_bytes_hint(path: str | os.PathLike[str]) -> int:
     scheduling only (the declared size may lie; reading still enforces the limits)."""
     if not os.path.isfile(path):
         return 0
-    limits = Limits()
-    # Through the bounded reader: the parent schedules with this, and a hostile central directory
-    # (millions of records) must cost it the pre-count, not one ZipInfo per record.
-    try:
-        source = _ZipSource(os.fspath(path), "package", limits, Deadline(limits.timeout_s))
+    try:  # the bounded reader: a hostile central directory costs the parent its pre-count only
+        source = _ZipSource(os.fspath(path), "package", Limits(), Deadline(Limits().timeout_s))
     except ArchiveError:
         return 0
     try:
