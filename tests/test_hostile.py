@@ -343,7 +343,7 @@ def test_hostile_pyproject(name: str, tmp_path: Path, monkeypatch: pytest.Monkey
 def test_internal_error_is_one_line_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug (any unexpected exception) is exit 2 with one line naming the package and member, never
     exit 1 (which a gate reads as findings); --debug adds the traceback."""
-    from analyzer.parse import kernels
+    from analyzer.parse import cppkernel
 
     if not CPU.is_file():
         pytest.skip(f"real packages not found at {SHARED_PT2}")
@@ -351,7 +351,7 @@ def test_internal_error_is_one_line_exit_2(tmp_path: Path, monkeypatch: pytest.M
     def broken(*args, **kwargs):
         raise KeyError("boom")
 
-    monkeypatch.setattr(kernels, "parse_cpp", broken)
+    monkeypatch.setattr(cppkernel, "parse_cpp", broken)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["check", str(CPU)])
     line = _one_error_line(result, "internal error in", str(CPU), ".wrapper.cpp", "KeyError", "please report")

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from analyzer.expr import intervals, values
-from analyzer.parse import kernels, ts
+from analyzer.parse import cppkernel, kernels, ts
 
 # From gather_dyn.cuda.pt2 (torch 2.11), the kernel source embedded in call_triton_poi_fused_index_mul_0.
 GATHER_TRITON = textwrap.dedent('''
@@ -189,7 +189,7 @@ extern "C"  void  cpp_fused_add_index_select_0(const int64_t* in_ptr0, const flo
 
 def _cpp(source: bytes):
     tree, _ = ts.parse(source)
-    (facts,) = kernels.parse_cpp(tree, "k.kernel.cpp")
+    (facts,) = cppkernel.parse_cpp(tree, "k.kernel.cpp")
     return facts
 
 

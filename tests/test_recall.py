@@ -290,7 +290,7 @@ def test_guards_holding_at_the_first_sizes_and_guards_restating_one_another() ->
 def test_a_second_read_of_a_constant_in_a_longer_loop_is_kept() -> None:
     """`in_ptr0[x0]` in a loop of 4 and again in a loop of ks0: one text, two maxima; the second read
     is the one that can pass the 4-element constant (it used to be dropped as a repeat of the first)."""
-    from analyzer.parse import kernels, ts
+    from analyzer.parse import cppkernel, ts
     from analyzer.link import reads
     from analyzer.core.model import Constant, Launch, Location, Model
 
@@ -310,7 +310,7 @@ extern "C"  void  cpp_k(const float* in_ptr0, float* out_ptr0, const int64_t ks0
 }
 """
     tree, _ = ts.parse(source)
-    [facts] = kernels.parse_cpp(tree, "k.cpp")
+    [facts] = cppkernel.parse_cpp(tree, "k.cpp")
     model = Model(name="model", constants=[Constant(0, "c0", (4,))],
                   launches=[Launch("cpp_k", ("c0", "buf0", "s0"), Location("w.cpp", 1))])
     found = reads.constant_reads(facts, None, model, [0], lambda f, i: {"ks0": "s0"},

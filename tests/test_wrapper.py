@@ -3,7 +3,7 @@ from torch's cpp_wrapper_cpu.py codegen), without a whole package."""
 
 from __future__ import annotations
 
-from analyzer.parse import kernels, ts, wrapper
+from analyzer.parse import cppkernel, ts, wrapper
 from analyzer.link.link import link_model
 
 CONSTRUCTOR = b'''
@@ -106,7 +106,7 @@ extern "C"  void  cpp_fused_gather_0(const int64_t* in_ptr0, const float* in_ptr
 
 def _facts():
     tree, _ = ts.parse(CONSTRUCTOR + CHECKS + RUN_IMPL + KERNEL)
-    return wrapper.parse(tree, "m.wrapper.cpp"), kernels.parse_cpp(tree, "m.wrapper.cpp")
+    return wrapper.parse(tree, "m.wrapper.cpp"), cppkernel.parse_cpp(tree, "m.wrapper.cpp")
 
 
 def test_constructor_inputs_constants_in_spec():

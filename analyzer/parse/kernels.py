@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from . import ts
-from ..core.budget import poll
-from .stores import RawStore, call_name_of, combine_op, cpp_stores, store_pointer
+from .stores import RawStore, call_name_of, combine_op, store_pointer
 from ..expr.values import DIVISION_OPS, Values, call_name, division
 from ..core.findings import Location
 
@@ -335,159 +334,14 @@ def _triton_signature(fn: ast.FunctionDef) -> dict[str, str]:
     return {}
 
 
-# --- C++ kernels -------------------------------------------------------------------------------
-
-_CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
-_REDUCE_OPS = ("max", "min", "argmax", "argmin", "prod")
-
-
-def _reduce_op(name: str) -> str | None:
-    """The reduction a C++ accumulator helper performs, from its name: `max_masked_reduce`,
-    `min_propagate_nan`, `argmax_combine[_vec]` -> max, min, argmax."""
-    for suffix in ("_masked_reduce", "_propagate_nan", "_combine"):
-        if name.endswith(suffix) and name[:-len(suffix)] in _REDUCE_OPS:
-            return name[:-len(suffix)]
-    return next((op for op in ("argmax", "argmin") if name.startswith(op + "_combine")), None)
-
-
-def parse_cpp(tree: ts.Tree, path: str, max_depth: int = 200,
-              functions: list[dict[str, ts.Node]] | None = None) -> list[KernelFacts]:
-    """Every `extern "C" void cpp_fused_<k>(...)` definition in a C++ member (`functions`: its
-    `ts.functions`, when the caller has them)."""
-    out = []
-    for m in ts.functions(tree.root_node) if functions is None else functions:
-        name = ts.text(m["name"]).strip()
-        if not _CPP_KERNEL.match(name):
-            continue
-        out.append(_cpp_kernel(name, m, path, max_depth))
-    return out
-
-
-def _cpp_kernel(name: str, m: dict, path: str, max_depth: int) -> KernelFacts:
-    params = []
-    types: dict[str, str] = {}
-    for pname, declaration in ts.parameters(m["params"]):
-        params.append(pname)
-        types[pname] = " ".join(declaration.replace(pname, "").split())
-    line, col = ts.position(m["function"])
-    facts = KernelFacts(name, "cpp", tuple(params), Location(path, line, col), param_types=types)
-    body = m["body"]
-    facts.locate = lambda pos: _cpp_location(path, body, pos)
-    problems = 0
-
-    def to_ast(node: ts.Node) -> ast.expr:
-        nonlocal problems
-        try:
-            return ast.parse(ts.cpp_to_py(node, max_depth), mode="eval").body
-        except (ts.ExprTooDeep, SyntaxError, RecursionError, MemoryError, ValueError):
-            problems += 1
-            return ast.Call(ast.Name("unknown"), [], [])
-
-    for d in ts.matches("declarations", body):
-        var = ts.text(d["name"])
-        value = d["value"]
-        if ts.is_direct_init(value):
-            continue  # `T x(args)` constructs an object: no value to track
-        if ts.is_loop_initializer(d["declaration"]):
-            continue  # loop variables get their range from the loop (facts.extents), not the init
-        facts.defs.setdefault(var, []).append((ts.span(d["declaration"])[0], to_ast(value)))
-    for lp in ts.matches("loops", body):
-        var = ts.text(lp["var"])
-        start, end = ts.span(lp["loop"])
-        try:
-            facts.extents.setdefault(var, []).append((start, end, ts.cpp_to_py(lp["extent"], max_depth)))
-        except ts.ExprTooDeep:
-            problems += 1
-    for c in ts.matches("calls", body):
-        if ts.text(c["function"]).strip() != "AOTI_TORCH_CHECK":
-            continue
-        args = ts.children(c["args"])
-        message = ts.string_value(args[1]) if len(args) >= 2 else None
-        if message is None:
-            continue
-        lower, index_var, bound = parse_message(message)
-        line, col = ts.position(c["statement"])
-        pos = ts.span(c["statement"])[0]
-        facts.assertions.append(RawAssertion(message, index_var, lower, bound, bound_to_py(bound) if bound else None,
-                                             Location(path, line, col), pos, _product(_cpp_loops(facts, pos)),
-                                             ts.in_omp_parallel(c["statement"])))
-    facts.stores = cpp_stores(facts.params, body, to_ast)
-    values = Values(facts)
-    for defs in facts.defs.values():
-        for pos, expr in defs:
-            poll(f"reading kernel {name}")
-            for sub in ast.walk(expr):
-                found = division(values, sub, pos)
-                if found is not None:
-                    facts.divisions.append(RawDivision(*found[:2], _cpp_location(path, body, pos), found[2],
-                                                       _product(_cpp_loops(facts, pos))))
-    _cpp_reductions(facts, body, path, max_depth)
-    for t in ts.matches("throws", body):
-        message = ts.string_value(t["message"])
-        if message and len(message) <= 500:
-            facts.messages.append((message, Location(path, *ts.position(t["throw"]))))
-    if problems:
-        facts.problem = f"{problems} expression(s) in {name} could not be analysed"
-    return facts
-
-
-def _cpp_location(path: str, body: ts.Node, byte: int) -> Location:
-    found = ts.position_at(body, byte)
-    return Location(path, *found) if found is not None else Location(path)
-
-
-def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int) -> None:
-    """Accumulators like `tmp_acc0_vec = max_masked_reduce(tmp_acc0_vec, tmp0, n)` inside a loop.
-
-    The reduced extent is the product of the loops that enclose the accumulation but not the
-    accumulator's declaration (those are the loops it reduces over).
-    """
-    seen: set[tuple[str, str]] = set()
-    for m in ts.matches("assignments", body):
-        left = ts.text(m["left"]).strip()
-        if not left.startswith("tmp_acc"):
-            continue
-        op = next(filter(None, (_reduce_op(ts.text(i)) for i in ts.identifiers(m["right"]))), None)
-        if op is None and any(ts.text(p["factor"]) == left for p in ts.matches("products", m["right"])):
-            op = "prod"
-        if op is None:
-            continue
-        acc = left.removesuffix("_vec")
-        if (acc, op) in seen:
-            continue
-        seen.add((acc, op))
-        stmt = m["statement"]
-        stmt_byte, _ = ts.span(stmt)
-        # The accumulator's declaration (already among the kernel's definitions, by byte offset).
-        declared = [pos for pos, _ in facts.defs.get(acc, ()) if pos < stmt_byte]
-        decl_byte = max(declared) if declared else None
-        loops: list[str] = []
-        outer: list[str] = []
-        for var, loop_byte in ts.enclosing_loops(stmt, body):
-            extent = facts.extent_at(var, loop_byte)
-            # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.
-            if extent is None or var.endswith("_inner"):
-                continue
-            # Loops around the declaration are the kernel's own iteration space, not the reduction.
-            (outer if decl_byte is not None and loop_byte <= decl_byte else loops).append(extent)
-        line, col = ts.position(stmt)
-        facts.reductions.append(RawReduction(op, _product(loops), Location(path, line, col), _product(outer)))
-
-
-def _product(extents: list[str]) -> str | None:
+def product(extents: list[str]) -> str | None:
+    """`(a) * (b)`: the iteration space of loops (or grid dims) with these extents; None for none."""
     return " * ".join(f"({e})" for e in extents) if extents else None
-
-
-def _cpp_loops(facts: KernelFacts, pos: int) -> list[str]:
-    """Extents of the loops around byte `pos` (vector-lane `_inner` loops left out): when one is 0,
-    the code at `pos` never runs."""
-    return [extent for var, spans in facts.extents.items() if not var.endswith("_inner")
-            for start, end, extent in spans if start <= pos < end]
 
 
 def _triton_space(values: Values, line: int) -> str | None:
     """`xnumel * ynumel` of a Triton kernel (over its params): with either 0 the grid is empty and
     no line of the kernel runs."""
-    return _product([e for e in (values.upper(ast.Name(n), line) for n in ("xnumel", "ynumel")
+    return product([e for e in (values.upper(ast.Name(n), line) for n in ("xnumel", "ynumel")
                                  if n in values.facts.defs or n in values.params) if e is not None])
 

@@ -62,14 +62,16 @@ def combine_op(fn: ast.FunctionDef) -> str | None:
 _OUT_POINTER = re.compile(r"\bout_ptr\d+\b")
 
 
-def cpp_stores(params: tuple[str, ...], body: ts.Node, to_ast: Callable[[ts.Node], ast.expr]) -> list[RawStore]:
+def cpp_stores(params: tuple[str, ...], body: ts.Node, to_ast: Callable[[ts.Node], ast.expr],
+               matched: "list[dict[str, ts.Node]] | None" = None) -> list[RawStore]:
     """`tmp4.store(out_ptr0 + x0, 16);` and `out_ptr0[x0] = tmp3;` of `out_ptrN` parameters. A
-    pointer named anywhere else in the body (another write form) gets a store of unknown value."""
+    pointer named anywhere else in the body (another write form) gets a store of unknown value.
+    `matched`: the body's `stores` matches, when the caller read them with its other queries."""
     outs = [p for p in params if p.startswith("out_ptr")]
     if not outs:
         return []
     stores: list[RawStore] = []
-    for m in ts.matches("stores", body):
+    for m in ts.matches("stores", body) if matched is None else matched:
         if "method" in m and ts.text(m["method"]) != "store":
             continue
         pointer = next((ts.text(i) for i in ts.identifiers(m["target"]) if _OUT_POINTER.fullmatch(ts.text(i))), None)

@@ -3,11 +3,9 @@
 It holds the language, the parser, the compiled `grammars/*.scm` queries, positions, a few typed
 helpers that answer questions about a node (`string_value`, `parameters`, `statements`, ...) and
 `cpp_to_py`, which rewrites C++ expressions into the Python-syntax language of analyzer.expr.values.
-wrapper.py and kernels.py hold nodes only as opaque handles to pass back here.
-
-Supports py-tree-sitter 0.25 and 0.26 (`Query(lang, src)` + `QueryCursor(query).matches(node)`).
-Positions: tree-sitter points are 0-based rows and byte columns; `position()` converts them once to
-1-based line/column.
+wrapper.py and kernels.py hold nodes only as opaque handles to pass back here. Supports
+py-tree-sitter 0.25 and 0.26 (`Query(lang, src)` + `QueryCursor(query).matches(node)`). Positions:
+tree-sitter points are 0-based rows and byte columns; `position()` converts them to 1-based.
 Long module: it is the only one that may touch tree-sitter, so every node helper has to live here.
 """
 
@@ -18,7 +16,7 @@ import enum
 import functools
 import keyword
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -46,20 +44,22 @@ _TEXT_CHUNK = 1 << 12   # ... and afterwards, when node text is read back throug
 _POLL_EVERY = 256       # progress callbacks (one per ~50 bytes parsed) between two should_stop polls
 
 
-def parse(data: bytes, should_stop=None, exclude: list[tuple[int, int]] | None = None) -> tuple[Tree | None, bool]:
+def parse(data: bytes, should_stop=None, exclude: list[tuple[int, int]] | None = None,
+          points: Callable[[int], tuple[int, int]] | None = None) -> tuple[Tree | None, bool]:
     """Parse C++ bytes. With `should_stop` the parse is fed through a read callback and polls it
     through tree-sitter's progress callback (about every 12 KB of input, whatever the content: the
     parser can spend seconds and GBs on one adversarial line), stopping once it returns True.
     Returns (tree, stopped); the tree is None when stopped. Such a tree reads node text back through
     the callback, in small chunks (1 MiB per node text would cost 10x the analysis): `with_own_text`.
     `exclude`: sorted, disjoint byte spans tree-sitter skips (unread function bodies, analyzer.unread);
-    every node keeps the offset, line and column it has in `data`."""
-    with _ranges(data, exclude):
+    every node keeps the offset, line and column it has in `data` (`points`: byte -> 0-based (row,
+    column), when the caller has a line table: counting lines is O(offset) per span)."""
+    with _ranges(data, exclude, points):
         return _parse(data, should_stop)
 
 
 @contextlib.contextmanager
-def _ranges(data: bytes, exclude: list[tuple[int, int]] | None) -> Iterator[None]:
+def _ranges(data: bytes, exclude: list[tuple[int, int]] | None, points=None) -> Iterator[None]:
     """The parser reads `data` less the `exclude` spans while the block runs."""
     if not exclude:
         yield
@@ -73,12 +73,13 @@ def _ranges(data: bytes, exclude: list[tuple[int, int]] | None) -> Iterator[None
         line_start = data.rfind(b"\n", 0, at) + 1
         return row, at - line_start
 
+    where = points or point
     for lo, hi in exclude:
         if lo > start:
-            ranges.append(tree_sitter.Range(point(start), point(lo), start, lo))
+            ranges.append(tree_sitter.Range(where(start), where(lo), start, lo))
         start = hi
     if start < len(data):
-        ranges.append(tree_sitter.Range(point(start), point(len(data)), start, len(data)))
+        ranges.append(tree_sitter.Range(where(start), where(len(data)), start, len(data)))
     parser = _parser()
     parser.included_ranges = ranges
     try:
@@ -115,11 +116,10 @@ def _parse(data: bytes, should_stop) -> tuple[Tree | None, bool]:
     return tree, stopped
 
 
-def with_own_text(tree: Tree, data: bytes, exclude: list[tuple[int, int]] | None = None) -> Tree:
-    """`tree` re-parsed with itself as the old tree (reused whole, ~0.1 ms per MB), holding `data`: node text
-    is a slice (0.3 us), not a callback (4 us). Not stoppable, at worst a full parse: the caller decides.
-    `exclude`: the spans `tree` was parsed without."""
-    with _ranges(data, exclude):
+def with_own_text(tree: Tree, data: bytes, exclude: list[tuple[int, int]] | None = None, points=None) -> Tree:
+    """`tree` re-parsed with itself as the old tree (reused whole, ~0.1 ms per MB), holding `data`: node text is a
+    slice (0.3 us), not a callback (4 us). Not stoppable, at worst a full parse. `exclude`, `points`: as parsed."""
+    with _ranges(data, exclude, points):
         return _parser().parse(data, old_tree=tree)
 
 

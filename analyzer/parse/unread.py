@@ -21,6 +21,7 @@ import re
 # The names some reader looks at (short name: after the last `::`); anything that could be one is kept.
 _READ = re.compile(r"AOTInductorModel|run_impl|const_run_impl|check_input_\d+|__check_inputs_outputs"
                    r"|call_triton_\w+|cpp_\w+|kernel_\w+")
+_KERNEL = re.compile(r"cpp_\w+|kernel_\w+")  # as kernels.py's _CPP_KERNEL, unqualified
 _OUTER = re.compile(rb"[{}\"'/#;]")
 _INNER = re.compile(rb"[{}\"'/#]")
 _STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
@@ -47,12 +48,13 @@ def is_read(name: str) -> bool:
     return _READ.fullmatch(short) is not None
 
 
-def unread_bodies(data: bytes) -> list[tuple[int, int]]:
+def unread_bodies(data: bytes, kernels: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
     """Sorted, disjoint (start, end) byte spans: the insides of function bodies (between `{` and
-    `}`) that no reader looks at, at least MIN_BODY bytes each."""
+    `}`) that no reader looks at, at least MIN_BODY bytes each. `kernels`, when given, receives the
+    same spans of the C++ kernels' bodies (`cpp_*`, `kernel_*`), which kernels.py reads one by one."""
     out: list[tuple[int, int]] = []
     try:
-        _scan(data, out)
+        _scan(data, out, kernels)
     except _Stop:
         pass
     return out
@@ -134,7 +136,7 @@ def _block_end(data: bytes, open_at: int) -> int:
             pos = _skip(data, at)
 
 
-def _scan(data: bytes, out: list[tuple[int, int]]) -> None:
+def _scan(data: bytes, out: list[tuple[int, int]], kernels: list[tuple[int, int]] | None) -> None:
     pos, head = 0, 0  # head: where the text before the next `{` at this level starts
     open_blocks = 0   # namespace and extern "C" blocks we are inside
     search = _OUTER.search
@@ -161,6 +163,8 @@ def _scan(data: bytes, out: list[tuple[int, int]]) -> None:
             f = _FUNCTION.fullmatch(text)
             if f is not None and not is_read(f.group("name")) and end - at - 1 >= MIN_BODY:
                 out.append((at + 1, end))
+            elif f is not None and kernels is not None and _KERNEL.fullmatch(f.group("name")):
+                kernels.append((at + 1, end))
             pos = head = end + 1
         elif c == 0x23:  # a directive ends the head before it
             pos = head = _skip(data, at)

@@ -1,0 +1,259 @@
+"""C++ kernels (`extern "C" void cpp_fused_<k>(...)` in a CPU package's .cpp, parsed with
+tree-sitter) read into `KernelFacts`: parameters, `tmpN` definitions as Python `ast` expressions, loop
+extents, `AOTI_TORCH_CHECK` assertions, divisions, reductions, stores and thrown messages."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import functools
+import re
+from array import array
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import ts
+from ..core.budget import poll
+from ..core.findings import Location
+from ..expr.values import Values, division
+from .kernels import KernelFacts, RawAssertion, RawDivision, RawReduction, bound_to_py, parse_message, product
+from .stores import cpp_stores
+
+_CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
+# What `_cpp_kernel` reads of a kernel's body, compiled as one query and read in one walk (six
+# walks cost about three times one); `loops` first: matches_each compiles the group of the first name.
+_KERNEL_QUERIES = ("loops", "declarations", "calls", "assignments", "throws", "stores")
+# The Python text of a division (expr.values.divisor_of: `/`, `//`, `%`, `mod(`, `floordiv(`, `fmod(`).
+_DIVIDES = re.compile(r"[/%]|\b(?:mod|floordiv|fmod)\(")
+# C++ expression text -> (its Python AST, divides?): generated kernels repeat the same loads,
+# casts and index arithmetic (`in_ptr0[static_cast<int64_t>(x0)]`) across kernels, and converting
+# and compiling each again was a third of a C++ package's check. The trees are shared: nothing
+# changes a kernel's expressions after parsing (intervals rewrites fresh trees of its own).
+_EXPRESSIONS: dict[tuple[bytes, int], tuple[ast.expr, bool]] = {}
+_EXPRESSIONS_KEPT = 50_000
+_REDUCE_OPS = ("max", "min", "argmax", "argmin", "prod")
+
+
+def _reduce_op(name: str) -> str | None:
+    """The reduction a C++ accumulator helper performs, from its name: `max_masked_reduce`,
+    `min_propagate_nan`, `argmax_combine[_vec]` -> max, min, argmax."""
+    for suffix in ("_masked_reduce", "_propagate_nan", "_combine"):
+        if name.endswith(suffix) and name[:-len(suffix)] in _REDUCE_OPS:
+            return name[:-len(suffix)]
+    return next((op for op in ("argmax", "argmin") if name.startswith(op + "_combine")), None)
+
+
+def parse_cpp(tree: ts.Tree, path: str, max_depth: int = 200,
+              functions: list[dict[str, ts.Node]] | None = None, data: bytes | None = None,
+              apart: "Apart | None" = None) -> list[KernelFacts]:
+    """Every `extern "C" void cpp_fused_<k>(...)` definition in a C++ member (`functions`: its
+    `ts.functions`, when the caller has them). `data`, the bytes `tree` was parsed from, lets the
+    facts locate what the linker asks about without the tree, so that the caller can drop it.
+    `apart`: kernels whose bodies `tree` was parsed without, each parsed on its own."""
+    if apart is None or apart.parse is None:
+        apart = None
+    lines = apart.lines if apart is not None else Lines(data) if data is not None else None
+    out = []
+    for m in ts.functions(tree.root_node) if functions is None else functions:
+        name = ts.text(m["name"]).strip()
+        if not _CPP_KERNEL.match(name):
+            continue
+        end = apart.bodies.get(ts.span(m["body"])[0] + 1) if apart is not None else None
+        if apart is None or apart.parse is None or end is None:
+            out.append(_cpp_kernel(name, m, path, max_depth, lines))
+            continue
+        # One tree per kernel, dropped once read: the member's tree never holds every kernel at once.
+        own = apart.parse(ts.span(m["function"])[0], end + 1)
+        inner = [f for f in ts.functions(own.root_node) if ts.text(f["name"]).strip() == name]
+        out.append(_cpp_kernel(name, inner[0] if inner else m, path, max_depth, lines))
+        del own, inner
+    return out
+
+
+class Lines:
+    """1-based (line, column) of a byte offset, as tree-sitter counts them (rows by `\\n`, columns
+    in bytes), from the text: a kernel's `locate` holding its body node kept the whole tree alive
+    until linking ended."""
+
+    def __init__(self, data: bytes) -> None:
+        self.starts = array("q", [0])
+        self.starts.extend(m.end() for m in re.finditer(rb"\n", data))
+
+    def point(self, byte: int) -> tuple[int, int]:
+        """0-based (row, byte column), as a tree-sitter point."""
+        row = bisect.bisect_right(self.starts, byte) - 1
+        return row, byte - self.starts[row]
+
+    def location(self, path: str, byte: int) -> Location:
+        row, col = self.point(byte)
+        return Location(path, row + 1, col + 1)
+
+
+@dataclass
+class Apart:
+    """C++ kernels parsed one by one: `bodies` maps the start of each body's inside (the byte after
+    its `{`, unread.unread_bodies' `kernels`) to its end (its `}`); `parse(start, end)` parses the
+    member's bytes from `start` to `end` only (positions as in the whole member)."""
+
+    bodies: dict[int, int] = field(default_factory=dict)
+    lines: Lines | None = None
+    parse: Callable[[int, int], ts.Tree] | None = None
+
+
+class _Expressions:
+    """A kernel's C++ expressions as Python `ast`, through the shared `_EXPRESSIONS`; counts those
+    that cannot be read and notes which may hold a division."""
+
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        self.problems = 0
+        # Definitions whose text holds a division: only these can hold one, and walking every node
+        # of every definition for it was a tenth of a C++ package's check.
+        self.dividing: set[int] = set()
+
+    def __call__(self, node: ts.Node) -> ast.expr:
+        source = (node.text or b"", self.max_depth)
+        known = _EXPRESSIONS.get(source)
+        if known is None:
+            try:
+                text = ts.cpp_to_py(node, self.max_depth)
+                known = (ast.parse(text, mode="eval").body, bool(_DIVIDES.search(text)))
+            except (ts.ExprTooDeep, SyntaxError, RecursionError, MemoryError, ValueError):
+                self.problems += 1
+                return ast.Call(ast.Name("unknown"), [], [])
+            if len(_EXPRESSIONS) >= _EXPRESSIONS_KEPT:
+                _EXPRESSIONS.clear()
+            _EXPRESSIONS[source] = known
+        if known[1]:
+            self.dividing.add(id(known[0]))
+        return known[0]
+
+
+def _cpp_kernel(name: str, m: dict, path: str, max_depth: int, lines: Lines | None = None) -> KernelFacts:
+    params = []
+    types: dict[str, str] = {}
+    for pname, declaration in ts.parameters(m["params"]):
+        params.append(pname)
+        types[pname] = " ".join(declaration.replace(pname, "").split())
+    line, col = ts.position(m["function"])
+    facts = KernelFacts(name, "cpp", tuple(params), Location(path, line, col), param_types=types)
+    body = m["body"]
+    facts.locate = (lambda pos: _cpp_location(path, body, pos)) if lines is None else functools.partial(lines.location, path)
+    to_ast = _Expressions(max_depth)
+    matched: dict[str, list[dict[str, ts.Node]]] = {query: [] for query in _KERNEL_QUERIES}
+    for query, match in ts.matches_each(_KERNEL_QUERIES, body):
+        matched[query].append(match)
+    _cpp_definitions(facts, matched, to_ast)
+    _cpp_assertions(facts, matched["calls"], path)
+    facts.stores = cpp_stores(facts.params, body, to_ast, matched["stores"])
+    _cpp_divisions(facts, body, path, to_ast.dividing)
+    _cpp_reductions(facts, body, path, max_depth, matched["assignments"])
+    for t in matched["throws"]:
+        message = ts.string_value(t["message"])
+        if message and len(message) <= 500:
+            facts.messages.append((message, Location(path, *ts.position(t["throw"]))))
+    if to_ast.problems:
+        facts.problem = f"{to_ast.problems} expression(s) in {name} could not be analysed"
+    return facts
+
+
+def _cpp_definitions(facts: KernelFacts, matched: dict[str, list[dict[str, ts.Node]]], to_ast: _Expressions) -> None:
+    """`auto tmp0 = ...;` definitions and `for` loop extents."""
+    for d in matched["declarations"]:
+        value = d["value"]
+        if ts.is_direct_init(value):
+            continue  # `T x(args)` constructs an object: no value to track
+        if ts.is_loop_initializer(d["declaration"]):
+            continue  # loop variables get their range from the loop (facts.extents), not the init
+        facts.defs.setdefault(ts.text(d["name"]), []).append((ts.span(d["declaration"])[0], to_ast(value)))
+    for lp in matched["loops"]:
+        start, end = ts.span(lp["loop"])
+        try:
+            extent = ts.cpp_to_py(lp["extent"], to_ast.max_depth)
+        except ts.ExprTooDeep:
+            to_ast.problems += 1
+            continue
+        facts.extents.setdefault(ts.text(lp["var"]), []).append((start, end, extent))
+
+
+def _cpp_assertions(facts: KernelFacts, calls: list[dict[str, ts.Node]], path: str) -> None:
+    """`AOTI_TORCH_CHECK(cond, "index out of bounds: ...")` statements."""
+    for c in calls:
+        if ts.text(c["function"]).strip() != "AOTI_TORCH_CHECK":
+            continue
+        args = ts.children(c["args"])
+        message = ts.string_value(args[1]) if len(args) >= 2 else None
+        if message is None:
+            continue
+        lower, index_var, bound = parse_message(message)
+        line, col = ts.position(c["statement"])
+        pos = ts.span(c["statement"])[0]
+        facts.assertions.append(RawAssertion(message, index_var, lower, bound, bound_to_py(bound) if bound else None,
+                                             Location(path, line, col), pos, product(_cpp_loops(facts, pos)),
+                                             ts.in_omp_parallel(c["statement"])))
+
+
+def _cpp_divisions(facts: KernelFacts, body: ts.Node, path: str, dividing: set[int]) -> None:
+    """Divisions by a kernel size in the definitions (expr.values.division)."""
+    values = Values(facts)
+    for defs in facts.defs.values():
+        for pos, expr in defs:
+            poll(f"reading kernel {facts.name}")
+            if id(expr) not in dividing:
+                continue
+            for sub in ast.walk(expr):
+                found = division(values, sub, pos)
+                if found is not None:
+                    facts.divisions.append(RawDivision(*found[:2], _cpp_location(path, body, pos), found[2],
+                                                       product(_cpp_loops(facts, pos))))
+
+
+def _cpp_location(path: str, body: ts.Node, byte: int) -> Location:
+    found = ts.position_at(body, byte)
+    return Location(path, *found) if found is not None else Location(path)
+
+
+def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int,
+                    assignments: list[dict[str, ts.Node]]) -> None:
+    """Accumulators like `tmp_acc0_vec = max_masked_reduce(tmp_acc0_vec, tmp0, n)` inside a loop.
+
+    The reduced extent is the product of the loops that enclose the accumulation but not the
+    accumulator's declaration (those are the loops it reduces over).
+    """
+    seen: set[tuple[str, str]] = set()
+    for m in assignments:
+        left = ts.text(m["left"]).strip()
+        if not left.startswith("tmp_acc"):
+            continue
+        op = next(filter(None, (_reduce_op(ts.text(i)) for i in ts.identifiers(m["right"]))), None)
+        if op is None and any(ts.text(p["factor"]) == left for p in ts.matches("products", m["right"])):
+            op = "prod"
+        if op is None:
+            continue
+        acc = left.removesuffix("_vec")
+        if (acc, op) in seen:
+            continue
+        seen.add((acc, op))
+        stmt = m["statement"]
+        stmt_byte, _ = ts.span(stmt)
+        # The accumulator's declaration (already among the kernel's definitions, by byte offset).
+        declared = [pos for pos, _ in facts.defs.get(acc, ()) if pos < stmt_byte]
+        decl_byte = max(declared) if declared else None
+        loops: list[str] = []
+        outer: list[str] = []
+        for var, loop_byte in ts.enclosing_loops(stmt, body):
+            extent = facts.extent_at(var, loop_byte)
+            # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.
+            if extent is None or var.endswith("_inner"):
+                continue
+            # Loops around the declaration are the kernel's own iteration space, not the reduction.
+            (outer if decl_byte is not None and loop_byte <= decl_byte else loops).append(extent)
+        line, col = ts.position(stmt)
+        facts.reductions.append(RawReduction(op, product(loops), Location(path, line, col), product(outer)))
+
+
+def _cpp_loops(facts: KernelFacts, pos: int) -> list[str]:
+    """Extents of the loops around byte `pos` (vector-lane `_inner` loops left out): when one is 0,
+    the code at `pos` never runs."""
+    return [extent for var, spans in facts.extents.items() if not var.endswith("_inner")
+            for start, end, extent in spans if start <= pos < end]
