@@ -18,6 +18,7 @@ Regenerate with `AOTI_LINT_UPDATE_GOLDEN=1` and review every change against the 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -238,7 +239,25 @@ def _golden_text(findings) -> str:
         # The tree is the sentence: rendered from the catalog it gives back the JSON's text exactly.
         assert [render(t) for t in _trees(doc)] == [render(t) for t in _trees(finding_dict(f))], f
         docs.append(doc)
-    return json.dumps(docs, indent=2, ensure_ascii=False) + "\n"
+    return _dumps(docs)
+
+
+def _dumps(docs: list) -> str:
+    """Indented JSON with each tree on one line (one sentence, one line, as the text was)."""
+    trees: list[str] = []
+
+    def hold(node: object) -> object:
+        if isinstance(node, dict) and "table" in node and "key" in node:
+            trees.append(json.dumps(node, ensure_ascii=False))
+            return f"\0tree{len(trees) - 1}\0"
+        if isinstance(node, dict):
+            return {k: hold(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [hold(v) for v in node]
+        return node
+
+    text = json.dumps(hold(docs), indent=2, ensure_ascii=False) + "\n"
+    return re.sub(r'"\\u0000tree(\d+)\\u0000"', lambda m: trees[int(m.group(1))], text)
 
 
 @pytest.mark.parametrize("origin,path", ALL_PACKAGES, ids=[package_id(p) for _, p in ALL_PACKAGES])
@@ -930,3 +949,26 @@ def test_outside_contract_hand_built():
     assert [(w, W.outside_declared(model, w)) for w in found[("AOTI002", 1)].witnesses][2:] == [
         ("arg0_1.shape = (1, 8), arg1_1.shape = (3,)", [(DimRef(0, 0), 1)]),
         ("arg0_1.shape = (0, 8), arg1_1.shape = (3,)", [(DimRef(0, 0), 0)])]
+
+
+# -- the composed prose, end to end ---------------------------------------------------------------
+
+# Packages whose findings span most rules (index bounds, constant reads, lower bounds, divisions,
+# reductions, layouts, derived dims, shim calls), with the user's names from the exported program
+# where there is one: their `--format full` text pins the sentences as composed, the one place the
+# check goldens' templates and fields are put together.
+FULL_TEXT = ("fixtures/launches/enc_dec_pos.cpu.stripped.pt2", "fixtures/stress/pkgs/cross_entropy.cpu.stripped.pt2",
+             "fixtures/stress/pkgs/derived_dims.cpu.stripped.pt2", "fixtures/empty_reduce.cpu.stripped.pt2",
+             "fixtures/real/gpt2.cpu.stripped.pt2")
+
+
+@pytest.mark.parametrize("package", FULL_TEXT, ids=lambda p: Path(p).name.split(".")[0])
+def test_full_text(package, monkeypatch):
+    from analyzer.report import render
+
+    monkeypatch.chdir(REPO)
+    beside = Path(package).with_name(Path(package).name.split(".")[0] + ".ep.pt2")
+    options = api.Options(select=("ALL",), exported_program=str(beside) if beside.exists() else None)
+    result = api.lint(package, options)
+    text = render("full", result.findings, packages=result.packages)
+    compare_golden(text, HERE / "golden" / "full" / f"{Path(package).name.split('.')[0]}.txt")

@@ -193,8 +193,9 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
                   max_text=max_text(model, ref), limit=size - 1, bound_value=a.bound_value,
                   table=f" ({table})" if table else "", **outcome, check_expr=W.check_expr(model, ref))
     value = W.evaluate_at(model, a.index_extent, assignment)
-    chain = (*a.chain, f"{a.index_var or 'the index'} reaches {fields['extent']} - 1; with "
-             f"{W.assignment_text(model, assignment)} that is {'?' if value is None else int(value) - 1} >= {a.bound_value}",
+    chain = (*a.chain, ConstantBound.CHAIN["index-exceeds-constant-bound.extent"].format(
+                 index_var=a.index_var or "the index", extent=fields["extent"], assignment=W.assignment_text(model, assignment),
+                 value="?" if value is None else int(value) - 1, bound_value=a.bound_value),
              *value_reach(a))
     return rule.finding(
         model, ctx, ConstantBound.MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location,
