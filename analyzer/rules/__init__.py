@@ -345,11 +345,6 @@ def catalog() -> Mapping[str, messages.Catalog]:
     return build_catalog(all_rules())
 
 
-def fragments(rules: Iterable[type[Rule]] | None = None) -> frozenset[str]:
-    """Keys of MESSAGES that are parts of a message, not a finding's message (they have no headline)."""
-    return frozenset().union(*(rule.FRAGMENTS for rule in (all_rules() if rules is None else rules)))
-
-
 def find_rule(text: str, rules: Sequence[type[Rule]] | None = None) -> type[Rule] | None:
     """The rule whose name or code (any case) is `text`, or None."""
     wanted = text.strip()
