@@ -227,9 +227,9 @@ def _trees(doc: dict) -> list:
     return [doc["message"], doc["detail"], doc["fix"], doc["witness"], *doc["witnesses"], *doc["chain"]]
 
 
-def _golden_text(findings) -> str:
-    """The rule's findings as `check --format json` spells them, each sentence as its template and
-    fields (`tree`), plus their catalog keys."""
+def golden_docs(findings) -> list[dict]:
+    """The findings as `check --format json` spells them, each sentence as its template and fields
+    (`tree`), plus their catalog keys."""
     docs = []
     for f in findings:
         doc = {**finding_dict(f), "message_key": f.message_key, "fix_key": f.fix_key}
@@ -237,12 +237,25 @@ def _golden_text(findings) -> str:
                    witness=tree(f.witness), witnesses=[tree(w) for w in f.witnesses or ([f.witness] if f.witness else [])],
                    chain=[tree(line) for line in f.chain])
         # The tree is the sentence: rendered from the catalog it gives back the JSON's text exactly.
-        assert [render(t) for t in _trees(doc)] == [render(t) for t in _trees(finding_dict(f))], f
+        assert rendered(doc) == finding_dict(f), f
         docs.append(doc)
-    return _dumps(docs)
+    return docs
 
 
-def _dumps(docs: list) -> str:
+def rendered(doc: dict) -> dict:
+    """A golden finding with its trees rendered: the finding as `check --format json` spells it."""
+    out = {k: v for k, v in doc.items() if k != "fix_key"}
+    out.update(message=render(doc["message"]), detail=render(doc["detail"]), fix=render(doc["fix"]),
+               witness=render(doc["witness"]), witnesses=[render(w) for w in doc["witnesses"]],
+               chain=[render(line) for line in doc["chain"]])
+    return out
+
+
+def _golden_text(findings) -> str:
+    return dumps(golden_docs(findings))
+
+
+def dumps(docs: object) -> str:
     """Indented JSON with each tree on one line (one sentence, one line, as the text was)."""
     trees: list[str] = []
 
