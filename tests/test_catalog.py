@@ -1,5 +1,7 @@
-"""The message catalog (analyzer/core/messages.py): every template is used, every field of every
-template is filled with something at least once, and every key belongs to a rule (or to `why`).
+"""The message catalog (`rules.catalog()`: the rules' own templates and the shared tables of
+analyzer/core/messages.py): every template is used, every field of every template is filled with
+something at least once, every key follows the one grammar and belongs to its rule (or is shared),
+and the catalog is built once, frozen, the same whatever the order.
 
 A workload of real packages (each rule's INVALID cases), hand-built models for the variants no
 real package shows (integer division, every reduction op, every compute-capability mismatch) and
@@ -23,7 +25,7 @@ from analyzer.report.why import render_text
 from analyzer.query import headline
 from analyzer.core import messages
 from analyzer.query.source import Source
-from analyzer.rules import Case, all_rules, run_rules
+from analyzer.rules import Case, all_rules, build_catalog, catalog, run_rules
 from analyzer.explain.why import CheckKind, explain_failure
 from analyzer.report import markdown, render
 from conftest import COMPILER_NAME, FIXTURES, REPO, SHARED_PT2
@@ -51,7 +53,7 @@ def _with_source(model: Model, findings) -> None:
     src = Source(file="/home/u/model.py", line=3, code="y = x % n", module="block.mod",
                  module_class="torch.nn.Module", op="aten.remainder.Tensor", node="remainder")
     for f in findings:
-        headline.headline(model, replace(f, source=src))
+        headline.headline(model, replace(f, source=src), catalog()["HEADLINES"])
 
 
 def _hand_built() -> None:
@@ -291,27 +293,30 @@ def used(tmp_path_factory):
 
 
 def test_every_template_is_used(used):
-    entries = {(c.name, key) for c in messages.catalogs() for key in c}
+    entries = {(c.name, key) for c in catalog().values() for key in c}
     missing = sorted(entries - set(used))
     assert not missing, f"catalog entries nothing uses: {missing}"
 
 
 def test_every_field_is_filled(used):
     """No placeholder is dead: each field of each template is given a non-empty value somewhere."""
-    for catalog in messages.catalogs():
-        for key, template in catalog.items():
-            if (catalog.name, key) in used:
-                empty = template.fields - used[(catalog.name, key)]
-                assert not empty, f"{catalog.name}[{key!r}]: fields never filled: {sorted(empty)}"
+    for table in catalog().values():
+        for key, template in table.items():
+            if (table.name, key) in used:
+                empty = template.fields - used[(table.name, key)]
+                assert not empty, f"{table.name}[{key!r}]: fields never filled: {sorted(empty)}"
 
 
 def test_every_message_has_a_headline():
     """Each whole message of MESSAGES (not a fragment filled into another) has its headline under
     the same key, and nothing else has one: a rule that adds a message must add its headline."""
-    assert messages.FRAGMENTS <= set(messages.MESSAGES), sorted(messages.FRAGMENTS - set(messages.MESSAGES))
-    wanted = set(messages.MESSAGES) - messages.FRAGMENTS
-    assert not wanted - set(messages.HEADLINES), f"messages without a headline: {sorted(wanted - set(messages.HEADLINES))}"
-    assert not set(messages.HEADLINES) - wanted, f"headlines of no message: {sorted(set(messages.HEADLINES) - wanted)}"
+    for rule in all_rules():  # each rule's own tables: a rule's headline is for its own message
+        assert rule.FRAGMENTS <= set(rule.MESSAGES), (rule.name, sorted(rule.FRAGMENTS - set(rule.MESSAGES)))
+        wanted = set(rule.MESSAGES) - rule.FRAGMENTS
+        assert not wanted - set(rule.HEADLINES), f"{rule.name}: messages without a headline: {sorted(wanted - set(rule.HEADLINES))}"
+        assert not set(rule.HEADLINES) - wanted, f"{rule.name}: headlines of no message: {sorted(set(rule.HEADLINES) - wanted)}"
+    words = catalog()
+    assert set(words["HEADLINES"]) == set(words["MESSAGES"]) - frozenset().union(*(r.FRAGMENTS for r in all_rules()))
 
 
 def test_headline_templates_name_no_compiler_symbol():
@@ -319,7 +324,7 @@ def test_headline_templates_name_no_compiler_symbol():
     hold a compiler name (the detail does)."""
     compiler_fields = {"kernel", "bound", "symbol", "symbols", "assertion", "call", "divisor", "divisor_expr",
                        "where", "dim_display", "extent", "table", "kernels", "calls", "check_expr", "inputs"}
-    for key, template in messages.HEADLINES.items():
+    for key, template in catalog()["HEADLINES"].items():
         assert not template.fields & compiler_fields, (key, sorted(template.fields & compiler_fields))
         assert not COMPILER_NAME.search(template.format_map(_Blank())), key
 
@@ -337,7 +342,97 @@ def test_one_template_per_input_check():
 def test_keys_belong_to_a_rule_or_why():
     names = {r.name for r in all_rules()}
     shared = {"env"}   # the AOTI_RUNTIME_CHECK_INPUTS clause appended to several rules' fixes
-    for table in (messages.MESSAGES, messages.FIXES):
+    words = catalog()
+    for table in (words["MESSAGES"], words["FIXES"], words["HEADLINES"]):
         for key in table:
             assert key.split(".")[0] in names or key in shared, (table.name, key)
     assert all(key.startswith("why.") for key in messages.WHY)
+
+
+def test_one_key_grammar():
+    """`<name>` or `<name>.<variant>`, kebab-case words: every key of every table; a rule's own keys
+    start with its name."""
+    for table in catalog().values():
+        for key in table:
+            assert messages.KEY.match(key), (table.name, key)
+    for rule in all_rules():
+        for table in (rule.HEADLINES, rule.MESSAGES, rule.FIXES, rule.CHAIN):
+            assert all(key == rule.name or key.startswith(rule.name + ".") for key in table), (rule.name, table.name)
+    for bad in ("Empty-index-bound", "empty_index_bound", "empty-index-bound.", "empty-index-bound..x", "a.b_c", "-a"):
+        assert not messages.KEY.match(bad), bad
+
+
+def test_catalog_is_frozen():
+    words = catalog()
+    table = words["MESSAGES"]
+    for write in (lambda: table.__setitem__("empty-index-bound", "x"), lambda: table.update({"x": "y"}),
+                  lambda: table.setdefault("x", "y"), lambda: table.pop("empty-index-bound"),
+                  table.popitem, table.clear, lambda: table.__delitem__("empty-index-bound"),
+                  lambda: setattr(table, "name", "OTHER")):
+        with pytest.raises((TypeError, AttributeError)):
+            write()
+    with pytest.raises(TypeError):
+        words["MESSAGES"] = table  # type: ignore[index]
+    for rule in all_rules():
+        with pytest.raises(TypeError):
+            rule.FIXES["x"] = "y"  # type: ignore[index]
+    assert messages.Catalog("X", {"a": "b"})["a"] == "b"
+
+
+def test_catalog_is_the_same_in_any_order():
+    rules = all_rules()
+    once = build_catalog(rules)
+    assert build_catalog(list(reversed(rules))) == once == build_catalog(sorted(rules, key=lambda r: r.name))
+    assert build_catalog(rules) == once and catalog() == once
+    assert catalog() is catalog()  # built once
+
+
+def test_catalog_refuses_bad_keys():
+    from analyzer.rules import Rule, register
+
+    def words(key: str, table: str = "FIXES"):
+        return [("empty-index-bound", [messages.Catalog(table, {key: "text"})])]
+
+    with pytest.raises(ValueError, match="kebab-case"):
+        messages.build([], words("empty-index-bound.Odd"))
+    with pytest.raises(ValueError, match="start with the rule"):
+        messages.build([], words("other-rule.x"))
+    with pytest.raises(ValueError, match="defined by"):
+        messages.build(messages.shared(), [("env", [messages.Catalog("FIXES", {"env": "again"})])])
+    with pytest.raises(ValueError, match="defined by"):
+        messages.build([], words("empty-index-bound") * 2)
+
+    class Stray(Rule):
+        name, code = "stray-rule", "AOTI999"
+        MESSAGES = messages.Catalog("MESSAGES", {"empty-index-bound": "not its own"})
+
+    with pytest.raises(TypeError, match="start with the rule"):
+        register(Stray)
+
+
+def test_no_code_writes_into_a_catalog():
+    """Templates are declared, never added at import time: no `X[key] = ...`, `X[key] += ...`,
+    `X.update(...)`, `.add(...)`, `.setdefault(...)` on a table name anywhere in analyzer/."""
+    import ast
+
+    tables = set(catalog()) | {"FRAGMENTS"}
+    found = []
+    for path in sorted((REPO / "analyzer").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                base = target.value if isinstance(target, (ast.Subscript, ast.Attribute)) else None
+                if isinstance(base, ast.Attribute):
+                    base_name = base.attr
+                else:
+                    base_name = getattr(base, "id", None)
+                if base_name in tables:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in ("update", "add", "setdefault", "pop", "clear", "__setitem__"):
+                owner = node.func.value
+                name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None)
+                if name in tables:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not found, f"code that writes into a catalog: {found}"

@@ -3,15 +3,22 @@ witness edge cases on small hand-built models that quote real values.
 
 Goldens, keyed by rule: `tests/golden/check/<rule>/<origin>__<package stem>.json` (origin `shared`
 or `fixtures`) hold that rule's findings in each package, as `check --format json --select ALL`
-spells them plus their catalog keys, run from the folder above the package's folder (shared) or
-the repository (fixtures) so that `package` is a relative path (`pt2/gather_dyn.cuda.pt2`,
-`fixtures/gather_dyn.cpu.stripped.pt2`). A rule without findings in a package has no file.
+spells them but with each sentence made from templates (headline, detail, fix, chain lines,
+witnesses) written as the template's table and key and the fields it was filled with
+(`{"table", "key", "fields", "then"}`, `then` what was appended to it), run from the folder above
+the package's folder (shared) or the repository (fixtures) so that `package` is a relative path
+(`pt2/gather_dyn.cuda.pt2`, `fixtures/gather_dyn.cpu.stripped.pt2`). A rule without findings in a
+package has no file. The templates' wording is in one reviewed file per rule,
+`tests/golden/prose/<rule>.md` (and `shared.md`), so that a wording change touches that file and
+not the rule's package goldens; a sentence is written as a template only where the catalog renders
+it back exactly, so goldens and prose files together pin every character of the output.
 Regenerate with `AOTI_LINT_UPDATE_GOLDEN=1` and review every change against the wrapper source.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -22,7 +29,8 @@ from analyzer.query import sizes
 from analyzer.query import witness as W
 from analyzer.core.findings import Location, Severity
 from analyzer.core.model import Assertion, Dim, DimRef, Division, Enforcement, Input, Launch, Model, Package, Problem, Reduction, Symbol
-from analyzer.rules import DOC_SECTIONS, Context, all_rules, run_rules
+from analyzer.core import messages
+from analyzer.rules import DOC_SECTIONS, Context, all_rules, catalog, run_rules
 from analyzer.report.json import finding_dict
 from conftest import UPDATE_GOLDEN, compare_golden, fixture_packages, package_id, shared_packages
 
@@ -31,6 +39,7 @@ REPO = HERE.parent
 PT2 = Path(__file__).resolve().parents[2] / "shared" / "pt2"
 FIXTURES = REPO / "fixtures"
 GOLDEN = HERE / "golden" / "check"
+PROSE = HERE / "golden" / "prose"
 
 SHARED = shared_packages()
 FIXTURE_PACKAGES = fixture_packages()
@@ -176,10 +185,92 @@ def _golden_path(rule: str, origin: str, path: Path) -> Path:
     return GOLDEN / rule / f"{origin}__{_stem(path)}.json"
 
 
+def _value(value: object) -> object:
+    """A field's value in a golden: a filled template as its tree, a number as is, else its text."""
+    if isinstance(value, (messages.Text, messages.Template)):
+        return tree(value)
+    if value is None or type(value) in (bool, int, float):
+        return value
+    return format(value, "")  # what str.format puts in the sentence
+
+
+def tree(text: object) -> object:
+    """`text` as the template that made it: `{"table", "key", "fields", "then"}` (only the fields the
+    template names; `then` the texts appended to it, each a tree or a string), when the catalog renders
+    it back exactly; else the text itself (a sentence code built, or one cut short)."""
+    if text is None:
+        return None
+    table, key = getattr(text, "table", ""), getattr(text, "key", "")
+    words = catalog()
+    if not table or table not in words or key not in words[table]:
+        return str(text)
+    template = words[table][key]
+    given = text.fields if isinstance(text, messages.Text) else {}
+    if not template.fields <= set(given):
+        return str(text)
+    out: dict = {"table": table, "key": key, "fields": {name: _value(given[name]) for name in sorted(template.fields)}}
+    if getattr(text, "parts", ()):
+        out["then"] = [tree(part) for part in text.parts]
+    return out if render(out) == str(text) else str(text)
+
+
+def render(node: object) -> object:
+    """The text of a tree (`tree`), from today's catalog."""
+    if not isinstance(node, dict):
+        return node
+    fields = {name: render(value) for name, value in node["fields"].items()}
+    return catalog()[node["table"]][node["key"]].format(**fields) + "".join(str(render(p)) for p in node.get("then", ()))
+
+
+def _trees(doc: dict) -> list:
+    """Every tree of a golden finding (to render them all back)."""
+    return [doc["message"], doc["detail"], doc["fix"], doc["witness"], *doc["witnesses"], *doc["chain"]]
+
+
+def golden_docs(findings) -> list[dict]:
+    """The findings as `check --format json` spells them, each sentence as its template and fields
+    (`tree`), plus their catalog keys."""
+    docs = []
+    for f in findings:
+        doc = {**finding_dict(f), "message_key": f.message_key, "fix_key": f.fix_key}
+        doc.update(message=tree(f.message), detail=tree(f.detail or f.message), fix=tree(f.fix),
+                   witness=tree(f.witness), witnesses=[tree(w) for w in f.witnesses or ([f.witness] if f.witness else [])],
+                   chain=[tree(line) for line in f.chain])
+        # The tree is the sentence: rendered from the catalog it gives back the JSON's text exactly.
+        assert rendered(doc) == finding_dict(f), f
+        docs.append(doc)
+    return docs
+
+
+def rendered(doc: dict) -> dict:
+    """A golden finding with its trees rendered: the finding as `check --format json` spells it."""
+    out = {k: v for k, v in doc.items() if k != "fix_key"}
+    out.update(message=render(doc["message"]), detail=render(doc["detail"]), fix=render(doc["fix"]),
+               witness=render(doc["witness"]), witnesses=[render(w) for w in doc["witnesses"]],
+               chain=[render(line) for line in doc["chain"]])
+    return out
+
+
 def _golden_text(findings) -> str:
-    """The rule's findings as `check --format json` spells them, plus their catalog keys."""
-    docs = [{**finding_dict(f), "message_key": f.message_key, "fix_key": f.fix_key} for f in findings]
-    return json.dumps(docs, indent=2, ensure_ascii=False) + "\n"
+    return dumps(golden_docs(findings))
+
+
+def dumps(docs: object) -> str:
+    """Indented JSON with each tree on one line (one sentence, one line, as the text was)."""
+    trees: list[str] = []
+
+    def hold(node: object) -> object:
+        if isinstance(node, dict) and "table" in node and "key" in node:
+            trees.append(json.dumps(node, ensure_ascii=False))
+            return f"\0tree{len(trees) - 1}\0"
+        if isinstance(node, dict):
+            return {k: hold(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [hold(v) for v in node]
+        return node
+
+    text = json.dumps(hold(docs), indent=2, ensure_ascii=False) + "\n"
+    return re.sub(r'"\\u0000tree(\d+)\\u0000"', lambda m: trees[int(m.group(1))], text)
 
 
 @pytest.mark.parametrize("origin,path", ALL_PACKAGES, ids=[package_id(p) for _, p in ALL_PACKAGES])
@@ -196,6 +287,50 @@ def test_golden(origin, path, monkeypatch):
             golden.unlink(missing_ok=True)
         else:
             assert not golden.exists(), f"{rule.name} no longer finds anything in {path} ({golden})"
+
+
+def test_goldens_render_from_the_catalog():
+    """Every template a golden names exists and is given every field it takes: a golden written
+    before a template was renamed or given a new field fails here, not only where it is compared."""
+    for golden in sorted(GOLDEN.glob("*/*.json")):
+        for doc in json.loads(golden.read_text()):
+            for node in _trees(doc):
+                assert isinstance(render(node), (str, type(None))), (golden, node)
+
+
+def _prose(tables: dict, title: str, what: str) -> str:
+    out = [f"# {title}", "", what, ""]
+    for name, table in tables.items():
+        if not len(table):
+            continue
+        out += [f"## {name}", ""]
+        for key in sorted(table):
+            out += [f"### {key}", "", "```text", str(table[key]), "```", ""]
+    return "\n".join(out)
+
+
+def prose_text(rule) -> str:
+    """The rule's templates, one reviewed file per rule."""
+    return _prose({t: getattr(rule, t) for t in messages.RULE_TABLES}, f"{rule.code} {rule.name}",
+                  f"The wording of {rule.name} (its class in analyzer/rules/words_*.py): the templates its "
+                  f"check goldens (tests/golden/check/{rule.name}/) name by table and key.")
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.name)
+def test_prose(rule):
+    """A rule's wording, reviewed in one file: a change of one template changes this file only."""
+    compare_golden(prose_text(rule), PROSE / f"{rule.name}.md")
+
+
+def test_prose_shared():
+    compare_golden(_prose({c.name: c for c in messages.shared()}, "shared",
+                          "The shared tables of analyzer/core/messages.py (chain lines the linker writes, "
+                          "ranges, effects, `why`)."), PROSE / "shared.md")
+
+
+def test_no_stray_prose():
+    names = {r.name for r in all_rules()} | {"shared"}
+    assert {p.stem for p in PROSE.glob("*.md")} == names
 
 
 def test_goldens_exist_for_shared():
@@ -827,3 +962,26 @@ def test_outside_contract_hand_built():
     assert [(w, W.outside_declared(model, w)) for w in found[("AOTI002", 1)].witnesses][2:] == [
         ("arg0_1.shape = (1, 8), arg1_1.shape = (3,)", [(DimRef(0, 0), 1)]),
         ("arg0_1.shape = (0, 8), arg1_1.shape = (3,)", [(DimRef(0, 0), 0)])]
+
+
+# -- the composed prose, end to end ---------------------------------------------------------------
+
+# Packages whose findings span most rules (index bounds, constant reads, lower bounds, divisions,
+# reductions, layouts, derived dims, shim calls), with the user's names from the exported program
+# where there is one: their `--format full` text pins the sentences as composed, the one place the
+# check goldens' templates and fields are put together.
+FULL_TEXT = ("fixtures/launches/enc_dec_pos.cpu.stripped.pt2", "fixtures/stress/pkgs/cross_entropy.cpu.stripped.pt2",
+             "fixtures/stress/pkgs/derived_dims.cpu.stripped.pt2", "fixtures/empty_reduce.cpu.stripped.pt2",
+             "fixtures/real/gpt2.cpu.stripped.pt2")
+
+
+@pytest.mark.parametrize("package", FULL_TEXT, ids=lambda p: Path(p).name.split(".")[0])
+def test_full_text(package, monkeypatch):
+    from analyzer.report import render
+
+    monkeypatch.chdir(REPO)
+    beside = Path(package).with_name(Path(package).name.split(".")[0] + ".ep.pt2")
+    options = api.Options(select=("ALL",), exported_program=str(beside) if beside.exists() else None)
+    result = api.lint(package, options)
+    text = render("full", result.findings, packages=result.packages)
+    compare_golden(text, HERE / "golden" / "full" / f"{Path(package).name.split('.')[0]}.txt")

@@ -22,6 +22,8 @@ from analyzer.explain import why
 from analyzer.app.cli import cli
 from analyzer.report.inspect import render_json
 
+from analyzer.report.common import ordered
+import test_rules as TR
 from conftest import FIXTURES, GOLDEN, REPO, compare_golden
 
 VERSIONS = FIXTURES / "versions"
@@ -59,11 +61,16 @@ def test_inspect_golden(path):
 
 @pytest.mark.parametrize("path", PACKAGES, ids=_id)
 def test_check_golden(path, monkeypatch):
+    """`check --format json`, each sentence as its template and fields (tests/test_rules.py `tree`;
+    the wording is in tests/golden/prose/): the command's output is the golden rendered."""
     monkeypatch.chdir(REPO)
-    result = CliRunner().invoke(cli, ["check", "--format", "json", "--select", "ALL",
-                                      str(path.relative_to(REPO))])
+    package = str(path.relative_to(REPO))
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--select", "ALL", package])
     assert result.exit_code in (0, 1), result.output
-    compare_golden(result.output, _golden("check", path))
+    out = json.loads(result.output)
+    docs = TR.golden_docs(ordered(api.lint(package, api.Options(select=("ALL",))).findings))
+    assert [TR.rendered(doc) for doc in docs] == out["findings"]
+    compare_golden(TR.dumps({**out, "findings": docs}), _golden("check", path))
 
 
 @pytest.mark.parametrize("path", PACKAGES, ids=_id)

@@ -51,7 +51,7 @@ class Finding:
     escaping layer of their medium in analyzer.core.untrusted, never raw.
     `message` is the headline (under ~100 characters, in the user's names: analyzer/query/headline.py);
     `detail` the full explanation, with the compiler's names. `message_key` / `fix_key` name the
-    catalog templates (`analyzer/core/messages.py`) of the message (HEADLINES and MESSAGES share the key)
+    catalog templates (the rule's own, analyzer/rules/words_*.py) of the message (HEADLINES and MESSAGES share the key)
     and of `fix`; `message_fields` are the fields the detail was filled with. Tests assert on keys
     and fields, not on prose.
     """

@@ -1,22 +1,26 @@
-"""Every user-facing sentence the rules, the linker's chains and `why` emit, in one place (a leaf
-module: it imports nothing from analyzer, so parsers, rules and reporters may all use it).
+"""Every user-facing sentence that is not one rule's own, in one place (a leaf module: it imports
+nothing from analyzer, so parsers, rules and reporters may all use it), and the catalog machinery.
 
-`MESSAGES[...]` are finding messages, `FIXES[...]` the `fix` texts, `CHAIN[...]` the lines the
-rules append to an assertion's linking chain, `EFFECTS[...]` what happens at run time per device,
-`WHY[...]` the causes, fixes and report lines of `aoti-lint why`. Keys start with the rule name (or
-`why.`) that owns them. All are `str.format` templates with named fields; the rule fills them.
+A rule's own templates (its finding messages, headlines, fixes and chain lines) are class attributes
+of the rule (rules/words_*.py, inherited by the rule class). Here are the shared tables: `FIXES` and
+`CHAIN` entries several rules or the linker use, `EFFECTS` what happens at run time per device,
+`WHY` the causes, fixes and report lines of `aoti-lint why`, the range and enforcement words.
+`build` joins the shared tables and every rule's into the one catalog (`rules.catalog()`), checking
+that every key follows one grammar (`KEY`) and is defined once. All are `str.format` templates with
+named fields; the code that uses one fills it.
 
-Each table is a `Catalog`: it records which keys were looked up and which fields were given when
-`TRACE` is on, so that a test can show that every template and every field is used.
-
-Long module: it is data, every sentence of the tool in one table per kind, so that wording, headlines
-and their tests stay in one place; code that fills them lives with the rules and reporters.
+Each table is a frozen `Catalog`: nothing writes into one after it is made. It records which keys
+were looked up and which fields were given when `TRACE` is on, so that a test can show that every
+template and every field is used.
 """
 
 from __future__ import annotations
 
+import re
 import string
 from collections import defaultdict
+from types import MappingProxyType
+from typing import Iterable, Iterator, Mapping, NoReturn
 
 # (table, key) -> the fields given a non-empty value; filled only while TRACE is true (tests).
 TRACE = False
@@ -26,26 +30,48 @@ USED: dict[tuple[str, str], set[str]] = defaultdict(set)
 # decides how many there are, the report's size must not (`listed` says "and N more").
 LIST_LIMIT = 20
 
+# The one key grammar: kebab-case words (a rule name, or a shared entry's name), then optional
+# dot-separated kebab-case variants: `empty-index-bound`, `target-device-mismatch.sm.major`.
+KEY = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*$")
+
+# The tables a rule may hold its own templates in (class attributes of the same names).
+RULE_TABLES: tuple[str, ...] = ("HEADLINES", "MESSAGES", "FIXES", "CHAIN")
+
 
 class Text(str):
-    """A filled template: the text, and the catalog key it came from (findings keep the key)."""
+    """A filled template: the text, and the catalog table and key it came from (findings keep the
+    key), the fields it was filled with, and the texts appended to it since (`parts`), so that a
+    test can say which template and fields make each sentence (tests/golden/check)."""
 
     key: str
     fields: dict
+    table: str
+    parts: tuple
 
-    def __new__(cls, text: str, key: str, fields: dict | None = None) -> "Text":
+    def __new__(cls, text: str, key: str, fields: dict | None = None, table: str | None = None,
+                parts: tuple | None = None) -> "Text":
         out = super().__new__(cls, text)
         out.key = key
         # What the template was filled with (a headline reuses them); a Text rebuilt from a Text
-        # (`Text(message + more, message.key)`) keeps them.
+        # (`Text(message + more, message.key)`) keeps them, its table and what was appended.
         out.fields = dict(getattr(text, "fields", None) or {} if fields is None else fields)
+        out.table = getattr(text, "table", "") if table is None else table
+        out.parts = tuple(getattr(text, "parts", ())) if parts is None else parts
         return out
 
     def __add__(self, other: str) -> "Text":  # a message with a fragment appended keeps key and fields
-        return Text(str.__add__(self, other), self.key, self.fields)
+        if not other:
+            return self
+        return Text(str.__add__(self, other), self.key, self.fields, self.table, (*self.parts, other))
 
-    def __reduce__(self):  # copy, deepcopy and pickle keep the key and fields
-        return (Text, (str(self), self.key, self.fields))
+    def __reduce__(self):  # copy, deepcopy and pickle keep the key, fields and parts
+        return (Text, (str(self), self.key, self.fields, self.table, self.parts))
+
+
+def extended(message: str, more: str, **fields: object) -> Text:
+    """`message` with `more` appended and `fields` added to its fields, keeping its key and table."""
+    return Text(str(message) + more, getattr(message, "key", ""), {**(getattr(message, "fields", None) or {}), **fields},
+                getattr(message, "table", ""), (*getattr(message, "parts", ()), *((more,) if more else ())))
 
 
 class Template(str):
@@ -69,27 +95,80 @@ class Template(str):
     def format(self, *args: object, **fields: object) -> Text:
         if TRACE:
             USED[(self.table, self.key)].update(k for k, v in fields.items() if str(v))
-        return Text(str.format(self, *args, **fields), self.key, fields)
+        return Text(str.format(self, *args, **fields), self.key, fields, self.table)
 
 
-class Catalog(dict):
-    """`{key: Template}`; looking a key up marks it used (while `TRACE` is on)."""
+class Catalog(Mapping[str, Template]):
+    """`{key: Template}`, frozen when made; looking a key up marks it used (while `TRACE` is on)."""
 
-    def __init__(self, name: str, entries: dict[str, str]) -> None:
-        super().__init__({key: Template(text, name, key) for key, text in entries.items()})
+    def __init__(self, name: str, entries: Mapping[str, str]) -> None:
         self.name = name
+        self._entries = MappingProxyType({key: Template(text, name, key) for key, text in entries.items()})
 
     def __getitem__(self, key: str) -> Template:
-        value = super().__getitem__(key)
+        value = self._entries[key]
         if TRACE:
             USED[(self.name, key)]
         return value
 
-    def __setitem__(self, key: str, text: str) -> None:
-        super().__setitem__(key, Template(text, self.name, key))
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
 
-    def get(self, key, default=None):
-        return self[key] if key in self else default
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Catalog) and self.name == other.name and dict(self._entries) == dict(other._entries)
+
+    __hash__ = None  # type: ignore[assignment]  # equal by content, like a dict
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.name!r}, {len(self)} entries)"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if "_entries" in self.__dict__:
+            _frozen(self)
+        object.__setattr__(self, name, value)
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        _frozen(self)
+
+    # Every way a dict is written to raises: a catalog holds what its declaration says, whatever
+    # was imported before or after it.
+    __setitem__ = __delitem__ = __ior__ = update = setdefault = pop = popitem = clear = _refuse
+
+
+def _frozen(catalog: Catalog) -> NoReturn:
+    raise TypeError(f"catalog {catalog.name} is frozen: declare templates on the rule class or in a shared table")
+
+
+def build(shared: Iterable[Catalog], owners: Iterable[tuple[str, Iterable[Catalog]]]) -> Mapping[str, Catalog]:
+    """The one catalog, `{table name: Catalog}` (frozen): the shared tables, joined with each owner's
+    (a rule's name and its tables) by name. Raises ValueError on a key outside the grammar, an
+    owner's key that does not start with its name, or a key defined twice in one table."""
+    merged: dict[str, dict[str, str]] = {}
+    owner_of: dict[tuple[str, str], str] = {}
+
+    def add(catalog: Catalog, owner: str) -> None:
+        for key, template in catalog.items():
+            if not KEY.match(key):
+                raise ValueError(f"{owner}: {catalog.name} key {key!r} is not `name` or `name.variant` in kebab-case")
+            if owner != "shared" and key != owner and not key.startswith(owner + "."):
+                raise ValueError(f"{owner}: {catalog.name} key {key!r} does not start with the rule's name")
+            if (catalog.name, key) in owner_of:
+                raise ValueError(f"{catalog.name} key {key!r} is defined by {owner_of[catalog.name, key]} and {owner}")
+            owner_of[catalog.name, key] = owner
+            merged.setdefault(catalog.name, {})[key] = str(template)
+
+    for catalog in shared:
+        add(catalog, "shared")
+    for owner, tables in owners:
+        for catalog in tables:
+            add(catalog, owner)
+    return MappingProxyType({name: Catalog(name, dict(sorted(entries.items()))) for name, entries in sorted(merged.items())})
 
 
 def listed(names: "list[str] | tuple[str, ...]", sep: str = ", ") -> str:
@@ -107,7 +186,8 @@ def read_by(kernels: "list[str] | tuple[str, ...]") -> list[str]:
     return lines
 
 
-def catalogs() -> list[Catalog]:
+def shared() -> list[Catalog]:
+    """The shared tables of this module."""
     return [v for v in globals().values() if isinstance(v, Catalog)]
 
 # What an out-of-bounds index does at run time, by device.
@@ -130,207 +210,16 @@ IDENTITIES = Catalog("IDENTITIES", {
     "argmin": "an arbitrary index (0) of a value that does not exist",
 })
 
-MESSAGES = Catalog("MESSAGES", {
-    # AOTI001 empty-index-bound
-    "empty-index-bound":
-        "index bound `{bound}` of \"{assertion}\" in {kernel} is {dim_display} ({where}), which the package "
-        "accepts as 0 ({range_text}): with it empty the bound is 0 and every index fails, {effect}",
-    "empty-index-bound.expr":
-        "index bound `{bound}` of \"{assertion}\" in {kernel} is {bound_display}, which is 0 when {dim_display} "
-        "({where}) is {zero}, and the package accepts that ({range_text}): every index fails, {effect}",
-    "empty-index-bound.zero": "empty",
-    "empty-index-bound.zero-with": "empty (with {assignment})",
-    # AOTI002 unenforced-lower-bound
-    "unenforced-lower-bound":
-        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} {kernels} unchecked",
-    "unenforced-lower-bound.no-kernels":
-        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} the compiled code "
-        "unchecked",
-    # {reach}: the witness sizes: 0 as well as the size just below the minimum, since either can be what breaks.
-    "unenforced-lower-bound.reach": "size {below} reaches",
-    "unenforced-lower-bound.reach-zero": "sizes {below} and 0 reach",
-    # Appended: the exported program's declared range on the same dim (AOTI010 merged into it: one finding per dim).
-    "unenforced-lower-bound.declared":
-        "; the exported program declares {declared}, so size(s) {sizes} are allowed by the contract but were "
-        "never compiled for",
-    # Appended: the input's other dims (one finding per input).
-    "unenforced-lower-bound.also": "; the same holds for {dims}",
-    "unenforced-lower-bound.dim": "{dim_display} ({where}, compiled for >= {min}, size {below})",
-    "unenforced-lower-bound.dim-declared":
-        "{dim_display} ({where}, compiled for >= {min}, size {below}; declared {declared}, so size(s) {sizes} "
-        "were never compiled for)",
-    # AOTI003 index-exceeds-constant-bound
-    "index-exceeds-constant-bound.unbounded":
-        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) has "
-        "{no_bound}, so any size above {limit} trips the constant bound {bound_value}, {effect}",
-    "index-exceeds-constant-bound.bounded":
-        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) may be "
-        "up to {max} ({max_origin}), but sizes above {limit} trip the constant bound {bound_value}, {effect}",
-    "index-exceeds-constant-bound.values":
-        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) where {symbols} is read from the "
-        "values of {inputs} (e.g. `.item()`), and nothing bounds it: a value of {value} or more trips the "
-        "constant bound {bound_value}, {effect}",
-    "index-exceeds-constant-bound.values-witness":
-        "{shapes}; with {symbols} = {value} (read from the values of {inputs})",
-    # AOTI015 index-exceeds-dynamic-bound
-    "index-exceeds-dynamic-bound":
-        "\"{assertion}\" in {kernel}: the kernel itself keeps the index in [0, {high}] (a clamp of loaded "
-        "values), but its bound `{bound}` is {bound_display}, and the package accepts {dim_display} ({where}) "
-        "down to {low} ({range_text}): at any size up to {limit} an index value the model produces by design "
-        "fails the check, {effect}",
-    "index-exceeds-dynamic-bound.witness": "{shapes}; with values of {inputs} that make the index {high}",
-    # AOTI016 data-dependent-size-check
-    "data-dependent-size-check.min":
-        "{symbol} is the number of elements {call} returns for {who}, which their values decide (up to {cap}), "
-        "and run_impl checks {symbol} >= {min} at every call: values that make {call} return {value} fail with "
-        "`RuntimeError: Expected {symbol} >= {min} but received {value}` at any input size; eager PyTorch "
-        "returns a result for them unless the model itself checks that bound",
-    "data-dependent-size-check.max":
-        "{symbol} is the number of elements {call} returns for {who}, which their values decide (up to {cap}), "
-        "and run_impl checks {symbol} <= {max} at every call: with {dim_display} ({where}) = {size} ({range_text}) "
-        "values that make {call} return {value} fail with `RuntimeError: Expected {symbol} <= {max} but "
-        "received {value}`, an error about {symbol} rather than the input",
-    "data-dependent-size-check.witness": "{shapes}; with values of {who} that make {call} return {value}",
-    # AOTI017 store-into-empty-buffer
-    "store-into-empty-buffer":
-        "{kernel} writes {buffer} (`{pointer}`) inside loops of {space} iterations that do not shrink with "
-        "{dim_display} ({where}), but {buffer} has {numel} elements, none when {dim_display} is 0, which the "
-        "package accepts ({range_text}): every write lands outside the empty buffer, a segmentation fault "
-        "(SIGSEGV) or silent memory corruption, with no error message",
-    # AOTI018 read-from-empty-buffer
-    "read-from-empty-buffer":
-        "{kernel} reads {buffer} (`{pointer}`) inside loops of {space} iterations that do not shrink with "
-        "{dim_display} ({where}), but {buffer} has {numel} elements, none when {dim_display} is 0, which the "
-        "package accepts ({range_text}): every read lands outside the empty buffer, a segmentation fault "
-        "(SIGSEGV) or garbage values, with no error message",
-    # AOTI004 division-by-dynamic-size
-    "division-by-dynamic-size.float":
-        "{kernel} divides by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} ({where}) is empty "
-        "({range_text}): the result is NaN (0/0) or inf, silently",
-    "division-by-dynamic-size.integer":
-        "{kernel} computes an integer `/` or `%` by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} "
-        "({where}) is empty ({range_text}): integer division by zero kills the process (SIGFPE)",
-    "division-by-dynamic-size.integer-kernel":
-        "{kernel} computes an integer `/` or `%` by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} "
-        "({where}) is empty ({range_text}): the result of an integer division by zero is undefined on CUDA "
-        "and an error on CPU",
-    # AOTI005 empty-reduction
-    "empty-reduction":
-        "{op} reduction in {kernel} over {extent} elements: when {dim_display} ({where}) is empty "
-        "({range_text}) it returns its identity, {identity}, where eager PyTorch raises",
-    # AOTI006 target-device-mismatch
-    "target-device-mismatch.device":
-        "model '{model}' was compiled for {device} ({key}={device_key}) but the target device is {target}: "
-        "the package cannot run there",
-    "target-device-mismatch.sm":
-        "model '{model}' holds CUDA kernels compiled for sm_{package_sm} (AOTI_COMPUTE_CAPABILITY={package_sm}) "
-        "but the target is sm_{target_sm}: {why}",
-    "target-device-mismatch.sm.major":
-        "a cubin built for compute capability {package_major}.x does not load on {target_major}.x",
-    "target-device-mismatch.sm.minor":
-        "a cubin built for {package_cc} needs a device of {package_cc} or a later minor revision of the same "
-        "major version, and {target_cc} is older",
-    "target-device-mismatch.sm.arch":
-        "sm_{package_sm} is an architecture-specific target: its cubin runs only on exactly {package_cc}",
-    # AOTI007 no-kernel-source
-    "no-kernel-source": "{problem}",
-    # AOTI008 unlinked-assertion
-    "unlinked-assertion":
-        "assertion \"{assertion}\" in {kernel} could not be linked to the model inputs: {reason}; "
-        "nothing is known about when it fails",
-    # AOTI010 compiled-range-narrower-than-declared
-    "compiled-range-narrower-than-declared":
-        "{dim_display} ({where}) is declared {declared} by the exported program but the package was compiled "
-        "for {compiled}: size(s) {sizes} are allowed by the contract but were never compiled for ({enforcement}); "
-        "they reach {kernels}",
-    "compiled-range-narrower-than-declared.above-only":
-        "{dim_display} ({where}) is declared {declared} by the exported program but the package was compiled "
-        "for {compiled}: sizes above {max} are allowed by the contract but were never compiled for ({enforcement}); "
-        "they reach {kernels}",
-    "compiled-range-narrower-than-declared.undeclared-max":
-        "{dim_display} ({where}) was compiled for {compiled} but no declared range is known for it (no exported "
-        "program, or none for this dim), so nothing tells callers of that maximum: sizes above {max} were never "
-        "compiled for ({enforcement}); they reach {kernels}",
-    # AOTI011 unchecked-extern-call
-    "unchecked-extern-call":
-        "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK: the error it returns (e.g. an out-of-range "
-        "index in {inputs}) is discarded, and the model returns a partial result without any message",
-    "unchecked-extern-call.inputs": "its inputs",
-    # AOTI012 unenforced-dim-equality
-    "unenforced-dim-equality":
-        "{dim_display} ({where}) must equal {expr}: the package never reads it and uses that size instead, "
-        "but {enforcement}: a smaller tensor is read past its end (garbage or a crash, no error message), "
-        "a larger one is partly ignored",
-    # AOTI009 unparsed-member
-    "unparsed-member": "skipped ({what}): {problem}",
-    "unparsed-member.parse": "parse error",
-    "unparsed-member.unreadable": "unreadable",
-    "unparsed-member.limit": "analysis limit reached",
-})
-
-# The headline of each finding: under ~100 characters, effect first, in the user's names. Keyed like
-# MESSAGES (every MESSAGES key that is a whole message, i.e. not in FRAGMENTS, has one; the
-# catalog test checks it). Filled by analyzer/query/headline.py with the message's own fields plus:
-# `{dim_name}` (`x.shape[1]`, or `input 0 dim 1` without names), `{input_name}`, `{site}` (
-# ` in `transformer.wpe` (Embedding)` / ` at model.py:12` / empty), `{user_op}` (the user's op:
-# `embedding`, else an op of the kernel's name, else `kernel`), `{verb}` (what a failed index check
-# does on the device, VERBS), `{table_name}` (a constant's user name), `{aten_op}` (an extern call's
-# ATen op), `{identity}` (SHORT_IDENTITIES), `{at_zero}` (AT_ZERO). The headline gets OUTSIDE_CONTRACT
-# appended when the witnesses are outside the declared range, EAGER_REJECTS when eager rejects them too. Compiler names (tmpN, ksN, sN, argN_1,
-# kernel names) never appear here: they belong to the detail.
-HEADLINES = Catalog("HEADLINES", {
-    "empty-index-bound": "empty {dim_name} {verb} the {user_op}{site}: its index bound is 0",
-    "empty-index-bound.expr": "empty {dim_name} {verb} the {user_op}{site}: its index bound becomes 0",
-    "unenforced-lower-bound": "{dim_name} < {min} runs unchecked in code compiled for >= {min}",
-    "unenforced-lower-bound.no-kernels": "{dim_name} < {min} is accepted unchecked by code compiled for >= {min}",
-    "unenforced-lower-bound.empty-calls": "{dim_name} < {min} runs unchecked; {at_zero}",
-    "unenforced-lower-bound.empty-calls-only": "{dim_name} < {min} is accepted unchecked; {at_zero}",
-    "unenforced-lower-bound.rejected":
-        "{dim_name} = {below} fails with an unexpected size error (compiled for >= {min})",
-    "index-exceeds-constant-bound.unbounded": "{dim_name} > {limit} {verb} the {user_op}{site}: past its {bound_value} rows",
-    "index-exceeds-constant-bound.bounded":
-        "{dim_name} > {limit} (allowed up to {max}) {verb} the {user_op}{site}",
-    "index-exceeds-constant-bound.unenforced-max":
-        "{dim_name} > {limit} {verb} the {user_op}{site}: its max is unchecked",
-    "index-exceeds-constant-bound.values": "a value >= {value} in {input_name} {verb} the {user_op}{site}",
-    "index-exceeds-dynamic-bound": "{dim_name} <= {limit} {verb} the {user_op}{site}: its index reaches {high}",
-    "data-dependent-size-check.min": "`{aten_op}`{site} returning < {min} elements raises an error: compiled for >= {min}",
-    "data-dependent-size-check.max": "{dim_name} = {size} lets `{aten_op}`{site} return > {max} elements: an error",
-    "store-into-empty-buffer": "empty {dim_name} makes the {user_op}{site} write past an empty buffer (SIGSEGV)",
-    "read-from-empty-buffer": "empty {dim_name} makes the {user_op}{site} read past an empty buffer (SIGSEGV)",
-    "division-by-dynamic-size.float": "empty {dim_name} gives NaN/inf silently: division by 0 in the {user_op}{site}",
-    "division-by-dynamic-size.integer": "empty {dim_name} kills the process: integer division by 0 in the {user_op}{site}",
-    "division-by-dynamic-size.integer-kernel":
-        "empty {dim_name}: integer division by 0 in the {user_op}{site} (undefined result)",
-    "empty-reduction": "empty {dim_name} makes the {user_op}{site} return {identity}; eager raises",
-    "target-device-mismatch.device": "model '{model}' is compiled for {device} and cannot run on {target}",
-    "target-device-mismatch.sm": "model '{model}' is compiled for sm_{package_sm} and cannot run on sm_{target_sm}",
-    "no-kernel-source": "kernels present only as binaries: their index checks cannot be verified",
-    "unlinked-assertion": "an index check in the {user_op}{site} is not linked to any input: check it by hand",
-    "compiled-range-narrower-than-declared": "{dim_name} = {sizes}: allowed by the export, never compiled for",
-    "compiled-range-narrower-than-declared.above-only":
-        "{dim_name} > {max}: allowed by the export, never compiled for",
-    "compiled-range-narrower-than-declared.undeclared-max": "{dim_name} > {max}: never compiled for, and no declared max says so",
-    "unchecked-extern-call": "errors of `{aten_op}`{site} are discarded: partial result, no message",
-    "unchecked-extern-call.empty-target":
-        "empty {dim_name} makes `{aten_op}`{site} fail unseen: no error, a partial result",
-    "unenforced-dim-equality": "{dim_name} != `{expr}` is unchecked: a smaller tensor is read past its end",
-    "unparsed-member": "part of the package was skipped ({what}); the rest was analysed",
-    "read-past-constant": "{dim_name} > {limit} silently reads past the end of {table_name}{site}",
-    "unenforced-divisibility": "{dim_name} not {assumed} silently returns wrong values",
-})
-
-# Keys of MESSAGES that are parts of a message (filled into another), not a finding's message: they
-# have no headline.
-FRAGMENTS: set[str] = {
-    "empty-index-bound.zero", "empty-index-bound.zero-with", "index-exceeds-constant-bound.values-witness", "index-exceeds-dynamic-bound.witness", "data-dependent-size-check.witness",
-    "target-device-mismatch.sm.major", "target-device-mismatch.sm.minor", "target-device-mismatch.sm.arch",
-    "unchecked-extern-call.inputs", "unparsed-member.parse", "unparsed-member.unreadable", "unparsed-member.limit",
-    "unenforced-lower-bound.sdpa", "unenforced-lower-bound.zero-check", "compiled-range-narrower-than-declared.above", "unenforced-lower-bound.reach",
-    "unenforced-lower-bound.reach-zero", "unenforced-lower-bound.declared", "unenforced-lower-bound.also",
-    "unenforced-lower-bound.dim", "unenforced-lower-bound.dim-declared",
-}
-
+# Headlines (each rule's HEADLINES, keyed like its MESSAGES: every whole message, i.e. not one of its
+# FRAGMENTS, has one; the catalog test checks it) are filled by analyzer/query/headline.py with the
+# message's own fields plus: `{dim_name}` (`x.shape[1]`, or `input 0 dim 1` without names),
+# `{input_name}`, `{site}` (` in `transformer.wpe` (Embedding)` / ` at model.py:12` / empty),
+# `{user_op}` (the user's op: `embedding`, else an op of the kernel's name, else `kernel`), `{verb}`
+# (what a failed index check does on the device, VERBS), `{table_name}` (a constant's user name),
+# `{aten_op}` (an extern call's ATen op), `{identity}` (SHORT_IDENTITIES), `{at_zero}` (AT_ZERO). The
+# headline gets OUTSIDE_CONTRACT appended when the witnesses are outside the declared range,
+# EAGER_REJECTS when eager rejects them too. Compiler names (tmpN, ksN, sN, argN_1, kernel names)
+# never appear in one: they belong to the detail.
 # What size 0 does where extern calls receive empty tensors (`{at_zero}`): the flash attention's
 # SIGFPE when it is one of them (the message's `{sdpa}` fragment), else the plain fact.
 AT_ZERO = Catalog("AT_ZERO", {
@@ -373,91 +262,17 @@ REPORT = Catalog("REPORT", {
     "more": "**{count} more findings in the full report** (`aoti-lint --format text`, JSON or SARIF).",
 })
 
+# Fix clauses several rules append (and `why`).
 FIXES = Catalog("FIXES", {
-    "empty-index-bound":
-        "reject empty inputs before calling the model (`if {empty_test}: ...`){env}, or handle size 0 "
-        "outside the model (and declare Dim(..., min=1) so that the exported contract says so)",
-    "unenforced-lower-bound":
-        "run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package rejects {dim_display} < {min}, or check "
-        "`{check_expr} >= {min}` before calling the model and handle smaller inputs outside it (declaring "
-        "Dim(..., min=0) does not change this: the package is still compiled for >= {min})",
-    "unenforced-lower-bound.none":
-        "check `{check_expr} >= {min}` before calling the model and handle smaller inputs outside it",
-    # Appended to the first dim's fix when the input has more (one finding per input).
-    "unenforced-lower-bound.also": "; the same for the input's other dims (`{checks}`)",
-    "index-exceeds-constant-bound":
-        "declare the dimension's real limit when exporting (Dim(..., max={bound_value})) and run with "
-        "AOTI_RUNTIME_CHECK_INPUTS=1, or reject `{check_expr} > {limit}` before calling the model, or size the "
-        "indexed table for the longest input",
-    "index-exceeds-constant-bound.enforced":
-        "lower the dimension's max to {limit} when exporting (Dim(..., max={limit})), or size the indexed table "
-        "for {max}",
-    "index-exceeds-constant-bound.values":
-        "bound the value in the model with `torch._check({symbols} <= {bound_value})` (the package then checks "
-        "it at every call), or reject larger values before calling the model",
-    "index-exceeds-dynamic-bound":
-        "declare the dimension's real minimum when exporting (Dim(..., min={need})) and run with "
-        "AOTI_RUNTIME_CHECK_INPUTS=1, or reject `{check_expr} <= {limit}` before calling the model, or clamp the "
-        "index in the model to the size it indexes (`{check_expr} - 1`) instead of {high}",
-    "data-dependent-size-check.min":
-        "if the model needs {symbol} >= {min}, reject inputs for which {call} returns fewer elements before "
-        "calling the package (or catch its error); if not, re-export with an example input that gives {value} "
-        "(or `torch._check` bounds that allow it) and recompile",
-    "data-dependent-size-check.max":
-        "reject {dim_display} > {max_size} before calling the model{env}",
-    "data-dependent-size-check.env":
-        ", or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the input check rejects it with an error about the input",
-    "store-into-empty-buffer":
-        "reject empty inputs before calling the model (`if {empty_test}: ...`){env}",
-    "read-from-empty-buffer":
-        "reject empty inputs before calling the model (`if {empty_test}: ...`){env}",
-    "division-by-dynamic-size.float":
-        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}, or guard the "
-        "division in the model (e.g. divide by `max(n, 1)`)",
-    "division-by-dynamic-size.integer":
-        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}",
-    "empty-reduction":
-        "reject empty inputs before calling the model (`if {check_expr} == 0: ...`), as eager PyTorch does{env}",
     # Appended as {env} where the package's own (gated) check would reject size 0.
     "env":
         ", or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package's own check rejects size 0 with a "
         "clear error",
-    "target-device-mismatch.device":
-        "re-export and compile the package on (or for) a {target} machine",
-    "target-device-mismatch.sm":
-        "compile the package for the target GPU (on an sm_{target_sm} machine, or with "
-        "TORCH_CUDA_ARCH_LIST set to it)",
-    "no-kernel-source":
-        "keep the kernel source in the package (do not strip `*.wrapper.cpp`/`*.kernel.cpp`) so that it can be "
-        "checked",
-    "unlinked-assertion":
-        "check this assertion by hand; please report the package so that the analyzer can learn its form",
-    "compiled-range-narrower-than-declared":
-        "reject {dim_display} < {min} before calling the model (`if {check_expr} < {min}: ...`) or run with "
-        "AOTI_RUNTIME_CHECK_INPUTS=1, and declare the real contract when exporting (Dim(..., min={min}))",
-    "compiled-range-narrower-than-declared.above-only":
-        "reject {dim_display} > {max} before calling the model (`if {check_expr} > {max}: ...`) or run with "
-        "AOTI_RUNTIME_CHECK_INPUTS=1, and declare the real contract when exporting (Dim(..., max={max}))",
-    "compiled-range-narrower-than-declared.undeclared-max":
-        "reject {dim_display} > {max} before calling the model (`if {check_expr} > {max}: ...`) or run with "
-        "AOTI_RUNTIME_CHECK_INPUTS=1, and declare the real contract when exporting (Dim(..., max={max}))",
-    "unchecked-extern-call":
-        "validate {inputs} before calling the model (the values the op indexes with must be in range), or "
-        "build for a device whose lowering checks them; report the unchecked call upstream",
-    "unenforced-dim-equality":
-        "check `{check_expr} == {expr}` before calling the model, or run with AOTI_RUNTIME_CHECK_INPUTS=1 so "
-        "that the package's own assert_size_stride rejects a mismatch",
-    "unparsed-member":
-        "check that the package was not truncated or edited; if it is intact, please report it",
 })
 
+# Chain lines the linker writes and the framework or several rules append.
 CHAIN = Catalog("CHAIN", {
-    "zero": "with {assignment} the bound{bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
-    "extent": "{index_var} reaches {extent} - 1; with {assignment} that is {value} >= {bound_value}",
-    "index-range": "{index_var} lies in [0, {high}] whatever was loaded; with {assignment} the bound is {value}, "
-                   "so an index of {high} fails `{index_var} < {value}`",
-    "store": "{kernel} writes {buffer} through {pointer}: {numel} elements, written in loops of {space} iterations",
-    "read": "{kernel} reads {buffer} through {pointer}: {numel} elements, read in loops of {space} iterations",
+    # A buffer access with no element to touch (access.py: both buffer rules).
     "access-empty": "with {assignment} {buffer} has no elements and the loops still run (at least {count} iterations)",
     # The linker's chain of an assertion (link.py).
     "values": "values of {who} -> {var} in {kernel}",
@@ -473,12 +288,6 @@ CHAIN = Catalog("CHAIN", {
     "range": "{symbol} = {dim}, {range}",
     "read-by": "read by {kernel}",
     "read-by-more": "read by {count} more kernels",
-    "divides": "{kernel} divides by {divisor}",
-    "divisor": "{divisor} = {divisor_display} (over {divisor_expr})",
-    "divisor-zero": "with {assignment} the divisor is 0",
-    "reduction": "{op} reduction in {kernel} over {extent} elements (over {extent_expr})",
-    "reduction-empty": "with {assignment} nothing is reduced and the identity is returned",
-    "tie": "{describe} must equal {expr} ({tied_expr})",
     # A witness outside the exported program's declared range (rules/__init__.py `_contract`).
     "outside-contract":
         "outside the contract: {sizes}; the package does not reject it, but the caller promised not to send it "
@@ -551,11 +360,6 @@ ENFORCEMENT = Catalog("ENFORCEMENT", {
 
 # Every fix of a failure a shape guard can reject points at `aoti-lint contract`: a guard is the fix that needs no rebuild.
 CONTRACT_HINT = "; `aoti-lint contract PKG --emit python` writes a check_inputs() guard that rejects such inputs"
-for _key in ("empty-index-bound", "unenforced-lower-bound", "unenforced-lower-bound.none", "store-into-empty-buffer",
-             "read-from-empty-buffer",
-             "index-exceeds-constant-bound", "index-exceeds-constant-bound.enforced",
-             "division-by-dynamic-size.float", "division-by-dynamic-size.integer", "empty-reduction"):
-    FIXES[_key] += CONTRACT_HINT
 
 # Where a dim's effective max comes from (the exported program's declaration, else the compiled
 # range, by how it is enforced).

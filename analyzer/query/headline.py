@@ -1,5 +1,5 @@
 """Headlines: each finding's short message (under ~100 characters, effect first, in the user's
-names), from the catalog's HEADLINES table, the fields its long message (`detail`) was filled with,
+names), from the rule's HEADLINES templates (handed in by `rules.run_rules`), the fields its long message (`detail`) was filled with,
 and what the model and the finding's `source` say: the input's user name, the module and line of the
 user's code, what a failed check does on the device.
 
@@ -10,10 +10,10 @@ attribution.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from ..core.findings import Finding
-from ..core.messages import AT_ZERO, EAGER_REJECTS, HEADLINES, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS
+from ..core.messages import AT_ZERO, EAGER_REJECTS, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS, Template
 from ..core.model import Model, shim_op
 from .source import ACCESS_OPS, DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
 
@@ -121,9 +121,10 @@ def fields(model: Model | None, f: Finding) -> dict[str, object]:
     return given
 
 
-def headline(model: Model | None, f: Finding) -> str:
-    """The finding's headline; its detail cut short when the catalog has none for its key."""
-    template = HEADLINES.get(f.message_key)
+def headline(model: Model | None, f: Finding, headlines: Mapping[str, Template]) -> str:
+    """The finding's headline from `headlines` (the rules' HEADLINES); its detail cut short when
+    there is none for its key. A headline filled whole stays a `Text` (its key and fields)."""
+    template = headlines.get(f.message_key)
     fallback = shorten(" ".join(f.detail.split()) or f.message, LIMIT)
     if template is None:
         return fallback
@@ -134,10 +135,10 @@ def headline(model: Model | None, f: Finding) -> str:
     # Witnesses the exported program's contract excludes (the severity dropped): said where it fits.
     note = (OUTSIDE_CONTRACT if values.get("outside_contract") else "") + \
         (EAGER_REJECTS if values.get("eager_rejects") else "")
-    text = ""
+    text: str = ""
     for site in sites(f):  # drop the class, then the place, before cutting the text
         try:
-            text = str(template.format(**{**values, "site": site}))
+            text = template.format(**{**values, "site": site})
         except (KeyError, IndexError):  # a message built without its fields: never fail a report
             return fallback
         if others is not None:
@@ -163,12 +164,12 @@ def _other_minimums(model: Model | None, f: Finding, values: dict[str, object]) 
     return lead, f" (and {more} more dim{'s' if more > 1 else ''} below {'theirs' if more > 1 else 'its own'})"
 
 
-def fill(models: Iterable[Model], findings: Iterable[Finding]) -> list[Finding]:
+def fill(models: Iterable[Model], findings: Iterable[Finding], headlines: Mapping[str, Template]) -> list[Finding]:
     """Findings with `message` set to their headline (the long text stays in `detail`)."""
     by_name = {m.name: m for m in models}
     out = []
     for f in findings:
         if f.detail:
-            f = replace(f, message=headline(by_name.get(f.model), f))
+            f = replace(f, message=headline(by_name.get(f.model), f, headlines))
         out.append(f)
     return out

@@ -22,19 +22,27 @@ Each rule is a small class in one of the family modules (`bounds`, `ranges`, `em
         op = "the kernel's index check"
 
         def check(self, model, ctx):
-            yield self.finding(model, ctx, MESSAGES["..."].format(...), location, input=0, dim=0, key=...)
+            yield self.finding(model, ctx, self.MESSAGES["empty-index-bound"].format(...), location,
+                               fix=self.FIXES["empty-index-bound"].format(...), input=0, dim=0, key=...)
 
 The docstring IS the documentation (`aoti-lint explain`, SARIF `help`): a one-line summary, then
 the Markdown sections `## What it does`, `## Why it matters`, `## Example`, `## Fix`.
+
+A rule's wording is its own: the class holds frozen `Catalog`s `HEADLINES`, `MESSAGES`, `FIXES`,
+`CHAIN` (and `FRAGMENTS`, the messages filled into others), inherited from its class in
+words_kernels.py / words_inputs.py, keyed `<rule-name>` or `<rule-name>.<variant>` (`register`
+checks). `catalog()` builds once the one catalog of every rule's tables and the shared ones of
+core/messages.py; nothing writes into a catalog after it is made, so import order cannot change it.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
 from ..query import headline, source
 from ..core import messages
@@ -109,6 +117,12 @@ class Rule:
     severity: ClassVar[Severity] = Severity.ERROR   # set by `register` from the three above
     VALID: ClassVar[tuple[Case, ...]] = ()
     INVALID: ClassVar[tuple[Case, ...]] = ()
+    # The rule's own templates (keys `<name>` or `<name>.<variant>`), from its words class.
+    HEADLINES: ClassVar[messages.Catalog] = messages.Catalog("HEADLINES", {})
+    MESSAGES: ClassVar[messages.Catalog] = messages.Catalog("MESSAGES", {})
+    FIXES: ClassVar[messages.Catalog] = messages.Catalog("FIXES", {})
+    CHAIN: ClassVar[messages.Catalog] = messages.Catalog("CHAIN", {})
+    FRAGMENTS: ClassVar[frozenset[str]] = frozenset()   # keys of MESSAGES filled into another message
 
     def check(self, model: "Model", ctx: Context) -> Iterable[Finding]:
         """Findings about one model of the package."""
@@ -135,8 +149,8 @@ class Rule:
         """A Finding with this rule's code and name, its severity from the policy (analyzer/severity.py),
         and the model and package filled in.
 
-        `message` (the full explanation, kept as `detail`) and `fix` filled from the catalog
-        (`MESSAGES[key].format(...)`) carry their key, which the finding keeps as `message_key` /
+        `message` (the full explanation, kept as `detail`) and `fix` filled from the rule's templates
+        (`self.MESSAGES[key].format(...)`) carry their key, which the finding keeps as `message_key` /
         `fix_key`; `run_rules` replaces `message` with the headline (HEADLINES[key]). `witness` is
         the primary witness, `witnesses` more of them. `consequence` and `op` override the rule's own
         for this finding; `outside_contract` says that its witnesses are outside the contract in a way
@@ -161,12 +175,12 @@ class Rule:
             rule=self.name,
             severity=severity,
             message=str(message),
-            detail=str(message),
+            detail=message if isinstance(message, messages.Text) else str(message),
             message_fields=getattr(message, "fields", None),
             model=model if isinstance(model, str) else model.name,
             location=location,
             package=ctx.package,
-            fix=None if fix is None else str(fix),
+            fix=None if fix is None else _text(fix),
             witness=witnesses[0] if witnesses else None,
             witnesses=witnesses,
             message_key=getattr(message, "key", ""),
@@ -206,6 +220,16 @@ class Rule:
         return out
 
 
+def _text(text: str) -> str:
+    """A fix as the finding keeps it: a filled template stays a Text (its key and fields are what the
+    goldens record), a template used as is becomes one."""
+    if isinstance(text, messages.Text):
+        return text
+    if isinstance(text, messages.Template):
+        return messages.Text(str(text), text.key, {}, text.table)
+    return str(text)
+
+
 def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity: Severity,
               chain: tuple[str, ...]) -> tuple[str, Severity, tuple[str, ...]]:
     """Witnesses outside the exported program's declared range. When every witness
@@ -213,7 +237,7 @@ def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity
     warning -> info): the package still does not enforce it, but the caller promised not to send it.
     When only some are, a chain line says which."""
     from ..query import witness as W
-    from ..core.messages import CHAIN, Text
+    from ..core.messages import CHAIN, extended
 
     outside = [W.outside_declared(model, w) for w in witnesses]
     if not any(outside):
@@ -227,8 +251,8 @@ def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity
     note = CHAIN["outside-contract.message"].format(sizes=sizes)
     line = CHAIN["outside-contract" if lower != severity else "outside-contract.kept"].format(
         sizes=sizes, was=severity, now=lower)
-    fields = {**(getattr(message, "fields", None) or {}), "outside_contract": sizes}  # the headline says it too
-    return Text(str(message) + note, getattr(message, "key", ""), fields), lower, chain + (line,)
+    # The headline says it too (`outside_contract`).
+    return extended(message, note, outside_contract=sizes), lower, chain + (line,)
 
 
 # What `eager_rejects` says for a rule whose witnesses all break a tie eager checks (`Rule.eager_rejects`).
@@ -238,12 +262,11 @@ EAGER_REJECTS_TIE = "eager PyTorch rejects dims that must be equal but are not"
 def _eager_rejects(message: str, how: str, chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     """The detail and the chain say that eager rejects the witness too (`how`): the input is the
     caller's mistake, not a failure of the package (the finding is at most info)."""
-    from ..core.messages import CHAIN, Text
+    from ..core.messages import CHAIN, extended
 
     note = CHAIN["eager-rejects.message"].format(how=how)
     line = CHAIN["eager-rejects"].format(how=how, now=Severity.INFO)
-    fields = {**(getattr(message, "fields", None) or {}), "eager_rejects": how}
-    return Text(str(message) + note, getattr(message, "key", ""), fields), chain + (line,)
+    return extended(message, note, eager_rejects=how), chain + (line,)
 
 
 def _declared_text(model: "Model", pairs) -> str:
@@ -272,6 +295,12 @@ def register(rule: type[Rule]) -> type[Rule]:
         raise TypeError(f"{rule.__qualname__}: rule code {rule.code!r} is not like 'AOTI001'")
     if not isinstance(rule.consequence, Consequence):
         raise TypeError(f"{rule.__qualname__}: consequence must be a Consequence")
+    try:  # its own templates: keys in the grammar, each starting with the rule's name
+        messages.build((), [(rule.name, wording(rule))])
+    except ValueError as e:
+        raise TypeError(f"{rule.__qualname__}: {e}") from None
+    if not rule.FRAGMENTS <= set(rule.MESSAGES):
+        raise TypeError(f"{rule.__qualname__}: FRAGMENTS not in its MESSAGES: {sorted(rule.FRAGMENTS - set(rule.MESSAGES))}")
     # The one place a rule's severity is decided: from what it finds, not set by hand.
     rule.severity = severity_of(rule.consequence, op=rule.op, eager_rejects=rule.eager_rejects)
     for i, other in enumerate(RULES):
@@ -296,6 +325,24 @@ def all_rules() -> list[type[Rule]]:
     for module in RULE_MODULES:
         importlib.import_module(f"{__name__}.{module}")
     return sorted(RULES, key=lambda r: r.code)
+
+
+def wording(rule: type[Rule]) -> tuple[messages.Catalog, ...]:
+    """The rule's own template tables (HEADLINES, MESSAGES, FIXES, CHAIN)."""
+    return tuple(getattr(rule, table) for table in messages.RULE_TABLES)
+
+
+def build_catalog(rules: Iterable[type[Rule]]) -> Mapping[str, messages.Catalog]:
+    """The shared tables and the templates of `rules`, joined (core/messages.py `build`: raises on a
+    key outside the grammar or defined twice; the result is frozen and the same in any order)."""
+    return messages.build(messages.shared(), [(rule.name, wording(rule)) for rule in rules])
+
+
+@functools.cache
+def catalog() -> Mapping[str, messages.Catalog]:
+    """The one catalog of every registered rule's and the shared templates, by table name, built
+    once (`catalog()["HEADLINES"]`)."""
+    return build_catalog(all_rules())
 
 
 def find_rule(text: str, rules: Sequence[type[Rule]] | None = None) -> type[Rule] | None:
@@ -409,7 +456,7 @@ def run_rules(
             if line is not None:
                 f = replace(f, snippet=(line,))
         out.append(f)
-    out = headline.fill(package.models, source.attribute(package.models, out))
+    out = headline.fill(package.models, source.attribute(package.models, out), catalog()["HEADLINES"])
     return merge_repeats(sorted(dict.fromkeys(out), key=sort_key))
 
 

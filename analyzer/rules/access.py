@@ -9,15 +9,16 @@ from ..expr import intervals
 from ..query import witness as W
 from ..core.findings import Finding
 from ..core.model import Access, Model, range_text
-from ..core.messages import CHAIN, FIXES, MESSAGES
+from ..core.messages import CHAIN
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import env_clause, where
+from .words_kernels import ReadFromEmptyBufferWords, StoreIntoEmptyBufferWords
 
 
 @register
-class StoreIntoEmptyBuffer(Rule):
+class StoreIntoEmptyBuffer(StoreIntoEmptyBufferWords, Rule):
     """A kernel writes into a buffer that an input size the package accepts makes empty.
 
     ## What it does
@@ -70,7 +71,7 @@ class StoreIntoEmptyBuffer(Rule):
 
 
 @register
-class ReadFromEmptyBuffer(Rule):
+class ReadFromEmptyBuffer(ReadFromEmptyBufferWords, Rule):
     """A kernel reads from a buffer that an input size the package accepts makes empty.
 
     ## What it does
@@ -143,14 +144,14 @@ def _findings(rule: Rule, model: Model, ctx: Context, write: bool) -> Iterable[F
                       numel=W.display_expr(model, access.numel), space=W.display_expr(model, access.space_expr),
                       dim_display=W.dim_display(model, ref), where=where(ref), range_text=range_text(dim),
                       count=_count(runs))
-        chain = (CHAIN["store" if write else "read"].format(**fields),
+        chain = (rule.CHAIN[key].format(**fields),
                  CHAIN["access-empty"].format(assignment=W.assignment_text(model, choice), buffer=access.buffer,
                                               count=fields["count"]))
         yield rule.finding(
-            model, ctx, MESSAGES[key].format(**fields), access.location,
+            model, ctx, rule.MESSAGES[key].format(**fields), access.location,
             kernel=access.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
             witness=W.witness(model, choice),
-            fix=FIXES[key].format(empty_test=f"{W.check_expr(model, ref)} == 0", env=env_clause(dim)),
+            fix=rule.FIXES[key].format(empty_test=f"{W.check_expr(model, ref)} == 0", env=env_clause(dim)),
             chain=chain, key=f"{'store' if write else 'read'}:{W.normalize_expr(model, access.numel)};"
                              f"kernel:{access.kernel}")
 

@@ -14,7 +14,8 @@ from ..core.model import Assertion, DimRef, Model, range_text
 from ..query.severity import Consequence, fails_like_eager
 from . import Case, Context, Rule, register
 from . import enforcement as E
-from ..core.messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, MESSAGES, NO_BOUND
+from .words_kernels import EmptyIndexBoundWords, IndexExceedsConstantBoundWords, UnlinkedAssertionWords
+from ..core.messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, NO_BOUND
 
 
 def outcome(model: Model, a: Assertion) -> str:
@@ -74,7 +75,7 @@ def unique_assertions(model: Model, keep) -> Iterable[Assertion]:
 
 
 @register
-class EmptyIndexBound(Rule):
+class EmptyIndexBound(EmptyIndexBoundWords, Rule):
     """An index bound is an input dimension that the package accepts as 0.
 
     ## What it does
@@ -152,11 +153,11 @@ class EmptyIndexBound(Rule):
             simple = len(choice) == 1 and shown == W.dim_display(model, ref)
             fields = dict(bound=a.bound, assertion=a.message, kernel=a.kernel, dim_display=W.dim_display(model, ref),
                           where=where(ref), range_text=range_text(dim), **outcome_fields(model, a),
-                          bound_display=shown, zero=MESSAGES["empty-index-bound.zero"] if len(choice) == 1 else
-                          MESSAGES["empty-index-bound.zero-with"].format(assignment=W.assignment_text(model, choice)))
-            message = MESSAGES["empty-index-bound" if simple else "empty-index-bound.expr"]
+                          bound_display=shown, zero=self.MESSAGES["empty-index-bound.zero"] if len(choice) == 1 else
+                          self.MESSAGES["empty-index-bound.zero-with"].format(assignment=W.assignment_text(model, choice)))
+            message = self.MESSAGES["empty-index-bound" if simple else "empty-index-bound.expr"]
             shown = "" if simple else f" {shown}"
-            chain = (*a.chain, CHAIN["zero"].format(assignment=W.assignment_text(model, choice), bound_expr=shown,
+            chain = (*a.chain, self.CHAIN["empty-index-bound.zero"].format(assignment=W.assignment_text(model, choice), bound_expr=shown,
                                                     value=int_text(value), index_var=a.index_var or "index"))
             key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"
                    f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
@@ -169,13 +170,13 @@ class EmptyIndexBound(Rule):
                 eager_rejects=E.EAGER["index"] if data and fails_like_eager(fields["outcome"]) else None,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice),
-                fix=FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0",
+                fix=self.FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0",
                                                       env=env_clause(dim)),
                 chain=chain, key=key)
 
 
 @register
-class IndexExceedsConstantBound(Rule):
+class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
     """An index that ranges over a dynamic size can exceed a constant bound.
 
     ## What it does
@@ -316,11 +317,11 @@ class IndexExceedsConstantBound(Rule):
                           bound_value=bound_value, **outcome_fields(model, a),
                           max=high_dim, max_origin=max_origin(dim), check_expr=W.check_expr(model, ref),
                           no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
-            message = MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
+            message = self.MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
                                else "index-exceeds-constant-bound.bounded"]
             enforced = dim.enforced == "always" and dim.max is not None and dim.max == high_dim
-            fix = FIXES["index-exceeds-constant-bound.enforced" if enforced else "index-exceeds-constant-bound"]
-            chain = (*a.chain, CHAIN["extent"].format(index_var=a.index_var or "the index",
+            fix = self.FIXES["index-exceeds-constant-bound.enforced" if enforced else "index-exceeds-constant-bound"]
+            chain = (*a.chain, self.CHAIN["index-exceeds-constant-bound.extent"].format(index_var=a.index_var or "the index",
                                                       extent=fields["extent"],
                                                       assignment=W.assignment_text(model, assignment),
                                                       value=int_text(None if value is None else value - 1),
@@ -360,12 +361,12 @@ class IndexExceedsConstantBound(Rule):
         fields = dict(assertion=a.message, kernel=a.kernel, extent=extent, symbols=names, inputs=inputs,
                       bound_value=bound_value, value=value, **outcome_fields(model, a))
         first = a.index_extent_value_inputs[0]
-        witness = MESSAGES["index-exceeds-constant-bound.values-witness"].format(
+        witness = self.MESSAGES["index-exceeds-constant-bound.values-witness"].format(
             shapes=W.witness(model, {}), symbols=names, value=value, inputs=inputs)
         return self.finding(
-            model, ctx, MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location,
+            model, ctx, self.MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location,
             eager_rejects=E.eager_rejects_table(str(fields["outcome"])), kernel=a.kernel, input=first, symbol=names,
-            witness=witness, fix=FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
+            witness=witness, fix=self.FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
             key=f"extent:values:in{first}>{bound_value};kernel:{a.kernel}")
 
     @staticmethod
@@ -382,7 +383,7 @@ class IndexExceedsConstantBound(Rule):
 
 
 @register
-class UnlinkedAssertion(Rule):
+class UnlinkedAssertion(UnlinkedAssertionWords, Rule):
     """An index assertion could not be linked to the model inputs.
 
     ## What it does
@@ -420,8 +421,8 @@ class UnlinkedAssertion(Rule):
         for a in unique_assertions(model, lambda a: not a.linked):
             reason = a.unlinked_reason or "no reason recorded"
             yield self.finding(
-                model, ctx, MESSAGES["unlinked-assertion"].format(assertion=a.message, kernel=a.kernel, reason=reason),
-                a.location, kernel=a.kernel, fix=FIXES["unlinked-assertion"], chain=a.chain,
+                model, ctx, self.MESSAGES["unlinked-assertion"].format(assertion=a.message, kernel=a.kernel, reason=reason),
+                a.location, kernel=a.kernel, fix=self.FIXES["unlinked-assertion"], chain=a.chain,
                 key=f"unlinked:{a.message};kernel:{a.kernel}")
 
 

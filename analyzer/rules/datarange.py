@@ -8,15 +8,17 @@ from typing import Iterable
 from ..query import sizes, witness as W
 from ..core.findings import Finding, Severity
 from ..core.model import Assertion, DimRef, Model, range_text, shim_op
-from ..core.messages import CHAIN, FIXES, FRAGMENTS, HEADLINES, MESSAGES, listed
+from ..core.messages import listed
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from .bounds import int_text, outcome_fields, unique_assertions, where
 from .enforcement import reach_text
+from .words_inputs import DataDependentSizeCheckWords
+from .words_kernels import IndexExceedsDynamicBoundWords
 
 
 @register
-class IndexExceedsDynamicBound(Rule):
+class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
     """An index the kernel keeps in a constant range can exceed a bound that is an input size.
 
     ## What it does
@@ -114,15 +116,15 @@ class IndexExceedsDynamicBound(Rule):
                           where=where(ref), range_text=range_text(dim), low=sizes.effective_min(dim), limit=limit,
                           need=limit + 1, high=high, check_expr=W.check_expr(model, ref), inputs=inputs,
                           **outcome_fields(model, a))
-            witness = MESSAGES["index-exceeds-dynamic-bound.witness"].format(
+            witness = self.MESSAGES["index-exceeds-dynamic-bound.witness"].format(
                 shapes=W.witness(model, assignment), inputs=inputs, high=high)
-            chain = (*a.chain, CHAIN["index-range"].format(index_var=a.index_var or "the index", high=high,
+            chain = (*a.chain, self.CHAIN["index-exceeds-dynamic-bound.index-range"].format(index_var=a.index_var or "the index", high=high,
                                                            assignment=W.assignment_text(model, assignment),
                                                            value=int_text(value)))
             yield self.finding(
-                model, ctx, MESSAGES["index-exceeds-dynamic-bound"].format(**fields), a.location,
+                model, ctx, self.MESSAGES["index-exceeds-dynamic-bound"].format(**fields), a.location,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
-                witness=witness, fix=FIXES["index-exceeds-dynamic-bound"].format(**fields), chain=chain,
+                witness=witness, fix=self.FIXES["index-exceeds-dynamic-bound"].format(**fields), chain=chain,
                 key=f"dynbound:{W.normalize_expr(model, a.bound_expr)}<={high};kernel:{a.kernel}")
 
 
@@ -155,31 +157,16 @@ class IndexExceedsDynamicBound(Rule):
                       reach=reach, assignment=W.assignment_text(model, assignment) if assignment else "the witness sizes",
                       high=int_text(high - 1), value=int_text(value), inputs=inputs, dim_display=W.dim_display(model, ref),
                       limit=int_text(value), check_expr=W.check_expr(model, ref), **outcome_fields(model, a))
-        witness = MESSAGES["index-exceeds-dynamic-bound.sized-witness"].format(
+        witness = self.MESSAGES["index-exceeds-dynamic-bound.sized-witness"].format(
             shapes=W.witness(model, assignment), reach=reach)
-        chain = (*a.chain, CHAIN["index-range-sized"].format(index_var=a.index_var or "the index", **fields))
+        chain = (*a.chain, self.CHAIN["index-exceeds-dynamic-bound.index-range-sized"].format(index_var=a.index_var or "the index", **fields))
         return self.finding(
-            model, ctx, MESSAGES["index-exceeds-dynamic-bound.sized"].format(**fields), a.location,
+            model, ctx, self.MESSAGES["index-exceeds-dynamic-bound.sized"].format(**fields), a.location,
             # eager raises IndexError on the same values (probed): the package's check is no worse
             consequence=Consequence.ASSUMED, kernel=a.kernel, input=ref.input, dim=ref.dim,
             symbol=W.symbol_of(model, ref),
-            witness=witness, fix=FIXES["index-exceeds-dynamic-bound.sized"].format(**fields), chain=chain,
+            witness=witness, fix=self.FIXES["index-exceeds-dynamic-bound.sized"].format(**fields), chain=chain,
             key=f"dynbound:{W.normalize_expr(model, bound)}<={W.normalize_expr(model, extent)};kernel:{a.kernel}")
-
-
-MESSAGES["index-exceeds-dynamic-bound.sized"] = (
-    "\"{assertion}\" in {kernel}: the index is the output of {ops}, which lies in [0, {extent}], but its bound "
-    "`{bound}` is {bound_display}: at {assignment} the index reaches {high} >= {value} for {reach}, and the check "
-    "fails, {effect}; eager indexes the same way and raises IndexError on those values: the input is invalid "
-    "for the model itself (an info: the package fails it where eager does too)")
-MESSAGES["index-exceeds-dynamic-bound.sized-witness"] = "{shapes}; with {reach}"
-FRAGMENTS.add("index-exceeds-dynamic-bound.sized-witness")
-HEADLINES["index-exceeds-dynamic-bound.sized"] = "the {ops} result reaching {high} {verb} the {user_op}{site} (eager raises too)"
-FIXES["index-exceeds-dynamic-bound.sized"] = (
-    "make the indexed tensor one longer than the range of {ops} (the index can be {extent}), or clamp the "
-    "index to `{bound_display} - 1` in the model, or reject inputs whose values give {reach}")
-CHAIN["index-range-sized"] = ("{index_var} is the output of {ops}: in [0, {extent}]; the bound is {bound_display} "
-                              "({value} at {assignment})")
 
 
 def _witness(model: Model, a: Assertion, high: int) -> tuple[DimRef, int] | None:
@@ -217,7 +204,7 @@ def _counting(kernel: str) -> tuple[str, int] | None:
 
 
 @register
-class DataDependentSizeCheck(Rule):
+class DataDependentSizeCheck(DataDependentSizeCheckWords, Rule):
     """A size the input's values decide is compiled for a range those values can leave.
 
     ## What it does
@@ -302,17 +289,17 @@ class DataDependentSizeCheck(Rule):
                     env = dim.enforced == "env" and dim.max is not None and dim.max < size
                     fields = dict(base, max=sym.max, value=sym.max + 1, dim_display=W.dim_display(model, ref),
                                   where=where(ref), size=size, max_size=size - 1, range_text=range_text(dim),
-                                  env=FIXES["data-dependent-size-check.env"] if env else "")
+                                  env=self.FIXES["data-dependent-size-check.env"] if env else "")
                     yield self._finding(model, ctx, producer, "max", fields, ref.input, ref.dim,
                                         W.witness(model, assignment), f"{producer.kernel}:{sym.name}<={sym.max}")
 
     def _finding(self, model: Model, ctx: Context, producer, end: str, fields: dict, input: int, dim: int,
                  shapes: str, key: str) -> Finding:
         key_name = f"data-dependent-size-check.{end}"
-        witness = MESSAGES["data-dependent-size-check.witness"].format(shapes=shapes, **fields)
+        witness = self.MESSAGES["data-dependent-size-check.witness"].format(shapes=shapes, **fields)
         return self.finding(
-            model, ctx, MESSAGES[key_name].format(**fields), producer.location,
-            kernel=producer.kernel, input=input, dim=dim, witness=witness, fix=FIXES[key_name].format(**fields),
+            model, ctx, self.MESSAGES[key_name].format(**fields), producer.location,
+            kernel=producer.kernel, input=input, dim=dim, witness=witness, fix=self.FIXES[key_name].format(**fields),
             chain=tuple(c for c in (producer.comment,) if c), key=f"data-size:{key}")
 
 

@@ -9,22 +9,8 @@ from ..core.findings import Finding, Location
 from ..core.model import Enforcement, Evidence, Model, Relation, span
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
-from ..core.messages import CHAIN, CONTRACT_HINT, ENFORCEMENT, FIXES, MESSAGES
-
-MESSAGES["unenforced-divisibility"] = (
-    "{dim_display} ({where}) is assumed to be {assumed}: the package reads {symbol} = {quotient} "
-    "and uses {relation} as the size, but {enforcement}: a size like {size} runs as if it were "
-    "{rounded} and returns wrong values without any message")
-FIXES["unenforced-divisibility"] = (
-    "check `{check_expr} % {n} == {remainder}` before calling the model (pad or trim the input to a multiple "
-    "of {n}), or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package's size check `{relation}` rejects "
-    "it" + CONTRACT_HINT)
-FIXES["unenforced-divisibility.none"] = (
-    "check `{check_expr} % {n} == {remainder}` before calling the model (pad or trim the input to a multiple "
-    "of {n}); the package has no check of this, not even with AOTI_RUNTIME_CHECK_INPUTS=1" + CONTRACT_HINT)
-CHAIN["unenforced-divisibility"] = (
-    "{symbol} = {quotient} (read by run_impl); expected size {relation}: {enforcement}")
-CHAIN["unenforced-divisibility.declared"] = "exported program: {dim_display} = {relation}{symbol_range}"
+from .words_inputs import UnenforcedDivisibilityWords
+from ..core.messages import ENFORCEMENT
 
 
 def _relation_text(rel: Relation) -> str:
@@ -33,7 +19,7 @@ def _relation_text(rel: Relation) -> str:
 
 
 @register
-class UnenforcedDivisibility(Rule):
+class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
     """A dynamic dimension the package assumes to be a multiple of a constant is not checked.
 
     ## What it does
@@ -111,11 +97,11 @@ class UnenforcedDivisibility(Rule):
                           enforcement=ENFORCEMENT[rel.enforced], size=size, remainder=rel.offset % rel.n,
                           rounded=(size - rel.offset) // rel.n * rel.n + rel.offset,
                           check_expr=W.check_expr(model, ref), symbol_range=_symbol_range(rel))
-            chain = [CHAIN["unenforced-divisibility"].format(**fields)]
+            chain = [self.CHAIN["unenforced-divisibility"].format(**fields)]
             if Evidence.EXPORTED in rel.evidence:
-                chain.append(CHAIN["unenforced-divisibility.declared"].format(**fields))
-            message = MESSAGES["unenforced-divisibility"]
-            fix = FIXES["unenforced-divisibility" if rel.enforced == Enforcement.ENV else "unenforced-divisibility.none"]
+                chain.append(self.CHAIN["unenforced-divisibility.declared"].format(**fields))
+            message = self.MESSAGES["unenforced-divisibility"]
+            fix = self.FIXES["unenforced-divisibility" if rel.enforced == Enforcement.ENV else "unenforced-divisibility.none"]
             yield self.finding(
                 model, ctx, message.format(**fields), rel.location or Location(model.wrapper_path or model.name),
                 input=ref.input, dim=ref.dim, symbol=rel.symbol, witness=W.witness(model, {ref: size}),

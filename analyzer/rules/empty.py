@@ -10,7 +10,8 @@ from ..core.model import DimRef, Model, range_text
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from .bounds import env_clause, range_step as _range_step, where
-from ..core.messages import CHAIN, FIXES, IDENTITIES, MESSAGES
+from .words_kernels import DivisionByDynamicSizeWords, EmptyReductionWords
+from ..core.messages import IDENTITIES
 
 
 def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, sources: tuple[DimRef, ...],
@@ -29,7 +30,7 @@ def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, source
 
 
 @register
-class DivisionByDynamicSize(Rule):
+class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
     """A division by a size that the package accepts as 0.
 
     ## What it does
@@ -88,16 +89,16 @@ class DivisionByDynamicSize(Rule):
             fields = dict(kernel=d.kernel, divisor=d.divisor, divisor_expr=W.display_expr(model, d.divisor_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=range_text(dim),
                           check_expr=W.check_expr(model, ref), env=env_clause(dim))
-            chain = (CHAIN["divides"].format(kernel=d.kernel, divisor=d.divisor),
-                     CHAIN["divisor"].format(divisor=d.divisor, divisor_display=W.display_expr(model, d.divisor_expr),
+            chain = (self.CHAIN["division-by-dynamic-size.divides"].format(kernel=d.kernel, divisor=d.divisor),
+                     self.CHAIN["division-by-dynamic-size.divisor"].format(divisor=d.divisor, divisor_display=W.display_expr(model, d.divisor_expr),
                                              divisor_expr=d.divisor_expr),
                      _range_step(model, ref, dim),
-                     CHAIN["divisor-zero"].format(assignment=W.assignment_text(model, choice)))
+                     self.CHAIN["division-by-dynamic-size.divisor-zero"].format(assignment=W.assignment_text(model, choice)))
             fix_key = "division-by-dynamic-size.float" if variant == "float" else "division-by-dynamic-size.integer"
             yield self.finding(
-                model, ctx, MESSAGES[f"division-by-dynamic-size.{variant}"].format(**fields), d.location,
+                model, ctx, self.MESSAGES[f"division-by-dynamic-size.{variant}"].format(**fields), d.location,
                 kernel=None if d.in_wrapper else d.kernel, input=ref.input, dim=ref.dim,
-                symbol=W.symbol_of(model, ref), witness=W.witness(model, choice), fix=FIXES[fix_key].format(**fields),
+                symbol=W.symbol_of(model, ref), witness=W.witness(model, choice), fix=self.FIXES[fix_key].format(**fields),
                 chain=chain,
                 key=f"div:{W.normalize_expr(model, d.divisor_expr)};{variant};"
                     f"{'wrapper' if d.in_wrapper else 'kernel:' + d.kernel}")
@@ -110,7 +111,7 @@ REPORTED_OPS = ("max", "min", "argmax", "argmin")
 
 
 @register
-class EmptyReduction(Rule):
+class EmptyReduction(EmptyReductionWords, Rule):
     """A max/min/argmax/argmin reduction over a dimension that the package accepts as 0.
 
     ## What it does
@@ -170,17 +171,17 @@ class EmptyReduction(Rule):
             fields = dict(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=range_text(dim),
                           identity=IDENTITIES[r.op], check_expr=W.check_expr(model, ref), env=env_clause(dim))
-            chain = (CHAIN["reduction"].format(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
+            chain = (self.CHAIN["empty-reduction"].format(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
                                                extent_expr=r.extent_expr),
                      _range_step(model, ref, dim),
-                     CHAIN["reduction-empty"].format(assignment=W.assignment_text(model, choice)))
+                     self.CHAIN["empty-reduction.empty"].format(assignment=W.assignment_text(model, choice)))
             # A softmax's max over the emptied dim is subtracted only from elements of that dim, which
             # do not exist: the result is what eager returns (an encoder-decoder at an empty source
             # runs like eager). Said, but no consequence is known.
             softmax = r.op == "max" and "_softmax" in r.kernel
             yield self.finding(
-                model, ctx, MESSAGES["empty-reduction"].format(**fields), r.location,
+                model, ctx, self.MESSAGES["empty-reduction"].format(**fields), r.location,
                 consequence=Consequence.ASSUMED if softmax else None,
                 kernel=r.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
-                witness=W.witness(model, choice), fix=FIXES["empty-reduction"].format(**fields), chain=chain,
+                witness=W.witness(model, choice), fix=self.FIXES["empty-reduction"].format(**fields), chain=chain,
                 key=f"reduce:{r.op}:{W.normalize_expr(model, r.extent_expr)};kernel:{r.kernel}")

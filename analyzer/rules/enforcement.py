@@ -15,8 +15,10 @@ from enum import Enum
 from ..expr import intervals
 from ..query import relations, sizes, witness as W
 from ..core.model import Dim, DimRef, Model
-from ..core.messages import CHAIN, CONTRACT_HINT, FIXES, MESSAGES, listed
+from ..core.messages import listed
 from ..query.severity import Consequence, fails_like_eager
+from .words_inputs import UnenforcedLowerBoundWords as LowerBound
+from .words_kernels import IndexExceedsConstantBoundWords as ConstantBound
 
 # How values reach the maximum an op gives its output, in the user's terms (a witness's values).
 VALUE_REACH = {
@@ -30,7 +32,6 @@ VALUE_REACH = {
     "argmin": "the smallest value in the last position of the reduced dim (`argmin` returns it)",
     "other": "values for which `{op}` returns its largest result",
 }
-CHAIN["value-reach"] = "{index_var} reaches that maximum for {reach}"
 
 
 def reach_text(a) -> str:
@@ -40,7 +41,7 @@ def reach_text(a) -> str:
 
 def value_reach(a) -> tuple[str, ...]:
     """The chain step for an index an op's output bounds (`bucketize`, `topk`, `cumsum`), else ()."""
-    return (CHAIN["value-reach"].format(index_var=a.index_var or "the index", reach=reach_text(a)),) \
+    return (ConstantBound.CHAIN["index-exceeds-constant-bound.value-reach"].format(index_var=a.index_var or "the index", reach=reach_text(a)),) \
         if a.index_ops else ()
 
 # How eager PyTorch rejects a witness the same way as the package (Rule.finding's `eager_rejects`).
@@ -172,49 +173,6 @@ def table_of(model: Model, kernel: str, bound: int) -> str | None:
     return None
 
 
-# Catalog entries of this module's rules (keys start with the rule name; see messages.py).
-for _key, _text in {
-    "index-exceeds-constant-bound.unenforced-max":
-        "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) is "
-        "{max_text}; by default nothing stops a size above {limit}, which trips the constant bound "
-        "{bound_value}{table}, {effect}",
-    "unenforced-lower-bound.empty-calls":
-        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: size {below} reaches "
-        "{kernels} unchecked; at size 0, {calls} {verb} an empty tensor, which ATen may reject or crash on{sdpa}"
-        "{zero}",
-    # No generated kernel reads the dim, but extern calls (ATen shims, custom ops such as
-    # torchvision.roi_align through the proxy executor) get its tensors.
-    "unenforced-lower-bound.empty-calls-only":
-        "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} the compiled code "
-        "unchecked; at size 0, {calls} {verb} an empty tensor, which the op may reject or crash on",
-    "unenforced-lower-bound.sdpa": " (CPU flash attention divides by zero: SIGFPE kills the process)",
-    # run_impl divides by the size and checks it first (BLOOM): size 0 ends in that error.
-    "unenforced-lower-bound.zero-check": "; run_impl divides by {symbol} and checks first that it is not 0, so "
-                                         "the call fails with `RuntimeError: {check}`",
-    "unenforced-lower-bound.rejected":
-        "{dim_display} ({where}) was compiled for sizes >= {min} and {enforcement}, but size {below} does not "
-        "reach the kernels: {symbol} (the count {call} returns, at most the elements of its input) is checked "
-        "by run_impl at every call, so the call fails with `RuntimeError: Expected {symbol} >= {smin} but "
-        "received ...`, an error the eager model need not give",
-}.items():
-    MESSAGES[_key] = _text
-FIXES["index-exceeds-constant-bound.unenforced-max"] = (
-    "run with AOTI_RUNTIME_CHECK_INPUTS=1 where the package was compiled with that max ({max_text}), or "
-    "reject `{check_expr} > {limit}` before calling the model" + CONTRACT_HINT)
-MESSAGES["compiled-range-narrower-than-declared.above"] = " and every size above {max}"
-CHAIN["unenforced-lower-bound.zero"] = "at size 0 ({zero}): {calls} {verb} an empty tensor"
-# The message names the input dims and the witness too: the user needs both to act on it.
-MESSAGES["unchecked-extern-call.empty-target"] = (
-    "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK and fails unseen when {dims} is 0 (e.g. {witness}): "
-    "its target {target} is then empty and every index is out of range, but the error it returns is discarded "
-    "and the model returns without any message where eager PyTorch raises")
-FIXES["unchecked-extern-call.empty-target"] = (
-    "reject `{empty_test}` before calling the model (eager PyTorch raises for it) and validate {inputs} "
-    "(the values the op indexes with must be in range); report the unchecked call upstream")
-CHAIN["unchecked-extern-call.empty-target"] = (
-    "with {dims} = 0 its target (sizes {target}) is empty, so every index is out of range: eager PyTorch "
-    "raises, the package returns without a message")
-
 
 def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict[str, str]):
     """`index-exceeds-constant-bound` for an index extent that the compiled and declared ranges keep
@@ -235,15 +193,16 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
                   max_text=max_text(model, ref), limit=size - 1, bound_value=a.bound_value,
                   table=f" ({table})" if table else "", **outcome, check_expr=W.check_expr(model, ref))
     value = W.evaluate_at(model, a.index_extent, assignment)
-    chain = (*a.chain, f"{a.index_var or 'the index'} reaches {fields['extent']} - 1; with "
-             f"{W.assignment_text(model, assignment)} that is {'?' if value is None else int(value) - 1} >= {a.bound_value}",
+    chain = (*a.chain, ConstantBound.CHAIN["index-exceeds-constant-bound.extent"].format(
+                 index_var=a.index_var or "the index", extent=fields["extent"], assignment=W.assignment_text(model, assignment),
+                 value="?" if value is None else int(value) - 1, bound_value=a.bound_value),
              *value_reach(a))
     return rule.finding(
-        model, ctx, MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location,
+        model, ctx, ConstantBound.MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location,
         outside_contract=outside, contract=False,  # past_max_outside_contract weighs the declared max
         eager_rejects=eager_rejects_table(outcome["outcome"]),
         kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
-        witness=W.witness(model, assignment), fix=FIXES["index-exceeds-constant-bound.unenforced-max"].format(**fields),
+        witness=W.witness(model, assignment), fix=ConstantBound.FIXES["index-exceeds-constant-bound.unenforced-max"].format(**fields),
         chain=chain,
         key=f"extent-unenforced:{W.normalize_expr(model, a.index_extent)}>{a.bound_value};kernel:{a.kernel}")
 
@@ -344,20 +303,20 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
     hit = rejecting_assert(model, ref, below)
     if hit is not None:
         symbol, smin, call = hit
-        return (MESSAGES["unenforced-lower-bound.rejected"].format(symbol=symbol, smin=smin, call=call, **fields), (),
+        return (LowerBound.MESSAGES["unenforced-lower-bound.rejected"].format(symbol=symbol, smin=smin, call=call, **fields), (),
                 None)
     if below >= 1 and sizes.can_be_zero(model.dim(ref)):
         calls = empty_extern_calls(model, ref, 0)
         if calls:
             verb = "receives" if len(calls) == 1 and "(x" not in calls[0] else "receive"
-            sdpa = MESSAGES["unenforced-lower-bound.sdpa"] if sdpa_length_zero(model, ref) else ""
+            sdpa = LowerBound.MESSAGES["unenforced-lower-bound.sdpa"] if sdpa_length_zero(model, ref) else ""
             key = "unenforced-lower-bound.empty-calls" if fields.get("kernels") else "unenforced-lower-bound.empty-calls-only"
             dim_symbol = model.known_dim(ref).symbol
             check = next((message for sym, message, _ in model.zero_checks if sym == dim_symbol), None)
-            zero = MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=dim_symbol, check=check) if check else ""
-            message = MESSAGES[key].format(
+            zero = LowerBound.MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=dim_symbol, check=check) if check else ""
+            message = LowerBound.MESSAGES[key].format(
                 calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, **fields)
-            chain = (CHAIN["unenforced-lower-bound.zero"].format(zero=W.witness(model, {ref: 0}),
+            chain = (LowerBound.CHAIN["unenforced-lower-bound.zero"].format(zero=W.witness(model, {ref: 0}),
                                                                  calls=listed(calls), verb=verb),)
             return message, chain, (Consequence.FAILS, SDPA_OP) if sdpa else None
     return None

@@ -8,30 +8,12 @@ from ..query import guards as G
 from ..query import witness as W
 from ..core.findings import DimWitness, Finding, Severity
 from ..query.severity import Consequence
-from ..core.messages import CHAIN, FIXES, FRAGMENTS, HEADLINES, MESSAGES, listed
+from ..core.messages import listed
 from ..core.model import Model, span
 from ..query.sizes import effective_max, effective_min
 from . import Case, Context, Rule, register
 from .bounds import model_location, where
-
-MESSAGES["unchecked-export-guard"] = (
-    "the exported program was traced under the guard {guard} (export kept it: a branch the model took on "
-    "the example's sizes, or a view that needed them), and the package checks it neither by default nor "
-    "with AOTI_RUNTIME_CHECK_INPUTS=1: {breaks} {is_are} inside the compiled and declared range and "
-    "{breaks_verb} it, and the package runs them through code traced for sizes that keep it: wrong values or a "
-    "wrong output shape without an error where eager takes the other branch, or an error from inside a "
-    "kernel{also}")
-MESSAGES["unchecked-export-guard.also"] = "; the same sizes break {count} more guard{s} of the program"
-FRAGMENTS.add("unchecked-export-guard.also")
-# The guard's text stays out of the headline: it is the exported program's (input names and all).
-HEADLINES["unchecked-export-guard"] = "{dim_name} = {size} breaks a guard the export assumed, {kind}: checked by nothing"
-FIXES["unchecked-export-guard"] = (
-    "check {guard_user} before calling the model (pad or resize the input so that it holds), or export "
-    "with a Dim that states it (`{hint}`) so that the package is compiled and checked for it; "
-    "AOTI_RUNTIME_CHECK_INPUTS=1 does not check it")
-CHAIN["unchecked-export-guard"] = "guard {guard} of the exported program: false at {assignment}"
-CHAIN["unchecked-export-guard.range"] = "{dim_display}: compiled for {compiled}, declared {declared}; {enforcement}"
-CHAIN["unchecked-export-guard.base"] = "every guard holds at {assignment}, the other sizes of each witness"
+from .words_inputs import UncheckedExportGuardWords
 
 
 def _user_text(model: Model, text: str) -> str:
@@ -54,7 +36,7 @@ def _hint(guard: str) -> str:
 
 
 @register
-class UncheckedExportGuard(Rule):
+class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
     """A guard of the exported program over input sizes that no check of the package enforces.
 
     ## What it does
@@ -127,25 +109,25 @@ class UncheckedExportGuard(Rule):
             sizes_text = listed([f"{W.dim_display(model, r)} = {s}" for r, s, _ in dims], " or ")
             fields = dict(guard=broken.guard, kind=_kind(broken.guard), breaks=sizes_text,
                           is_are="is" if len(dims) == 1 else "are", breaks_verb="breaks" if len(dims) == 1 else "break",
-                          also=MESSAGES["unchecked-export-guard.also"].format(
+                          also=self.MESSAGES["unchecked-export-guard.also"].format(
                               count=len(broken.also), s="" if len(broken.also) == 1 else "s") if broken.also else "",
                           size=size, guard_user=_user_text(model, broken.guard), hint=_hint(broken.guard),
                           where=where(ref))
-            chain = [CHAIN["unchecked-export-guard"].format(
+            chain = [self.CHAIN["unchecked-export-guard"].format(
                 guard=broken.guard, assignment=W.assignment_text(model, {**base, r: s})) for r, s, _ in dims]
             for r, _, _ in dims:
                 dim = model.known_dim(r)
-                chain.append(CHAIN["unchecked-export-guard.range"].format(
+                chain.append(self.CHAIN["unchecked-export-guard.range"].format(
                     dim_display=W.dim_display(model, r), compiled=span(dim.min, dim.max),
                     declared=span(dim.declared_min, dim.declared_max),
                     enforcement=f"sizes {effective_min(dim)}..{effective_max(dim) or 'inf'} pass every check "
                                 "of the package that concerns it"))
             if base:
-                chain.append(CHAIN["unchecked-export-guard.base"].format(assignment=W.assignment_text(model, base)))
+                chain.append(self.CHAIN["unchecked-export-guard.base"].format(assignment=W.assignment_text(model, base)))
             yield self.finding(
-                model, ctx, MESSAGES["unchecked-export-guard"].format(**fields), model_location(model),
+                model, ctx, self.MESSAGES["unchecked-export-guard"].format(**fields), model_location(model),
                 input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
-                witnesses=tuple(w for _, _, w in dims), fix=FIXES["unchecked-export-guard"].format(**fields),
+                witnesses=tuple(w for _, _, w in dims), fix=self.FIXES["unchecked-export-guard"].format(**fields),
                 chain=tuple(chain),
                 dims=tuple(DimWitness(r.input, r.dim, s, w) for r, s, w in dims) if len(dims) > 1 else (),
                 key=f"guard:{broken.guard}")

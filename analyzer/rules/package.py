@@ -12,7 +12,7 @@ from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location
-from ..core.messages import CHAIN, FIXES, MESSAGES
+from .words_inputs import NoKernelSourceWords, TargetDeviceMismatchWords, UncheckedExternCallWords, UnparsedMemberWords
 
 PACKAGE_MODEL = "(package)"  # the `model` of findings about the package as a whole
 
@@ -35,16 +35,16 @@ def sm_incompatibility(package: tuple[int, int, str], target: tuple[int, int, st
     fields = dict(package_sm=sm_text(package), package_cc=cc_text(package), target_cc=cc_text(target),
                   package_major=p_major, target_major=t_major)
     if p_major != t_major:
-        return MESSAGES["target-device-mismatch.sm.major"].format(**fields)
+        return TargetDeviceMismatch.MESSAGES["target-device-mismatch.sm.major"].format(**fields)
     if p_suffix == "a" and p_minor != t_minor:
-        return MESSAGES["target-device-mismatch.sm.arch"].format(**fields)
+        return TargetDeviceMismatch.MESSAGES["target-device-mismatch.sm.arch"].format(**fields)
     if p_minor > t_minor:
-        return MESSAGES["target-device-mismatch.sm.minor"].format(**fields)
+        return TargetDeviceMismatch.MESSAGES["target-device-mismatch.sm.minor"].format(**fields)
     return None
 
 
 @register
-class TargetDeviceMismatch(Rule):
+class TargetDeviceMismatch(TargetDeviceMismatchWords, Rule):
     """The package was compiled for another device or GPU architecture than the target.
 
     ## What it does
@@ -96,8 +96,8 @@ class TargetDeviceMismatch(Rule):
         if device != target:
             fields = dict(model=model.name, device=device, target=target, key="AOTI_DEVICE_KEY",
                           device_key=device_key if device_key else f"(none; {device} from the wrapper)")
-            yield self.finding(model, ctx, MESSAGES["target-device-mismatch.device"].format(**fields), location,
-                               fix=FIXES["target-device-mismatch.device"].format(**fields),
+            yield self.finding(model, ctx, self.MESSAGES["target-device-mismatch.device"].format(**fields), location,
+                               fix=self.FIXES["target-device-mismatch.device"].format(**fields),
                                key=f"device:{device}->{target}")
             return
         if device != "cuda" or not ctx.target_sm:
@@ -110,8 +110,8 @@ class TargetDeviceMismatch(Rule):
         if why is None:
             return
         fields = dict(model=model.name, package_sm=sm_text(package_sm), target_sm=sm_text(target_sm), why=why)
-        yield self.finding(model, ctx, MESSAGES["target-device-mismatch.sm"].format(**fields), location,
-                           fix=FIXES["target-device-mismatch.sm"].format(**fields),
+        yield self.finding(model, ctx, self.MESSAGES["target-device-mismatch.sm"].format(**fields), location,
+                           fix=self.FIXES["target-device-mismatch.sm"].format(**fields),
                            key=f"sm:{sm_text(package_sm)}->{sm_text(target_sm)}")
 
 
@@ -120,7 +120,7 @@ def _problem_location(problem: Problem, fallback: str) -> Location:
 
 
 @register
-class NoKernelSource(Rule):
+class NoKernelSource(NoKernelSourceWords, Rule):
     """Kernels exist only as binaries: their assertions cannot be checked.
 
     ## What it does
@@ -166,13 +166,13 @@ class NoKernelSource(Rule):
                 yield self._finding(PACKAGE_MODEL, ctx, problem, package.path)
 
     def _finding(self, model: str, ctx: Context, problem: Problem, fallback: str) -> Finding:
-        return self.finding(model, ctx, MESSAGES["no-kernel-source"].format(problem=problem.message),
-                            _problem_location(problem, fallback), fix=FIXES["no-kernel-source"],
+        return self.finding(model, ctx, self.MESSAGES["no-kernel-source"].format(problem=problem.message),
+                            _problem_location(problem, fallback), fix=self.FIXES["no-kernel-source"],
                             key=f"no-source:{stable(problem.message)}")
 
 
 @register
-class UnparsedMember(Rule):
+class UnparsedMember(UnparsedMemberWords, Rule):
     """A part of the package could not be read or parsed.
 
     ## What it does
@@ -218,15 +218,15 @@ class UnparsedMember(Rule):
 
     def _finding(self, model: str, ctx: Context, problem: Problem, fallback: str) -> Finding:
         location = _problem_location(problem, fallback)
-        what = MESSAGES[f"unparsed-member.{problem.kind}"]
-        return self.finding(model, ctx, MESSAGES["unparsed-member"].format(what=what,
+        what = self.MESSAGES[f"unparsed-member.{problem.kind}"]
+        return self.finding(model, ctx, self.MESSAGES["unparsed-member"].format(what=what,
                                                                            problem=problem.message),
-                            location, fix=FIXES["unparsed-member"],
+                            location, fix=self.FIXES["unparsed-member"],
                             key=f"{problem.kind}:{stable(location.path.rsplit('/', 1)[-1])}:{stable(problem.message)}")
 
 
 @register
-class UncheckedExternCall(Rule):
+class UncheckedExternCall(UncheckedExternCallWords, Rule):
     """An ATen shim is called without checking its error code.
 
     ## What it does
@@ -278,7 +278,7 @@ class UncheckedExternCall(Rule):
             if not launch.extern or launch.error_checked:
                 continue
             inputs = sorted({i for name in launch.args for i in _input_positions(model, name)})
-            who = ", ".join(model.input_text(i) for i in inputs) or MESSAGES["unchecked-extern-call.inputs"]
+            who = ", ".join(model.input_text(i) for i in inputs) or self.MESSAGES["unchecked-extern-call.inputs"]
             fields = dict(call=launch.kernel, inputs=who)
             chain = tuple(c for c in (launch.comment,) if c)
             # The sizes that make the call fail: an input dim that empties its target.
@@ -286,13 +286,13 @@ class UncheckedExternCall(Rule):
             key = "unchecked-extern-call"
             if failure:
                 fields.update({k: failure.pop(k) for k in ("dims", "target", "empty_test")}, witness=failure["witness"])
-                chain += (CHAIN["unchecked-extern-call.empty-target"].format(**fields),)
+                chain += (self.CHAIN["unchecked-extern-call.empty-target"].format(**fields),)
                 key = "unchecked-extern-call.empty-target"
             # An index into an emptied target is out of range for eager too, which raises; the package
             # returns an empty result: no worse (the call's error that vanishes is the finding's point).
-            yield self.finding(model, ctx, MESSAGES[key].format(**fields), launch.location,
+            yield self.finding(model, ctx, self.MESSAGES[key].format(**fields), launch.location,
                                eager_rejects=E.EAGER["target"] if failure else None,
-                               fix=FIXES[key].format(**fields), chain=chain,
+                               fix=self.FIXES[key].format(**fields), chain=chain,
                                key=f"unchecked:{launch.kernel}:" + ",".join(f"in{i}" for i in inputs), **failure)
 
 

@@ -15,11 +15,12 @@ from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location, range_step, where
-from ..core.messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES, Text, listed, read_by
+from .words_inputs import CompiledRangeNarrowerThanDeclaredWords, UnenforcedDimEqualityWords, UnenforcedLowerBoundWords
+from ..core.messages import ENFORCEMENT, Text, listed, read_by
 
 
 @register
-class UnenforcedLowerBound(Rule):
+class UnenforcedLowerBound(UnenforcedLowerBoundWords, Rule):
     """A dynamic dimension's compiled minimum is not checked at run time.
 
     ## What it does
@@ -107,7 +108,7 @@ class UnenforcedLowerBound(Rule):
         first = parts[0]
         message = first.message
         if len(parts) > 1:
-            others = MESSAGES["unenforced-lower-bound.also"].format(dims=", ".join(p.short for p in parts[1:]))
+            others = self.MESSAGES["unenforced-lower-bound.also"].format(dims=", ".join(p.short for p in parts[1:]))
             # The headline says "< min" once: whether the other dims share that minimum.
             same = all(p.message.fields.get("min") == message.fields.get("min") for p in parts[1:])
             message = Text(message + others, message.key, {**message.fields, "more_dims": len(parts) - 1,
@@ -135,7 +136,7 @@ def _fix(parts: list["_LowerPart"]) -> Text:
     """The first dim's fix, and the checks of the input's other dims."""
     if len(parts) == 1:
         return parts[0].fix
-    return parts[0].fix + FIXES["unenforced-lower-bound.also"].format(
+    return parts[0].fix + UnenforcedLowerBound.FIXES["unenforced-lower-bound.also"].format(
         checks=" and ".join(f"{p.check} >= {p.min}" for p in parts[1:]))
 
 
@@ -190,7 +191,7 @@ def _declared_gap(dim) -> tuple[list[int], bool]:
 def _sizes_text(below: list[int], above: bool, maximum: int | None) -> str:
     text = ", ".join(str(v) for v in below)
     if above:
-        text += MESSAGES["compiled-range-narrower-than-declared.above"].format(max=maximum)
+        text += CompiledRangeNarrowerThanDeclared.MESSAGES["compiled-range-narrower-than-declared.above"].format(max=maximum)
     return text
 
 
@@ -205,10 +206,10 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
                   enforcement=ENFORCEMENT[dim.lower_unchecked or dim.enforced], below=below,
                   kernels=listed(kernels), check_expr=W.check_expr(model, ref))
-    fields["reach"] = MESSAGES["unenforced-lower-bound.reach-zero" if zero else "unenforced-lower-bound.reach"].format(
+    fields["reach"] = UnenforcedLowerBound.MESSAGES["unenforced-lower-bound.reach-zero" if zero else "unenforced-lower-bound.reach"].format(
         below=below)
-    message = MESSAGES["unenforced-lower-bound" if kernels else "unenforced-lower-bound.no-kernels"]
-    fix = FIXES["unenforced-lower-bound" if dim.enforced == "env" and not dim.lower_unchecked
+    message = UnenforcedLowerBound.MESSAGES["unenforced-lower-bound" if kernels else "unenforced-lower-bound.no-kernels"]
+    fix = UnenforcedLowerBound.FIXES["unenforced-lower-bound" if dim.enforced == "env" and not dim.lower_unchecked
                 else "unenforced-lower-bound.none"]
     sym = model.symbols.get(symbol)
     # Point at the check that is skipped (check_input_N), else at the symbol's binding.
@@ -220,13 +221,13 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     text, extra, effect = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None)
     # compiled-range-narrower-than-declared on the same dim is said here (one finding per dim).
     declared_below, above = _declared_gap(dim)
-    short = MESSAGES["unenforced-lower-bound.dim"].format(**fields)
+    short = UnenforcedLowerBound.MESSAGES["unenforced-lower-bound.dim"].format(**fields)
     if declared_below:
         declared = dict(declared=span(dim.declared_min, dim.declared_max),
                         sizes=_sizes_text(declared_below, above, dim.max))
-        text = Text(text + MESSAGES["unenforced-lower-bound.declared"].format(**declared), text.key)
+        text = Text(text + UnenforcedLowerBound.MESSAGES["unenforced-lower-bound.declared"].format(**declared), text.key)
         # Led by another dim, this dim's gap is said in its own words too (not only by a witness).
-        short = MESSAGES["unenforced-lower-bound.dim-declared"].format(**fields, **declared)
+        short = UnenforcedLowerBound.MESSAGES["unenforced-lower-bound.dim-declared"].format(**fields, **declared)
     # Witnesses: the largest size below the minimum, then 0 where it reaches the kernels (extern calls
     # given an empty tensor die there), then max+1 of a declared range above it.
     witness_sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
@@ -240,7 +241,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
 
 
 @register
-class UnenforcedDimEquality(Rule):
+class UnenforcedDimEquality(UnenforcedDimEqualityWords, Rule):
     """An input dimension must equal another one, and that is checked only on request.
 
     ## What it does
@@ -299,11 +300,11 @@ class UnenforcedDimEquality(Rule):
                               check_expr=W.check_expr(model, ref))
                 location = dim.tie_location or dim.check_location or model_location(model)
                 yield self.finding(
-                    model, ctx, MESSAGES["unenforced-dim-equality"].format(**fields), location,
+                    model, ctx, self.MESSAGES["unenforced-dim-equality"].format(**fields), location,
                     input=ref.input, dim=ref.dim, symbol=dim.symbol,
                     witness=W.format_witness(model, [tuple(s) for s in shapes]),
-                    fix=FIXES["unenforced-dim-equality"].format(**fields),
-                    chain=(CHAIN["tie"].format(describe=model.describe(ref), expr=fields["expr"], tied_expr=dim.tied_expr),),
+                    fix=self.FIXES["unenforced-dim-equality"].format(**fields),
+                    chain=(self.CHAIN["unenforced-dim-equality"].format(describe=model.describe(ref), expr=fields["expr"], tied_expr=dim.tied_expr),),
                     key=f"tie:in{ref.input}.d{ref.dim}=={W.normalize_expr(model, dim.tied_expr)}")
 
 
@@ -313,7 +314,7 @@ def _tied_to_another_dim(model: Model, symbol: str, ref: DimRef) -> bool:
 
 
 @register
-class CompiledRangeNarrowerThanDeclared(Rule):
+class CompiledRangeNarrowerThanDeclared(CompiledRangeNarrowerThanDeclaredWords, Rule):
     """The package was compiled for fewer sizes than the exported program declares.
 
     ## What it does
@@ -409,10 +410,10 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                                                                  else ".above-only")
                 over = [dim.max + 1] if above and dim.max is not None else []
                 yield self.finding(
-                    model, ctx, MESSAGES[key].format(**fields), location,
+                    model, ctx, self.MESSAGES[key].format(**fields), location,
                     input=ref.input, dim=ref.dim, symbol=symbol,
                     witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *over]),
-                    fix=FIXES[key].format(**fields), chain=chain,
+                    fix=self.FIXES[key].format(**fields), chain=chain,
                     key=f"declared:in{ref.input}.d{ref.dim}:{dim.declared_min}<{dim.min}" if below
                     else f"declared:in{ref.input}.d{ref.dim}:{dim.max}<{span(dim.declared_min, dim.declared_max)}")
 

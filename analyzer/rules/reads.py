@@ -10,18 +10,7 @@ from ..core.model import ConstantRead, Model
 from ..query.severity import Consequence
 from . import Context, Rule, register
 from . import Case, enforcement as E
-from ..core.messages import CHAIN, FIXES, MESSAGES
-
-MESSAGES["read-past-constant"] = (
-    "{kernel} reads {table} at element index up to {index_max}, which passes its {numel} elements when "
-    "{dim_display} ({where}) is above {limit} ({max_text}): nothing checks the index, so the kernel "
-    "silently reads past the end of the constant (wrong values, or a crash), where eager PyTorch raises")
-FIXES["read-past-constant"] = (
-    "reject `{check_expr} > {limit}` before calling the model, or run with AOTI_RUNTIME_CHECK_INPUTS=1 where "
-    "the package was compiled with that max; declare the limit when exporting (Dim(..., max={limit})) or size "
-    "{table} for the longest input")
-CHAIN["read-past-constant"] = (
-    "{pointer} of {kernel} is {table}; the index reaches {index_max} (element {value} with {assignment}) >= {numel}")
+from .words_kernels import ReadPastConstantWords
 
 
 def _guarded(model: Model, read: ConstantRead) -> bool:
@@ -32,7 +21,7 @@ def _guarded(model: Model, read: ConstantRead) -> bool:
 
 
 @register
-class ReadPastConstant(Rule):
+class ReadPastConstant(ReadPastConstantWords, Rule):
     """A kernel reads a constant of static size at an index that grows with an input size.
 
     ## What it does
@@ -112,12 +101,12 @@ class ReadPastConstant(Rule):
             fields = dict(kernel=read.kernel, table=table, index_max=W.display_expr(model, read.index_max),
                           numel=read.numel, dim_display=W.dim_display(model, ref), where=f"input {ref.input} dim {ref.dim}",
                           limit=size - 1, max_text=E.max_text(model, ref), check_expr=W.check_expr(model, ref))
-            chain = (CHAIN["read-past-constant"].format(pointer=read.pointer, kernel=read.kernel, table=table, index_max=fields["index_max"],
+            chain = (self.CHAIN["read-past-constant"].format(pointer=read.pointer, kernel=read.kernel, table=table, index_max=fields["index_max"],
                                   value="?" if value is None else int(value),
                                   assignment=W.assignment_text(model, assignment), numel=read.numel),)
             yield self.finding(
-                model, ctx, MESSAGES["read-past-constant"].format(**fields), read.location,
+                model, ctx, self.MESSAGES["read-past-constant"].format(**fields), read.location,
                 outside_contract=outside, contract=contract,
                 kernel=read.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
-                witness=W.witness(model, assignment), fix=FIXES["read-past-constant"].format(**fields), chain=chain,
+                witness=W.witness(model, assignment), fix=self.FIXES["read-past-constant"].format(**fields), chain=chain,
                 key=f"read:{read.constant}:{W.normalize_expr(model, read.index_max)}>{limit};kernel:{read.kernel}")

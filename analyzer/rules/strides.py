@@ -8,26 +8,11 @@ from collections.abc import Iterable
 
 from ..query import witness as W
 from ..core.findings import Finding, Severity
-from ..core.messages import FIXES, FRAGMENTS, HEADLINES, MESSAGES
 from ..core.model import Enforcement, Input, Model
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from .bounds import model_location
-
-# Catalog entries of this rule (keys start with its name; see messages.py).
-MESSAGES["unchecked-input-layout"] = (
-    "the kernels index {inputs} with the strides and dtype the package was compiled for, and {enforcement}: "
-    "by default a tensor of the right shape in another layout (a transposed or sliced view, channels_last) "
-    "or of another dtype is read as if it had that layout, and the model returns wrong values without an "
-    "error{deployment}")
-MESSAGES["unchecked-input-layout.off"] = " (the deployment does not set AOTI_RUNTIME_CHECK_INPUTS)"
-MESSAGES["unchecked-input-layout.witness"] = "{name} = {expr} (shape {shape}, strides {strides}{dtype})"
-FRAGMENTS.update({"unchecked-input-layout.off", "unchecked-input-layout.witness"})
-HEADLINES["unchecked-input-layout"] = "{names}: another layout or dtype (e.g. {example}) returns wrong values unchecked"
-FIXES["unchecked-input-layout"] = (
-    "pass contiguous tensors of the compiled dtype ({calls}), or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that "
-    "the package rejects other layouts; `aoti-lint contract PKG --emit python` writes a check_inputs() guard "
-    "that checks `.stride()` and `.dtype`")
+from .words_inputs import UncheckedInputLayoutWords
 
 _FLOATS = ("float32", "float16", "bfloat16")
 _OTHER_DTYPE = {"float32": "float64", "float16": "float32", "bfloat16": "float32", "float64": "float32",
@@ -77,7 +62,7 @@ def layout_witnesses(model: Model, inp: Input, shape: tuple[int, ...]) -> list[t
     def add(short: str, expr: str, strides: tuple[int, ...], other: str | None = None) -> None:
         if other is None and not _differs(shape, strides, want):
             return
-        full = MESSAGES["unchecked-input-layout.witness"].format(
+        full = UncheckedInputLayout.MESSAGES["unchecked-input-layout.witness"].format(
             name=name, expr=f"`{expr}`", shape=_tuple(shape), strides=_tuple(strides),
             dtype=f", {other} where {dtype} is compiled" if other else "")
         out.append((short, full))
@@ -105,7 +90,7 @@ def layout_witnesses(model: Model, inp: Input, shape: tuple[int, ...]) -> list[t
 
 
 @register
-class UncheckedInputLayout(Rule):
+class UncheckedInputLayout(UncheckedInputLayoutWords, Rule):
     """Inputs must have the layout and dtype the package was compiled for, and nothing checks it by default.
 
     ## What it does
@@ -199,15 +184,15 @@ class UncheckedInputLayout(Rule):
             names += f" and {len(inputs) - 3} more"
         fields = dict(inputs=listed, enforcement=enforcement, names=names,
                       example=shorts[0] if shorts else "a transposed view",
-                      deployment=MESSAGES["unchecked-input-layout.off"] if off else "",
+                      deployment=self.MESSAGES["unchecked-input-layout.off"] if off else "",
                       calls=", ".join(f"`{inp.display}.contiguous()`" for inp in inputs[:3]))
         location = inputs[0].layout_location or model_location(model)
         yield self.finding(
-            model, ctx, MESSAGES["unchecked-input-layout"].format(**fields), location,
+            model, ctx, self.MESSAGES["unchecked-input-layout"].format(**fields), location,
             # Production declared not to set the variable: wrong values, silently, not tied to one op.
             consequence=Consequence.SILENT if off else None, contract=False,
             input=inputs[0].index, witnesses=tuple(witnesses),
-            fix=FIXES["unchecked-input-layout"].format(**fields),
+            fix=self.FIXES["unchecked-input-layout"].format(**fields),
             key="layout:" + ",".join(f"in{inp.index}" for inp in inputs))
 
 

@@ -14,7 +14,9 @@ from ...query import relations, sizes
 from ...query import witness as W
 from ...core.findings import Location
 from ...core.model import Assertion, Dim, DimRef, Input, Model, Package, Relation, span
-from ...core.messages import FIXES, MESSAGES, WHY
+from ...core.messages import FIXES, WHY
+from ...rules.bounds import EmptyIndexBound, IndexExceedsConstantBound
+from ...rules.package import UncheckedExternCall
 from .evidence import LogEvidence, observe, read_evidence
 from .parse import KERNEL_NAME, CheckKind, Deadline, Failure, FailureKind, normalize, parse_failure
 
@@ -236,7 +238,7 @@ def _index_cause(model: Model, a: Assertion, zero: bool, otherwise: bool = True)
                 empty=empty, lower=f"{a.lower} <= " if a.lower is not None else "", index_var=a.index_var or "idx",
                 otherwise=WHY["why.index.otherwise"].format(other=other) if other and otherwise else "")
             env = any(sizes.env_check_rejects_zero(model.dim(r)) for r in dims)
-            fix: str = FIXES["empty-index-bound"].format(
+            fix: str = EmptyIndexBound.FIXES["empty-index-bound"].format(
                 empty_test=" or ".join(f"{W.check_expr(model, r)} == 0" for r in dims),
                 env=FIXES["env"] if env else "")
             if a.index_sources:
@@ -268,7 +270,7 @@ def _extent_fix(model: Model, a: Assertion) -> str:
             size = W.smallest_exceeding(model, a.index_extent, refs[0], limit, beyond_max=True)
         if size is not None:
             limit = size - 1
-    return FIXES["index-exceeds-constant-bound"].format(bound_value=limit, check_expr=check, limit=limit)
+    return IndexExceedsConstantBound.FIXES["index-exceeds-constant-bound"].format(bound_value=limit, check_expr=check, limit=limit)
 
 
 def _values_fix(model: Model, a: Assertion, who: str, span_text: str) -> str:
@@ -296,7 +298,7 @@ def _extern_candidates(package: Package, failure: Failure) -> list[Candidate]:
             if launch.kernel != failure.kernel and not proxied:
                 continue
             inputs = tuple(sorted({inp.index for inp in model.inputs if inp.name in launch.args}))
-            who = ", ".join(model.input_text(i) for i in inputs) or MESSAGES["unchecked-extern-call.inputs"]
+            who = ", ".join(model.input_text(i) for i in inputs) or UncheckedExternCall.MESSAGES["unchecked-extern-call.inputs"]
             cause = WHY["why.extern-call"].format(call=launch.kernel, who=who)
             fix = WHY["why.extern-call.fix"].format(who=who, op=launch.kernel.replace("aoti_torch_", ""))
             chain = tuple(c for c in (launch.comment,) if c)
@@ -322,7 +324,7 @@ def _symbol_candidates(package: Package, failure: Failure) -> list[Candidate]:
         producer = next((launch for launch in model.launches if launch.extern and sym.expr in launch.outputs), None)
         inputs = tuple(sorted({inp.index for inp in model.inputs
                                if producer is not None and inp.name in producer.args} | set(sym.value_inputs)))
-        who = ", ".join(model.input_text(i) for i in inputs) or MESSAGES["unchecked-extern-call.inputs"]
+        who = ", ".join(model.input_text(i) for i in inputs) or UncheckedExternCall.MESSAGES["unchecked-extern-call.inputs"]
         # `.item()` (aoti_torch_item_int64 into u0_raw) reads a value; nms, nonzero return a tensor.
         origin = WHY["why.symbol.call"].format(call=producer.kernel, who=who) \
             if producer is not None and "item" not in producer.kernel else WHY["why.symbol.values"].format(who=who)
