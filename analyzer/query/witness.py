@@ -8,7 +8,8 @@ when known (`arg0_1.shape = ...` otherwise); `parse_witness()` reads that text b
 build the tensors and run the package).
 
 Also here: the search for assignments that make an expression 0 (`zero_choice`,
-`empty_bound_choice`, `tripped_assertion`) or exceed a bound (`smallest_exceeding`). Which sizes a
+`empty_bound_choice`, `tripped_assertion`) or exceed a bound (`smallest_exceeding`,
+`first_exceeding`). Which sizes a
 single dim can take is `analyzer.query.sizes`.
 """
 
@@ -393,6 +394,16 @@ def smallest_exceeding(model: Model, expr: str, ref: DimRef, bound: float,
         else:
             lo = mid
     return hi
+
+
+def first_exceeding(model: Model, expr: str, refs: Iterable[DimRef], bound: float) -> tuple[DimRef, int] | None:
+    """The first dim of `refs` and its `smallest_exceeding` size above its min (no upper bound but the
+    search limit) for which `expr` > `bound`, the other dims at their witness sizes."""
+    for ref in refs:
+        size = smallest_exceeding(model, expr, ref, bound, beyond_max=True)
+        if size is not None:
+            return ref, size
+    return None
 
 
 # -- expressions in words and in keys -----------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Iterable
 from ..expr import intervals
 from ..query import sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
-from ..core.model import Assertion, DimRef, Model, range_text
+from ..core.model import Assertion, DimRef, Enforcement, Model, range_text
 from ..query.severity import Consequence, fails_like_eager
 from . import Case, Context, Rule, register
 from . import enforcement as E
@@ -318,7 +318,7 @@ class IndexExceedsConstantBound(Rule):
                           no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
             message = MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
                                else "index-exceeds-constant-bound.bounded"]
-            enforced = dim.enforced == "always" and dim.max is not None and dim.max == high_dim
+            enforced = dim.enforced is Enforcement.ALWAYS and dim.max is not None and dim.max == high_dim
             fix = FIXES["index-exceeds-constant-bound.enforced" if enforced else "index-exceeds-constant-bound"]
             chain = (*a.chain, CHAIN["extent"].format(index_var=a.index_var or "the index",
                                                       extent=fields["extent"],

@@ -10,7 +10,7 @@ from typing import Iterable
 from ..expr import intervals
 from ..query import relations, sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
-from ..core.model import DimRef, Model, span
+from ..core.model import DimRef, Enforcement, Model, span
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
@@ -163,7 +163,7 @@ class _LowerPart:
 def _lower_symbol(model: Model, inp, dim) -> str | None:
     """The size symbol of a dim whose compiled minimum (>= 1) only the variable or nothing checks;
     None when the dim is not `unenforced-lower-bound`'s."""
-    if dim.value is not None or dim.min is None or dim.min < 1 or dim.enforced not in ("env", "none"):
+    if dim.value is not None or dim.min is None or dim.min < 1 or dim.enforced is Enforcement.ALWAYS:
         return None
     ref = DimRef(inp.index, dim.dim)
     symbol = dim.symbol or W.symbol_of(model, ref)
@@ -208,7 +208,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     fields["reach"] = MESSAGES["unenforced-lower-bound.reach-zero" if zero else "unenforced-lower-bound.reach"].format(
         below=below)
     message = MESSAGES["unenforced-lower-bound" if kernels else "unenforced-lower-bound.no-kernels"]
-    fix = FIXES["unenforced-lower-bound" if dim.enforced == "env" and not dim.lower_unchecked
+    fix = FIXES["unenforced-lower-bound" if dim.enforced is Enforcement.ENV and not dim.lower_unchecked
                 else "unenforced-lower-bound.none"]
     sym = model.symbols.get(symbol)
     # Point at the check that is skipped (check_input_N), else at the symbol's binding.
@@ -284,7 +284,7 @@ class UnenforcedDimEquality(Rule):
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         for inp in model.inputs:
             for dim in inp.dims:
-                if not dim.tied_expr or dim.tie_enforced == "always":
+                if not dim.tied_expr or dim.tie_enforced is Enforcement.ALWAYS:
                     continue
                 ref = DimRef(inp.index, dim.dim)
                 if E.read_as_in_eager(model, ref, dim.tied_expr):

@@ -96,7 +96,7 @@ class ReadPastConstant(Rule):
                 continue
             seen.add(ident)
             refs = list(read.sources)
-            found = E.smallest_exceeding(model, read.index_max, refs, limit)
+            found = W.first_exceeding(model, read.index_max, refs, limit)
             if found is None:
                 continue
             ref, size = found
