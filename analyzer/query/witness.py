@@ -23,7 +23,7 @@ from typing import Iterable, Mapping
 
 from ..expr import intervals
 from . import relations
-from ..core.model import Assertion, Dim, DimRef, Model
+from ..core.model import Assertion, Dim, DimRef, Model, where
 from .sizes import can_be_zero, effective_max, effective_min
 
 DEFAULT_SIZE = 3
@@ -225,7 +225,7 @@ def assignment_text(model: Model, assignment: Assignment) -> str:
         if 0 <= ref.input < len(model.inputs):
             parts.append(f"{model.inputs[ref.input].dim_display(ref.dim)} = {assignment[ref]}")
         else:
-            parts.append(f"input {ref.input} dim {ref.dim} = {assignment[ref]}")
+            parts.append(f"{where(ref)} = {assignment[ref]}")
     return ", ".join(parts)
 
 
@@ -444,4 +444,4 @@ def check_expr(model: Model, ref: DimRef) -> str:
 def dim_display(model: Model, ref: DimRef) -> str:
     if 0 <= ref.input < len(model.inputs):
         return model.inputs[ref.input].dim_display(ref.dim)
-    return f"input {ref.input} dim {ref.dim}"
+    return where(ref)

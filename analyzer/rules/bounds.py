@@ -10,7 +10,7 @@ from typing import Iterable
 from ..expr import intervals
 from ..query import sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
-from ..core.model import Assertion, DimRef, Enforcement, Model, range_text
+from ..core.model import Assertion, DimRef, Enforcement, Model, range_text, where
 from ..query.severity import Consequence, fails_like_eager
 from . import Case, Context, Rule, register
 from . import enforcement as E
@@ -49,10 +49,6 @@ def range_step(model: Model, ref: DimRef, dim, symbol: str | None = None) -> str
     """The chain step `s77 = input 0 dim 0 (x.shape[0]), compiled for [2, inf), ...`."""
     return CHAIN["range"].format(symbol=symbol or W.symbol_of(model, ref) or "?", dim=model.describe(ref),
                                  range=range_text(dim))
-
-
-def where(ref: DimRef) -> str:
-    return f"input {ref.input} dim {ref.dim}"
 
 
 def model_location(model: Model) -> Location:

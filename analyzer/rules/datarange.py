@@ -7,11 +7,11 @@ from typing import Iterable
 
 from ..query import counting, sizes, witness as W
 from ..core.findings import Finding, Severity
-from ..core.model import Assertion, DimRef, Enforcement, Model, range_text
+from ..core.model import Assertion, DimRef, Enforcement, Model, range_text, where
 from ..core.messages import CHAIN, FIXES, FRAGMENTS, HEADLINES, MESSAGES, listed
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
-from .bounds import int_text, outcome_fields, unique_assertions, where
+from .bounds import int_text, outcome_fields, unique_assertions
 from .enforcement import reach_text
 
 

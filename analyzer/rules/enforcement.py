@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..expr import intervals
 from ..query import counting, relations, sizes, witness as W
-from ..core.model import DimRef, Enforcement, Model
+from ..core.model import DimRef, Enforcement, Model, where
 from ..core.messages import CHAIN, CONTRACT_HINT, FIXES, MESSAGES, listed
 from ..query.severity import Consequence, fails_like_eager
 
@@ -186,7 +186,7 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
     table = table_of(model, a.kernel, a.bound_value)
     assignment = {ref: size}
     fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
-                  dim_display=W.dim_display(model, ref), where=f"input {ref.input} dim {ref.dim}",
+                  dim_display=W.dim_display(model, ref), where=where(ref),
                   max_text=max_text(model, ref), limit=size - 1, bound_value=a.bound_value,
                   table=f" ({table})" if table else "", **outcome, check_expr=W.check_expr(model, ref))
     value = W.evaluate_at(model, a.index_extent, assignment)
@@ -354,7 +354,7 @@ def extern_failure(model: Model, launch) -> dict | None:
     refs, target = found
     ref = refs[0]
     shown = "(" + ", ".join(W.display_expr(model, s) for s in target) + ")"
-    dims = " or ".join(f"{W.dim_display(model, r)} (input {r.input} dim {r.dim})" for r in refs)
+    dims = " or ".join(f"{W.dim_display(model, r)} ({where(r)})" for r in refs)
     return dict(input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, {ref: 0}), dims=dims, target=shown,
                 empty_test=" or ".join(f"{W.check_expr(model, r)} == 0" for r in refs))

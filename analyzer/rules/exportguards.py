@@ -9,10 +9,11 @@ from ..query import witness as W
 from ..core.findings import DimWitness, Finding, Severity
 from ..query.severity import Consequence
 from ..core.messages import CHAIN, FIXES, FRAGMENTS, HEADLINES, MESSAGES, listed
-from ..core.model import Model, span
+from ..core.model import Model, where
+from ..core.dimtext import compiled_span, declared_span
 from ..query.sizes import effective_max, effective_min
 from . import Case, Context, Rule, register
-from .bounds import model_location, where
+from .bounds import model_location
 
 MESSAGES["unchecked-export-guard"] = (
     "the exported program was traced under the guard {guard} (export kept it: a branch the model took on "
@@ -100,7 +101,6 @@ class UncheckedExportGuard(Rule):
 
     name = "unchecked-export-guard"
     code = "AOTI020"
-    severity = Severity.ERROR
 
     VALID = (
         # No exported program: the package's floors are the ops' own.
@@ -136,8 +136,8 @@ class UncheckedExportGuard(Rule):
             for r, _, _ in dims:
                 dim = model.known_dim(r)
                 chain.append(CHAIN["unchecked-export-guard.range"].format(
-                    dim_display=W.dim_display(model, r), compiled=span(dim.min, dim.max),
-                    declared=span(dim.declared_min, dim.declared_max),
+                    dim_display=W.dim_display(model, r), compiled=compiled_span(dim),
+                    declared=declared_span(dim),
                     enforcement=f"sizes {effective_min(dim)}..{effective_max(dim) or 'inf'} pass every check "
                                 "of the package that concerns it"))
             if base:

@@ -10,11 +10,12 @@ from typing import Iterable
 from ..expr import intervals
 from ..query import relations, sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
-from ..core.model import DimRef, Enforcement, Model, span
+from ..core.model import DimRef, Enforcement, Model, where
+from ..core.dimtext import compiled_span, declared_span
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
-from .bounds import model_location, range_step, where
+from .bounds import model_location, range_step
 from ..core.messages import CHAIN, ENFORCEMENT, FIXES, MESSAGES, Text, listed, read_by
 
 
@@ -222,7 +223,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     declared_below, above = _declared_gap(dim)
     short = MESSAGES["unenforced-lower-bound.dim"].format(**fields)
     if declared_below:
-        declared = dict(declared=span(dim.declared_min, dim.declared_max),
+        declared = dict(declared=declared_span(dim),
                         sizes=_sizes_text(declared_below, above, dim.max))
         text = Text(text + MESSAGES["unenforced-lower-bound.declared"].format(**declared), text.key)
         # Led by another dim, this dim's gap is said in its own words too (not only by a witness).
@@ -396,7 +397,7 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                     below = []
                 kernels = users.get(symbol, []) if symbol else []
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
-                              declared=span(dim.declared_min, dim.declared_max), compiled=span(dim.min, dim.max),
+                              declared=declared_span(dim), compiled=compiled_span(dim),
                               sizes=_sizes_text(below, above, dim.max), kernels=listed(kernels) or "the compiled code",
                               enforcement=ENFORCEMENT.get(dim.enforced, dim.enforced), min=dim.min, max=dim.max,
                               check_expr=W.check_expr(model, ref))
@@ -414,7 +415,7 @@ class CompiledRangeNarrowerThanDeclared(Rule):
                     witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *over]),
                     fix=FIXES[key].format(**fields), chain=chain,
                     key=f"declared:in{ref.input}.d{ref.dim}:{dim.declared_min}<{dim.min}" if below
-                    else f"declared:in{ref.input}.d{ref.dim}:{dim.max}<{span(dim.declared_min, dim.declared_max)}")
+                    else f"declared:in{ref.input}.d{ref.dim}:{dim.max}<{declared_span(dim)}")
 
 
 _USERS: list[tuple[weakref.ref, dict[str, list[str]]]] = []
