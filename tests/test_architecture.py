@@ -316,9 +316,8 @@ def _enclosing(tree: ast.AST, inner: ast.AST) -> set[str]:
             and n is not inner and n.lineno <= inner.lineno and (n.end_lineno or 0) >= (inner.end_lineno or 0)}
 
 
-def test_input_positions_are_worded_in_one_place():
-    # `input 0 dim 1` is core.model.input_position's; everyone else asks it (where(), describe()).
-    found = []
+def _formatted_after(pattern: str, owner: str):
+    """f-strings outside core.model's `owner` with a literal part matching `pattern` before a field."""
     for name, tree in _trees():
         functions = _functions_at(tree)
         for node in ast.walk(tree):
@@ -326,10 +325,21 @@ def test_input_positions_are_worded_in_one_place():
                 continue
             for part, after in zip(node.values, node.values[1:]):
                 if isinstance(part, ast.Constant) and isinstance(part.value, str) \
-                        and isinstance(after, ast.FormattedValue) and re.search(r"(?<!user )\binput $", part.value):
-                    if (name, functions.get(node.lineno)) != ("analyzer.core.model", "input_position"):
-                        found.append(f"{name}:{node.lineno}")
+                        and isinstance(after, ast.FormattedValue) and re.search(pattern, part.value):
+                    if (name, functions.get(node.lineno)) != ("analyzer.core.model", owner):
+                        yield f"{name}:{node.lineno}"
+
+
+def test_input_positions_are_worded_in_one_place():
+    # `input 0 dim 1` is core.model.input_position's; everyone else asks it (where(), describe()).
+    found = list(_formatted_after(r"(?<!user )\binput $", "input_position"))
     assert not found, f"build `input N dim M` with core.model.input_position / where: {found}"
+
+
+def test_shape_expressions_are_worded_in_one_place():
+    # `x.shape[0]` (what the caller's code reads) is core.model.shape_text's.
+    found = [f for f in _formatted_after(r"\.shape\[$", "shape_text")]
+    assert not found, f"build `x.shape[0]` with core.model.shape_text: {found}"
 
 
 _ENFORCEMENT_VALUES = {"always", "env", "none"}

@@ -102,6 +102,11 @@ def input_position(input: int, dim: int | None = None) -> str:
     return f"input {input}" if dim is None else f"input {input} dim {dim}"
 
 
+def shape_text(name: str, dim: int) -> str:
+    """`x.shape[0]`: a dim as the caller's code reads it."""
+    return f"{name}.shape[{dim}]"
+
+
 def where(ref: DimRef) -> str:
     """`input 0 dim 1`: `input_position` of a dim."""
     return input_position(ref.input, ref.dim)
@@ -166,10 +171,14 @@ class Input:
     def display(self) -> str:
         return self.user_name or self.name
 
+    def shape_expr(self, dim: int) -> str:
+        """`x.shape[0]`: the dim as the caller's code reads it (the compiler's name without a user name)."""
+        return shape_text(self.display, dim)
+
     def dim_display(self, dim: int) -> str:
         """`x.shape[0]` with a user name, `arg0_1.size(0)` otherwise."""
         if self.user_name:
-            return f"{self.user_name}.shape[{dim}]"
+            return self.shape_expr(dim)
         return f"{self.name}.size({dim})"
 
 

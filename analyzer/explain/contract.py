@@ -29,7 +29,7 @@ from ..query import sizes
 from ..query import witness as W
 from ..core.findings import Finding
 from ..link.input_layout import stride_text
-from ..core.model import Dim, DimRef, Enforcement, Evidence, Model, input_position, where
+from ..core.model import Dim, DimRef, Enforcement, Evidence, Model, input_position, shape_text, where
 from ..core.dimtext import compiled_span, declared_clause
 from ..core.messages import UNCHECKED, WHO_CHECKS
 from ..core.untrusted import terminal as _t, terminal_lines
@@ -274,10 +274,10 @@ def _condition_text(c: Contract, expr: str) -> str:
     mapping = {}
     for inp in c.inputs:
         for d in inp.dims:
-            mapping[f"__in{inp.index}_d{d.dim}"] = f"{inp.display}.shape[{d.dim}]"
+            mapping[f"__in{inp.index}_d{d.dim}"] = shape_text(inp.display, d.dim)
     for name, ref in c.symbols.items():
         if ref.input < len(c.inputs):
-            mapping[name] = f"{c.inputs[ref.input].display}.shape[{ref.dim}]"
+            mapping[name] = shape_text(c.inputs[ref.input].display, ref.dim)
     try:
         return _emit(_parse(expr), mapping)
     except ValueError:
@@ -490,7 +490,7 @@ def _python_function(c: Contract, name: str) -> str:
             lines.append(f"    # not checked ({str(exc)!r})\n")
             continue
         owner = c.inputs[cond.ref.input] if cond.ref.input < len(c.inputs) else None
-        dim_name = f"{owner.display}.shape[{cond.ref.dim}]" if owner else where(cond.ref)
+        dim_name = shape_text(owner.display, cond.ref.dim) if owner else where(cond.ref)
         code = f" ({cond.code})" if cond.code else ""
         prefix = f"{dim_name} = "
         suffix = f": {cond.reason}{code}"

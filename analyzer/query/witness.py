@@ -23,7 +23,7 @@ from typing import Iterable, Mapping
 
 from ..expr import intervals
 from . import relations
-from ..core.model import Assertion, Dim, DimRef, Model, where
+from ..core.model import Assertion, Dim, DimRef, Model, shape_text, where
 from .sizes import can_be_zero, effective_max, effective_min
 
 DEFAULT_SIZE = 3
@@ -437,8 +437,8 @@ def display_expr(model: Model, expr: str | None) -> str:
 def check_expr(model: Model, ref: DimRef) -> str:
     """What the user writes to test the dim before calling the model: `x.shape[0]`."""
     if 0 <= ref.input < len(model.inputs):
-        return f"{model.inputs[ref.input].display}.shape[{ref.dim}]"
-    return f"inputs[{ref.input}].shape[{ref.dim}]"
+        return model.inputs[ref.input].shape_expr(ref.dim)
+    return shape_text(f"inputs[{ref.input}]", ref.dim)
 
 
 def dim_display(model: Model, ref: DimRef) -> str:
