@@ -6,7 +6,7 @@ CEILINGS = {
     "analyzer.app.config:merge@def": 65,
     "analyzer.app.pipeline:_load_model@def": 103,
     "analyzer.explain.confirm:run_probe@def": 77,
-    "analyzer.explain.contract": 511,
+    "analyzer.explain.contract": 510,
     "analyzer.explain.why.parse:parse_failure@def": 71,
     "analyzer.expr.values:Values@class": 290,
     "analyzer.link.link": 528,
@@ -17,7 +17,7 @@ CEILINGS = {
     "analyzer.read.archive": 704,
     "analyzer.read.exported": 644,
     "analyzer.read.layout:account@def": 66,
-    "analyzer.report.inspect:render_text@def": 81,
+    "analyzer.report.inspect:render_text@def": 79,
     "analyzer.rules.bounds:IndexExceedsConstantBound.check@def": 65,
     "analyzer.rules.bounds:IndexExceedsConstantBound@class": 204,
 }

@@ -291,3 +291,133 @@ def test_long_unit_ceilings_are_current():
     units = dict(_units())
     stale = {u: c for u, c in CEILINGS.items() if u not in units or units[u] <= _limit(u) or units[u] < c}
     assert not stale, f"lower or remove these ceilings in tests/long_units.py: {stale}"
+
+
+# -- one answer per question: each fact worded or decided in one place -----------------------------
+
+def _trees():
+    for name, path in sorted(NAMES.items()):
+        yield name, ast.parse(path.read_text("utf-8"))
+
+
+def _functions_at(tree: ast.AST) -> dict[int, str]:
+    """Line -> the innermost function defined around it."""
+    out: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                if line not in out or out[line] in _enclosing(tree, node):
+                    out[line] = node.name
+    return out
+
+
+def _enclosing(tree: ast.AST, inner: ast.AST) -> set[str]:
+    return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n is not inner and n.lineno <= inner.lineno and (n.end_lineno or 0) >= (inner.end_lineno or 0)}
+
+
+def _formatted_after(pattern: str, owner: str):
+    """f-strings outside core.model's `owner` with a literal part matching `pattern` before a field."""
+    for name, tree in _trees():
+        functions = _functions_at(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.JoinedStr):
+                continue
+            for part, after in zip(node.values, node.values[1:]):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str) \
+                        and isinstance(after, ast.FormattedValue) and re.search(pattern, part.value):
+                    if (name, functions.get(node.lineno)) != ("analyzer.core.model", owner):
+                        yield f"{name}:{node.lineno}"
+
+
+def test_input_positions_are_worded_in_one_place():
+    # `input 0 dim 1` is core.model.input_position's; everyone else asks it (where(), describe()).
+    found = list(_formatted_after(r"(?<!user )\binput $", "input_position"))
+    assert not found, f"build `input N dim M` with core.model.input_position / where: {found}"
+
+
+def test_shape_expressions_are_worded_in_one_place():
+    # `x.shape[0]` (what the caller's code reads) is core.model.shape_text's.
+    found = [f for f in _formatted_after(r"\.shape\[$", "shape_text")]
+    assert not found, f"build `x.shape[0]` with core.model.shape_text: {found}"
+
+
+_ENFORCEMENT_VALUES = {"always", "env", "none"}
+
+
+def _string_values(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return {v for e in node.elts for v in _string_values(e)}
+    return set()
+
+
+def test_enforcement_is_compared_as_the_enum():
+    # Enforcement is a str enum: `dim.enforced == "env"` works, and hides which states exist.
+    found = []
+    for name, tree in _trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and any(
+                    _string_values(side) & _ENFORCEMENT_VALUES for side in (node.left, *node.comparators)):
+                found.append(f"{name}:{node.lineno}")
+    assert not found, f"compare with Enforcement.ALWAYS/ENV/NONE, not its strings: {found}"
+
+
+_COUNTING_NAMES = {"nonzero", "argwhere", "masked_select", "unique", "_unique2", "nms", "torchvision.nms"}
+
+
+def test_counting_ops_are_listed_in_one_place():
+    # The ops whose output length the data decides, and what they can return: query/counting.py.
+    found = []
+    for name, tree in _trees():
+        if name == "analyzer.query.counting":
+            continue
+        for node in ast.walk(tree):
+            keys = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None) \
+                if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else None
+            if keys and len({v for k in keys if k is not None for v in _string_values(k)} & _COUNTING_NAMES) >= 2:
+                found.append(f"{name}:{node.lineno}")
+    assert not found, f"ask analyzer.query.counting instead of listing counting ops: {found}"
+
+
+def test_one_binary_search_for_exceeding_sizes():
+    # witness.smallest_exceeding is the search (first_exceeding asks it per dim); a copy drifts.
+    found = [f"{name}:{i}" for name, path in sorted(NAMES.items())
+             for i, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+             if re.search(r"\(lo \+ hi\) // 2|hi - lo > 1", line)]
+    assert [f.split(":")[0] for f in found] == ["analyzer.query.witness"] * 2, found
+
+
+def test_severities_are_decided_by_the_policy():
+    # query/severity.py decides; Rule.finding passes its answer on. No rule sets its own severity,
+    # and no finding is copied with another one.
+    found = []
+    for name, tree in _trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name != "Rule" and name.startswith("analyzer.rules"):
+                for stmt in node.body:
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+                        [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+                    if any(isinstance(t, ast.Name) and t.id == "severity" for t in targets):
+                        found.append(f"{name}:{stmt.lineno} ({node.name}.severity)")
+            if isinstance(node, ast.Call) and any(k.arg == "severity" for k in node.keywords) \
+                    and (name, getattr(node.func, "id", None)) != ("analyzer.rules", "Finding"):
+                found.append(f"{name}:{node.lineno}")
+    assert not found, f"severities come from analyzer.query.severity (severity_of, lowered): {found}"
+
+
+def test_a_dims_ranges_are_worded_in_one_place():
+    # A dim's `span(dim.min, dim.max)` is compiled_span, `span(dim.declared_min, dim.declared_max)`
+    # declared_span (a symbol's checked range is a span of its own).
+    found = []
+    for name, tree in _trees():
+        if name == "analyzer.core.dimtext":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "span" and len(node.args) == 2:
+                ends = tuple(getattr(a, "attr", None) for a in node.args)
+                owner = getattr(getattr(node.args[0], "value", None), "id", None)
+                if ends == ("declared_min", "declared_max") or ends == ("min", "max") and owner in ("dim", "d", "self"):
+                    found.append(f"{name}:{node.lineno}")
+    assert not found, f"use core.dimtext.compiled_span / declared_span: {found}"

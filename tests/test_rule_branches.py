@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from analyzer.query import witness as W
+from analyzer.query import sizes as S, witness as W
 from analyzer.core.findings import Location, Severity
 from analyzer.core.model import Access, Assertion, ConstantRead, Constant, Dim, DimRef, Enforcement, Evidence, Input, Launch, Model, Relation, Symbol
 from analyzer.rules import Context, Rule, register
@@ -59,8 +59,8 @@ def test_sections_of_a_docstring_without_headings():
 # -- enforcement.py helpers ------------------------------------------------------------------------
 
 def test_max_enforcement_of_a_static_or_missing_dim_is_always():
-    assert E.max_enforcement(None) is E.MaxEnforcement.ALWAYS
-    assert E.max_enforcement(Dim(1, None, 8)) is E.MaxEnforcement.ALWAYS
+    assert S.max_enforcement(None) is Enforcement.ALWAYS
+    assert S.max_enforcement(Dim(1, None, 8)) is Enforcement.ALWAYS
 
 
 def test_exceeds_on_an_expression_that_cannot_be_evaluated_is_false():
@@ -73,10 +73,10 @@ def test_exceeds_on_an_expression_that_cannot_be_evaluated_is_false():
 def test_smallest_exceeding_skips_static_and_missing_dims_and_limits_never_passed():
     model = _one_dim_model()
     n, static, missing = DimRef(0, 0), DimRef(0, 1), DimRef(3, 0)
-    assert E.smallest_exceeding(model, "s77", [static, missing], 4) is None
-    assert E.smallest_exceeding(model, "s77", [n], W.SEARCH_LIMIT + 1) is None  # never past the limit
-    assert E.smallest_exceeding(model, "s77", [n], 0) == (n, 2)                # already past at the min
-    assert E.smallest_exceeding(model, "s77", [n], 100) == (n, 101)
+    assert W.first_exceeding(model, "s77", [static, missing], 4) is None
+    assert W.first_exceeding(model, "s77", [n], W.SEARCH_LIMIT + 1) is None  # never past the limit
+    assert W.first_exceeding(model, "s77", [n], 0) == (n, 2)                # already past at the min
+    assert W.first_exceeding(model, "s77", [n], 100) == (n, 101)
 
 
 def test_max_text_of_a_missing_dim_and_of_an_always_checked_max():

@@ -19,6 +19,7 @@ from pathlib import PurePath
 from typing import Sequence
 
 from ..core.findings import Finding
+from ..core.model import input_position
 from ..report.common import fingerprint
 
 SCHEMA = "aoti-lint.baseline/1"
@@ -35,8 +36,7 @@ class Entry:
     key: str = ""
 
     def describe(self) -> str:
-        where = f"input {self.input}" + (f" dim {self.dim}" if self.dim is not None else "") \
-            if self.input is not None else ""
+        where = input_position(self.input, self.dim) if self.input is not None else ""
         parts = [self.rule, f"model {self.model}", where, f"`{self.key}`" if self.key else ""]
         return f"{self.package}: " + ", ".join(p for p in parts if p)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from .findings import Location
+from .dimtext import compiled_span, declared_span, has_declared
 from .messages import CHECKED, RANGE
 
 
@@ -95,10 +96,20 @@ class Dim:
         return self.value is None
 
 
-def span(low: int | None, high: int | None) -> str:
-    """`[2, inf)` / `[2, 512]`: a size range, with a missing low end read as 0."""
-    low = 0 if low is None else low
-    return f"[{low}, inf)" if high is None else f"[{low}, {high}]"
+def input_position(input: int, dim: int | None = None) -> str:
+    """`input 0 dim 1` (`input 0` for a whole input): an input or one of its dims by position, the
+    words every message, chain and report uses for it."""
+    return f"input {input}" if dim is None else f"input {input} dim {dim}"
+
+
+def shape_text(name: str, dim: int) -> str:
+    """`x.shape[0]`: a dim as the caller's code reads it."""
+    return f"{name}.shape[{dim}]"
+
+
+def where(ref: DimRef) -> str:
+    """`input 0 dim 1`: `input_position` of a dim."""
+    return input_position(ref.input, ref.dim)
 
 
 _SHIM_PREFIX = re.compile(r"^aoti_torch_(?:(?:cpu|cuda|xpu|mps)_)?")
@@ -119,15 +130,15 @@ def range_text(dim: Dim | None) -> str:
     if dim.value is not None:
         return RANGE["static"].format(value=dim.value)
     if dim.lower_unchecked:
-        text = RANGE[dim.lower_unchecked].format(span=span(dim.min, dim.max), min=dim.min)
+        text = RANGE[dim.lower_unchecked].format(span=compiled_span(dim), min=dim.min)
         if dim.lower_unchecked == "disabled" and dim.max is not None:
             text += RANGE["disabled.upper"].format(checked=CHECKED[dim.enforced])
-        if dim.declared_min is not None or dim.declared_max is not None:
-            text += RANGE["declared"].format(span=span(dim.declared_min, dim.declared_max))
+        if has_declared(dim):
+            text += RANGE["declared"].format(span=declared_span(dim))
         return str(text)
-    text = RANGE["compiled"].format(span=span(dim.min, dim.max), checked=CHECKED[dim.enforced])
-    if dim.declared_min is not None or dim.declared_max is not None:
-        text += RANGE["declared"].format(span=span(dim.declared_min, dim.declared_max))
+    text = RANGE["compiled"].format(span=compiled_span(dim), checked=CHECKED[dim.enforced])
+    if has_declared(dim):
+        text += RANGE["declared"].format(span=declared_span(dim))
     return str(text)
 
 
@@ -160,10 +171,14 @@ class Input:
     def display(self) -> str:
         return self.user_name or self.name
 
+    def shape_expr(self, dim: int) -> str:
+        """`x.shape[0]`: the dim as the caller's code reads it (the compiler's name without a user name)."""
+        return shape_text(self.display, dim)
+
     def dim_display(self, dim: int) -> str:
         """`x.shape[0]` with a user name, `arg0_1.size(0)` otherwise."""
         if self.user_name:
-            return f"{self.user_name}.shape[{dim}]"
+            return self.shape_expr(dim)
         return f"{self.name}.size({dim})"
 
 
@@ -450,21 +465,21 @@ class Model:
         """The dim of a ref the model itself gave (an expression's or a symbol's sources): always there."""
         dim = self.dim(ref)
         if dim is None:
-            raise LookupError(f"{self.name}: no input {ref.input} dim {ref.dim}")
+            raise LookupError(f"{self.name}: no {where(ref)}")
         return dim
 
     def input_text(self, index: int) -> str:
         """`input 1 (idx)`: an input by position, with the user's name where known."""
         if 0 <= index < len(self.inputs):
-            return f"input {index} ({self.inputs[index].display})"
-        return f"input {index}"
+            return f"{input_position(index)} ({self.inputs[index].display})"
+        return input_position(index)
 
     def describe(self, ref: DimRef) -> str:
         """`input 0 dim 0 (arg0_1.size(0))`, with the user's name where known."""
         if 0 <= ref.input < len(self.inputs):
             inp = self.inputs[ref.input]
-            return f"input {ref.input} dim {ref.dim} ({inp.dim_display(ref.dim)})"
-        return f"input {ref.input} dim {ref.dim}"
+            return f"{where(ref)} ({inp.dim_display(ref.dim)})"
+        return where(ref)
 
 
 @dataclass

@@ -29,7 +29,8 @@ from ..query import sizes
 from ..query import witness as W
 from ..core.findings import Finding
 from ..link.input_layout import stride_text
-from ..core.model import Dim, DimRef, Enforcement, Evidence, Model, span
+from ..core.model import Dim, DimRef, Enforcement, Evidence, Model, input_position, shape_text, where
+from ..core.dimtext import compiled_span, declared_clause
 from ..core.messages import UNCHECKED, WHO_CHECKS
 from ..core.untrusted import terminal as _t, terminal_lines
 
@@ -63,7 +64,7 @@ class DimContract:
 
     @property
     def compiled(self) -> str:
-        return str(self.value) if self.value is not None else span(self.min, self.max)
+        return str(self.value) if self.value is not None else compiled_span(self)
 
 
 @dataclass(frozen=True)
@@ -241,16 +242,14 @@ def render_text(contracts: Sequence[Contract]) -> str:
         lines.append(f"{_t(c.package)}, model '{_t(c.model)}' ({_t(c.device or 'unknown device')}): {gate}")
         for inp in c.inputs:
             alias = f" ({_t(inp.name)})" if inp.user_name and inp.user_name != inp.name else ""
-            lines.append(f"  input {inp.index} {_t(inp.display)}{alias}: dtype {_t(inp.dtype or '?')}, device "
+            lines.append(f"  {input_position(inp.index)} {_t(inp.display)}{alias}: dtype {_t(inp.dtype or '?')}, device "
                          f"{_t(inp.device or c.device or '?')} (checked: {WHO_CHECKS[inp.dtype_enforced]})")
             if inp.strides is not None:
                 lines.append(f"    strides {_t(stride_text(_shown_strides(c, inp.strides or ())))} "
                              f"(checked: {WHO_CHECKS[inp.layout_enforced]})")
             width = max((len(_t(d.display)) for d in inp.dims), default=0)
             for d in inp.dims:
-                declared = ""
-                if d.value is None and (d.declared_min is not None or d.declared_max is not None):
-                    declared = f", declared {span(d.declared_min, d.declared_max)}"
+                declared = declared_clause(d)
                 tied = f", must equal {_t(d.tied_expr)}" if d.tied_expr else ""
                 lines.append(f"    {_t(d.display):<{width}}  {_t(d.compiled)}{declared}{tied}  "
                              f"(checked: {WHO_CHECKS[d.enforced]})")
@@ -275,10 +274,10 @@ def _condition_text(c: Contract, expr: str) -> str:
     mapping = {}
     for inp in c.inputs:
         for d in inp.dims:
-            mapping[f"__in{inp.index}_d{d.dim}"] = f"{inp.display}.shape[{d.dim}]"
+            mapping[f"__in{inp.index}_d{d.dim}"] = shape_text(inp.display, d.dim)
     for name, ref in c.symbols.items():
         if ref.input < len(c.inputs):
-            mapping[name] = f"{c.inputs[ref.input].display}.shape[{ref.dim}]"
+            mapping[name] = shape_text(c.inputs[ref.input].display, ref.dim)
     try:
         return _emit(_parse(expr), mapping)
     except ValueError:
@@ -491,7 +490,7 @@ def _python_function(c: Contract, name: str) -> str:
             lines.append(f"    # not checked ({str(exc)!r})\n")
             continue
         owner = c.inputs[cond.ref.input] if cond.ref.input < len(c.inputs) else None
-        dim_name = f"{owner.display}.shape[{cond.ref.dim}]" if owner else f"input {cond.ref.input} dim {cond.ref.dim}"
+        dim_name = shape_text(owner.display, cond.ref.dim) if owner else where(cond.ref)
         code = f" ({cond.code})" if cond.code else ""
         prefix = f"{dim_name} = "
         suffix = f": {cond.reason}{code}"
@@ -504,7 +503,7 @@ def _python_function(c: Contract, name: str) -> str:
         try:
             expected = [repr(v) if v is None or isinstance(v, int) else _emit(_parse(v), mapping) for v in inp.strides]
         except ValueError as exc:
-            lines.append(f"    # strides of input {inp.index} not checked ({str(exc)!r})\n")
+            lines.append(f"    # strides of {input_position(inp.index)} not checked ({str(exc)!r})\n")
             continue
         lines.append(f"    _check_strides({inp.display!r}, s[{inp.index}], ({', '.join(expected)},))\n")
     lines.append("    return None\n")

@@ -14,7 +14,7 @@ from typing import Iterable, Mapping
 
 from ..core.findings import Finding
 from ..core.messages import AT_ZERO, EAGER_REJECTS, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS, Template
-from ..core.model import Model, shim_op
+from ..core.model import Model, input_position, shape_text, shim_op
 from .source import ACCESS_OPS, DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
 
 LIMIT = 100        # a headline's length
@@ -49,8 +49,8 @@ def dim_name(model: Model | None, f: Finding) -> str:
     inp = model.inputs[f.input] if model is not None and 0 <= f.input < len(model.inputs) else None
     if inp is not None and inp.user_name:
         name = _name(inp.user_name)
-        return f"`{name}.shape[{f.dim}]`" if f.dim is not None else f"`{name}`"
-    return f"input {f.input} dim {f.dim}" if f.dim is not None else f"input {f.input}"
+        return f"`{shape_text(name, f.dim)}`" if f.dim is not None else f"`{name}`"
+    return input_position(f.input, f.dim)
 
 
 def input_name(model: Model | None, f: Finding) -> str:
@@ -59,7 +59,7 @@ def input_name(model: Model | None, f: Finding) -> str:
     inp = model.inputs[f.input] if model is not None and 0 <= f.input < len(model.inputs) else None
     if inp is not None and inp.user_name:
         return f"`{_name(inp.user_name)}`"
-    return f"input {f.input}"
+    return input_position(f.input)
 
 
 def sites(f: Finding) -> list[str]:

@@ -83,6 +83,19 @@ def unbounded(dim: Dim) -> bool:
     return high is None or high >= INT32_MAX
 
 
+def max_enforcement(dim: Dim | None) -> Enforcement:
+    """Who enforces the dim's upper bound at run time: ALWAYS for a static (or unknown) dim and for a
+    compiled max a check runs for at every call, ENV for a compiled max only AOTI_RUNTIME_CHECK_INPUTS=1
+    checks, NONE when no compiled max exists (nothing ever checks one)."""
+    if dim is None or dim.value is not None:
+        return Enforcement.ALWAYS
+    if dim.max is not None and dim.enforced is Enforcement.ALWAYS:
+        return Enforcement.ALWAYS
+    if dim.max is not None and dim.enforced is Enforcement.ENV:
+        return Enforcement.ENV
+    return Enforcement.NONE
+
+
 def enforced_as_deployed(enforcement: Enforcement, runtime_checks: str | None) -> Enforcement:
     """Who runs a check in the deployment: with `runtime_checks == "on"` (production sets
     AOTI_RUNTIME_CHECK_INPUTS=1) the checks the variable enables run at every call; otherwise the

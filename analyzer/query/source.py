@@ -18,6 +18,7 @@ from typing import Iterable, Sequence
 
 from ..core.findings import Finding, Location
 from ..core.model import Assertion, GraphNode, Model
+from . import counting
 
 # Ops whose index assertion Inductor emits (aten names without the overload).
 INDEX_OPS = frozenset({
@@ -33,7 +34,7 @@ ACCESS_OPS = INDEX_OPS | frozenset({"upsample_bilinear2d", "upsample_nearest2d",
                                     "upsample_linear1d", "upsample_bicubic2d", "upsample_trilinear3d",
                                     "upsample_nearest3d", "_upsample_bilinear2d_aa", "grid_sampler_2d"})
 # Ops whose output length the input's values decide (data-dependent-size-check).
-COUNT_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "_unique2", "nms"})
+COUNT_OPS = counting.GRAPH_OPS
 REDUCTION_OPS = {
     "max": frozenset({"amax", "max", "softmax", "_softmax", "log_softmax", "_log_softmax", "logsumexp",
                       "cross_entropy_loss", "cross_entropy", "scaled_dot_product_attention", "cummax"}),

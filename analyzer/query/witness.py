@@ -8,7 +8,8 @@ when known (`arg0_1.shape = ...` otherwise); `parse_witness()` reads that text b
 build the tensors and run the package).
 
 Also here: the search for assignments that make an expression 0 (`zero_choice`,
-`empty_bound_choice`, `tripped_assertion`) or exceed a bound (`smallest_exceeding`). Which sizes a
+`empty_bound_choice`, `tripped_assertion`) or exceed a bound (`smallest_exceeding`,
+`first_exceeding`). Which sizes a
 single dim can take is `analyzer.query.sizes`.
 """
 
@@ -22,7 +23,7 @@ from typing import Iterable, Mapping
 
 from ..expr import intervals
 from . import relations
-from ..core.model import Assertion, Dim, DimRef, Model
+from ..core.model import Assertion, Dim, DimRef, Model, shape_text, where
 from .sizes import can_be_zero, effective_max, effective_min
 
 DEFAULT_SIZE = 3
@@ -224,7 +225,7 @@ def assignment_text(model: Model, assignment: Assignment) -> str:
         if 0 <= ref.input < len(model.inputs):
             parts.append(f"{model.inputs[ref.input].dim_display(ref.dim)} = {assignment[ref]}")
         else:
-            parts.append(f"input {ref.input} dim {ref.dim} = {assignment[ref]}")
+            parts.append(f"{where(ref)} = {assignment[ref]}")
     return ", ".join(parts)
 
 
@@ -395,6 +396,16 @@ def smallest_exceeding(model: Model, expr: str, ref: DimRef, bound: float,
     return hi
 
 
+def first_exceeding(model: Model, expr: str, refs: Iterable[DimRef], bound: float) -> tuple[DimRef, int] | None:
+    """The first dim of `refs` and its `smallest_exceeding` size above its min (no upper bound but the
+    search limit) for which `expr` > `bound`, the other dims at their witness sizes."""
+    for ref in refs:
+        size = smallest_exceeding(model, expr, ref, bound, beyond_max=True)
+        if size is not None:
+            return ref, size
+    return None
+
+
 # -- expressions in words and in keys -----------------------------------------------------------
 
 def normalize_expr(model: Model, expr: str | None) -> str:
@@ -426,11 +437,11 @@ def display_expr(model: Model, expr: str | None) -> str:
 def check_expr(model: Model, ref: DimRef) -> str:
     """What the user writes to test the dim before calling the model: `x.shape[0]`."""
     if 0 <= ref.input < len(model.inputs):
-        return f"{model.inputs[ref.input].display}.shape[{ref.dim}]"
-    return f"inputs[{ref.input}].shape[{ref.dim}]"
+        return model.inputs[ref.input].shape_expr(ref.dim)
+    return shape_text(f"inputs[{ref.input}]", ref.dim)
 
 
 def dim_display(model: Model, ref: DimRef) -> str:
     if 0 <= ref.input < len(model.inputs):
         return model.inputs[ref.input].dim_display(ref.dim)
-    return f"input {ref.input} dim {ref.dim}"
+    return where(ref)

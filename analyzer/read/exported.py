@@ -40,7 +40,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ..core import budget
-from ..core.model import GraphNode, Model, Problem, ProblemKind
+from ..core.model import GraphNode, Model, Problem, ProblemKind, input_position
 
 if TYPE_CHECKING:  # for the annotations; `_read_archive` imports it when it runs
     from . import archive
@@ -635,10 +635,10 @@ def _mismatch(model: Model, ep: ExportedProgram) -> str | None:
             continue
         # Unchecked inputs (torch 2.6) show only the dims their code reads: at least that rank.
         if len(inp.dims) != len(declared.dims) and (inp.rank_known or len(inp.dims) > len(declared.dims)):
-            return (f"input {inp.index} ({declared.name}) has rank {len(declared.dims)} in the "
+            return (f"{input_position(inp.index)} ({declared.name}) has rank {len(declared.dims)} in the "
                     f"exported program but {len(inp.dims)} in the package")
         for dim, decl in zip(inp.dims, declared.dims):
             if dim.value is not None and decl.value is not None and dim.value != decl.value:
-                return (f"input {inp.index} ({declared.name}) dim {dim.dim} is {decl.value} in the "
+                return (f"{input_position(inp.index)} ({declared.name}) dim {dim.dim} is {decl.value} in the "
                         f"exported program but {dim.value} in the package")
     return None

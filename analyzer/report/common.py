@@ -7,6 +7,7 @@ from contextvars import ContextVar
 from typing import Any, Iterable, Sequence
 
 from ..core.findings import Finding, Severity
+from ..core.model import input_position
 from ..core.untrusted import utf8
 
 # Styles a reporter may ask for (click.style's names), used only when it is asked for colour.
@@ -148,7 +149,7 @@ def about(finding: Finding) -> str:
     if finding.kernel:
         parts.append(f"kernel {finding.kernel}")
     if finding.input is not None:
-        parts.append(f"input {finding.input}" + (f" dim {finding.dim}" if finding.dim is not None else ""))
+        parts.append(input_position(finding.input, finding.dim))
     if finding.symbol:
         parts.append(f"symbol {finding.symbol}")
     return ", ".join(parts)

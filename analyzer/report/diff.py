@@ -19,7 +19,8 @@ from typing import Any, Sequence
 
 from ..explain.contract import Contract, DimContract, InputContract
 from ..core.findings import Finding, Severity
-from ..core.model import Enforcement, span
+from ..core.model import Enforcement, input_position
+from ..core.dimtext import span
 from .common import fingerprint
 from ..core.untrusted import md_cell, md_code
 from ..core.messages import WHO_CHECKS
@@ -146,7 +147,7 @@ def _complete(c: Contract) -> bool:
 
 
 def _input_name(inp: InputContract) -> str:
-    return f"input {inp.index} {inp.display}"
+    return f"{input_position(inp.index)} {inp.display}"
 
 
 def _inputs(model: str, old: InputContract, new: InputContract, complete: bool) -> list[Difference]:

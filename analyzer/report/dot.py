@@ -4,7 +4,7 @@ dims that bound it and the inputs whose values index it."""
 
 from __future__ import annotations
 
-from ..core.model import Model, Package, range_text
+from ..core.model import Model, Package, input_position, range_text
 from ..core.untrusted import no_v1_command, visible
 
 
@@ -23,7 +23,7 @@ def _model_lines(m: int, model: Model) -> list[str]:
         node = f"{p}_in{inp.index}"
         declared.add(node)
         out.append(f"    {node} [shape=box, style=filled, fillcolor=lightblue, "
-                   f"label={_q(f'input {inp.index}: {inp.display}')}];")
+                   f"label={_q(f'{input_position(inp.index)}: {inp.display}')}];")
         for dim in inp.dims:
             if dim.value is not None:
                 continue

@@ -6,7 +6,8 @@ import json
 
 from ..query import source
 from ..link.input_layout import stride_text
-from ..core.model import Assertion, Dim, Input, Model, Package, Relation, span
+from ..core.model import Assertion, Dim, Input, Model, Package, Relation
+from ..core.dimtext import compiled_span, declared_clause, has_declared, span
 from ..core.messages import CHECKED_CELL
 from ..core.untrusted import terminal as t, terminal_lines
 from .common import location_json
@@ -20,7 +21,7 @@ def _dim_json(dim: Dim, rel: Relation | None = None) -> dict:
         return {"dim": dim.dim, "value": dim.value}
     out: dict[str, object] = {"dim": dim.dim, "symbol": dim.symbol, "min": dim.min, "max": dim.max,
                               "enforced": dim.enforced}
-    if dim.declared_min is not None or dim.declared_max is not None:
+    if has_declared(dim):
         out["declared_min"] = dim.declared_min
         out["declared_max"] = dim.declared_max
     if dim.lower_unchecked:
@@ -113,8 +114,8 @@ def _range(dim: Dim) -> str:
     if dim.lower_unchecked == "unrecorded":
         return f"unknown (>= {dim.min} by export's 0/1 specialization)"
     if dim.lower_unchecked == "disabled":
-        return span(dim.min, dim.max) + " (lower bound never checked: check_lowerbound=False)"
-    return span(dim.min, dim.max)
+        return compiled_span(dim) + " (lower bound never checked: check_lowerbound=False)"
+    return compiled_span(dim)
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -156,9 +157,7 @@ def render_text(package: Package, color: bool = False) -> str:
                 rows.append([str(inp.index), name, t(inp.dtype or "?"), "-", "-", "-", "-"])
             for dim in inp.dims:
                 first = dim.dim == 0
-                declared = ""
-                if dim.value is None and (dim.declared_min is not None or dim.declared_max is not None):
-                    declared = f", declared {span(dim.declared_min, dim.declared_max)}"
+                declared = declared_clause(dim)
                 rel = relations.get((inp.index, dim.dim))
                 if rel is not None:
                     declared += f", multiple of {rel.n} ({rel.n}*{rel.symbol}" + \

@@ -20,6 +20,7 @@ from typing import Sequence
 
 from ..core.findings import Finding, PackageError, Severity
 from ..core.messages import REPORT
+from ..core.model import input_position
 from ..core.untrusted import html_text, md_cell, md_code, md_fence, md_text, visible
 from .common import RUNTIME_CHECKS, called_from, confirmation_text, detail, member, position, primary, summary
 
@@ -49,7 +50,7 @@ def mermaid(f: Finding) -> list[str]:
     nodes: dict[str, str] = {}
     path: list[str] = []
     if f.input is not None:
-        label = f"input {f.input}" + (f" dim {f.dim}" if f.dim is not None else "")
+        label = input_position(f.input, f.dim)
         defined = next((s for s in f.chain if f.symbol and s.startswith(f"{f.symbol} = ")), None)
         if defined is not None:  # "s77 = input 0 dim 0 (arg0_1.size(0)), compiled for [2, inf), ..."
             head, _, rest = defined[len(f.symbol or "") + 3:].partition(", ")

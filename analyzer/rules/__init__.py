@@ -168,8 +168,8 @@ class Rule:
                                                            tuple(fields.get("chain", ())))
         eager = eager_rejects or (EAGER_REJECTS_TIE if self.eager_rejects else None)
         if eager:
-            message, fields["chain"] = _eager_rejects(message, eager, tuple(fields.get("chain", ())))
             severity = severity_of(consequence, op=op, eager_rejects=True)
+            message, fields["chain"] = _eager_rejects(message, eager, severity, tuple(fields.get("chain", ())))
         return Finding(
             code=self.code,
             rule=self.name,
@@ -259,19 +259,20 @@ def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity
 EAGER_REJECTS_TIE = "eager PyTorch rejects dims that must be equal but are not"
 
 
-def _eager_rejects(message: str, how: str, chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+def _eager_rejects(message: str, how: str, severity: Severity,
+                   chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     """The detail and the chain say that eager rejects the witness too (`how`): the input is the
-    caller's mistake, not a failure of the package (the finding is at most info)."""
+    caller's mistake, not a failure of the package (`severity`: what the policy makes of that)."""
     from ..core.messages import CHAIN, extended
 
     note = CHAIN["eager-rejects.message"].format(how=how)
-    line = CHAIN["eager-rejects"].format(how=how, now=Severity.INFO)
+    line = CHAIN["eager-rejects"].format(how=how, now=severity)
     return extended(message, note, eager_rejects=how), chain + (line,)
 
 
 def _declared_text(model: "Model", pairs) -> str:
     """`x.shape[0] = 1 or 0, declared [2, inf)`, once per dim."""
-    from ..core.model import span
+    from ..core.dimtext import declared_span
 
     by_dim: dict = {}
     for ref, size in pairs:
@@ -280,7 +281,7 @@ def _declared_text(model: "Model", pairs) -> str:
     for ref, sizes in by_dim.items():
         dim = model.known_dim(ref)
         parts.append(f"{model.inputs[ref.input].dim_display(ref.dim)} = {' or '.join(map(str, sizes))}, declared "
-                     f"{span(dim.declared_min, dim.declared_max)}")
+                     f"{declared_span(dim)}")
     return "; ".join(parts)
 
 

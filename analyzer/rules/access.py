@@ -8,12 +8,12 @@ from typing import Iterable
 from ..expr import intervals
 from ..query import witness as W
 from ..core.findings import Finding
-from ..core.model import Access, Model, range_text
+from ..core.model import Access, Model, range_text, where
 from ..core.messages import CHAIN
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
-from .bounds import env_clause, where
+from .bounds import env_clause
 from .words_kernels import ReadFromEmptyBufferWords, StoreIntoEmptyBufferWords
 
 

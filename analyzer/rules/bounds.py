@@ -10,7 +10,7 @@ from typing import Iterable
 from ..expr import intervals
 from ..query import sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
-from ..core.model import Assertion, DimRef, Model, range_text
+from ..core.model import Assertion, DimRef, Enforcement, Model, range_text, where
 from ..query.severity import Consequence, fails_like_eager
 from . import Case, Context, Rule, register
 from . import enforcement as E
@@ -50,10 +50,6 @@ def range_step(model: Model, ref: DimRef, dim, symbol: str | None = None) -> str
     """The chain step `s77 = input 0 dim 0 (x.shape[0]), compiled for [2, inf), ...`."""
     return CHAIN["range"].format(symbol=symbol or W.symbol_of(model, ref) or "?", dim=model.describe(ref),
                                  range=range_text(dim))
-
-
-def where(ref: DimRef) -> str:
-    return f"input {ref.input} dim {ref.dim}"
 
 
 def model_location(model: Model) -> Location:
@@ -319,7 +315,7 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
                           no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
             message = self.MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
                                else "index-exceeds-constant-bound.bounded"]
-            enforced = dim.enforced == "always" and dim.max is not None and dim.max == high_dim
+            enforced = dim.enforced is Enforcement.ALWAYS and dim.max is not None and dim.max == high_dim
             fix = self.FIXES["index-exceeds-constant-bound.enforced" if enforced else "index-exceeds-constant-bound"]
             chain = (*a.chain, self.CHAIN["index-exceeds-constant-bound.extent"].format(index_var=a.index_var or "the index",
                                                       extent=fields["extent"],

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..query import sizes, witness as W
+from ..query import counting, sizes, witness as W
 from ..core.findings import Finding, Severity
-from ..core.model import Assertion, DimRef, Model, range_text, shim_op
+from ..core.model import Assertion, DimRef, Enforcement, Model, range_text, where
 from ..core.messages import listed
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
-from .bounds import int_text, outcome_fields, unique_assertions, where
+from .bounds import int_text, outcome_fields, unique_assertions
 from .enforcement import reach_text
 from .words_inputs import DataDependentSizeCheckWords
 from .words_kernels import IndexExceedsDynamicBoundWords
@@ -187,20 +187,8 @@ def _witness(model: Model, a: Assertion, high: int) -> tuple[DimRef, int] | None
     return None
 
 
-# Ops whose output length the input's *values* decide, within [floor, cap]: `cap` is the input's
-# number of elements ("numel") or its rows ("rows": nms keeps at most one index per box), `floor` the
-# fewest a non-empty input can give (nms and unique keep at least one).
-_COUNTING_OPS: dict[str, tuple[str, int]] = {
-    "nonzero": ("numel", 0), "argwhere": ("numel", 0), "masked_select": ("numel", 0), "unique": ("numel", 1),
-    "torchvision.nms": ("rows", 1),
-}
 # run_impl's `u0 <= 9223372036854775806` (int64 max - 1) bounds nothing.
 _NO_MAX = 2**62
-
-
-def _counting(kernel: str) -> tuple[str, int] | None:
-    op = shim_op(kernel)
-    return next((found for name, found in _COUNTING_OPS.items() if op == name or op.startswith(name + "_")), None)
 
 
 @register
@@ -262,12 +250,12 @@ class DataDependentSizeCheck(DataDependentSizeCheckWords, Rule):
             if not sym.unbacked:
                 continue
             producer = next((launch for launch in model.launches if launch.extern and sym.expr in launch.outputs), None)
-            counting = _counting(producer.kernel) if producer is not None else None
-            if producer is None or counting is None or not producer.arg_shapes or not producer.arg_shapes[0]:
+            op = counting.counting_op(producer.kernel) if producer is not None else None
+            if producer is None or op is None or not producer.arg_shapes or not producer.arg_shapes[0]:
                 continue
-            kind, floor = counting
+            floor = op.floor
             shape = producer.arg_shapes[0]
-            cap = f"({shape[0]})" if kind == "rows" else "*".join(f"({s})" for s in shape)
+            cap = f"({shape[0]})" if op.cap == "rows" else "*".join(f"({s})" for s in shape)
             inputs = [inp for inp in model.inputs if inp.name in producer.args]
             if not inputs:
                 continue
@@ -286,7 +274,7 @@ class DataDependentSizeCheck(DataDependentSizeCheckWords, Rule):
                 if found is not None:
                     assignment, ref, size = found
                     dim = model.known_dim(ref)
-                    env = dim.enforced == "env" and dim.max is not None and dim.max < size
+                    env = sizes.max_enforcement(dim) is Enforcement.ENV and dim.max is not None and dim.max < size
                     fields = dict(base, max=sym.max, value=sym.max + 1, dim_display=W.dim_display(model, ref),
                                   where=where(ref), size=size, max_size=size - 1, range_text=range_text(dim),
                                   env=self.FIXES["data-dependent-size-check.env"] if env else "")

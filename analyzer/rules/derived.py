@@ -6,7 +6,8 @@ from typing import Iterable
 
 from ..query import relations as R, witness as W
 from ..core.findings import Finding, Location
-from ..core.model import Enforcement, Evidence, Model, Relation, span
+from ..core.model import Enforcement, Evidence, Model, Relation, where
+from ..core.dimtext import span
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from .words_inputs import UnenforcedDivisibilityWords
@@ -92,7 +93,7 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
             if Evidence.QUOTIENT not in rel.evidence:
                 continue     # declared only: nothing says how the package reads the dim
             display = W.dim_display(model, ref)
-            fields = dict(dim_display=display, where=f"input {ref.input} dim {ref.dim}", n=rel.n,
+            fields = dict(dim_display=display, where=where(ref), n=rel.n,
                           symbol=rel.symbol, relation=_relation_text(rel), assumed=R.multiple_text(rel), quotient=_quotient_text(rel, display),
                           enforcement=ENFORCEMENT[rel.enforced], size=size, remainder=rel.offset % rel.n,
                           rounded=(size - rel.offset) // rel.n * rel.n + rel.offset,

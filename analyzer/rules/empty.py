@@ -6,10 +6,10 @@ from typing import Iterable
 
 from ..query import witness as W
 from ..core.findings import Finding, Severity
-from ..core.model import DimRef, Model, range_text
+from ..core.model import DimRef, Model, range_text, where
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
-from .bounds import env_clause, range_step as _range_step, where
+from .bounds import env_clause, range_step as _range_step
 from .words_kernels import DivisionByDynamicSizeWords, EmptyReductionWords
 from ..core.messages import IDENTITIES
 

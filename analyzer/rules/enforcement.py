@@ -9,12 +9,9 @@ only the variable enforces) and `read-past-constant`.
 
 from __future__ import annotations
 
-import math
-from enum import Enum
-
 from ..expr import intervals
-from ..query import relations, sizes, witness as W
-from ..core.model import Dim, DimRef, Model
+from ..query import counting, relations, sizes, witness as W
+from ..core.model import DimRef, Enforcement, Model, where
 from ..core.messages import listed
 from ..query.severity import Consequence, fails_like_eager
 from .words_inputs import UnenforcedLowerBoundWords as LowerBound
@@ -52,31 +49,13 @@ EAGER = {
 }
 
 
-class MaxEnforcement(str, Enum):
-    """How a dim's upper bound is enforced at run time."""
-
-    ALWAYS = "always"   # a check that runs at every call
-    ENV = "env"         # a max exists (compiled, or declared) but only AOTI_RUNTIME_CHECK_INPUTS=1 checks it
-    NONE = "none"       # nothing ever checks a max
-
-
-def max_enforcement(dim: Dim | None) -> MaxEnforcement:
-    if dim is None or dim.value is not None:
-        return MaxEnforcement.ALWAYS
-    if dim.max is not None and dim.enforced == "always":
-        return MaxEnforcement.ALWAYS
-    if dim.max is not None and dim.enforced == "env":
-        return MaxEnforcement.ENV
-    return MaxEnforcement.NONE
-
-
 def runtime_ranges(model: Model) -> dict[str, tuple[float, float | None]]:
     """Root symbol -> (min, max) of the sizes that reach the kernels by default: the effective min
     (sizes below it are other rules' business) and the max only where a check always runs."""
     out = dict(W.dim_ranges(model))
     for name, ref in W.symbol_dims(model).items():
         dim = model.dim(ref)
-        if dim is not None and name in out and max_enforcement(dim) is not MaxEnforcement.ALWAYS:
+        if dim is not None and name in out and sizes.max_enforcement(dim) is not Enforcement.ALWAYS:
             out[name] = (out[name][0], None)
     return out
 
@@ -99,41 +78,17 @@ def exceeds_declared(model: Model, expr: str, limit: float) -> bool:
     return high is None or high > limit
 
 
-def smallest_exceeding(model: Model, expr: str, refs: list[DimRef], limit: float) -> tuple[DimRef, int] | None:
-    """The first dim of `refs` and its smallest size (no upper bound but the search limit) for which
-    `expr` > `limit`, the other dims at their witness sizes."""
-    for ref in refs:
-        dim = model.dim(ref)
-        if dim is None or dim.value is not None:
-            continue
-        lo, hi = sizes.effective_min(dim), W.SEARCH_LIMIT
-
-        def exceeds(n: int) -> bool:
-            value = W.evaluate_at(model, expr, {ref: n})  # noqa: B023 - called only in this iteration
-            return value is not None and not math.isnan(value) and value > limit
-
-        if lo > hi or not exceeds(hi):
-            continue
-        if exceeds(lo):
-            return ref, lo
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if exceeds(mid) else (mid, hi)
-        return ref, hi
-    return None
-
-
 def past_max_outside_contract(model: Model, refs: list[DimRef],
-                              runtime_checks: str | None = None) -> tuple[bool, MaxEnforcement]:
+                              runtime_checks: str | None = None) -> tuple[bool, Enforcement]:
     """Whether sizes past the dims' max are outside the contract (the severity policy lowers such a
     finding to a warning): yes when every dim's max exists but only the variable checks it; no when
     one has none, or when the deployment is declared not to set the variable (`runtime_checks ==
     "off"`): the max is then unchecked in production and the failure is its consequence. (With "on"
     the rules see such a max as always checked: sizes.as_deployed.)"""
-    kinds = {max_enforcement(model.dim(r)) for r in refs}
-    if MaxEnforcement.NONE in kinds:
-        return False, MaxEnforcement.NONE
-    return runtime_checks != "off", MaxEnforcement.ENV
+    kinds = {sizes.max_enforcement(model.dim(r)) for r in refs}
+    if Enforcement.NONE in kinds:
+        return False, Enforcement.NONE
+    return runtime_checks != "off", Enforcement.ENV
 
 
 def max_text(model: Model, ref: DimRef) -> str:
@@ -147,10 +102,10 @@ def max_text(model: Model, ref: DimRef) -> str:
     if dim.declared_max is not None:
         parts.append(f"declared at most {dim.declared_max}")
     head = " and ".join(parts) if parts else "no max compiled or declared"
-    enforcement = max_enforcement(dim)
-    if enforcement is MaxEnforcement.ENV:
+    enforcement = sizes.max_enforcement(dim)
+    if enforcement is Enforcement.ENV:
         return head + ", a max that only AOTI_RUNTIME_CHECK_INPUTS=1 checks"
-    if enforcement is MaxEnforcement.NONE:
+    if enforcement is Enforcement.NONE:
         return head + (", a max that nothing checks at run time" if parts else "")
     return head
 
@@ -179,9 +134,9 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
     within the bound but whose max nothing checks by default (GPT-2's `tmp6 < 128L` with
     `Dim("seq", max=128)`: seq = 129 aborts). None when the run-time ranges keep it within too."""
     limit = a.bound_value  # the index reaches extent - 1: it trips when the extent passes the bound
-    if not _exceeds(model, a.index_extent, limit):
+    if not exceeds_at_runtime(model, a.index_extent, limit):
         return None
-    found = smallest_exceeding(model, a.index_extent, refs, limit)
+    found = W.first_exceeding(model, a.index_extent, refs, limit)
     if found is None:
         return None
     ref, size = found
@@ -189,7 +144,7 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
     table = table_of(model, a.kernel, a.bound_value)
     assignment = {ref: size}
     fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
-                  dim_display=W.dim_display(model, ref), where=f"input {ref.input} dim {ref.dim}",
+                  dim_display=W.dim_display(model, ref), where=where(ref),
                   max_text=max_text(model, ref), limit=size - 1, bound_value=a.bound_value,
                   table=f" ({table})" if table else "", **outcome, check_expr=W.check_expr(model, ref))
     value = W.evaluate_at(model, a.index_extent, assignment)
@@ -214,18 +169,7 @@ def eager_rejects_table(outcome: str) -> str | None:
     return EAGER["table"] if fails_like_eager(outcome) else None
 
 
-def _exceeds(model: Model, expr: str, limit: float) -> bool:
-    return exceeds_at_runtime(model, expr, limit)
-
-
 # -- what sizes below a dim's compiled minimum really do (unenforced-lower-bound) ---------------------
-
-# Shims whose output count is at most the number of elements of their input: an unbacked size read
-# from their output (`auto u0 = buf1.size(0);` after `aoti_torch_cpu_nonzero(arg1_1, &buf1_handle)`)
-# cannot exceed that input's numel.
-# torchvision's nms (a custom op through the proxy executor) keeps at most one index per box.
-_COUNTING_SHIMS = ("nonzero", "masked_select", "unique", "argwhere", "torchvision.nms")
-
 
 SDPA_OP = "CPU flash attention (`_scaled_dot_product_flash_attention_for_cpu`), which divides by the length"
 
@@ -276,7 +220,7 @@ def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, st
         if not sym.unbacked or not sym.min or sym.min <= 0:
             continue
         producer = next((l for l in model.launches if l.extern and sym.expr in l.outputs), None)
-        if producer is None or not any(op in producer.kernel for op in _COUNTING_SHIMS):
+        if producer is None or counting.counting_op(producer.kernel) is None:
             continue
         for inp in model.inputs:
             if inp.name not in producer.args:
@@ -369,7 +313,7 @@ def extern_failure(model: Model, launch) -> dict | None:
     refs, target = found
     ref = refs[0]
     shown = "(" + ", ".join(W.display_expr(model, s) for s in target) + ")"
-    dims = " or ".join(f"{W.dim_display(model, r)} (input {r.input} dim {r.dim})" for r in refs)
+    dims = " or ".join(f"{W.dim_display(model, r)} ({where(r)})" for r in refs)
     return dict(input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, {ref: 0}), dims=dims, target=shown,
                 empty_test=" or ".join(f"{W.check_expr(model, r)} == 0" for r in refs))

@@ -9,10 +9,11 @@ from ..query import witness as W
 from ..core.findings import DimWitness, Finding, Severity
 from ..query.severity import Consequence
 from ..core.messages import listed
-from ..core.model import Model, span
+from ..core.model import Model, where
+from ..core.dimtext import compiled_span, declared_span
 from ..query.sizes import effective_max, effective_min
 from . import Case, Context, Rule, register
-from .bounds import model_location, where
+from .bounds import model_location
 from .words_inputs import UncheckedExportGuardWords
 
 
@@ -82,7 +83,6 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
 
     name = "unchecked-export-guard"
     code = "AOTI020"
-    severity = Severity.ERROR
 
     VALID = (
         # No exported program: the package's floors are the ops' own.
@@ -118,8 +118,8 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
             for r, _, _ in dims:
                 dim = model.known_dim(r)
                 chain.append(self.CHAIN["unchecked-export-guard.range"].format(
-                    dim_display=W.dim_display(model, r), compiled=span(dim.min, dim.max),
-                    declared=span(dim.declared_min, dim.declared_max),
+                    dim_display=W.dim_display(model, r), compiled=compiled_span(dim),
+                    declared=declared_span(dim),
                     enforcement=f"sizes {effective_min(dim)}..{effective_max(dim) or 'inf'} pass every check "
                                 "of the package that concerns it"))
             if base:

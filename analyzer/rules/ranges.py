@@ -10,11 +10,12 @@ from typing import Iterable
 from ..expr import intervals
 from ..query import relations, sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
-from ..core.model import DimRef, Model, span
+from ..core.model import DimRef, Enforcement, Model, where
+from ..core.dimtext import compiled_span, declared_span
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
-from .bounds import model_location, range_step, where
+from .bounds import model_location, range_step
 from .words_inputs import CompiledRangeNarrowerThanDeclaredWords, UnenforcedDimEqualityWords, UnenforcedLowerBoundWords
 from ..core.messages import ENFORCEMENT, Text, listed, read_by
 
@@ -164,7 +165,7 @@ class _LowerPart:
 def _lower_symbol(model: Model, inp, dim) -> str | None:
     """The size symbol of a dim whose compiled minimum (>= 1) only the variable or nothing checks;
     None when the dim is not `unenforced-lower-bound`'s."""
-    if dim.value is not None or dim.min is None or dim.min < 1 or dim.enforced not in ("env", "none"):
+    if dim.value is not None or dim.min is None or dim.min < 1 or dim.enforced is Enforcement.ALWAYS:
         return None
     ref = DimRef(inp.index, dim.dim)
     symbol = dim.symbol or W.symbol_of(model, ref)
@@ -209,7 +210,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     fields["reach"] = UnenforcedLowerBound.MESSAGES["unenforced-lower-bound.reach-zero" if zero else "unenforced-lower-bound.reach"].format(
         below=below)
     message = UnenforcedLowerBound.MESSAGES["unenforced-lower-bound" if kernels else "unenforced-lower-bound.no-kernels"]
-    fix = UnenforcedLowerBound.FIXES["unenforced-lower-bound" if dim.enforced == "env" and not dim.lower_unchecked
+    fix = UnenforcedLowerBound.FIXES["unenforced-lower-bound" if dim.enforced is Enforcement.ENV and not dim.lower_unchecked
                 else "unenforced-lower-bound.none"]
     sym = model.symbols.get(symbol)
     # Point at the check that is skipped (check_input_N), else at the symbol's binding.
@@ -223,7 +224,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     declared_below, above = _declared_gap(dim)
     short = UnenforcedLowerBound.MESSAGES["unenforced-lower-bound.dim"].format(**fields)
     if declared_below:
-        declared = dict(declared=span(dim.declared_min, dim.declared_max),
+        declared = dict(declared=declared_span(dim),
                         sizes=_sizes_text(declared_below, above, dim.max))
         text = Text(text + UnenforcedLowerBound.MESSAGES["unenforced-lower-bound.declared"].format(**declared), text.key)
         # Led by another dim, this dim's gap is said in its own words too (not only by a witness).
@@ -285,7 +286,7 @@ class UnenforcedDimEquality(UnenforcedDimEqualityWords, Rule):
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         for inp in model.inputs:
             for dim in inp.dims:
-                if not dim.tied_expr or dim.tie_enforced == "always":
+                if not dim.tied_expr or dim.tie_enforced is Enforcement.ALWAYS:
                     continue
                 ref = DimRef(inp.index, dim.dim)
                 if E.read_as_in_eager(model, ref, dim.tied_expr):
@@ -397,7 +398,7 @@ class CompiledRangeNarrowerThanDeclared(CompiledRangeNarrowerThanDeclaredWords, 
                     below = []
                 kernels = users.get(symbol, []) if symbol else []
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
-                              declared=span(dim.declared_min, dim.declared_max), compiled=span(dim.min, dim.max),
+                              declared=declared_span(dim), compiled=compiled_span(dim),
                               sizes=_sizes_text(below, above, dim.max), kernels=listed(kernels) or "the compiled code",
                               enforcement=ENFORCEMENT.get(dim.enforced, dim.enforced), min=dim.min, max=dim.max,
                               check_expr=W.check_expr(model, ref))
@@ -415,7 +416,7 @@ class CompiledRangeNarrowerThanDeclared(CompiledRangeNarrowerThanDeclaredWords, 
                     witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *over]),
                     fix=self.FIXES[key].format(**fields), chain=chain,
                     key=f"declared:in{ref.input}.d{ref.dim}:{dim.declared_min}<{dim.min}" if below
-                    else f"declared:in{ref.input}.d{ref.dim}:{dim.max}<{span(dim.declared_min, dim.declared_max)}")
+                    else f"declared:in{ref.input}.d{ref.dim}:{dim.max}<{declared_span(dim)}")
 
 
 _USERS: list[tuple[weakref.ref, dict[str, list[str]]]] = []

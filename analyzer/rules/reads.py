@@ -6,7 +6,7 @@ from typing import Iterable
 
 from ..query import sizes, witness as W
 from ..core.findings import Finding, Severity
-from ..core.model import ConstantRead, Model
+from ..core.model import ConstantRead, Model, where
 from ..query.severity import Consequence
 from . import Context, Rule, register
 from . import Case, enforcement as E
@@ -85,7 +85,7 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
                 continue
             seen.add(ident)
             refs = list(read.sources)
-            found = E.smallest_exceeding(model, read.index_max, refs, limit)
+            found = W.first_exceeding(model, read.index_max, refs, limit)
             if found is None:
                 continue
             ref, size = found
@@ -99,7 +99,7 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
             assignment = {ref: size}
             value = W.evaluate_at(model, read.index_max, assignment)
             fields = dict(kernel=read.kernel, table=table, index_max=W.display_expr(model, read.index_max),
-                          numel=read.numel, dim_display=W.dim_display(model, ref), where=f"input {ref.input} dim {ref.dim}",
+                          numel=read.numel, dim_display=W.dim_display(model, ref), where=where(ref),
                           limit=size - 1, max_text=E.max_text(model, ref), check_expr=W.check_expr(model, ref))
             chain = (self.CHAIN["read-past-constant"].format(pointer=read.pointer, kernel=read.kernel, table=table, index_max=fields["index_max"],
                                   value="?" if value is None else int(value),

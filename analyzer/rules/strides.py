@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from ..query import witness as W
 from ..core.findings import Finding, Severity
-from ..core.model import Enforcement, Input, Model
+from ..core.model import Enforcement, Input, Model, input_position
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from .bounds import model_location
@@ -179,7 +179,7 @@ class UncheckedInputLayout(UncheckedInputLayoutWords, Rule):
         enforcement = ("only AOTI_RUNTIME_CHECK_INPUTS=1 checks them" if env else
                        "nothing checks them")
         off = ctx.runtime_checks == "off"
-        names = ", ".join(f"`{inp.user_name}`" if inp.user_name else f"input {inp.index}" for inp in inputs[:3])
+        names = ", ".join(f"`{inp.user_name}`" if inp.user_name else input_position(inp.index) for inp in inputs[:3])
         if len(inputs) > 3:
             names += f" and {len(inputs) - 3} more"
         fields = dict(inputs=listed, enforcement=enforcement, names=names,

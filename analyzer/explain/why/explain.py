@@ -13,7 +13,8 @@ from ...parse import proxy
 from ...query import relations, sizes
 from ...query import witness as W
 from ...core.findings import Location
-from ...core.model import Assertion, Dim, DimRef, Input, Model, Package, Relation, span
+from ...core.model import Assertion, Dim, DimRef, Input, Model, Package, Relation
+from ...core.dimtext import compiled_span, declared_span, has_declared
 from ...core.messages import FIXES, WHY
 from ...rules.bounds import EmptyIndexBound, IndexExceedsConstantBound
 from ...rules.package import UncheckedExternCall
@@ -395,7 +396,7 @@ def _compiled(dim: Dim | None) -> str:
         return "unknown"
     if dim.value is not None:
         return f"static {dim.value}"
-    return span(dim.min, dim.max)
+    return compiled_span(dim)
 
 
 def _check_cause(model: Model, f: Failure, inp: Input | None, dim: Dim | None) -> tuple[str, str, str]:
@@ -404,8 +405,8 @@ def _check_cause(model: Model, f: Failure, inp: Input | None, dim: Dim | None) -
     where = model.describe(DimRef(f.input, f.dim)) if f.input is not None and f.dim is not None \
         else f"{who} dim {f.dim}"
     declared = ""
-    if dim is not None and (dim.declared_min is not None or dim.declared_max is not None):
-        declared = WHY["why.check.declared"].format(declared=span(dim.declared_min, dim.declared_max))
+    if dim is not None and has_declared(dim):
+        declared = WHY["why.check.declared"].format(declared=declared_span(dim))
     fields = dict(
         who=who, where=where, got=f.got, expected=f.expected, dim=f.dim,
         expr=inp.dim_display(f.dim) if inp is not None and f.dim is not None else f"dim {f.dim}",
