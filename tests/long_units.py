@@ -7,7 +7,6 @@ CEILINGS = {
     "analyzer.app.pipeline:_load_model@def": 104,
     "analyzer.core.messages": 678,
     "analyzer.explain.confirm:run_probe@def": 77,
-    "analyzer.explain.contract": 511,
     "analyzer.explain.why.parse:parse_failure@def": 71,
     "analyzer.expr.values:Values@class": 290,
     "analyzer.link.link": 528,

@@ -20,6 +20,7 @@ from analyzer.app import api
 from analyzer.explain import contract
 from analyzer.app.cli import cli
 from analyzer.query.witness import parse_witness
+from analyzer.rules import find_rule
 from conftest import FIXTURES, require
 
 GUARDED = ("AOTI001", "AOTI002", "AOTI003", "AOTI004", "AOTI005", "AOTI010", "AOTI012")
@@ -79,7 +80,7 @@ def test_witnesses_rejected_examples_accepted(fix, path):
     guarded = [f for f in result.findings if f.code in GUARDED and f.witness
                and "read from the values" not in f.witness]
     for finding in guarded:
-        if finding.code in contract.GUARDED_CODES:  # every such fix points at the guard
+        if find_rule(finding.code).guarded:  # every such fix points at the guard
             assert "aoti-lint contract" in (finding.fix or ""), finding.code
         # Every witness, not only the primary one (AOTI002: below the minimum and 0; AOTI010: both ends).
         assert finding.witnesses[0] == finding.witness

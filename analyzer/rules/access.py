@@ -11,6 +11,7 @@ from ..core.findings import Finding
 from ..core.model import Access, Model, range_text
 from ..core.messages import CHAIN, FIXES, MESSAGES
 from ..query.severity import Consequence
+from ..query.source import ACCESS_OPS
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import env_clause, where
@@ -52,6 +53,7 @@ class StoreIntoEmptyBuffer(Rule):
     name = "store-into-empty-buffer"
     code = "AOTI017"
     consequence = Consequence.FAILS
+    user_ops = ACCESS_OPS
     op = "the kernel's scatter store"
 
     VALID = (
@@ -104,6 +106,7 @@ class ReadFromEmptyBuffer(Rule):
     name = "read-from-empty-buffer"
     code = "AOTI018"
     consequence = Consequence.FAILS
+    user_ops = ACCESS_OPS
     op = "the kernel's read (a resize's `_unsafe_index`)"
 
     VALID = (
@@ -147,7 +150,7 @@ def _findings(rule: Rule, model: Model, ctx: Context, write: bool) -> Iterable[F
                  CHAIN["access-empty"].format(assignment=W.assignment_text(model, choice), buffer=access.buffer,
                                               count=fields["count"]))
         yield rule.finding(
-            model, ctx, MESSAGES[key].format(**fields), access.location,
+            model, ctx, MESSAGES[key].format(**fields), access.location, subject=access,
             kernel=access.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
             witness=W.witness(model, choice),
             fix=FIXES[key].format(empty_test=f"{W.check_expr(model, ref)} == 0", env=env_clause(dim)),

@@ -7,9 +7,10 @@ from typing import Iterable
 
 from ..query import sizes, witness as W
 from ..core.findings import Finding, Severity
-from ..core.model import Assertion, DimRef, Model, range_text, shim_op
+from ..core.model import Assertion, DimRef, Model, Symbol, range_text, shim_op
 from ..core.messages import CHAIN, FIXES, FRAGMENTS, HEADLINES, MESSAGES, listed
 from ..query.severity import Consequence
+from ..query.source import COUNT_OPS, INDEX_OPS
 from . import Case, Context, Rule, register
 from .bounds import int_text, outcome_fields, unique_assertions, where
 from .enforcement import reach_text
@@ -58,6 +59,7 @@ class IndexExceedsDynamicBound(Rule):
     code = "AOTI015"
     consequence = Consequence.FAILS
     op = "the kernel's index check"
+    user_ops = INDEX_OPS
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),        # x[idx]: the index is unbounded data
@@ -120,7 +122,7 @@ class IndexExceedsDynamicBound(Rule):
                                                            assignment=W.assignment_text(model, assignment),
                                                            value=int_text(value)))
             yield self.finding(
-                model, ctx, MESSAGES["index-exceeds-dynamic-bound"].format(**fields), a.location,
+                model, ctx, MESSAGES["index-exceeds-dynamic-bound"].format(**fields), a.location, subject=a,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=witness, fix=FIXES["index-exceeds-dynamic-bound"].format(**fields), chain=chain,
                 key=f"dynbound:{W.normalize_expr(model, a.bound_expr)}<={high};kernel:{a.kernel}")
@@ -159,7 +161,7 @@ class IndexExceedsDynamicBound(Rule):
             shapes=W.witness(model, assignment), reach=reach)
         chain = (*a.chain, CHAIN["index-range-sized"].format(index_var=a.index_var or "the index", **fields))
         return self.finding(
-            model, ctx, MESSAGES["index-exceeds-dynamic-bound.sized"].format(**fields), a.location,
+            model, ctx, MESSAGES["index-exceeds-dynamic-bound.sized"].format(**fields), a.location, subject=a,
             # eager raises IndexError on the same values (probed): the package's check is no worse
             consequence=Consequence.ASSUMED, kernel=a.kernel, input=ref.input, dim=ref.dim,
             symbol=W.symbol_of(model, ref),
@@ -253,6 +255,7 @@ class DataDependentSizeCheck(Rule):
     name = "data-dependent-size-check"
     code = "AOTI016"
     consequence = Consequence.ASSUMED
+    user_ops = COUNT_OPS
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),                   # no data-dependent size
@@ -292,7 +295,7 @@ class DataDependentSizeCheck(Rule):
                 at = W.evaluate_at(model, cap)
                 if at is not None and at >= max(value, 1):
                     fields = dict(base, min=sym.min, value=value)
-                    yield self._finding(model, ctx, producer, "min", fields, first.index, 0,
+                    yield self._finding(model, ctx, sym, producer, "min", fields, first.index, 0,
                                         W.witness(model, {}), f"{producer.kernel}:{sym.name}>={sym.min}")
             if sym.max is not None and sym.max < _NO_MAX:
                 found = _exceeding(model, cap, sym.max)
@@ -303,15 +306,15 @@ class DataDependentSizeCheck(Rule):
                     fields = dict(base, max=sym.max, value=sym.max + 1, dim_display=W.dim_display(model, ref),
                                   where=where(ref), size=size, max_size=size - 1, range_text=range_text(dim),
                                   env=FIXES["data-dependent-size-check.env"] if env else "")
-                    yield self._finding(model, ctx, producer, "max", fields, ref.input, ref.dim,
+                    yield self._finding(model, ctx, sym, producer, "max", fields, ref.input, ref.dim,
                                         W.witness(model, assignment), f"{producer.kernel}:{sym.name}<={sym.max}")
 
-    def _finding(self, model: Model, ctx: Context, producer, end: str, fields: dict, input: int, dim: int,
-                 shapes: str, key: str) -> Finding:
+    def _finding(self, model: Model, ctx: Context, sym: Symbol, producer, end: str, fields: dict, input: int,
+                 dim: int, shapes: str, key: str) -> Finding:
         key_name = f"data-dependent-size-check.{end}"
         witness = MESSAGES["data-dependent-size-check.witness"].format(shapes=shapes, **fields)
         return self.finding(
-            model, ctx, MESSAGES[key_name].format(**fields), producer.location,
+            model, ctx, MESSAGES[key_name].format(**fields), producer.location, subject=sym,
             kernel=producer.kernel, input=input, dim=dim, witness=witness, fix=FIXES[key_name].format(**fields),
             chain=tuple(c for c in (producer.comment,) if c), key=f"data-size:{key}")
 

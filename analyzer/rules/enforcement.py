@@ -14,7 +14,7 @@ from enum import Enum
 
 from ..expr import intervals
 from ..query import relations, sizes, witness as W
-from ..core.model import Dim, DimRef, Model
+from ..core.model import Dim, DimRef, Model, shim_op
 from ..core.messages import CHAIN, CONTRACT_HINT, FIXES, MESSAGES, listed
 from ..query.severity import Consequence, fails_like_eager
 
@@ -239,7 +239,7 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
              f"{W.assignment_text(model, assignment)} that is {'?' if value is None else int(value) - 1} >= {a.bound_value}",
              *value_reach(a))
     return rule.finding(
-        model, ctx, MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location,
+        model, ctx, MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location, subject=a,
         outside_contract=outside, contract=False,  # past_max_outside_contract weighs the declared max
         eager_rejects=eager_rejects_table(outcome["outcome"]),
         kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
@@ -299,7 +299,7 @@ def sdpa_length_zero(model: Model, ref: DimRef) -> bool:
     dim = model.dim(ref)
     valid = {ref: W.valid_size(dim)} if dim is not None else {}
     for launch in model.launches:
-        if not launch.extern or "scaled_dot_product_flash_attention_for_cpu" not in launch.kernel:
+        if not launch.extern or shim_op(launch.kernel) != "_scaled_dot_product_flash_attention_for_cpu":
             continue
         for shape in launch.arg_shapes:
             if shape and len(shape) == 4 and W.evaluate_at(model, shape[2], {ref: 0}) == 0 \

@@ -143,7 +143,7 @@ class UncheckedExportGuard(Rule):
             if base:
                 chain.append(CHAIN["unchecked-export-guard.base"].format(assignment=W.assignment_text(model, base)))
             yield self.finding(
-                model, ctx, MESSAGES["unchecked-export-guard"].format(**fields), model_location(model),
+                model, ctx, MESSAGES["unchecked-export-guard"].format(**fields), model_location(model), subject=broken,
                 input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witnesses=tuple(w for _, _, w in dims), fix=FIXES["unchecked-export-guard"].format(**fields),
                 chain=tuple(chain),

@@ -116,7 +116,7 @@ class ReadPastConstant(Rule):
                                   value="?" if value is None else int(value),
                                   assignment=W.assignment_text(model, assignment), numel=read.numel),)
             yield self.finding(
-                model, ctx, MESSAGES["read-past-constant"].format(**fields), read.location,
+                model, ctx, MESSAGES["read-past-constant"].format(**fields), read.location, subject=read,
                 outside_contract=outside, contract=contract,
                 kernel=read.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, assignment), fix=FIXES["read-past-constant"].format(**fields), chain=chain,
