@@ -204,6 +204,23 @@ def test_real_packages_every_witness_rejected(pkg):
     assert witnesses
 
 
+def test_each_launch_of_a_shared_check_gets_its_own_condition():
+    """One position kernel launched for the encoder's length and again for the decoder's: each
+    finding's condition is its own launch's assertion (the finding's subject), not the first record
+    at the same kernel and line, so the decoder's witness is rejected too, in the decoder's names."""
+    pkg = require(FIXTURES / "launches" / "enc_dec_pos.cpu.stripped.pt2")
+    result = api.lint([str(pkg)], api.Options(exported_program=str(FIXTURES / "launches" / "enc_dec_pos.ep.pt2")))
+    (model,) = result.packages[0].models
+    check = _guard(contract.render_python([contract.build(str(pkg), model, result.findings)]))
+    table = [f for f in result.findings if f.rule == "index-exceeds-constant-bound"]
+    assert sorted(f.input for f in table) == [0, 1]
+    for finding in table:
+        with pytest.raises(ValueError) as info:
+            check(*[Shape(shape) for _, shape in parse_witness(finding.witness)])
+        shown = model.inputs[finding.input].display
+        assert str(info.value).startswith(f"{shown}.shape[{finding.dim}] = ") and f"up to {shown}." in str(info.value)
+
+
 def _two_models(first: str, second: str):
     """Two models of one package: `first` takes one input with dim 0 >= 2, `second` two inputs."""
     from analyzer.core.model import Dim, Input, Model
