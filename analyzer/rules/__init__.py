@@ -158,7 +158,7 @@ class Rule:
         message: str,
         location: Location,
         *,
-        subject: Any,
+        subject: Any = None,
         consequence: Consequence | None = None,
         op: str | None = None,
         outside_contract: bool = False,
