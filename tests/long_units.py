@@ -6,7 +6,6 @@ CEILINGS = {
     "analyzer.app.config:merge@def": 65,
     "analyzer.app.pipeline:_load_model@def": 103,
     "analyzer.explain.confirm:run_probe@def": 77,
-    "analyzer.explain.contract": 510,
     "analyzer.explain.why.parse:parse_failure@def": 71,
     "analyzer.expr.values:Values@class": 290,
     "analyzer.link.link": 528,

@@ -421,3 +421,57 @@ def test_a_dims_ranges_are_worded_in_one_place():
                 if ends == ("declared_min", "declared_max") or ends == ("min", "max") and owner in ("dim", "d", "self"):
                     found.append(f"{name}:{node.lineno}")
     assert not found, f"use core.dimtext.compiled_span / declared_span: {found}"
+# A rule's code as a literal (`"AOTI001"`), in the code that compares, tests membership or keys a table
+# with it. Outside rules/, such a switch answers for a rule what the rule should declare itself (its
+# user ops, its guard condition) and silently misses a rule added later.
+RULE_CODE = re.compile(r"^AOTI\d{3}$")
+
+
+def _code_switches(source: str) -> list[str]:
+    """`line: code` of each rule code the source compares with, tests membership in, keys a dict by,
+    subscripts with or lists in a tuple, list or set; docstrings and message text are free."""
+    found: dict[int, str] = {}
+
+    def codes(node: ast.AST) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_CODE.match(node.value):
+            found[id(node)] = f"{node.lineno}: {node.value}"
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            for element in node.elts:
+                codes(element)
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                codes(operand)
+        elif isinstance(node, ast.Dict):
+            for key in node.keys:
+                if key is not None:
+                    codes(key)
+        elif isinstance(node, ast.Subscript):
+            codes(node.slice)
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            codes(node)
+    return sorted(found.values())
+
+
+@pytest.mark.parametrize("name", sorted(n for n in NAMES if not (n + ".").startswith("analyzer.rules.")))
+def test_no_code_outside_rules_switches_on_rule_codes(name):
+    """What a finding's rule knows (its user ops, its guard condition) is asked of the rule or read
+    from the finding (`subject`, `user_ops`), never looked up by its code."""
+    assert not _code_switches(NAMES[name].read_text("utf-8"))
+
+
+def test_the_rule_code_check_can_fail():
+    source = '''"""Docstrings may say AOTI001."""
+TABLE = {"AOTI004": 1}
+CODES = ("AOTI001", "AOTI003")
+
+
+def wanted(f, table):
+    """`"AOTI005"` in a docstring is text."""
+    if f.code == "AOTI005" or f.code in ("AOTI017", "AOTI018"):
+        return table["AOTI016"]
+    return f"AOTI002 {f.code}", print("AOTI013")
+'''
+    assert _code_switches(source) == ["2: AOTI004", "3: AOTI001", "3: AOTI003", "8: AOTI005", "8: AOTI017",
+                                      "8: AOTI018", "9: AOTI016"]

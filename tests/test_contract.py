@@ -20,6 +20,7 @@ from analyzer.app import api
 from analyzer.explain import contract
 from analyzer.app.cli import cli
 from analyzer.query.witness import parse_witness
+from analyzer.rules import find_rule
 from conftest import FIXTURES, require
 
 GUARDED = ("AOTI001", "AOTI002", "AOTI003", "AOTI004", "AOTI005", "AOTI010", "AOTI012")
@@ -79,7 +80,7 @@ def test_witnesses_rejected_examples_accepted(fix, path):
     guarded = [f for f in result.findings if f.code in GUARDED and f.witness
                and "read from the values" not in f.witness]
     for finding in guarded:
-        if finding.code in contract.GUARDED_CODES:  # every such fix points at the guard
+        if find_rule(finding.code).guarded:  # every such fix points at the guard
             assert "aoti-lint contract" in (finding.fix or ""), finding.code
         # Every witness, not only the primary one (AOTI002: below the minimum and 0; AOTI010: both ends).
         assert finding.witnesses[0] == finding.witness
@@ -201,6 +202,23 @@ def test_real_packages_every_witness_rejected(pkg):
             check(*[Shape(shape) for _, shape in parse_witness(witness)])
     check(*[Shape(shape) for shape in W.witness_shapes(model, {})])
     assert witnesses
+
+
+def test_each_launch_of_a_shared_check_gets_its_own_condition():
+    """One position kernel launched for the encoder's length and again for the decoder's: each
+    finding's condition is its own launch's assertion (the finding's subject), not the first record
+    at the same kernel and line, so the decoder's witness is rejected too, in the decoder's names."""
+    pkg = require(FIXTURES / "launches" / "enc_dec_pos.cpu.stripped.pt2")
+    result = api.lint([str(pkg)], api.Options(exported_program=str(FIXTURES / "launches" / "enc_dec_pos.ep.pt2")))
+    (model,) = result.packages[0].models
+    check = _guard(contract.render_python([contract.build(str(pkg), model, result.findings)]))
+    table = [f for f in result.findings if f.rule == "index-exceeds-constant-bound"]
+    assert sorted(f.input for f in table) == [0, 1]
+    for finding in table:
+        with pytest.raises(ValueError) as info:
+            check(*[Shape(shape) for _, shape in parse_witness(finding.witness)])
+        shown = model.inputs[finding.input].display
+        assert str(info.value).startswith(f"{shown}.shape[{finding.dim}] = ") and f"up to {shown}." in str(info.value)
 
 
 def _two_models(first: str, second: str):

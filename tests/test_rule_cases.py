@@ -62,6 +62,8 @@ def test_rule_case(rule, kind, i, case, tmp_path):
         return
     assert found, f"{rule.name} finds nothing in {case}"
     assert all(f.message_key.startswith(rule.name) and f.fix_key for f in found), found
+    # Each finding carries the model record it is about (what source attribution and the contract read).
+    assert all(f.subject is not None for f in found), found
     wanted = case.expect
     matching = [f for f in found if all(getattr(f, k) == v for k, v in wanted.items())]
     assert matching, f"no finding with {wanted}: {[(f.message_key, f.input, f.dim, f.kernel) for f in found]}"

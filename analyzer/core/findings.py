@@ -100,6 +100,15 @@ class Finding:
     # A finding about several input dims (AOTI002's dims of one input, an extent over two sizes):
     # each dim with its own witness size and the witness at it, `input`/`dim` first.
     dims: tuple["DimWitness", ...] = field(default=(), compare=False)
+    # The model record the finding is about (analyzer.core.model: the Assertion, Division, Reduction,
+    # ConstantRead, Access, Launch, Dim, Input, Relation, Problem...), set by the rule that found it, as
+    # a linter's violation carries its node: source attribution and the contract read it rather than
+    # look the record up again by location. Never rendered; None for a finding read back from a report.
+    subject: Any = field(default=None, compare=False, repr=False)
+    # The user's ops (aten names: `embedding`, `mean`) that can raise the finding, from its rule
+    # (`Rule.user_ops_of`): the graph node source attribution picks, the op a headline names from the
+    # kernel's name. None: any op.
+    user_ops: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import re
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from .findings import Location
 from .dimtext import compiled_span, declared_span, has_declared
@@ -112,6 +113,7 @@ def where(ref: DimRef) -> str:
     return input_position(ref.input, ref.dim)
 
 
+_SOURCE_NODES = re.compile(r"Source Nodes:\s*\[([^\]]*)\]")
 _SHIM_PREFIX = re.compile(r"^aoti_torch_(?:(?:cpu|cuda|xpu|mps)_)?")
 
 
@@ -220,6 +222,13 @@ class Launch:
     error_checked: bool = True  # False: a shim called without AOTI_TORCH_ERROR_CODE_CHECK
     # Extern calls: each argument's sizes over root symbols (None: not a tensor, or unknown).
     arg_shapes: tuple[tuple[str, ...] | None, ...] = ()
+
+    @property
+    def source_nodes(self) -> tuple[str, ...]:
+        """The exported graph's nodes the launch computes, as its comment names them (`[arange,
+        embedding, add]`); empty without such a comment."""
+        found = _SOURCE_NODES.search(self.comment or "")
+        return tuple(n.strip() for n in found.group(1).split(",") if n.strip()) if found else ()
 
 
 @dataclass
@@ -448,6 +457,17 @@ class Model:
     graph: list[GraphNode] = field(default_factory=list)
     # member path -> {line: text} for the lines that locations point at (report snippets).
     source_lines: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    @property
+    def device_key(self) -> Any:
+        """The metadata's `AOTI_DEVICE_KEY` (cpu, cuda) as written; None where it has none (`device`
+        then comes from the wrapper)."""
+        return self.metadata.get("AOTI_DEVICE_KEY")
+
+    @property
+    def compute_capability(self) -> Any:
+        """The metadata's `AOTI_COMPUTE_CAPABILITY` as written ("90", "sm_90a", 86); None without one."""
+        return self.metadata.get("AOTI_COMPUTE_CAPABILITY")
 
     def line_text(self, location: Location | None) -> str | None:
         if location is None:

@@ -11,9 +11,8 @@ that raises `ValueError` naming the input and dim. Every expression in it is reb
 validated syntax tree (`_emit`): names, numbers and strings taken from a (possibly hostile)
 package reach the generated code only through `repr()`.
 
-Long module: the contract, its text and JSON renderings and the guard's emitter all read the same
-`Contract` records; the emitter (`render_python` and its prelude) is the part to move out when the
-layers become subpackages.
+The failing condition behind each finding is its rule's to state (`Rule.guard_condition`, over the
+record the finding is about); the contract adds the compiled ranges, ties and multiples.
 """
 
 from __future__ import annotations
@@ -33,6 +32,9 @@ from ..core.model import Dim, DimRef, Enforcement, Evidence, Model, input_positi
 from ..core.dimtext import compiled_span, declared_clause
 from ..core.messages import UNCHECKED, WHO_CHECKS
 from ..core.untrusted import terminal as _t, terminal_lines
+from ..rules import Rule, all_rules
+from ..rules.derived import UnenforcedDivisibility
+from ..rules.ranges import UnenforcedLowerBound
 
 
 
@@ -109,10 +111,6 @@ class Contract:
     skipped: list[str] = field(default_factory=list)   # findings a shape guard cannot check
 
 
-# Findings whose condition the guard checks (the fixes of these codes point at `contract`).
-GUARDED_CODES = ("AOTI001", "AOTI002", "AOTI003", "AOTI004", "AOTI005")
-
-
 def build(package: str, model: Model, findings: Iterable[Finding] = ()) -> Contract:
     """The contract of one model: inputs as compiled, and the failing conditions behind `findings`."""
     contract = Contract(package=package, model=model.name, device=model.device, checks_gated=model.checks_gated,
@@ -123,10 +121,12 @@ def build(package: str, model: Model, findings: Iterable[Finding] = ()) -> Contr
         contract.inputs.append(InputContract(inp.index, inp.name, inp.user_name, inp.dtype, inp.device,
                                              gate if (inp.dtype or inp.device) else Enforcement.NONE, dims,
                                              inp.strides, Enforcement(inp.layout_enforced)))
+    rules = {r.code: r() for r in all_rules()}
     for f in findings:
-        if f.model != model.name or f.code not in GUARDED_CODES or f.code == "AOTI002":
-            continue  # AOTI002 is the compiled range, checked per dim below
-        condition = _finding_condition(model, f)
+        rule = rules.get(f.code)
+        if f.model != model.name or rule is None or not rule.guarded or rule.range_guarded:
+            continue  # a range-guarded rule's witnesses fail the compiled range, checked per dim below
+        condition = _finding_condition(model, rule, f)
         if condition is None:
             contract.skipped.append(f"{f.code} at {f.location}: {f.witness or 'no witness'}")
         elif condition not in contract.conditions:
@@ -154,7 +154,7 @@ def _relation_conditions(model: Model) -> list[Condition]:
                              + (f" + {rel.offset}" if rel.offset else "")
                              + f" ({UNCHECKED[rel.enforced]}): other sizes "
                              + ("run as the nearest smaller one and return wrong values" if read else
-                                "break what it was compiled for"), "AOTI014" if read else None))
+                                "break what it was compiled for"), UnenforcedDivisibility.code if read else None))
     return out
 
 
@@ -186,50 +186,23 @@ def _range_conditions(model: Model, ref: DimRef, d: Dim) -> list[Condition]:
         unchecked = UNCHECKED[Enforcement(d.enforced)]
         if d.min is not None and d.min > 0:
             out.append(Condition(Kind.RANGE, f"{symbol} < {d.min}", ref,
-                                 f"the package was compiled for {shown} >= {d.min} ({unchecked})", "AOTI002"))
+                                 f"the package was compiled for {shown} >= {d.min} ({unchecked})",
+                                 UnenforcedLowerBound.code))
         if d.max is not None and d.max < sizes.INT32_MAX:
             out.append(Condition(Kind.RANGE, f"{symbol} > {d.max}", ref,
                                  f"the package was compiled for {shown} <= {d.max} ({unchecked})"))
     return out
 
 
-def _finding_condition(model: Model, f: Finding) -> Condition | None:
-    """The record behind a finding (same kernel and location) and the expression that makes it fail."""
-    ref = DimRef(f.input, f.dim) if f.input is not None and f.dim is not None else None
-    if ref is None:
+def _finding_condition(model: Model, rule: Rule, f: Finding) -> Condition | None:
+    """The expression that makes the finding's call fail, as its rule states it over the record
+    the finding is about."""
+    if f.input is None or f.dim is None:
         return None
-    if f.code in ("AOTI001", "AOTI003"):
-        for a in model.assertions:
-            if a.location != f.location or a.kernel != f.kernel:
-                continue
-            if f.code == "AOTI001" and a.bound_expr:
-                expr = f"({a.bound_expr}) <= 0"
-                if a.index_extent:
-                    expr += f" and ({a.index_extent}) > 0"
-                return Condition(Kind.EMPTY_INDEX, expr, ref,
-                                 f"the index bound of {a.kernel} (\"{a.message}\") is then "
-                                 f"{W.display_expr(model, a.bound_expr)} = 0 and every index fails", f.code)
-            if f.code == "AOTI003" and a.index_extent and a.bound_value is not None \
-                    and W.expr_dims(model, a.index_extent) is not None:
-                return Condition(Kind.TABLE, f"({a.index_extent}) > {a.bound_value}", ref,
-                                 f"positions up to {W.display_expr(model, a.index_extent)} - 1 exceed the constant "
-                                 f"table of {a.bound_value} rows in {a.kernel} (\"{a.message}\")", f.code)
+    failing = rule.guard_condition(model, f)
+    if failing is None:
         return None
-    if f.code == "AOTI004":
-        for d in model.divisions:
-            if d.location == f.location and d.divisor_expr:
-                return Condition(Kind.DIVISION, f"({d.divisor_expr}) == 0", ref,
-                                 f"{d.kernel} divides by {W.display_expr(model, d.divisor_expr)} = 0", f.code)
-        return None
-    if f.code == "AOTI005":
-        for r in model.reductions:
-            if r.location == f.location and r.kernel == f.kernel and r.extent_expr:
-                return Condition(Kind.REDUCTION, f"({r.extent_expr}) == 0", ref,
-                                 f"the {r.op} reduction in {r.kernel} runs over "
-                                 f"{W.display_expr(model, r.extent_expr)} = 0 elements and returns its identity",
-                                 f.code)
-        return None
-    return None
+    return Condition(Kind(failing.kind), failing.expr, DimRef(f.input, f.dim), failing.reason, f.code)
 
 
 # -- text and JSON --------------------------------------------------------------------------------

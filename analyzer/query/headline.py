@@ -15,7 +15,7 @@ from typing import Iterable, Mapping
 from ..core.findings import Finding
 from ..core.messages import AT_ZERO, EAGER_REJECTS, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS, Template
 from ..core.model import Model, input_position, shape_text, shim_op
-from .source import ACCESS_OPS, DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
+from .source import DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
 
 LIMIT = 100        # a headline's length
 NAME_LIMIT = 40    # a user name (input, module path) inside it
@@ -82,19 +82,17 @@ def sites(f: Finding) -> list[str]:
 
 def user_op(f: Finding) -> str:
     """The user's op (`embedding`, `mean`) behind the finding; without an exported program, the
-    first op of the kernel's name that can raise it (`index` of `triton_poi_fused_index_mul_0`),
-    else `kernel`."""
+    first op of the kernel's name that can raise it (`index` of `triton_poi_fused_index_mul_0`; the
+    finding's `user_ops`, from its rule), else `kernel`."""
     src = f.source
     if src is not None and src.op:
         return short_op(src.op)
-    known = _OPS.get(f.code, _ALL_OPS)
+    known = _ALL_OPS if f.user_ops is None else f.user_ops
     return next((op for op in kernel_ops(f.kernel) if op in known), "kernel") if f.kernel else "kernel"
 
 
+# The ops a headline can name from a kernel's name when the finding's rule says any op may raise it.
 _ALL_OPS = INDEX_OPS | DIVISION_OPS | frozenset().union(*REDUCTION_OPS.values())
-# The ops that can raise each rule's finding, to name one from a kernel's name.
-_OPS = {"AOTI001": INDEX_OPS, "AOTI003": INDEX_OPS, "AOTI008": INDEX_OPS, "AOTI015": INDEX_OPS, "AOTI017": ACCESS_OPS, "AOTI018": ACCESS_OPS, "AOTI004": DIVISION_OPS | {"mean"},
-        "AOTI005": frozenset().union(*REDUCTION_OPS.values())}
 
 
 def fields(model: Model | None, f: Finding) -> dict[str, object]:

@@ -1,7 +1,7 @@
 """Source attribution: the user's code behind a kernel, from the exported program's graph.
 
 A CUDA wrapper says which graph nodes each launch computes (`// Topologically Sorted Source Nodes:
-[arange, embedding, add], Original ATen: [...]`, kept in `Launch.comment`); C++ kernels often carry
+[arange, embedding, add], Original ATen: [...]`, read as `Launch.source_nodes`); C++ kernels often carry
 no such comment, so their name's op list (`cpp_fused_index_mul_0` -> index, mul) is matched against
 the graph's ops, in graph order. Of the candidate nodes, the one whose op can raise the finding
 (an indexing op for an index assertion, a reduction, a division) is chosen; each graph node
@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..core.findings import Finding, Location
-from ..core.model import Assertion, GraphNode, Model
+from ..core.findings import Finding
+from ..core.model import Assertion, ConstantRead, GraphNode, Model
 from . import counting
 
 # Ops whose index assertion Inductor emits (aten names without the overload).
@@ -66,7 +66,6 @@ DECOMPOSED = {
 
 _KERNEL_PREFIX = re.compile(r"^(?:cpp_fused|triton_(?:poi|per|red|tem|for)_fused|triton_fused|cpp)_")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([^\n]+)(?:\n[ \t]+([^\n]*))?')
-_TOPO = re.compile(r"Source Nodes:\s*\[([^\]]*)\]")
 
 
 @dataclass(frozen=True)
@@ -205,13 +204,10 @@ class Attributor:
 
     def _find(self, kernel: str) -> tuple[list[GraphNode], bool]:
         for launch in self.model.launches:
-            if launch.kernel == kernel and launch.comment:
-                m = _TOPO.search(launch.comment)
-                if m:
-                    names = [n.strip() for n in m.group(1).split(",") if n.strip()]
-                    nodes = [self.by_name[n] for n in names if n in self.by_name]
-                    if nodes:
-                        return nodes, True
+            if launch.kernel == kernel and launch.source_nodes:
+                nodes = [self.by_name[n] for n in launch.source_nodes if n in self.by_name]
+                if nodes:
+                    return nodes, True
         by_key: dict[str, set[str]] = {}
         for n in self.model.graph:
             op = short_op(n.op)
@@ -299,30 +295,6 @@ def _index_text(node: GraphNode, producers: dict[str, GraphNode], depth: int = 0
 
 # -- findings and assertions ----------------------------------------------------------------------
 
-# Rules whose findings are about an index assertion: their user op is the index op behind it.
-INDEX_CODES = ("AOTI001", "AOTI003", "AOTI008", "AOTI015")
-
-def _wanted(model: Model, f: Finding) -> frozenset[str] | None:
-    if f.code in INDEX_CODES:
-        return INDEX_OPS
-    if f.code == "AOTI005":
-        for r in model.reductions:
-            if r.location == f.location and r.kernel == f.kernel:
-                return REDUCTION_OPS.get(r.op)
-        return frozenset().union(*REDUCTION_OPS.values())
-    if f.code == "AOTI004":
-        return DIVISION_OPS
-    if f.code == "AOTI016":
-        return COUNT_OPS
-    if f.code in ("AOTI017", "AOTI018"):
-        return ACCESS_OPS
-    return None
-
-
-def _assertion_at(model: Model, location: Location, kernel: str | None) -> Assertion | None:
-    return next((a for a in model.assertions if a.location == location and a.kernel == kernel), None)
-
-
 def for_assertion(attributor: Attributor, a: Assertion) -> Source | None:
     """The index op behind an assertion: a constant bound prefers the table of that many rows, a
     dynamic bound the node indexing the input whose dim is the bound."""
@@ -351,19 +323,16 @@ def _derives_from(name: str, inputs: set[str], producers: dict[str, GraphNode], 
 
 def for_finding(attributor: Attributor, f: Finding) -> Source | None:
     """The user's code behind a finding about a kernel; None for findings about the package or an
-    input as a whole, or without an exported program."""
+    input as a whole, or without an exported program. The finding's subject says where to look:
+    an index assertion's bound and table, a constant read's parameter; else any node behind the
+    kernel whose op is one of the finding's user ops."""
     if not f.kernel or not attributor.model.graph:
         return None
-    if f.code in INDEX_CODES:
-        a = _assertion_at(attributor.model, f.location, f.kernel)
-        if a is not None:
-            return for_assertion(attributor, a)
-    if f.code == "AOTI013":
-        read = next((r for r in attributor.model.constant_reads
-                     if r.kernel == f.kernel and r.location == f.location and r.fqn), None)
-        if read is not None and read.fqn:
-            return for_constant(attributor, f.kernel, read.fqn)
-    return attributor.attribute(f.kernel, _wanted(attributor.model, f))
+    if isinstance(f.subject, Assertion):
+        return for_assertion(attributor, f.subject)
+    if isinstance(f.subject, ConstantRead) and f.subject.fqn:
+        return for_constant(attributor, f.kernel, f.subject.fqn)
+    return attributor.attribute(f.kernel, f.user_ops)
 
 
 def for_constant(attributor: Attributor, kernel: str, fqn: str) -> Source | None:

@@ -22,8 +22,10 @@ Each rule is a small class in one of the family modules (`bounds`, `ranges`, `em
         op = "the kernel's index check"
 
         def check(self, model, ctx):
-            yield self.finding(model, ctx, self.MESSAGES["empty-index-bound"].format(...), location,
-                               fix=self.FIXES["empty-index-bound"].format(...), input=0, dim=0, key=...)
+            for a in model.assertions:
+                yield self.finding(model, ctx, self.MESSAGES["empty-index-bound"].format(...), a.location,
+                                   subject=a, fix=self.FIXES["empty-index-bound"].format(...), input=0, dim=0,
+                                   key=...)
 
 The docstring IS the documentation (`aoti-lint explain`, SARIF `help`): a one-line summary, then
 the Markdown sections `## What it does`, `## Why it matters`, `## Example`, `## Fix`.
@@ -84,6 +86,18 @@ class Context:
 
 
 @dataclass(frozen=True)
+class FailingCondition:
+    """When a call fails in a way the package does not reject by default, as `aoti-lint contract`'s
+    guard checks it: `expr` (over root size symbols) holds. `kind` is the contract's name for why
+    (analyzer.explain.contract's `Kind` values: "empty-index-bound", "constant-table", ...), `reason`
+    what happens, in words."""
+
+    kind: str
+    expr: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Case:
     """A real package a rule is tested on (as Fixit's VALID/INVALID cases; tests/test_rule_cases.py).
 
@@ -115,6 +129,15 @@ class Rule:
     op: ClassVar[str | None] = None            # the operation a witness reaches, in words
     eager_rejects: ClassVar[bool] = False      # every witness is an input eager rejects the same way
     severity: ClassVar[Severity] = Severity.ERROR   # set by `register` from the three above
+    # The user's ops (aten names) whose lowering can raise this rule's findings: source attribution
+    # picks such a graph node behind the kernel, a headline names one from the kernel's name.
+    # None: any op. Per finding, `user_ops_of(subject)` (a reduction's own op) may narrow it.
+    user_ops: ClassVar[frozenset[str] | None] = None
+    # The input guard `aoti-lint contract` writes rejects this rule's witnesses (its fix says so): each
+    # finding's own failing condition (`guard_condition`), or with `range_guarded` the compiled ranges
+    # the contract checks per dim anyway.
+    guarded: ClassVar[bool] = False
+    range_guarded: ClassVar[bool] = False
     VALID: ClassVar[tuple[Case, ...]] = ()
     INVALID: ClassVar[tuple[Case, ...]] = ()
     # The rule's own templates (keys `<name>` or `<name>.<variant>`), from its words class.
@@ -132,6 +155,16 @@ class Rule:
         """Findings about the package as a whole (its `problems`, missing models); run once."""
         return ()
 
+    def user_ops_of(self, subject: Any) -> frozenset[str] | None:
+        """The user's ops that can raise a finding about `subject` (the record it is about)."""
+        return self.user_ops
+
+    def guard_condition(self, model: "Model", finding: Finding) -> FailingCondition | None:
+        """The condition under which `finding`'s call fails, for the contract's guard (a `guarded`
+        rule's); None when it cannot be said as one over the input sizes (the guard then lists it as
+        skipped)."""
+        return None
+
     def finding(
         self,
         model: "Model | str",
@@ -139,6 +172,7 @@ class Rule:
         message: str,
         location: Location,
         *,
+        subject: Any = None,
         consequence: Consequence | None = None,
         op: str | None = None,
         outside_contract: bool = False,
@@ -147,7 +181,7 @@ class Rule:
         **fields: Any,
     ) -> Finding:
         """A Finding with this rule's code and name, its severity from the policy (analyzer/severity.py),
-        and the model and package filled in.
+        the model and package filled in, and `subject`, the model record it is about, with its user ops.
 
         `message` (the full explanation, kept as `detail`) and `fix` filled from the rule's templates
         (`self.MESSAGES[key].format(...)`) carry their key, which the finding keeps as `message_key` /
@@ -185,6 +219,7 @@ class Rule:
             witnesses=witnesses,
             message_key=getattr(message, "key", ""),
             fix_key=getattr(fix, "key", ""),
+            subject=subject, user_ops=self.user_ops_of(subject),
             **fields,
         )
 

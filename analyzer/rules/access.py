@@ -11,6 +11,7 @@ from ..core.findings import Finding
 from ..core.model import Access, Model, range_text, where
 from ..core.messages import CHAIN
 from ..query.severity import Consequence
+from ..query.source import ACCESS_OPS
 from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import env_clause
@@ -53,6 +54,7 @@ class StoreIntoEmptyBuffer(StoreIntoEmptyBufferWords, Rule):
     name = "store-into-empty-buffer"
     code = "AOTI017"
     consequence = Consequence.FAILS
+    user_ops = ACCESS_OPS
     op = "the kernel's scatter store"
 
     VALID = (
@@ -105,6 +107,7 @@ class ReadFromEmptyBuffer(ReadFromEmptyBufferWords, Rule):
     name = "read-from-empty-buffer"
     code = "AOTI018"
     consequence = Consequence.FAILS
+    user_ops = ACCESS_OPS
     op = "the kernel's read (a resize's `_unsafe_index`)"
 
     VALID = (
@@ -148,7 +151,7 @@ def _findings(rule: Rule, model: Model, ctx: Context, write: bool) -> Iterable[F
                  CHAIN["access-empty"].format(assignment=W.assignment_text(model, choice), buffer=access.buffer,
                                               count=fields["count"]))
         yield rule.finding(
-            model, ctx, rule.MESSAGES[key].format(**fields), access.location,
+            model, ctx, rule.MESSAGES[key].format(**fields), access.location, subject=access,
             kernel=access.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
             witness=W.witness(model, choice),
             fix=rule.FIXES[key].format(empty_test=f"{W.check_expr(model, ref)} == 0", env=env_clause(dim)),

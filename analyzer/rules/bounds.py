@@ -12,7 +12,8 @@ from ..query import sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
 from ..core.model import Assertion, DimRef, Enforcement, Model, range_text, where
 from ..query.severity import Consequence, fails_like_eager
-from . import Case, Context, Rule, register
+from ..query.source import INDEX_OPS
+from . import Case, Context, FailingCondition, Rule, register
 from . import enforcement as E
 from .words_kernels import EmptyIndexBoundWords, IndexExceedsConstantBoundWords, UnlinkedAssertionWords
 from ..core.messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, NO_BOUND
@@ -120,6 +121,8 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
     code = "AOTI001"
     consequence = Consequence.FAILS
     op = "the kernel's index check"
+    user_ops = INDEX_OPS
+    guarded = True
 
     VALID = (
         Case("fixtures/gather_static.cpu.stripped.pt2"),     # x[idx] with x static: the bound is 10
@@ -162,13 +165,23 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
             # too, which raises as the package does (unless the package aborts).
             data = bool(a.index_sources) and (a.index_extent is None or bool(a.index_ops))
             yield self.finding(
-                model, ctx, message.format(**fields), a.location,
+                model, ctx, message.format(**fields), a.location, subject=a,
                 eager_rejects=E.EAGER["index"] if data and fails_like_eager(fields["outcome"]) else None,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice),
                 fix=self.FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0",
                                                       env=env_clause(dim)),
                 chain=chain, key=key)
+
+    def guard_condition(self, model: Model, finding: Finding) -> FailingCondition | None:
+        """The bound at 0 while the index still ranges over something: every index fails."""
+        a = finding.subject
+        if not isinstance(a, Assertion) or not a.bound_expr:
+            return None
+        expr = f"({a.bound_expr}) <= 0" + (f" and ({a.index_extent}) > 0" if a.index_extent else "")
+        return FailingCondition("empty-index-bound", expr,
+                                f"the index bound of {a.kernel} (\"{a.message}\") is then "
+                                f"{W.display_expr(model, a.bound_expr)} = 0 and every index fails")
 
 
 @register
@@ -220,6 +233,8 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
     code = "AOTI003"
     consequence = Consequence.FAILS
     op = "the kernel's index check on the constant table"
+    user_ops = INDEX_OPS
+    guarded = True
 
     VALID = (
         Case("fixtures/real/llama.cpu.stripped.pt2"),             # rotary positions: no table
@@ -298,7 +313,7 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
                 continue
             key = (extent, bound_value, tuple(refs))
             if key not in witnesses:
-                witnesses[key] = self._witness(model, extent, bound_value, refs)
+                witnesses[key] = _exceeding_dims(model, extent, bound_value, refs)
             choices = witnesses[key]
             if not choices:
                 continue
@@ -327,7 +342,7 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
             # for those sizes and runs them into the check. Only the declared range doing so: a warning.
             reaches = is_unbounded or _compiled_reaches(model, a)
             yield self.finding(
-                model, ctx, message.format(**fields), a.location,
+                model, ctx, message.format(**fields), a.location, subject=a,
                 outside_contract=not reaches, eager_rejects=E.eager_rejects_table(str(fields["outcome"])),
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witnesses=tuple(W.witness(model, {r: n}) for r, n in choices), fix=fix.format(**fields), chain=chain,
@@ -360,22 +375,32 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
         witness = self.MESSAGES["index-exceeds-constant-bound.values-witness"].format(
             shapes=W.witness(model, {}), symbols=names, value=value, inputs=inputs)
         return self.finding(
-            model, ctx, self.MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location,
+            model, ctx, self.MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location, subject=a,
             eager_rejects=E.eager_rejects_table(str(fields["outcome"])), kernel=a.kernel, input=first, symbol=names,
             witness=witness, fix=self.FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
             key=f"extent:values:in{first}>{bound_value};kernel:{a.kernel}")
 
-    @staticmethod
-    def _witness(model: Model, extent: str, bound_value: int, refs: list[DimRef]) -> list[tuple[DimRef, int]]:
-        """Every dim whose smallest exceeding size exists, with that size (input order; unbounded
-        ones first): the first leads the finding, each gets a witness of its own."""
-        ordered = sorted(refs, key=lambda r: (not sizes.unbounded(model.known_dim(r)), r))
-        found = []
-        for ref in ordered:
-            size = W.smallest_exceeding(model, extent, ref, bound_value)
-            if size is not None:
-                found.append((ref, size))
-        return found
+    def guard_condition(self, model: Model, finding: Finding) -> FailingCondition | None:
+        """Positions past the table's rows; None for an extent the input's values set."""
+        a = finding.subject
+        if not isinstance(a, Assertion) or not a.index_extent or a.bound_value is None \
+                or W.expr_dims(model, a.index_extent) is None:
+            return None
+        return FailingCondition("constant-table", f"({a.index_extent}) > {a.bound_value}",
+                                f"positions up to {W.display_expr(model, a.index_extent)} - 1 exceed the constant "
+                                f"table of {a.bound_value} rows in {a.kernel} (\"{a.message}\")")
+
+
+def _exceeding_dims(model: Model, extent: str, bound_value: int, refs: list[DimRef]) -> list[tuple[DimRef, int]]:
+    """Every dim whose smallest exceeding size exists, with that size (input order; unbounded
+    ones first): the first leads the finding, each gets a witness of its own."""
+    ordered = sorted(refs, key=lambda r: (not sizes.unbounded(model.known_dim(r)), r))
+    found = []
+    for ref in ordered:
+        size = W.smallest_exceeding(model, extent, ref, bound_value)
+        if size is not None:
+            found.append((ref, size))
+    return found
 
 
 @register
@@ -404,6 +429,7 @@ class UnlinkedAssertion(UnlinkedAssertionWords, Rule):
     name = "unlinked-assertion"
     code = "AOTI008"
     consequence = Consequence.SILENT
+    user_ops = INDEX_OPS
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)
     INVALID = (
@@ -418,7 +444,7 @@ class UnlinkedAssertion(UnlinkedAssertionWords, Rule):
             reason = a.unlinked_reason or "no reason recorded"
             yield self.finding(
                 model, ctx, self.MESSAGES["unlinked-assertion"].format(assertion=a.message, kernel=a.kernel, reason=reason),
-                a.location, kernel=a.kernel, fix=self.FIXES["unlinked-assertion"], chain=a.chain,
+                a.location, subject=a, kernel=a.kernel, fix=self.FIXES["unlinked-assertion"], chain=a.chain,
                 key=f"unlinked:{a.message};kernel:{a.kernel}")
 
 

@@ -7,9 +7,10 @@ from typing import Iterable
 
 from ..query import counting, sizes, witness as W
 from ..core.findings import Finding, Severity
-from ..core.model import Assertion, DimRef, Enforcement, Model, range_text, where
+from ..core.model import Assertion, DimRef, Enforcement, Model, Symbol, range_text, where
 from ..core.messages import listed
 from ..query.severity import Consequence
+from ..query.source import COUNT_OPS, INDEX_OPS
 from . import Case, Context, Rule, register
 from .bounds import int_text, outcome_fields, unique_assertions
 from .enforcement import reach_text
@@ -60,6 +61,7 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
     code = "AOTI015"
     consequence = Consequence.FAILS
     op = "the kernel's index check"
+    user_ops = INDEX_OPS
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),        # x[idx]: the index is unbounded data
@@ -122,7 +124,7 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
                                                            assignment=W.assignment_text(model, assignment),
                                                            value=int_text(value)))
             yield self.finding(
-                model, ctx, self.MESSAGES["index-exceeds-dynamic-bound"].format(**fields), a.location,
+                model, ctx, self.MESSAGES["index-exceeds-dynamic-bound"].format(**fields), a.location, subject=a,
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=witness, fix=self.FIXES["index-exceeds-dynamic-bound"].format(**fields), chain=chain,
                 key=f"dynbound:{W.normalize_expr(model, a.bound_expr)}<={high};kernel:{a.kernel}")
@@ -161,7 +163,7 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
             shapes=W.witness(model, assignment), reach=reach)
         chain = (*a.chain, self.CHAIN["index-exceeds-dynamic-bound.index-range-sized"].format(index_var=a.index_var or "the index", **fields))
         return self.finding(
-            model, ctx, self.MESSAGES["index-exceeds-dynamic-bound.sized"].format(**fields), a.location,
+            model, ctx, self.MESSAGES["index-exceeds-dynamic-bound.sized"].format(**fields), a.location, subject=a,
             # eager raises IndexError on the same values (probed): the package's check is no worse
             consequence=Consequence.ASSUMED, kernel=a.kernel, input=ref.input, dim=ref.dim,
             symbol=W.symbol_of(model, ref),
@@ -228,6 +230,7 @@ class DataDependentSizeCheck(DataDependentSizeCheckWords, Rule):
     name = "data-dependent-size-check"
     code = "AOTI016"
     consequence = Consequence.ASSUMED
+    user_ops = COUNT_OPS
 
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),                   # no data-dependent size
@@ -267,7 +270,7 @@ class DataDependentSizeCheck(DataDependentSizeCheckWords, Rule):
                 at = W.evaluate_at(model, cap)
                 if at is not None and at >= max(value, 1):
                     fields = dict(base, min=sym.min, value=value)
-                    yield self._finding(model, ctx, producer, "min", fields, first.index, 0,
+                    yield self._finding(model, ctx, sym, producer, "min", fields, first.index, 0,
                                         W.witness(model, {}), f"{producer.kernel}:{sym.name}>={sym.min}")
             if sym.max is not None and sym.max < _NO_MAX:
                 found = _exceeding(model, cap, sym.max)
@@ -278,15 +281,15 @@ class DataDependentSizeCheck(DataDependentSizeCheckWords, Rule):
                     fields = dict(base, max=sym.max, value=sym.max + 1, dim_display=W.dim_display(model, ref),
                                   where=where(ref), size=size, max_size=size - 1, range_text=range_text(dim),
                                   env=self.FIXES["data-dependent-size-check.env"] if env else "")
-                    yield self._finding(model, ctx, producer, "max", fields, ref.input, ref.dim,
+                    yield self._finding(model, ctx, sym, producer, "max", fields, ref.input, ref.dim,
                                         W.witness(model, assignment), f"{producer.kernel}:{sym.name}<={sym.max}")
 
-    def _finding(self, model: Model, ctx: Context, producer, end: str, fields: dict, input: int, dim: int,
-                 shapes: str, key: str) -> Finding:
+    def _finding(self, model: Model, ctx: Context, sym: Symbol, producer, end: str, fields: dict, input: int,
+                 dim: int, shapes: str, key: str) -> Finding:
         key_name = f"data-dependent-size-check.{end}"
         witness = self.MESSAGES["data-dependent-size-check.witness"].format(shapes=shapes, **fields)
         return self.finding(
-            model, ctx, self.MESSAGES[key_name].format(**fields), producer.location,
+            model, ctx, self.MESSAGES[key_name].format(**fields), producer.location, subject=sym,
             kernel=producer.kernel, input=input, dim=dim, witness=witness, fix=self.FIXES[key_name].format(**fields),
             chain=tuple(c for c in (producer.comment,) if c), key=f"data-size:{key}")
 

@@ -105,7 +105,7 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
             fix = self.FIXES["unenforced-divisibility" if rel.enforced == Enforcement.ENV else "unenforced-divisibility.none"]
             yield self.finding(
                 model, ctx, message.format(**fields), rel.location or Location(model.wrapper_path or model.name),
-                input=ref.input, dim=ref.dim, symbol=rel.symbol, witness=W.witness(model, {ref: size}),
+                subject=rel, input=ref.input, dim=ref.dim, symbol=rel.symbol, witness=W.witness(model, {ref: size}),
                 fix=fix.format(**fields), chain=tuple(chain), key=f"divisible:in{ref.input}.d{ref.dim}%{rel.n}")
 
 

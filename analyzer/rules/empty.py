@@ -6,9 +6,10 @@ from typing import Iterable
 
 from ..query import witness as W
 from ..core.findings import Finding, Severity
-from ..core.model import DimRef, Model, range_text, where
+from ..core.model import DimRef, Division, Model, Reduction, range_text, where
 from ..query.severity import Consequence
-from . import Case, Context, Rule, register
+from ..query.source import DIVISION_OPS, REDUCTION_OPS, kernel_ops
+from . import Case, Context, FailingCondition, Rule, register
 from .bounds import env_clause, range_step as _range_step
 from .words_kernels import DivisionByDynamicSizeWords, EmptyReductionWords
 from ..core.messages import IDENTITIES
@@ -67,6 +68,8 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
     name = "division-by-dynamic-size"
     code = "AOTI004"
     consequence = Consequence.SILENT
+    user_ops = DIVISION_OPS
+    guarded = True
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),  # no division
              # `scores.mean(-1)` over seq with seq rows: seq = 0 empties the kernel, no division runs
@@ -96,12 +99,19 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
                      self.CHAIN["division-by-dynamic-size.divisor-zero"].format(assignment=W.assignment_text(model, choice)))
             fix_key = "division-by-dynamic-size.float" if variant == "float" else "division-by-dynamic-size.integer"
             yield self.finding(
-                model, ctx, self.MESSAGES[f"division-by-dynamic-size.{variant}"].format(**fields), d.location,
+                model, ctx, self.MESSAGES[f"division-by-dynamic-size.{variant}"].format(**fields), d.location, subject=d,
                 kernel=None if d.in_wrapper else d.kernel, input=ref.input, dim=ref.dim,
                 symbol=W.symbol_of(model, ref), witness=W.witness(model, choice), fix=self.FIXES[fix_key].format(**fields),
                 chain=chain,
                 key=f"div:{W.normalize_expr(model, d.divisor_expr)};{variant};"
                     f"{'wrapper' if d.in_wrapper else 'kernel:' + d.kernel}")
+
+    def guard_condition(self, model: Model, finding: Finding) -> FailingCondition | None:
+        d = finding.subject
+        if not isinstance(d, Division) or not d.divisor_expr:
+            return None
+        return FailingCondition("division-by-empty-size", f"({d.divisor_expr}) == 0",
+                                f"{d.kernel} divides by {W.display_expr(model, d.divisor_expr)} = 0")
 
 
 # Ops whose empty result differs from eager PyTorch: eager raises ("Expected reduction dim 0 to have
@@ -146,6 +156,8 @@ class EmptyReduction(EmptyReductionWords, Rule):
     name = "empty-reduction"
     code = "AOTI005"
     consequence = Consequence.SILENT
+    user_ops = frozenset().union(*REDUCTION_OPS.values())
+    guarded = True
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),  # no reduction
              # attention softmax over seq with seq rows: seq = 0 empties its output too
@@ -178,10 +190,22 @@ class EmptyReduction(EmptyReductionWords, Rule):
             # A softmax's max over the emptied dim is subtracted only from elements of that dim, which
             # do not exist: the result is what eager returns (an encoder-decoder at an empty source
             # runs like eager). Said, but no consequence is known.
-            softmax = r.op == "max" and "_softmax" in r.kernel
+            softmax = r.op == "max" and "softmax" in kernel_ops(r.kernel)
             yield self.finding(
-                model, ctx, self.MESSAGES["empty-reduction"].format(**fields), r.location,
+                model, ctx, self.MESSAGES["empty-reduction"].format(**fields), r.location, subject=r,
                 consequence=Consequence.ASSUMED if softmax else None,
                 kernel=r.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice), fix=self.FIXES["empty-reduction"].format(**fields), chain=chain,
                 key=f"reduce:{r.op}:{W.normalize_expr(model, r.extent_expr)};kernel:{r.kernel}")
+
+    def user_ops_of(self, subject: object) -> frozenset[str] | None:
+        """The ops that lower to the reduction's own op (`max`: amax, softmax, ...)."""
+        return REDUCTION_OPS.get(subject.op) if isinstance(subject, Reduction) else self.user_ops
+
+    def guard_condition(self, model: Model, finding: Finding) -> FailingCondition | None:
+        r = finding.subject
+        if not isinstance(r, Reduction) or not r.extent_expr:
+            return None
+        return FailingCondition("empty-reduction", f"({r.extent_expr}) == 0",
+                                f"the {r.op} reduction in {r.kernel} runs over "
+                                f"{W.display_expr(model, r.extent_expr)} = 0 elements and returns its identity")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..expr import intervals
 from ..query import counting, relations, sizes, witness as W
-from ..core.model import DimRef, Enforcement, Model, where
+from ..core.model import DimRef, Enforcement, Model, shim_op, where
 from ..core.messages import listed
 from ..query.severity import Consequence, fails_like_eager
 from .words_inputs import UnenforcedLowerBoundWords as LowerBound
@@ -153,7 +153,7 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
                  value="?" if value is None else int(value) - 1, bound_value=a.bound_value),
              *value_reach(a))
     return rule.finding(
-        model, ctx, ConstantBound.MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location,
+        model, ctx, ConstantBound.MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location, subject=a,
         outside_contract=outside, contract=False,  # past_max_outside_contract weighs the declared max
         eager_rejects=eager_rejects_table(outcome["outcome"]),
         kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
@@ -202,7 +202,7 @@ def sdpa_length_zero(model: Model, ref: DimRef) -> bool:
     dim = model.dim(ref)
     valid = {ref: W.valid_size(dim)} if dim is not None else {}
     for launch in model.launches:
-        if not launch.extern or "scaled_dot_product_flash_attention_for_cpu" not in launch.kernel:
+        if not launch.extern or shim_op(launch.kernel) != "_scaled_dot_product_flash_attention_for_cpu":
             continue
         for shape in launch.arg_shapes:
             if shape and len(shape) == 4 and W.evaluate_at(model, shape[2], {ref: 0}) == 0 \

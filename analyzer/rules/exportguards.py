@@ -125,7 +125,7 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
             if base:
                 chain.append(self.CHAIN["unchecked-export-guard.base"].format(assignment=W.assignment_text(model, base)))
             yield self.finding(
-                model, ctx, self.MESSAGES["unchecked-export-guard"].format(**fields), model_location(model),
+                model, ctx, self.MESSAGES["unchecked-export-guard"].format(**fields), model_location(model), subject=broken,
                 input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witnesses=tuple(w for _, _, w in dims), fix=self.FIXES["unchecked-export-guard"].format(**fields),
                 chain=tuple(chain),

@@ -92,17 +92,18 @@ class TargetDeviceMismatch(TargetDeviceMismatchWords, Rule):
         if not target or not device:
             return
         location = Location(model.metadata_path) if model.metadata_path else model_location(model)
-        device_key = model.metadata.get("AOTI_DEVICE_KEY")
+        device_key = model.device_key
         if device != target:
             fields = dict(model=model.name, device=device, target=target, key="AOTI_DEVICE_KEY",
                           device_key=device_key if device_key else f"(none; {device} from the wrapper)")
             yield self.finding(model, ctx, self.MESSAGES["target-device-mismatch.device"].format(**fields), location,
+                               subject=model,
                                fix=self.FIXES["target-device-mismatch.device"].format(**fields),
                                key=f"device:{device}->{target}")
             return
         if device != "cuda" or not ctx.target_sm:
             return
-        package_sm = parse_sm(model.metadata.get("AOTI_COMPUTE_CAPABILITY"))
+        package_sm = parse_sm(model.compute_capability)
         target_sm = parse_sm(ctx.target_sm)
         if package_sm is None or target_sm is None:
             return
@@ -110,7 +111,7 @@ class TargetDeviceMismatch(TargetDeviceMismatchWords, Rule):
         if why is None:
             return
         fields = dict(model=model.name, package_sm=sm_text(package_sm), target_sm=sm_text(target_sm), why=why)
-        yield self.finding(model, ctx, self.MESSAGES["target-device-mismatch.sm"].format(**fields), location,
+        yield self.finding(model, ctx, self.MESSAGES["target-device-mismatch.sm"].format(**fields), location, subject=model,
                            fix=self.FIXES["target-device-mismatch.sm"].format(**fields),
                            key=f"sm:{sm_text(package_sm)}->{sm_text(target_sm)}")
 
@@ -167,7 +168,7 @@ class NoKernelSource(NoKernelSourceWords, Rule):
 
     def _finding(self, model: str, ctx: Context, problem: Problem, fallback: str) -> Finding:
         return self.finding(model, ctx, self.MESSAGES["no-kernel-source"].format(problem=problem.message),
-                            _problem_location(problem, fallback), fix=self.FIXES["no-kernel-source"],
+                            _problem_location(problem, fallback), subject=problem, fix=self.FIXES["no-kernel-source"],
                             key=f"no-source:{stable(problem.message)}")
 
 
@@ -221,7 +222,7 @@ class UnparsedMember(UnparsedMemberWords, Rule):
         what = self.MESSAGES[f"unparsed-member.{problem.kind}"]
         return self.finding(model, ctx, self.MESSAGES["unparsed-member"].format(what=what,
                                                                            problem=problem.message),
-                            location, fix=self.FIXES["unparsed-member"],
+                            location, subject=problem, fix=self.FIXES["unparsed-member"],
                             key=f"{problem.kind}:{stable(location.path.rsplit('/', 1)[-1])}:{stable(problem.message)}")
 
 
@@ -290,7 +291,7 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
                 key = "unchecked-extern-call.empty-target"
             # An index into an emptied target is out of range for eager too, which raises; the package
             # returns an empty result: no worse (the call's error that vanishes is the finding's point).
-            yield self.finding(model, ctx, self.MESSAGES[key].format(**fields), launch.location,
+            yield self.finding(model, ctx, self.MESSAGES[key].format(**fields), launch.location, subject=launch,
                                eager_rejects=E.EAGER["target"] if failure else None,
                                fix=self.FIXES[key].format(**fields), chain=chain,
                                key=f"unchecked:{launch.kernel}:" + ",".join(f"in{i}" for i in inputs), **failure)

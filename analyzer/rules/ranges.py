@@ -64,6 +64,7 @@ class UnenforcedLowerBound(UnenforcedLowerBoundWords, Rule):
     name = "unenforced-lower-bound"
     code = "AOTI002"
     consequence = Consequence.ASSUMED
+    guarded = range_guarded = True   # the compiled minimum, which the contract's guard checks per dim
 
     VALID = (Case("fixtures/gather_static.cpu.stripped.pt2"),)  # no dynamic dim
     INVALID = (
@@ -125,7 +126,8 @@ class UnenforcedLowerBound(UnenforcedLowerBoundWords, Rule):
         outside = bool(effects) and all(W.outside_declared(model, p.witnesses[0]) for p in effects) \
             and not all(W.outside_declared(model, w) for w in witnesses)
         yield self.finding(
-            model, ctx, message, first.location, consequence=consequence, op=op, outside_contract=outside,
+            model, ctx, message, first.location, subject=model.known_dim(first.ref),
+            consequence=consequence, op=op, outside_contract=outside,
             input=first.ref.input, dim=first.ref.dim, symbol=first.symbol,
             witnesses=witnesses, fix=_fix(parts),
             chain=tuple(line for p in parts for line in p.chain),
@@ -301,7 +303,7 @@ class UnenforcedDimEquality(UnenforcedDimEqualityWords, Rule):
                               check_expr=W.check_expr(model, ref))
                 location = dim.tie_location or dim.check_location or model_location(model)
                 yield self.finding(
-                    model, ctx, self.MESSAGES["unenforced-dim-equality"].format(**fields), location,
+                    model, ctx, self.MESSAGES["unenforced-dim-equality"].format(**fields), location, subject=dim,
                     input=ref.input, dim=ref.dim, symbol=dim.symbol,
                     witness=W.format_witness(model, [tuple(s) for s in shapes]),
                     fix=self.FIXES["unenforced-dim-equality"].format(**fields),
@@ -411,7 +413,7 @@ class CompiledRangeNarrowerThanDeclared(CompiledRangeNarrowerThanDeclaredWords, 
                                                                  else ".above-only")
                 over = [dim.max + 1] if above and dim.max is not None else []
                 yield self.finding(
-                    model, ctx, self.MESSAGES[key].format(**fields), location,
+                    model, ctx, self.MESSAGES[key].format(**fields), location, subject=dim,
                     input=ref.input, dim=ref.dim, symbol=symbol,
                     witnesses=tuple(W.witness(model, {ref: size}) for size in [*below, *over]),
                     fix=self.FIXES[key].format(**fields), chain=chain,

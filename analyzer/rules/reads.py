@@ -105,7 +105,7 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
                                   value="?" if value is None else int(value),
                                   assignment=W.assignment_text(model, assignment), numel=read.numel),)
             yield self.finding(
-                model, ctx, self.MESSAGES["read-past-constant"].format(**fields), read.location,
+                model, ctx, self.MESSAGES["read-past-constant"].format(**fields), read.location, subject=read,
                 outside_contract=outside, contract=contract,
                 kernel=read.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, assignment), fix=self.FIXES["read-past-constant"].format(**fields), chain=chain,

@@ -188,7 +188,7 @@ class UncheckedInputLayout(UncheckedInputLayoutWords, Rule):
                       calls=", ".join(f"`{inp.display}.contiguous()`" for inp in inputs[:3]))
         location = inputs[0].layout_location or model_location(model)
         yield self.finding(
-            model, ctx, self.MESSAGES["unchecked-input-layout"].format(**fields), location,
+            model, ctx, self.MESSAGES["unchecked-input-layout"].format(**fields), location, subject=inputs[0],
             # Production declared not to set the variable: wrong values, silently, not tied to one op.
             consequence=Consequence.SILENT if off else None, contract=False,
             input=inputs[0].index, witnesses=tuple(witnesses),
