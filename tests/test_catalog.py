@@ -19,7 +19,8 @@ import test_rules as TR
 import test_why as TW
 from analyzer.app import api
 from analyzer.core.findings import Location, Severity
-from analyzer.core.model import Assertion, Dim, DimRef, Input, Launch, Model, Package, Problem, ProblemKind, Symbol, range_text
+from analyzer.core.dimtext import range_text
+from analyzer.core.model import Assertion, Dim, DimRef, Input, Launch, Model, Package, Problem, ProblemKind, Symbol
 from analyzer.report.inspect import render_text as inspect_text
 from analyzer.report.why import render_text
 from analyzer.query import headline

@@ -1,12 +1,14 @@
 """How a dim's ranges are said: `[2, 512]` compiled, `[0, 128]` declared (reports, rules and `why` ask here).
 
 Plain functions of the numbers, for a `Dim` of the linked model and for a contract's copy of one;
-`analyzer.core.model.range_text` builds the whole sentence from them.
+`range_text` builds the whole sentence from them.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
+
+from .messages import CHECKED, RANGE
 
 
 def span(low: int | None, high: int | None) -> str:
@@ -48,3 +50,33 @@ def declared_span(dim: Ranged) -> str:
 def declared_clause(dim: Ranged) -> str:
     """`, declared [0, 128]` after a dynamic dim's compiled range where a range is declared, else ""."""
     return f", declared {declared_span(dim)}" if dim.value is None and has_declared(dim) else ""
+
+
+class Checked(Ranged, Protocol):
+    """A linked `Dim`: its ranges, who checks them and which minimum goes unchecked."""
+
+    @property
+    def enforced(self) -> str: ...
+    @property
+    def lower_unchecked(self) -> str | None: ...
+
+
+def range_text(dim: "Checked | None") -> str:
+    """`compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1; declared [0, inf)`.
+
+    The wording is the message catalog's (`RANGE`, `CHECKED` in messages.py)."""
+    if dim is None:
+        return RANGE["unknown"]
+    if dim.value is not None:
+        return RANGE["static"].format(value=dim.value)
+    if dim.lower_unchecked:
+        text = RANGE[dim.lower_unchecked].format(span=compiled_span(dim), min=dim.min)
+        if dim.lower_unchecked == "disabled" and dim.max is not None:
+            text += RANGE["disabled.upper"].format(checked=CHECKED[dim.enforced])
+        if has_declared(dim):
+            text += RANGE["declared"].format(span=declared_span(dim))
+        return str(text)
+    text = RANGE["compiled"].format(span=compiled_span(dim), checked=CHECKED[dim.enforced])
+    if has_declared(dim):
+        text += RANGE["declared"].format(span=declared_span(dim))
+    return str(text)

@@ -17,8 +17,6 @@ from enum import Enum
 from typing import Any
 
 from .findings import Location
-from .dimtext import compiled_span, declared_span, has_declared
-from .messages import CHECKED, RANGE
 
 
 class TextEnum(str, Enum):
@@ -121,27 +119,6 @@ def shim_op(call: str) -> str:
     """The ATen op of a shim call: `aoti_torch_cpu_cumsum` -> `cumsum` (one spelling of the prefix
     for the linker's transfer table and the headlines)."""
     return _SHIM_PREFIX.sub("", call)
-
-
-def range_text(dim: Dim | None) -> str:
-    """`compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1; declared [0, inf)`.
-
-    The wording is the message catalog's (`RANGE`, `CHECKED` in messages.py)."""
-    if dim is None:
-        return RANGE["unknown"]
-    if dim.value is not None:
-        return RANGE["static"].format(value=dim.value)
-    if dim.lower_unchecked:
-        text = RANGE[dim.lower_unchecked].format(span=compiled_span(dim), min=dim.min)
-        if dim.lower_unchecked == "disabled" and dim.max is not None:
-            text += RANGE["disabled.upper"].format(checked=CHECKED[dim.enforced])
-        if has_declared(dim):
-            text += RANGE["declared"].format(span=declared_span(dim))
-        return str(text)
-    text = RANGE["compiled"].format(span=compiled_span(dim), checked=CHECKED[dim.enforced])
-    if has_declared(dim):
-        text += RANGE["declared"].format(span=declared_span(dim))
-    return str(text)
 
 
 @dataclass

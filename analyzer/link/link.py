@@ -6,9 +6,8 @@ follow `in_ptrK` to the launch argument and through intermediate buffers to the 
 calls that produced them. Everything is done with dictionaries built once; nothing rescans text.
 Each launch of a kernel is linked on its own (a kernel reused for other sizes checks other dims).
 
-Long module: the linker is one pass over the dictionaries it builds (symbols, producers, parameter
-maps per launch); split, each part would take them all as arguments.
-"""
+Long module: the linker is one pass over the dictionaries it builds (symbols, producers, parameter maps per
+launch); split, each part would take them all as arguments."""
 
 from __future__ import annotations
 
@@ -21,7 +20,8 @@ from ..expr import intervals
 from ..core.budget import poll
 from ..core.findings import Location
 from ..parse.kernels import KernelFacts, index_node
-from ..core.model import Assertion, Constant, Dim, DimRef, Division, Enforcement, Input, Kernel, Launch, Model, Problem, ProblemKind, Reduction, Symbol, range_text
+from ..core.model import Assertion, Constant, Dim, DimRef, Division, Enforcement, Input, Kernel, Launch, Model, Problem, ProblemKind, Reduction, Symbol
+from ..core.dimtext import range_text
 from ..core.messages import CHAIN
 from ..expr.values import POINTER_PARAM, Values, divisor_texts
 from ..parse.wrapper import WrapperFacts

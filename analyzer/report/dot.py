@@ -4,7 +4,8 @@ dims that bound it and the inputs whose values index it."""
 
 from __future__ import annotations
 
-from ..core.model import Model, Package, input_position, range_text
+from ..core.model import Model, Package, input_position
+from ..core.dimtext import range_text
 from ..core.untrusted import no_v1_command, visible
 
 

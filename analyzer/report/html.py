@@ -15,7 +15,8 @@ from typing import Iterable, Sequence
 
 from .. import __version__
 from ..core.findings import Finding
-from ..core.model import Dim, Model, Package, range_text
+from ..core.model import Dim, Model, Package
+from ..core.dimtext import range_text
 from ..core.untrusted import html_text
 from .common import called_from, confirmation_text, ordered, position, summary
 

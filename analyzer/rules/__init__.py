@@ -50,7 +50,8 @@ from ..query import headline, source
 from ..core import messages
 from ..core.budget import poll
 from ..core.findings import Finding, Location, Severity
-from ..query.severity import Consequence, lowered, severity_of
+from ..query.severity import Consequence, severity_of
+from .notes import EAGER_REJECTS_TIE, contract_note, eager_rejects_note
 
 if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only passes it along
     from ..core.model import Model, Package
@@ -198,12 +199,12 @@ class Rule:
         op = self.op if op is None else op
         severity = severity_of(consequence, op=op, outside_contract=outside_contract)
         if contract and witnesses and not isinstance(model, str):
-            message, severity, fields["chain"] = _contract(model, witnesses, message, severity,
+            message, severity, fields["chain"] = contract_note(model, witnesses, message, severity,
                                                            tuple(fields.get("chain", ())))
         eager = eager_rejects or (EAGER_REJECTS_TIE if self.eager_rejects else None)
         if eager:
             severity = severity_of(consequence, op=op, eager_rejects=True)
-            message, fields["chain"] = _eager_rejects(message, eager, severity, tuple(fields.get("chain", ())))
+            message, fields["chain"] = eager_rejects_note(message, eager, severity, tuple(fields.get("chain", ())))
         return Finding(
             code=self.code,
             rule=self.name,
@@ -263,61 +264,6 @@ def _text(text: str) -> str:
     if isinstance(text, messages.Template):
         return messages.Text(str(text), text.key, {}, text.table)
     return str(text)
-
-
-def _contract(model: "Model", witnesses: tuple[str, ...], message: str, severity: Severity,
-              chain: tuple[str, ...]) -> tuple[str, Severity, tuple[str, ...]]:
-    """Witnesses outside the exported program's declared range. When every witness
-    is, the finding is said to be outside the contract and drops one severity (error -> warning,
-    warning -> info): the package still does not enforce it, but the caller promised not to send it.
-    When only some are, a chain line says which."""
-    from ..query import witness as W
-    from ..core.messages import CHAIN, extended
-
-    outside = [W.outside_declared(model, w) for w in witnesses]
-    if not any(outside):
-        return message, severity, chain
-    if not all(outside):
-        return message, severity, chain + tuple(
-            CHAIN["outside-contract.witness"].format(witness=w, sizes=_declared_text(model, o))
-            for w, o in zip(witnesses, outside) if o)
-    sizes = _declared_text(model, [pair for pairs in outside for pair in pairs])
-    lower = lowered(severity)
-    note = CHAIN["outside-contract.message"].format(sizes=sizes)
-    line = CHAIN["outside-contract" if lower != severity else "outside-contract.kept"].format(
-        sizes=sizes, was=severity, now=lower)
-    # The headline says it too (`outside_contract`).
-    return extended(message, note, outside_contract=sizes), lower, chain + (line,)
-
-
-# What `eager_rejects` says for a rule whose witnesses all break a tie eager checks (`Rule.eager_rejects`).
-EAGER_REJECTS_TIE = "eager PyTorch rejects dims that must be equal but are not"
-
-
-def _eager_rejects(message: str, how: str, severity: Severity,
-                   chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
-    """The detail and the chain say that eager rejects the witness too (`how`): the input is the
-    caller's mistake, not a failure of the package (`severity`: what the policy makes of that)."""
-    from ..core.messages import CHAIN, extended
-
-    note = CHAIN["eager-rejects.message"].format(how=how)
-    line = CHAIN["eager-rejects"].format(how=how, now=severity)
-    return extended(message, note, eager_rejects=how), chain + (line,)
-
-
-def _declared_text(model: "Model", pairs) -> str:
-    """`x.shape[0] = 1 or 0, declared [2, inf)`, once per dim."""
-    from ..core.dimtext import declared_span
-
-    by_dim: dict = {}
-    for ref, size in pairs:
-        by_dim.setdefault(ref, {})[size] = None
-    parts = []
-    for ref, sizes in by_dim.items():
-        dim = model.known_dim(ref)
-        parts.append(f"{model.inputs[ref.input].dim_display(ref.dim)} = {' or '.join(map(str, sizes))}, declared "
-                     f"{declared_span(dim)}")
-    return "; ".join(parts)
 
 
 RULES: list[type[Rule]] = []

@@ -8,7 +8,8 @@ from typing import Iterable
 from ..expr import intervals
 from ..query import witness as W
 from ..core.findings import Finding
-from ..core.model import Access, Model, range_text, where
+from ..core.model import Access, Model, where
+from ..core.dimtext import range_text
 from ..core.messages import CHAIN
 from ..query.severity import Consequence
 from ..query.source import ACCESS_OPS

@@ -10,7 +10,8 @@ from typing import Iterable
 from ..expr import intervals
 from ..query import sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
-from ..core.model import Assertion, DimRef, Enforcement, Model, range_text, where
+from ..core.model import Assertion, DimRef, Enforcement, Model, where
+from ..core.dimtext import range_text
 from ..query.severity import Consequence, fails_like_eager
 from ..query.source import INDEX_OPS
 from . import Case, Context, FailingCondition, Rule, register

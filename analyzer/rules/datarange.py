@@ -7,7 +7,8 @@ from typing import Iterable
 
 from ..query import counting, sizes, witness as W
 from ..core.findings import Finding, Severity
-from ..core.model import Assertion, DimRef, Enforcement, Model, Symbol, range_text, where
+from ..core.model import Assertion, DimRef, Enforcement, Model, Symbol, where
+from ..core.dimtext import range_text
 from ..core.messages import listed
 from ..query.severity import Consequence
 from ..query.source import COUNT_OPS, INDEX_OPS

@@ -6,7 +6,8 @@ from typing import Iterable
 
 from ..query import witness as W
 from ..core.findings import Finding, Severity
-from ..core.model import DimRef, Division, Model, Reduction, range_text, where
+from ..core.model import DimRef, Division, Model, Reduction, where
+from ..core.dimtext import range_text
 from ..query.severity import Consequence
 from ..query.source import DIVISION_OPS, REDUCTION_OPS, kernel_ops
 from . import Case, Context, FailingCondition, Rule, register

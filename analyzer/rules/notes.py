@@ -1,0 +1,64 @@
+"""What the severity policy's two facts add to a finding's words (analyzer.query.severity decides
+the severity itself): every witness outside the exported program's declared range, or a witness
+eager PyTorch rejects the same way. `Rule.finding` asks here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core.dimtext import declared_span
+from ..core.findings import Severity
+from ..core.messages import CHAIN, extended
+from ..query import witness as W
+from ..query.severity import lowered
+
+if TYPE_CHECKING:
+    from ..core.model import Model
+
+
+def contract_note(model: "Model", witnesses: tuple[str, ...], message: str, severity: Severity,
+              chain: tuple[str, ...]) -> tuple[str, Severity, tuple[str, ...]]:
+    """Witnesses outside the exported program's declared range. When every witness
+    is, the finding is said to be outside the contract and drops one severity (error -> warning,
+    warning -> info): the package still does not enforce it, but the caller promised not to send it.
+    When only some are, a chain line says which."""
+    outside = [W.outside_declared(model, w) for w in witnesses]
+    if not any(outside):
+        return message, severity, chain
+    if not all(outside):
+        return message, severity, chain + tuple(
+            CHAIN["outside-contract.witness"].format(witness=w, sizes=declared_text(model, o))
+            for w, o in zip(witnesses, outside) if o)
+    sizes = declared_text(model, [pair for pairs in outside for pair in pairs])
+    lower = lowered(severity)
+    note = CHAIN["outside-contract.message"].format(sizes=sizes)
+    line = CHAIN["outside-contract" if lower != severity else "outside-contract.kept"].format(
+        sizes=sizes, was=severity, now=lower)
+    # The headline says it too (`outside_contract`).
+    return extended(message, note, outside_contract=sizes), lower, chain + (line,)
+
+
+# What `eager_rejects` says for a rule whose witnesses all break a tie eager checks (`Rule.eager_rejects`).
+EAGER_REJECTS_TIE = "eager PyTorch rejects dims that must be equal but are not"
+
+
+def eager_rejects_note(message: str, how: str, severity: Severity,
+                   chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """The detail and the chain say that eager rejects the witness too (`how`): the input is the
+    caller's mistake, not a failure of the package (`severity`: what the policy makes of that)."""
+    note = CHAIN["eager-rejects.message"].format(how=how)
+    line = CHAIN["eager-rejects"].format(how=how, now=severity)
+    return extended(message, note, eager_rejects=how), chain + (line,)
+
+
+def declared_text(model: "Model", pairs) -> str:
+    """`x.shape[0] = 1 or 0, declared [2, inf)`, once per dim."""
+    by_dim: dict = {}
+    for ref, size in pairs:
+        by_dim.setdefault(ref, {})[size] = None
+    parts = []
+    for ref, sizes in by_dim.items():
+        dim = model.known_dim(ref)
+        parts.append(f"{model.inputs[ref.input].dim_display(ref.dim)} = {' or '.join(map(str, sizes))}, declared "
+                     f"{declared_span(dim)}")
+    return "; ".join(parts)
