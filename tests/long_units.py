@@ -9,8 +9,6 @@ CEILINGS = {
     "analyzer.explain.contract": 510,
     "analyzer.explain.why.parse:parse_failure@def": 71,
     "analyzer.expr.values:Values@class": 290,
-    "analyzer.link.link": 528,
-    "analyzer.link.link:_Linker@class": 467,
     "analyzer.parse.helpertext:split_helpers@def": 61,
     "analyzer.parse.kernels:triton_facts@def": 84,
     "analyzer.parse.ts": 724,
