@@ -8,7 +8,6 @@ CEILINGS = {
     "analyzer.explain.confirm:run_probe@def": 77,
     "analyzer.explain.contract": 510,
     "analyzer.explain.why.parse:parse_failure@def": 71,
-    "analyzer.expr.values:Values@class": 290,
     "analyzer.parse.helpertext:split_helpers@def": 61,
     "analyzer.parse.kernels:triton_facts@def": 84,
     "analyzer.parse.ts": 724,
