@@ -234,7 +234,8 @@ def _missing_wrapper(members: "archive.ModelMembers", sourced, problems: list[Pr
 
 
 def _wrapper_member(pkg: "archive.Package", member: str, limits: "archive.Limits", sources: dict[str, bytes],
-                    fast_path: bool, worker: helper_worker.Mode) -> tuple[wrapper.WrapperFacts, list[kernels.KernelFacts]]:
+                    fast_path: bool, worker: helper_worker.Mode
+                    ) -> tuple[wrapper.WrapperFacts, list[kernels.KernelFacts]]:
     """The wrapper's facts and every kernel it holds: C++ kernels appended to it, Triton kernels of
     its helpers."""
     # The fast path: helpers of Inductor's shape are read from the text, not parsed; a
