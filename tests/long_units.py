@@ -2,7 +2,6 @@
 they shrink, never raise them)."""
 
 CEILINGS = {
-    "analyzer.app.cli:check@def": 83,
     "analyzer.app.config:merge@def": 65,
     "analyzer.core.messages": 678,
     "analyzer.explain.confirm:run_probe@def": 77,
