@@ -2,7 +2,6 @@
 they shrink, never raise them)."""
 
 CEILINGS = {
-    "analyzer.app.config:merge@def": 65,
     "analyzer.core.messages": 678,
     "analyzer.explain.confirm:run_probe@def": 77,
     "analyzer.explain.contract": 510,
