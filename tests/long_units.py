@@ -12,7 +12,6 @@ CEILINGS = {
     "analyzer.read.archive": 704,
     "analyzer.read.exported": 644,
     "analyzer.read.layout:account@def": 66,
-    "analyzer.report.inspect:render_text@def": 79,
     "analyzer.rules.bounds:IndexExceedsConstantBound.check@def": 65,
     "analyzer.rules.bounds:IndexExceedsConstantBound@class": 204,
 }
