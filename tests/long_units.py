@@ -4,7 +4,6 @@ they shrink, never raise them)."""
 CEILINGS = {
     "analyzer.core.messages": 678,
     "analyzer.explain.contract": 511,
-    "analyzer.explain.why.parse:parse_failure@def": 71,
     "analyzer.parse.helpertext:split_helpers@def": 61,
     "analyzer.parse.kernels:triton_facts@def": 84,
     "analyzer.parse.ts": 724,
