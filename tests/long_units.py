@@ -9,7 +9,6 @@ CEILINGS = {
     "analyzer.parse.ts": 724,
     "analyzer.read.archive": 704,
     "analyzer.read.exported": 644,
-    "analyzer.read.layout:account@def": 66,
     "analyzer.rules.bounds:IndexExceedsConstantBound.check@def": 65,
     "analyzer.rules.bounds:IndexExceedsConstantBound@class": 204,
 }
