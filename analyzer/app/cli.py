@@ -369,7 +369,7 @@ def contract(package: str, fmt: str, emit: str | None, output: str | None, readi
     only with AOTI_RUNTIME_CHECK_INPUTS=1, never); then the calls that fail unchecked.
     """
     from . import api
-    from ..explain import contract as contract_module
+    from ..explain import contract as contract_module, guard
 
     config = resolve_config(reading, package, runtime_checks=runtime_checks)
     result = api.lint([package], options_for(config, reading))
@@ -377,7 +377,7 @@ def contract(package: str, fmt: str, emit: str | None, output: str | None, readi
                  for pkg in result.packages for model in pkg.models]
     with render_limit(config, len(result.packages)):
         if emit == "python":
-            text = contract_module.render_python(contracts)
+            text = guard.render_python(contracts)
         elif fmt == "json":
             text = contract_module.render_json(contracts)
         else:
