@@ -7,7 +7,6 @@ CEILINGS = {
     "analyzer.parse.kernels:triton_facts@def": 84,
     "analyzer.parse.ts": 724,
     "analyzer.read.archive": 704,
-    "analyzer.read.exported": 644,
     "analyzer.rules.bounds:IndexExceedsConstantBound.check@def": 65,
     "analyzer.rules.bounds:IndexExceedsConstantBound@class": 204,
 }

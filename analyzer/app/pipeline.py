@@ -487,7 +487,7 @@ def _exported_annotation(result: Package, pkg: "archive.Package", options: Optio
     before the chains are written, so every report uses the user's names."""
     if not (options.exported_program or options.input_names or pkg.exported_programs):
         return None
-    from ..read import exported
+    from ..read import exported, exported_apply
 
     given = None
     inside: dict = {}
@@ -508,8 +508,8 @@ def _exported_annotation(result: Package, pkg: "archive.Package", options: Optio
         # models/<name>.json belongs to data/aotinductor/<name>/; a lone one to every model.
         ep = given or inside.get(model.name) or (next(iter(inside.values())) if len(inside) == 1 else None)
         try:
-            exported.apply(model, ep, options.input_names, strict=given is not None)
-        except exported.MismatchError as exc:
+            exported_apply.apply(model, ep, options.input_names, strict=given is not None)
+        except exported_apply.MismatchError as exc:
             # The user's arguments, not the package: a usage error naming the option.
             what = exc.option
             if exc.option == "--exported-program" and options.paired:
