@@ -2,8 +2,6 @@
 they shrink, never raise them)."""
 
 CEILINGS = {
-    "analyzer.core.messages": 678,
-    "analyzer.parse.kernels:_cpp_kernel@def": 66,
     "analyzer.parse.kernels:triton_facts@def": 84,
     "analyzer.parse.ts": 724,
     "analyzer.read.archive": 704,

@@ -63,7 +63,12 @@ def load_package(path: str | os.PathLike[str], options: Options, deadline: "budg
     with _no_gc(), budget.polling(deadline), archive.open_package(path, options.limits, deadline) as pkg:
         result = Package(path=str(path))
         with unexpected(pkg.label):
-            annotate = _exported_annotation(result, pkg, options)
+            annotate = None
+            if options.exported_program or options.input_names or pkg.exported_programs:
+                from ..read import exported_apply  # imported only where there is one to apply
+
+                annotate = exported_apply.annotation(result, pkg, options.exported_program, options.input_names,
+                                                     options.limits, paired=options.paired)
         sources: dict[str, bytes] = {}
         for members in pkg.models:
             pkg.deadline.check(f"reading model {members.name}")
@@ -479,45 +484,5 @@ def _read(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> byt
     if data is None:
         data = sources[member] = pkg.read_bytes(member)
     return data
-
-
-def _exported_annotation(result: Package, pkg: "archive.Package", options: Options):
-    """A callback that names inputs and sets declared ranges from the exported program (given,
-    or inside the package) and `--input-names`. It runs inside linking, once the inputs exist and
-    before the chains are written, so every report uses the user's names."""
-    if not (options.exported_program or options.input_names or pkg.exported_programs):
-        return None
-    from ..read import exported, exported_apply
-
-    given = None
-    inside: dict = {}
-    if options.exported_program:
-        try:
-            given = exported.read_exported_program(options.exported_program, limits=options.limits,
-                                                   deadline=pkg.deadline)
-        except ValueError as exc:  # the user's file, not this package nor the analyzer: one line
-            raise budget.ArchiveError(str(exc)) from None
-    elif pkg.exported_programs:
-        try:
-            inside = exported.read_exported_programs(pkg)
-        except ValueError as exc:
-            result.problems.append(Problem(f"exported program in the package cannot be read: {exc}",
-                                           kind=ProblemKind.UNREADABLE))
-
-    def annotate(model: Model) -> None:
-        # models/<name>.json belongs to data/aotinductor/<name>/; a lone one to every model.
-        ep = given or inside.get(model.name) or (next(iter(inside.values())) if len(inside) == 1 else None)
-        try:
-            exported_apply.apply(model, ep, options.input_names, strict=given is not None)
-        except exported_apply.MismatchError as exc:
-            # The user's arguments, not the package: a usage error naming the option.
-            what = exc.option
-            if exc.option == "--exported-program" and options.paired:
-                what = f"the exported program {options.exported_program} beside the package (--no-pair: not used)"
-            elif exc.option == "--exported-program":
-                what = f"--exported-program {options.exported_program}"
-            raise budget.ArchiveError(f"{what} does not match {pkg.label}: {exc}") from None
-
-    return annotate
 
 

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.model import Model, Problem, ProblemKind, input_position
-from .exported import ExportedProgram
+from typing import TYPE_CHECKING
+
+from ..core import budget
+from ..core.model import Model, Package, Problem, ProblemKind, input_position
+from .exported import ExportedProgram, read_exported_program, read_exported_programs
+
+if TYPE_CHECKING:  # for the annotations
+    from . import archive
 
 
 class MismatchError(ValueError):
@@ -88,3 +94,41 @@ def _mismatch(model: Model, ep: ExportedProgram) -> str | None:
                 return (f"{input_position(inp.index)} ({declared.name}) dim {dim.dim} is {decl.value} in the "
                         f"exported program but {dim.value} in the package")
     return None
+
+
+def annotation(result: Package, pkg: "archive.Package", exported_program: str | None, input_names: Sequence[str],
+               limits: "archive.Limits | None", *, paired: bool = False):
+    """A callback that names inputs and sets declared ranges from the exported program (given,
+    or inside the package) and `input_names` (`--input-names`). It runs inside linking, once the
+    inputs exist and before the chains are written, so every report uses the user's names."""
+    if not (exported_program or input_names or pkg.exported_programs):
+        return None
+    given = None
+    inside: dict = {}
+    if exported_program:
+        try:
+            given = read_exported_program(exported_program, limits=limits, deadline=pkg.deadline)
+        except ValueError as exc:  # the user's file, not this package nor the analyzer: one line
+            raise budget.ArchiveError(str(exc)) from None
+    elif pkg.exported_programs:
+        try:
+            inside = read_exported_programs(pkg)
+        except ValueError as exc:
+            result.problems.append(Problem(f"exported program in the package cannot be read: {exc}",
+                                           kind=ProblemKind.UNREADABLE))
+
+    def annotate(model: Model) -> None:
+        # models/<name>.json belongs to data/aotinductor/<name>/; a lone one to every model.
+        ep = given or inside.get(model.name) or (next(iter(inside.values())) if len(inside) == 1 else None)
+        try:
+            apply(model, ep, input_names, strict=given is not None)
+        except MismatchError as exc:
+            # The user's arguments, not the package: a usage error naming the option.
+            what = exc.option
+            if exc.option == "--exported-program" and paired:
+                what = f"the exported program {exported_program} beside the package (--no-pair: not used)"
+            elif exc.option == "--exported-program":
+                what = f"--exported-program {exported_program}"
+            raise budget.ArchiveError(f"{what} does not match {pkg.label}: {exc}") from None
+
+    return annotate
