@@ -2,21 +2,9 @@
 they shrink, never raise them)."""
 
 CEILINGS = {
-    "analyzer.app.cli:check@def": 83,
-    "analyzer.app.config:merge@def": 65,
-    "analyzer.app.pipeline:_load_model@def": 103,
-    "analyzer.explain.confirm:run_probe@def": 77,
-    "analyzer.explain.why.parse:parse_failure@def": 71,
-    "analyzer.expr.values:Values@class": 290,
-    "analyzer.link.link": 528,
-    "analyzer.link.link:_Linker@class": 467,
-    "analyzer.parse.helpertext:split_helpers@def": 61,
     "analyzer.parse.kernels:triton_facts@def": 84,
     "analyzer.parse.ts": 724,
     "analyzer.read.archive": 704,
-    "analyzer.read.exported": 644,
-    "analyzer.read.layout:account@def": 66,
-    "analyzer.report.inspect:render_text@def": 79,
     "analyzer.rules.bounds:IndexExceedsConstantBound.check@def": 65,
     "analyzer.rules.bounds:IndexExceedsConstantBound@class": 204,
 }

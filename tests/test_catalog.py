@@ -258,7 +258,7 @@ def used(tmp_path_factory):
             pkg.problems.extend(Problem(f"problem {kind}", kind=kind) for kind in ProblemKind)
             run_rules(pkg, all_rules())
         # The contract's and the diff's words for who checks: a 2.13 CPU package (checks gated by
-        from analyzer.explain import contract
+        from analyzer.explain import contract, guard
         from analyzer.report import diff as diff_report
 
         # the variable, an unchecked dtype), the same deployed with the variable set, and a 2.6
@@ -271,7 +271,7 @@ def used(tmp_path_factory):
                 deployed = [sizes.as_deployed(p, setting) for p in linted.packages]
                 built = [contract.build(p.path, m, linted.findings) for p in deployed for m in p.models]
                 contract.render_text(built)
-                contract.render_python(built)
+                guard.render_python(built)
         # the same model built twice with a changed dtype
         old_pkg, new_pkg = (api.lint(str(FIXTURES / "diff" / f"gather_{t}.cpu.stripped.pt2"),
                                      api.Options(exported_program=str(FIXTURES / "diff" / f"gather_{t}.ep.pt2")))

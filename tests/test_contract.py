@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from analyzer.app import api
-from analyzer.explain import contract
+from analyzer.explain import contract, guard
 from analyzer.app.cli import cli
 from analyzer.query.witness import parse_witness
 from analyzer.rules import find_rule
@@ -75,7 +75,7 @@ def _load(fix, path: Path):
 @pytest.mark.parametrize("fix,path", list(_cases()))
 def test_witnesses_rejected_examples_accepted(fix, path):
     result, contracts = _load(fix, path)
-    check = _guard(contract.render_python(contracts))
+    check = _guard(guard.render_python(contracts))
     model = result.packages[0].models[0]
     guarded = [f for f in result.findings if f.code in GUARDED and f.witness
                and "read from the values" not in f.witness]
@@ -111,7 +111,7 @@ def test_guard_names_inputs_and_rejects_wrong_device_dtype():
     path = require(FIXTURES / "gather_dyn.cpu.stripped.pt2")
     fix = next(f for f in FIXTURE_DEFS if f.name == "gather_dyn")
     _, contracts = _load(fix, path)
-    check = _guard(contract.render_python(contracts))
+    check = _guard(guard.render_python(contracts))
     with pytest.raises(ValueError, match=r"^x\.shape\[0\] = 0: .*AOTI001"):
         check(Shape((0, 8)), Shape((3,)))
     with pytest.raises(ValueError, match=r"^idx\.shape\[0\] = 1: .*>= 2"):
@@ -175,7 +175,7 @@ def test_hostile_names_stay_data():
     model = Model(name="m'); import os; ('", device="cpu", checks_gated=True)
     model.inputs = [Input(0, "arg0_1", [Dim(0, symbol="s0", min=2, enforced="env")], dtype="float32",
                           user_name="x\"\n__import__('os')")]
-    source = contract.render_python([contract.build("p\"\"\"\nimport os", model)])
+    source = guard.render_python([contract.build("p\"\"\"\nimport os", model)])
     compile(source, "<guard>", "exec")
     assert "import os\n" not in source.replace("import os;", "")
     check = _guard(source)
@@ -195,7 +195,7 @@ def test_real_packages_every_witness_rejected(pkg):
     ep = REAL / f"{pkg.name.split('.')[0]}.ep.pt2"
     result = api.lint([str(pkg)], api.Options(exported_program=str(ep)))
     (model,) = result.packages[0].models
-    check = _guard(contract.render_python([contract.build(str(pkg), model, result.findings)]))
+    check = _guard(guard.render_python([contract.build(str(pkg), model, result.findings)]))
     witnesses = [w for f in result.findings if f.code in GUARDED for w in f.witnesses if "read from the values" not in w]
     for witness in witnesses:
         with pytest.raises(ValueError):
@@ -211,7 +211,7 @@ def test_each_launch_of_a_shared_check_gets_its_own_condition():
     pkg = require(FIXTURES / "launches" / "enc_dec_pos.cpu.stripped.pt2")
     result = api.lint([str(pkg)], api.Options(exported_program=str(FIXTURES / "launches" / "enc_dec_pos.ep.pt2")))
     (model,) = result.packages[0].models
-    check = _guard(contract.render_python([contract.build(str(pkg), model, result.findings)]))
+    check = _guard(guard.render_python([contract.build(str(pkg), model, result.findings)]))
     table = [f for f in result.findings if f.rule == "index-exceeds-constant-bound"]
     assert sorted(f.input for f in table) == [0, 1]
     for finding in table:
@@ -235,7 +235,7 @@ def _two_models(first: str, second: str):
 
 def test_colliding_model_names_get_their_own_guards():
     """`m-1` and `m_1` would both be check_inputs_m_1: the second is suffixed, each checks its own."""
-    source = contract.render_python(_two_models("m-1", "m_1"))
+    source = guard.render_python(_two_models("m-1", "m_1"))
     namespace: dict = {}
     exec(compile(source, "<guard>", "exec"), namespace)
     functions = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
@@ -250,7 +250,7 @@ def test_colliding_model_names_get_their_own_guards():
         checks["m_1"](Shape((5,)))
     assert checks["m_1"](Shape((4,)), Shape((3,))) is None
     # A third name that is the suffixed one's spelling moves on again.
-    third = contract.render_python([*_two_models("m-1", "m_1"), _two_models("m_1_2", "x")[0]])
+    third = guard.render_python([*_two_models("m-1", "m_1"), _two_models("m_1_2", "x")[0]])
     names = [n.name for n in ast.parse(third).body if isinstance(n, ast.FunctionDef)]
     assert len(set(n for n in names if n.startswith("check_inputs_"))) == 3
 
@@ -259,7 +259,7 @@ def test_every_string_in_the_guard_is_a_literal():
     """No f-string, no name built from package text: each string constant is a plain literal, and
     a hostile model name does not add a statement to the module."""
     hostile = 'm"""\n__import__("os").system("x")\n#'
-    source = contract.render_python(_two_models(hostile, "m\u2028\\x00\x1b[2J"))
+    source = guard.render_python(_two_models(hostile, "m\u2028\\x00\x1b[2J"))
     tree = ast.parse(source)
     assert not any(isinstance(n, ast.JoinedStr) for n in ast.walk(tree))
     assert not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "system"

@@ -11,7 +11,7 @@ from functools import lru_cache
 import pytest
 
 from analyzer.app import api
-from analyzer.explain import contract
+from analyzer.explain import contract, guard
 from analyzer.link import derive
 from analyzer.query import relations
 from analyzer.query import witness as W
@@ -219,7 +219,7 @@ def test_guard_rejects_aoti014_witnesses_and_accepts_healthy_sizes(name, cuda):
     model, findings = _load(name, cuda=cuda)
     built = contract.build(name, model, findings)
     namespace: dict = {}
-    exec(compile(contract.render_python([built]), "<guard>", "exec"), namespace)  # our own generated code
+    exec(compile(guard.render_python([built]), "<guard>", "exec"), namespace)  # our own generated code
     check = namespace["check_inputs"]
 
     class Shape:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.read import exported
-from analyzer.read.exported import DeclaredDim, ExportedProgram, ExportedInput, apply, parse_exported_json, read_exported_program, read_exported_programs
+from analyzer.read import exported, sympytext
+from analyzer.read.exported import DeclaredDim, ExportedProgram, ExportedInput, parse_exported_json, read_exported_program, read_exported_programs
+from analyzer.read.exported_apply import apply
 from analyzer.core.findings import Location
 from analyzer.core.model import Dim, Input, Model
 
@@ -97,7 +98,7 @@ def test_derived_dims_auto_symint_and_max():
     ("2*s0 + 1", "2*s0 + 1"),
 ])
 def test_size_expression_text(expr, text):
-    assert exported._expr_text(expr) == text
+    assert sympytext.expr_text(expr) == text
 
 
 def test_range_derived_from_root_when_not_listed():

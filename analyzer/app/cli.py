@@ -112,8 +112,6 @@ def check(
     or above it; 2: usage error or unreadable package; 130/143: interrupted (SIGINT/SIGTERM).
     """
     from .many import default_jobs, progress_bar
-    from ..report import render, render_statistics
-    from ..rules import all_rules
 
     cli_values: dict[str, Any] = {
         "select": select, "ignore": ignore, "fail_on": fail_on, "target_device": target_device,
@@ -132,6 +130,20 @@ def check(
     with progress_bar() as progress:
         result, findings, failing = _lint_groups(items, groups, reading, source_root=source_root, lint_args={
             "jobs": jobs or default_jobs(), "progress": progress, "keep_going": True})
+    errors = _say_errors(result, packages, quiet)
+    findings = _baselines(findings, [p.path for p in result.packages], errors, baseline_file, write_baseline, quiet)
+    text, extra = _reports(config, findings, result, errors, extra_outputs, statistics=statistics,
+                           color=use_color(color, output), quiet=quiet)
+    if result.packages or not errors:  # nothing read: no report a later CI step could take for a clean run
+        write_output(text, output)
+        for path, other in extra:
+            write_output(other, path)
+    click.get_current_context().exit(2 if errors else exit_code(failing(findings), Severity.INFO, exit_zero))
+
+
+
+def _say_errors(result, packages: Sequence[str], quiet: bool) -> list:
+    """Print the run's notes and errors (stderr); the errors. Nothing checked is a usage error."""
     for note in getattr(result, "notes", []) if not quiet else []:
         click.echo(f"{PROG}: note: {terminal(note)}", err=True)
     for error in (errors := getattr(result, "errors", [])):
@@ -139,7 +151,13 @@ def check(
     if not result.packages and not errors:  # e.g. a folder of exported programs: nothing was checked
         named = ", ".join(packages[:3]) + (f" and {len(packages) - 3} more" if len(packages) > 3 else "")
         raise LintError(f"no package found in {named} (exported programs, *.ep.pt2, are not packages)")
-    checked = [p.path for p in result.packages]  # folders expanded, duplicates dropped
+    return errors
+
+
+def _baselines(findings: list, checked: list, errors: list, baseline_file: str | None, write_baseline: str | None,
+               quiet: bool) -> list:
+    """`--write-baseline` (writes and exits) and `--baseline` (the findings it does not hold);
+    `checked`: the packages read (folders expanded, duplicates dropped)."""
     if write_baseline is not None:
         count = baseline.write(write_baseline, findings)
         if not quiet:
@@ -150,20 +168,24 @@ def check(
         findings, notes = baseline.apply_file(baseline_file, findings, checked)
         for note in notes if not quiet else []:
             click.echo(f"{PROG}: {terminal(note)}", err=True)
+    return findings
+
+
+def _reports(config, findings: list, result, errors: list, extra_outputs: list[tuple[str, str]], *,
+             statistics: bool, color: bool, quiet: bool) -> tuple[str, list[tuple[str, str]]]:
+    """The report in the configured format (or the statistics), and each `--also-output` one."""
+    from ..report import render, render_statistics
+    from ..rules import all_rules
+
     with render_limit(config, len(result.packages)):
         text = render_statistics(config.format, findings, errors=errors) if statistics else render(
-            config.format, findings, packages=result.packages, color=use_color(color, output), rules=all_rules(),
+            config.format, findings, packages=result.packages, color=color, rules=all_rules(),
             errors=errors, runtime_checks=config.runtime_checks)
         extra = [(path, render(fmt, findings, packages=result.packages, rules=all_rules(), errors=errors,
                                runtime_checks=config.runtime_checks)) for fmt, path in extra_outputs]
     if quiet and not statistics and config.format in ("text", "full", "concise"):
         text = _without_summary(text)
-    if result.packages or not errors:  # nothing read: no report a later CI step could take for a clean run
-        write_output(text, output)
-        for path, other in extra:
-            write_output(other, path)
-    click.get_current_context().exit(2 if errors else exit_code(failing(findings), Severity.INFO, exit_zero))
-
+    return text, extra
 
 def _also_outputs(values: Sequence[str]) -> list[tuple[str, str]]:
     """`--also-output FORMAT=FILE` values as (format, file); a usage error names a bad one."""
@@ -347,7 +369,7 @@ def contract(package: str, fmt: str, emit: str | None, output: str | None, readi
     only with AOTI_RUNTIME_CHECK_INPUTS=1, never); then the calls that fail unchecked.
     """
     from . import api
-    from ..explain import contract as contract_module
+    from ..explain import contract as contract_module, guard
 
     config = resolve_config(reading, package, runtime_checks=runtime_checks)
     result = api.lint([package], options_for(config, reading))
@@ -355,7 +377,7 @@ def contract(package: str, fmt: str, emit: str | None, output: str | None, readi
                  for pkg in result.packages for model in pkg.models]
     with render_limit(config, len(result.packages)):
         if emit == "python":
-            text = contract_module.render_python(contracts)
+            text = guard.render_python(contracts)
         elif fmt == "json":
             text = contract_module.render_json(contracts)
         else:

@@ -426,24 +426,8 @@ def merge(
     `--extend-ignore` add to whatever the selection is (an `--extend-select` of a rule the file
     ignores selects it again). `--exclude` replaces the file's `exclude`.
     """
-    out = config
     cli = "command line"
-    cli_select = parse_selectors(list(select), "--select") if select else ()
-    cli_ignore = parse_selectors(list(ignore), "--ignore") if ignore else ()
-    if cli_select:
-        out = _with_origin(out, cli, select=cli_select, ignore=cli_ignore)
-    elif cli_ignore:
-        out = _with_origin(out, cli, ignore=out.ignore + cli_ignore)
-    if extend_select:
-        added = parse_selectors(list(extend_select), "--extend-select")
-        out = _with_origin(out, cli, extend_select=out.extend_select + added)
-        # A rule the configuration ignores comes back: the command line is the later layer.
-        out = replace(out, ignore=tuple(i for i in out.ignore if i.lower() not in {a.lower() for a in added}
-                                        and not _covered(i, added)),
-                      extend_ignore=tuple(i for i in out.extend_ignore if not _covered(i, added)))
-    if extend_ignore:
-        out = _with_origin(out, cli, extend_ignore=out.extend_ignore
-                           + parse_selectors(list(extend_ignore), "--extend-ignore"))
+    out = _merge_selection(config, cli, select, ignore, extend_select, extend_ignore)
     if exclude:
         out = _with_origin(out, cli, exclude=parse_globs(list(exclude), "--exclude"))
     if fail_on is not None:
@@ -463,4 +447,27 @@ def merge(
         if value is not None:
             limit: dict[str, Any] = {LIMIT_FIELDS[key]: LIMIT_PARSERS[key](value, f"--{key}")}
             out = _with_origin(out, cli, **limit)
+    return out
+
+
+def _merge_selection(config: Config, cli: str, select: Iterable[str] | None, ignore: Iterable[str] | None,
+                     extend_select: Iterable[str] | None, extend_ignore: Iterable[str] | None) -> Config:
+    """`merge`'s rule selection: the command line's selectors layered on the file's."""
+    out = config
+    cli_select = parse_selectors(list(select), "--select") if select else ()
+    cli_ignore = parse_selectors(list(ignore), "--ignore") if ignore else ()
+    if cli_select:
+        out = _with_origin(out, cli, select=cli_select, ignore=cli_ignore)
+    elif cli_ignore:
+        out = _with_origin(out, cli, ignore=out.ignore + cli_ignore)
+    if extend_select:
+        added = parse_selectors(list(extend_select), "--extend-select")
+        out = _with_origin(out, cli, extend_select=out.extend_select + added)
+        # A rule the configuration ignores comes back: the command line is the later layer.
+        out = replace(out, ignore=tuple(i for i in out.ignore if i.lower() not in {a.lower() for a in added}
+                                        and not _covered(i, added)),
+                      extend_ignore=tuple(i for i in out.extend_ignore if not _covered(i, added)))
+    if extend_ignore:
+        out = _with_origin(out, cli, extend_ignore=out.extend_ignore
+                           + parse_selectors(list(extend_ignore), "--extend-ignore"))
     return out

@@ -63,7 +63,12 @@ def load_package(path: str | os.PathLike[str], options: Options, deadline: "budg
     with _no_gc(), budget.polling(deadline), archive.open_package(path, options.limits, deadline) as pkg:
         result = Package(path=str(path))
         with unexpected(pkg.label):
-            annotate = _exported_annotation(result, pkg, options)
+            annotate = None
+            if options.exported_program or options.input_names or pkg.exported_programs:
+                from ..read import exported_apply  # imported only where there is one to apply
+
+                annotate = exported_apply.annotation(result, pkg, options.exported_program, options.input_names,
+                                                     options.limits, paired=options.paired)
         sources: dict[str, bytes] = {}
         for members in pkg.models:
             pkg.deadline.check(f"reading model {members.name}")
@@ -169,83 +174,15 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                 worker: helper_worker.Mode = helper_worker.Mode.OFF) -> Model:
     problems: list[Problem] = []
     sources = {} if sources is None else sources
-    metadata: dict = {}
-    for member in members.metadata:
-        try:
-            data = json.loads(pkg.read_text(member))
-        except budget.ArchiveError:
-            raise
-        except (ValueError, RecursionError) as exc:
-            problems.append(Problem(f"metadata is not valid JSON ({type(exc).__name__})", Location(member),
-                                    kind=ProblemKind.UNREADABLE))
-            continue
-        if isinstance(data, dict):
-            for key, value in data.items():
-                metadata.setdefault(str(key), value)
+    metadata = _metadata(pkg, members, problems)
     kernel_facts: list[kernels.KernelFacts] = []
     wrapper_facts = None
     with unexpected(f"{pkg.label}: {members.prefix.rstrip('/')}"):
         sourced = layout.pick_sources(members, lambda m: _read(pkg, m, sources))
-    if not sourced.wrappers and members.binaries and not sourced.kernels:
-        problems.append(Problem(
-            f"no wrapper source in the package: only binaries ({len(members.binaries)} file(s)) are present, "
-            "so nothing can be linked", Location(members.prefix), kind=ProblemKind.NO_SOURCE))
-    elif not sourced.wrappers:
-        # Sources without a recognisable wrapper are reported by layout.account (member by member).
-        problems.append(Problem(
-            "no wrapper (a C++ member defining AOTInductorModel::run_impl) in the model folder"
-            + (f"; {len(sourced.kernels)} other C++ member(s) cannot be linked without it" if sourced.kernels else
-               "; it holds no source and no binaries"), Location(members.prefix), kind=ProblemKind.PARSE))
+    _missing_wrapper(members, sourced, problems)
     for member in sourced.wrappers[:1]:
         with _member_guard(pkg, member, problems):
-            # The fast path: helpers of Inductor's shape are read from the text, not parsed; a
-            # worker process reads them while this one parses the rest (helper_worker.py).
-            parsed, texts = _split_wrapper(pkg, member, sources, fast_path)
-            job = helper_worker.start(texts, member, worker)
-            try:
-                tree = _parse_bytes(pkg, member, parsed, apart := cppkernel.Apart())  # kernels parsed apart
-                functions = ts.functions(tree.root_node)  # one search of the tree for both readers
-                facts = wrapper.parse(tree, member, limits.max_nesting, functions)
-                # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
-                found = cppkernel.parse_cpp(tree, member, limits.max_nesting, functions, parsed, apart)
-                del functions, parsed
-                del tree  # before the helpers' sources are read: the two are the largest things held
-                if job is not None:
-                    job.share(pkg.deadline)  # the last helpers read here while the child reads the first
-                reads = job.result(pkg.deadline) if job is not None else None
-            finally:
-                if job is not None:
-                    job.close()
-            # `_add_helpers` drops each text once read (None in its place).
-            ready = _add_helpers(facts, cast("list[helpertext.HelperText | None]", texts), reads) if texts else {}
-            # read-past-constant reads the loads of every kernel given a constant (their definitions).
-            constant_names = {e.get("name") or f"constant{i}" for i, e in facts.constants.items()}
-            given_constants = {c.function for c in facts.calls if constant_names.intersection(c.args)}
-            for helper in facts.helpers.values():
-                pkg.deadline.check(f"parsing Triton kernel {helper.name}")
-                if helper.triton_source is not None:
-                    name = helper.name[len("call_"):]
-                    read = ready.get(id(helper), (None, None))[1]
-                    # The fast path: most kernels hold nothing the rules read (see triage.py).
-                    if read is not None:
-                        light = read.light
-                    else:
-                        light = triage.light_triton(name, helper.triton_source, member, helper.source_first_line,
-                                                    helper.source_indent) if fast_path else None
-                    if light is not None and helper.name in given_constants:
-                        # read-past-constant reads its loads: their definitions, from the function alone.
-                        light = triage.with_definitions(light, name, helper.triton_source,
-                                                        helper.source_first_line, helper.source_indent)
-                    walked = helper_worker.restore(read, member) if read is not None and light is None else None
-                    if light is None and walked is None:
-                        walked = triage.walk_triton(name, helper.triton_source, member, helper.source_first_line,
-                                                    helper.source_indent, helper.params, fast_path)
-                        if fast_path:  # expressions shared between kernels, as the worker's are
-                            walked = helper_worker.shared(walked, helper.triton_source, member,
-                                                          helper.source_first_line, helper.source_indent)
-                    kernel = light or walked
-                    assert kernel is not None  # walked where there is no light read
-                    found.append(kernel)
+            facts, found = _wrapper_member(pkg, member, limits, sources, fast_path, worker)
             wrapper_facts = facts
             kernel_facts.extend(found)
     for member in sourced.wrappers[1:]:
@@ -267,6 +204,103 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
     if wrapper_facts is not None:
         model.zero_checks = [z for z in wrapper_facts.zero_checks if z[0] in model.symbols]
     return model
+
+
+def _metadata(pkg: "archive.Package", members: "archive.ModelMembers", problems: list[Problem]) -> dict:
+    """The model's metadata members merged (the first to give a key wins); unreadable ones are problems."""
+    metadata: dict = {}
+    for member in members.metadata:
+        try:
+            data = json.loads(pkg.read_text(member))
+        except budget.ArchiveError:
+            raise
+        except (ValueError, RecursionError) as exc:
+            problems.append(Problem(f"metadata is not valid JSON ({type(exc).__name__})", Location(member),
+                                    kind=ProblemKind.UNREADABLE))
+            continue
+        if isinstance(data, dict):
+            for key, value in data.items():
+                metadata.setdefault(str(key), value)
+    return metadata
+
+
+def _missing_wrapper(members: "archive.ModelMembers", sourced, problems: list[Problem]) -> None:
+    """The problem of a model folder without a wrapper: only binaries, or sources nothing links."""
+    if not sourced.wrappers and members.binaries and not sourced.kernels:
+        problems.append(Problem(
+            f"no wrapper source in the package: only binaries ({len(members.binaries)} file(s)) are present, "
+            "so nothing can be linked", Location(members.prefix), kind=ProblemKind.NO_SOURCE))
+    elif not sourced.wrappers:
+        # Sources without a recognisable wrapper are reported by layout.account (member by member).
+        problems.append(Problem(
+            "no wrapper (a C++ member defining AOTInductorModel::run_impl) in the model folder"
+            + (f"; {len(sourced.kernels)} other C++ member(s) cannot be linked without it" if sourced.kernels else
+               "; it holds no source and no binaries"), Location(members.prefix), kind=ProblemKind.PARSE))
+
+
+def _wrapper_member(pkg: "archive.Package", member: str, limits: "archive.Limits", sources: dict[str, bytes],
+                    fast_path: bool, worker: helper_worker.Mode
+                    ) -> tuple[wrapper.WrapperFacts, list[kernels.KernelFacts]]:
+    """The wrapper's facts and every kernel it holds: C++ kernels appended to it, Triton kernels of
+    its helpers."""
+    # The fast path: helpers of Inductor's shape are read from the text, not parsed; a
+    # worker process reads them while this one parses the rest (helper_worker.py).
+    parsed, texts = _split_wrapper(pkg, member, sources, fast_path)
+    job = helper_worker.start(texts, member, worker)
+    try:
+        tree = _parse_bytes(pkg, member, parsed, apart := cppkernel.Apart())  # kernels parsed apart
+        functions = ts.functions(tree.root_node)  # one search of the tree for both readers
+        facts = wrapper.parse(tree, member, limits.max_nesting, functions)
+        # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
+        found = cppkernel.parse_cpp(tree, member, limits.max_nesting, functions, parsed, apart)
+        del functions, parsed
+        del tree  # before the helpers' sources are read: the two are the largest things held
+        if job is not None:
+            job.share(pkg.deadline)  # the last helpers read here while the child reads the first
+        reads = job.result(pkg.deadline) if job is not None else None
+    finally:
+        if job is not None:
+            job.close()
+    # `_add_helpers` drops each text once read (None in its place).
+    ready = _add_helpers(facts, cast("list[helpertext.HelperText | None]", texts), reads) if texts else {}
+    found.extend(_triton_kernels(pkg, member, facts, ready, fast_path))
+    return facts, found
+
+
+def _triton_kernels(pkg: "archive.Package", member: str, facts: wrapper.WrapperFacts, ready: dict,
+                    fast_path: bool) -> list[kernels.KernelFacts]:
+    """The kernel facts of each helper's embedded Triton source: read by the worker (`ready`), by
+    the fast path's triage, or walked here."""
+    out: list[kernels.KernelFacts] = []
+    # read-past-constant reads the loads of every kernel given a constant (their definitions).
+    constant_names = {e.get("name") or f"constant{i}" for i, e in facts.constants.items()}
+    given_constants = {c.function for c in facts.calls if constant_names.intersection(c.args)}
+    for helper in facts.helpers.values():
+        pkg.deadline.check(f"parsing Triton kernel {helper.name}")
+        if helper.triton_source is not None:
+            name = helper.name[len("call_"):]
+            read = ready.get(id(helper), (None, None))[1]
+            # The fast path: most kernels hold nothing the rules read (see triage.py).
+            if read is not None:
+                light = read.light
+            else:
+                light = triage.light_triton(name, helper.triton_source, member, helper.source_first_line,
+                                            helper.source_indent) if fast_path else None
+            if light is not None and helper.name in given_constants:
+                # read-past-constant reads its loads: their definitions, from the function alone.
+                light = triage.with_definitions(light, name, helper.triton_source,
+                                                helper.source_first_line, helper.source_indent)
+            walked = helper_worker.restore(read, member) if read is not None and light is None else None
+            if light is None and walked is None:
+                walked = triage.walk_triton(name, helper.triton_source, member, helper.source_first_line,
+                                            helper.source_indent, helper.params, fast_path)
+                if fast_path:  # expressions shared between kernels, as the worker's are
+                    walked = helper_worker.shared(walked, helper.triton_source, member,
+                                                  helper.source_first_line, helper.source_indent)
+            kernel = light or walked
+            assert kernel is not None  # walked where there is no light read
+            out.append(kernel)
+    return out
 
 
 def _keep_all_lines(model: Model, sources: dict[str, bytes]) -> None:
@@ -450,45 +484,5 @@ def _read(pkg: "archive.Package", member: str, sources: dict[str, bytes]) -> byt
     if data is None:
         data = sources[member] = pkg.read_bytes(member)
     return data
-
-
-def _exported_annotation(result: Package, pkg: "archive.Package", options: Options):
-    """A callback that names inputs and sets declared ranges from the exported program (given,
-    or inside the package) and `--input-names`. It runs inside linking, once the inputs exist and
-    before the chains are written, so every report uses the user's names."""
-    if not (options.exported_program or options.input_names or pkg.exported_programs):
-        return None
-    from ..read import exported
-
-    given = None
-    inside: dict = {}
-    if options.exported_program:
-        try:
-            given = exported.read_exported_program(options.exported_program, limits=options.limits,
-                                                   deadline=pkg.deadline)
-        except ValueError as exc:  # the user's file, not this package nor the analyzer: one line
-            raise budget.ArchiveError(str(exc)) from None
-    elif pkg.exported_programs:
-        try:
-            inside = exported.read_exported_programs(pkg)
-        except ValueError as exc:
-            result.problems.append(Problem(f"exported program in the package cannot be read: {exc}",
-                                           kind=ProblemKind.UNREADABLE))
-
-    def annotate(model: Model) -> None:
-        # models/<name>.json belongs to data/aotinductor/<name>/; a lone one to every model.
-        ep = given or inside.get(model.name) or (next(iter(inside.values())) if len(inside) == 1 else None)
-        try:
-            exported.apply(model, ep, options.input_names, strict=given is not None)
-        except exported.MismatchError as exc:
-            # The user's arguments, not the package: a usage error naming the option.
-            what = exc.option
-            if exc.option == "--exported-program" and options.paired:
-                what = f"the exported program {options.exported_program} beside the package (--no-pair: not used)"
-            elif exc.option == "--exported-program":
-                what = f"--exported-program {options.exported_program}"
-            raise budget.ArchiveError(f"{what} does not match {pkg.label}: {exc}") from None
-
-    return annotate
 
 

@@ -220,16 +220,21 @@ def run_probe(package: str, model: Model, probe: Probe, exported_program: str | 
             return Outcome(Status.FAILED, f"no answer within {timeout_s:g} s (a hang)", message="timeout")
     except OSError as exc:
         return Outcome(Status.NOT_RUN, f"the probe could not start: {exc.strerror or exc}")
+    return _outcome(proc.returncode, stdout, stderr)
+
+
+def _outcome(returncode: int, stdout: str, stderr: str) -> Outcome:
+    """The verdict on what the child said (its JSON line) and how it ended."""
     said = _parse(stdout)
     eager = said.get("eager")
     eager_text = None if eager is None else ("ok" if eager.get("ok") else str(eager.get("error")))
     pkg = said.get("package")
-    if proc.returncode < 0:
-        name = signal.Signals(-proc.returncode).name
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
         message = _last_error(stderr)
         return Outcome(Status.FAILED, name + (f" ({message})" if message else ""), name, message, eager=eager_text)
     if pkg is None:
-        message = _last_error(stderr) or f"exit {proc.returncode}"
+        message = _last_error(stderr) or f"exit {returncode}"
         if "aoti_load_package" in stderr or "Failed to load" in stderr or "No such file" in stderr:
             return Outcome(Status.NOT_RUN, f"the package could not be loaded: {message}", message=message,
                            eager=eager_text)
@@ -239,6 +244,11 @@ def run_probe(package: str, model: Model, probe: Probe, exported_program: str | 
         if eager is not None and not eager.get("ok"):
             return Outcome(Status.INVALID_INPUT, f"eager rejects it too ({eager_text})", message=error, eager=eager_text)
         return Outcome(Status.FAILED, error, message=error, eager=eager_text)
+    return _values_outcome(pkg, eager, eager_text)
+
+
+def _values_outcome(pkg: dict, eager: dict | None, eager_text: str | None) -> Outcome:
+    """The verdict on a package run that returned: its values against eager's, where eager ran."""
     nan = bool(pkg.get("nan") or pkg.get("inf"))
     diff = pkg.get("max_abs_diff")
     if eager is not None and not eager.get("ok") and _range_check(eager_text):

@@ -6,10 +6,8 @@ each dim's compiled range with who checks it, and the `Condition`s under which a
 way the package does not reject by default (an unenforced range, an empty index bound, a constant
 table exceeded, a division or a reduction over an empty size).
 
-`render_python(contracts)` writes a dependency-free module with `check_inputs(*args, **kwargs)`
-that raises `ValueError` naming the input and dim. Every expression in it is rebuilt from a
-validated syntax tree (`_emit`): names, numbers and strings taken from a (possibly hostile)
-package reach the generated code only through `repr()`.
+`render_text` and `render_json` write it; guard.py's `render_python` writes it as a guard the
+user can paste.
 
 The failing condition behind each finding is its rule's to state (`Rule.guard_condition`, over the
 record the finding is about); the contract adds the compiled ranges, ties and multiples.
@@ -20,7 +18,6 @@ from __future__ import annotations
 import ast
 import enum
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -28,7 +25,7 @@ from ..query import sizes
 from ..query import witness as W
 from ..core.findings import Finding
 from ..link.input_layout import stride_text
-from ..core.model import Dim, DimRef, Enforcement, Evidence, Model, input_position, shape_text, where
+from ..core.model import Dim, DimRef, Enforcement, Evidence, Model, input_position, shape_text
 from ..core.dimtext import compiled_span, declared_clause
 from ..core.messages import UNCHECKED, WHO_CHECKS
 from ..core.untrusted import terminal as _t, terminal_lines
@@ -252,7 +249,7 @@ def _condition_text(c: Contract, expr: str) -> str:
         if ref.input < len(c.inputs):
             mapping[name] = shape_text(c.inputs[ref.input].display, ref.dim)
     try:
-        return _emit(_parse(expr), mapping)
+        return emit(parse_expr(expr), mapping)
     except ValueError:
         return expr
 
@@ -280,21 +277,21 @@ def render_json(contracts: Sequence[Contract]) -> str:
     return json.dumps(out, indent=2) + "\n"
 
 
-# -- the generated guard --------------------------------------------------------------------------
+# -- conditions as Python, from a validated syntax tree (the text above and guard.py) --------------
 
 _FUNCTIONS = {"max", "min", "floordiv", "trunc", "floor", "ceil"}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
 _COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
-def _parse(expr: str) -> ast.expr:
+def parse_expr(expr: str) -> ast.expr:
     try:
         return ast.parse(expr, mode="eval").body
     except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
         raise ValueError(f"cannot parse {expr[:60]!r}") from exc
 
 
-def _emit(node: ast.AST, names: dict[str, str], depth: int = 0) -> str:
+def emit(node: ast.AST, names: dict[str, str], depth: int = 0) -> str:
     """Python source for a validated condition: only numbers, mapped names, arithmetic, comparisons,
     `and` and a few functions; anything else is a ValueError (the condition is then left out)."""
     if depth > 200:
@@ -307,177 +304,14 @@ def _emit(node: ast.AST, names: dict[str, str], depth: int = 0) -> str:
             raise ValueError(f"unknown name {node.id!r}")
         return names[node.id]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        return ("-" if isinstance(node.op, ast.USub) else "+") + f"({_emit(node.operand, names, d)})"
+        return ("-" if isinstance(node.op, ast.USub) else "+") + f"({emit(node.operand, names, d)})"
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return f"({_emit(node.left, names, d)} {_BINOPS[type(node.op)]} {_emit(node.right, names, d)})"
+        return f"({emit(node.left, names, d)} {_BINOPS[type(node.op)]} {emit(node.right, names, d)})"
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
-        return f"{_emit(node.left, names, d)} {_COMPARE[type(node.ops[0])]} {_emit(node.comparators[0], names, d)}"
+        return f"{emit(node.left, names, d)} {_COMPARE[type(node.ops[0])]} {emit(node.comparators[0], names, d)}"
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        return " and ".join(f"({_emit(v, names, d)})" for v in node.values)
+        return " and ".join(f"({emit(v, names, d)})" for v in node.values)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS \
             and not node.keywords:
-        return f"{node.func.id}({', '.join(_emit(a, names, d) for a in node.args)})"
+        return f"{node.func.id}({', '.join(emit(a, names, d) for a in node.args)})"
     raise ValueError(f"unsupported construct {type(node).__name__}")
-
-
-_IDENT = re.compile(r"[^0-9A-Za-z_]")
-
-_PRELUDE = '''\
-"""Input guard for {source}, generated by `aoti-lint contract --emit python`.
-
-`check_inputs(*args, **kwargs)` takes the model's inputs in order (or by name) and raises ValueError
-when the package would fail on them without rejecting them itself (it checks its compiled ranges only
-with AOTI_RUNTIME_CHECK_INPUTS=1). Inputs are anything with `.shape`; `.dtype`, `.device` and the
-strides (`.stride()`) are checked when present. No dependencies.
-"""
-
-from math import ceil, floor, trunc
-
-
-def floordiv(a, b):
-    return a // b
-
-
-def _dtype_name(dtype):
-    return str(dtype).rsplit(".", 1)[-1]
-
-
-def _device_type(device):
-    return str(getattr(device, "type", device)).split(":", 1)[0]
-
-
-class _Shape(tuple):
-    """An input's shape, with its strides (None: the value has no `.stride()`)."""
-
-    def __new__(cls, shape, strides):
-        self = super().__new__(cls, shape)
-        self.strides = strides
-        return self
-
-
-def _check_strides(name, shape, expected):
-    """The kernels index the input with the strides it was compiled for: another layout (a transposed
-    or sliced view, channels_last) reads the wrong elements. A dim of size 1 may have any stride."""
-    if shape.strides is None or 0 in shape:
-        return
-    for size, got, want in zip(shape, shape.strides, expected):
-        if want is not None and size > 1 and got != want:
-            raise ValueError("input %r must have strides %r (the layout the package was compiled for), got %r: "
-                             "pass %s.contiguous()" % (name, tuple(expected), shape.strides, name))
-
-
-def _shapes(specs, args, kwargs):
-    """One tuple of ints per input, after the count, rank, dtype and device checks."""
-    if len(args) > len(specs):
-        raise ValueError("expected %d inputs, got %d" % (len(specs), len(args)))
-    values = list(args) + [None] * (len(specs) - len(args))
-    for key, value in kwargs.items():
-        for i, spec in enumerate(specs):
-            if key in spec[0]:
-                if values[i] is not None:
-                    raise ValueError("input %r given twice" % key)
-                values[i] = value
-                break
-        else:
-            raise ValueError("unexpected input %r" % key)
-    shapes = []
-    for value, (names, rank, dtype, device) in zip(values, specs):
-        if value is None:
-            raise ValueError("missing input %r" % names[0])
-        shape = getattr(value, "shape", None)
-        if shape is None:
-            raise ValueError("input %r has no .shape" % names[0])
-        shape = tuple(int(s) for s in shape)
-        if len(shape) != rank:
-            raise ValueError("input %r must have %d dims, got shape %r" % (names[0], rank, shape))
-        if dtype is not None and hasattr(value, "dtype") and _dtype_name(value.dtype) != dtype:
-            raise ValueError("input %r must be %s, got %s" % (names[0], dtype, _dtype_name(value.dtype)))
-        if device is not None and hasattr(value, "device") and _device_type(value.device) != device:
-            raise ValueError("input %r must be on %s, got %s" % (names[0], device, _device_type(value.device)))
-        stride = getattr(value, "stride", None)
-        shapes.append(_Shape(shape, tuple(int(v) for v in stride()) if callable(stride) else None))
-    return shapes
-
-
-def _fails(condition):
-    try:
-        return bool(condition())
-    except ZeroDivisionError:
-        return True
-'''
-
-
-def render_python(contracts: Sequence[Contract]) -> str:
-    """A module with `check_inputs` (the first model) and `check_inputs_<model>` for every model."""
-    source = ", ".join(sorted({c.package for c in contracts})) or "a package"
-    parts = [_PRELUDE.replace("{source}", _docstring_safe(source))]
-    functions: list[tuple[str, str]] = []
-    for c in contracts:
-        functions.append((c.model, _unique_name(c.model, {n for _, n in functions})))
-        parts.append(_python_function(c, functions[-1][1]))
-    if functions:
-        parts.append(f"\ncheck_inputs = {functions[0][1]}\n")
-        table = ", ".join(f"{str(m)!r}: {n}" for m, n in functions)
-        parts.append(f"CHECKS = {{{table}}}\n")
-    return "".join(parts)
-
-
-def _unique_name(model: str, taken: set[str]) -> str:
-    """`check_inputs_<model>` with every character outside [0-9A-Za-z_] as `_`; models whose names
-    only differ there (`m-1`, `m_1`) get `_2`, `_3`: one guard never checks another model's inputs."""
-    base = "check_inputs_" + _IDENT.sub("_", model)
-    name, n = base, 1
-    while name in taken:
-        n += 1
-        name = f"{base}_{n}"
-    return name
-
-
-def _docstring_safe(text: str) -> str:
-    return "".join(ch for ch in text if ch.isprintable() and ch not in "\\\"")
-
-
-def _python_function(c: Contract, name: str) -> str:
-    specs = []
-    for inp in c.inputs:
-        names = tuple(dict.fromkeys(n for n in (inp.user_name, inp.name) if n))
-        device = inp.device or (str(c.device).split(":")[0] if c.device else None)
-        # Plain str/int/None only: the spec is written with repr(), so each string is a literal.
-        specs.append((tuple(str(n) for n in names), len(inp.dims), None if inp.dtype is None else str(inp.dtype),
-                      None if device is None else str(device)))
-    mapping: dict[str, str] = {}
-    for inp in c.inputs:
-        for d in inp.dims:
-            mapping[f"__in{inp.index}_d{d.dim}"] = f"s[{inp.index}][{d.dim}]"
-    for symbol, ref in c.symbols.items():
-        if ref.input < len(c.inputs) and ref.dim < len(c.inputs[ref.input].dims):
-            mapping[symbol] = f"s[{ref.input}][{ref.dim}]"
-    lines = [f"\n\n_SPECS_{name[len('check_inputs_'):]} = {specs!r}\n\n",
-             f"def {name}(*args, **kwargs):\n",
-             f"    {('model ' + repr(str(c.model)) + ' of ' + str(c.package))!r}\n",
-             f"    s = _shapes(_SPECS_{name[len('check_inputs_'):]}, args, kwargs)\n"]
-    for cond in c.conditions:
-        try:
-            test = _emit(_parse(cond.expr), mapping)
-        except ValueError as exc:
-            lines.append(f"    # not checked ({str(exc)!r})\n")
-            continue
-        owner = c.inputs[cond.ref.input] if cond.ref.input < len(c.inputs) else None
-        dim_name = shape_text(owner.display, cond.ref.dim) if owner else where(cond.ref)
-        code = f" ({cond.code})" if cond.code else ""
-        prefix = f"{dim_name} = "
-        suffix = f": {cond.reason}{code}"
-        lines.append(f"    if _fails(lambda: {test}):\n")
-        lines.append(f"        raise ValueError({prefix!r} + str(s[{cond.ref.input}][{cond.ref.dim}]) + {suffix!r})\n")
-    # Strides after the sizes: a wrong size is the first thing to say.
-    for inp in c.inputs:
-        if inp.strides is None:
-            continue
-        try:
-            expected = [repr(v) if v is None or isinstance(v, int) else _emit(_parse(v), mapping) for v in inp.strides]
-        except ValueError as exc:
-            lines.append(f"    # strides of {input_position(inp.index)} not checked ({str(exc)!r})\n")
-            continue
-        lines.append(f"    _check_strides({inp.display!r}, s[{inp.index}], ({', '.join(expected)},))\n")
-    lines.append("    return None\n")
-    return "".join(lines)

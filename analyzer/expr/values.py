@@ -265,7 +265,7 @@ class Values:
         return None  # bit operations, powers: not index arithmetic Inductor emits for bounds
 
     def _ifexp(self, node: ast.IfExp, line: int, depth: int, upper: bool) -> str | None:
-        if self._never_negative_test(node.test, line, depth):
+        if _never_negative_test(self, node.test, line, depth):
             # C++'s negative-index wrapping `tmp18 ? tmp17 : tmp14` (tmp18 = tmp14 < 0) of an index
             # known to be >= 0 (a clamp): as `where` in Triton.
             return self._range(node.orelse, line, depth, upper)
@@ -293,102 +293,7 @@ class Values:
         # Any other call (`load`, math functions, `unknown()`) is data: no range.
         return None if handler is None else handler(self, node, line, depth, upper)
 
-    # -- calls, one handler per short name ------------------------------------------------------
-    def _where(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        if len(node.args) != 3:
-            return None
-        if self._never_negative_test(node.args[0], line, depth):
-            # Negative-index wrapping `where(i < 0, i + 130, i)` of an index known to be >= 0.
-            return self._range(node.args[2], line, depth, upper)
-        a, b = self._range(node.args[1], line, depth, upper), self._range(node.args[2], line, depth, upper)
-        if a is None or b is None:
-            # Negative-index wrapping `where(i < 0, i + ks, i)` of loaded data stays unknown.
-            return None
-        return f"{'max' if upper else 'min'}({a}, {b})"
-
-    def _same_value(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        """`x.to(dtype)` and `broadcast_to(x, ...)`, `copy(x)`, `cast(x)`...: the value of x."""
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
-            return self._range(node.func.value, line, depth, upper)
-        return self._range(node.args[0], line, depth, upper) if node.args else None
-
-    def _rounding(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        if not node.args:
-            return None
-        a = self._range(node.args[0], line, depth, upper)
-        return None if a is None else f"{call_name(node).split('.')[-1]}({a})"
-
-    def _truncating(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        """`int64_t(tmp11 + tmp12)`: C++'s cast to an integer type truncates toward zero."""
-        if len(node.args) != 1:
-            return None
-        a = self._range(node.args[0], line, depth, upper)
-        return None if a is None else f"trunc({a})"
-
-    def _floordiv(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        if len(node.args) != 2:
-            return None
-        return self._range(ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1]), line, depth, upper)
-
-    def _min_max(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        if len(node.args) != 2:
-            return None
-        is_min = call_name(node).split(".")[-1] in ("minimum", "min")
-        a, b = self._range(node.args[0], line, depth, upper), self._range(node.args[1], line, depth, upper)
-        if a is None or b is None:
-            # min(a, unknown) <= a; max(a, unknown) >= a: one known side still bounds that end.
-            return (a or b) if is_min == upper else None
-        return f"{'min' if is_min else 'max'}({a}, {b})"
-
-    def _full(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        return self._range(node.args[1], line, depth, upper) if len(node.args) >= 2 else None
-
-    def _arange(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        if len(node.args) < 2 or upper:
-            return None
-        return self._range(node.args[0], line, depth, False)
-
-    def _load(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        """A load of a pointer whose buffer's values are known (`load_ranges`); other loads are data."""
-        pointer = load_pointer(node)
-        found = self.load_ranges.get(pointer) if pointer is not None else None
-        return None if found is None else found[1 if upper else 0]
-
-    def _scan(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        """`tl.associative_scan((x,), axis, add_helper)`: a cumulative sum along the reduction dim of
-        r0_numel elements lies in [min(0, n*lo), n*hi] (hi >= 0 and lo known)."""
-        if len(node.args) != 3 or not isinstance(node.args[0], ast.Tuple) or len(node.args[0].elts) != 1:
-            return None
-        combine = node.args[2]
-        if not isinstance(combine, ast.Name) or self.facts.combines.get(combine.id) != "add":
-            return None
-        n = self._numel("r0_", line, depth) or self._numel("r", line, depth)
-        return None if n is None else scan_sum_range(n, self._range(node.args[0].elts[0], line, depth, False),
-                                                     self._range(node.args[0].elts[0], line, depth, True), upper)
-
     # -- helpers --------------------------------------------------------------------------------
-    def _never_negative_test(self, test: ast.expr, line: int, depth: int) -> bool:
-        """`v < 0` (directly or through a name) where v is known to be >= 0: the test never holds."""
-        for _ in range(8):
-            if not isinstance(test, ast.Name):
-                break
-            found = self.definition(test.id, line)
-            if found is None:
-                return False
-            line, test = found
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt)
-                and self._is_zero(test.comparators[0], line, depth)):
-            return False
-        return self._nonneg(test.left, line, depth)
-
-    def _is_zero(self, node: ast.expr, line: int, depth: int) -> bool:
-        """`0`, or a name that holds 0 (C++ vector code compares with `tmp6 = VectorizedN(tmp5)`,
-        `tmp5 = static_cast<int64_t>(0)`)."""
-        if isinstance(node, ast.Constant):
-            return node.value == 0
-        return isinstance(node, ast.Name) and self._range(node, line, depth + 1, upper=True) == "0" \
-            and self._range(node, line, depth + 1, upper=False) == "0"
-
     def _nonneg(self, node: ast.expr, line: int, depth: int) -> bool:
         low = self._range(node, line, depth + 1, upper=False)
         if low is None:
@@ -409,6 +314,103 @@ class Values:
         return None
 
 
+# -- calls, one handler per short name (module functions over the engine, pyflakes' handler
+# pattern: the class keeps the walk, the table here the call kinds) --------------------------
+def _where(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    if len(node.args) != 3:
+        return None
+    if _never_negative_test(v, node.args[0], line, depth):
+        # Negative-index wrapping `where(i < 0, i + 130, i)` of an index known to be >= 0.
+        return v._range(node.args[2], line, depth, upper)
+    a, b = v._range(node.args[1], line, depth, upper), v._range(node.args[2], line, depth, upper)
+    if a is None or b is None:
+        # Negative-index wrapping `where(i < 0, i + ks, i)` of loaded data stays unknown.
+        return None
+    return f"{'max' if upper else 'min'}({a}, {b})"
+
+def _same_value(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    """`x.to(dtype)` and `broadcast_to(x, ...)`, `copy(x)`, `cast(x)`...: the value of x."""
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+        return v._range(node.func.value, line, depth, upper)
+    return v._range(node.args[0], line, depth, upper) if node.args else None
+
+def _rounding(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    if not node.args:
+        return None
+    a = v._range(node.args[0], line, depth, upper)
+    return None if a is None else f"{call_name(node).split('.')[-1]}({a})"
+
+def _truncating(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    """`int64_t(tmp11 + tmp12)`: C++'s cast to an integer type truncates toward zero."""
+    if len(node.args) != 1:
+        return None
+    a = v._range(node.args[0], line, depth, upper)
+    return None if a is None else f"trunc({a})"
+
+def _floordiv(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    if len(node.args) != 2:
+        return None
+    return v._range(ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1]), line, depth, upper)
+
+def _min_max(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    if len(node.args) != 2:
+        return None
+    is_min = call_name(node).split(".")[-1] in ("minimum", "min")
+    a, b = v._range(node.args[0], line, depth, upper), v._range(node.args[1], line, depth, upper)
+    if a is None or b is None:
+        # min(a, unknown) <= a; max(a, unknown) >= a: one known side still bounds that end.
+        return (a or b) if is_min == upper else None
+    return f"{'min' if is_min else 'max'}({a}, {b})"
+
+def _full(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    return v._range(node.args[1], line, depth, upper) if len(node.args) >= 2 else None
+
+def _arange(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    if len(node.args) < 2 or upper:
+        return None
+    return v._range(node.args[0], line, depth, False)
+
+def _load(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    """A load of a pointer whose buffer's values are known (`load_ranges`); other loads are data."""
+    pointer = load_pointer(node)
+    found = v.load_ranges.get(pointer) if pointer is not None else None
+    return None if found is None else found[1 if upper else 0]
+
+def _scan(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    """`tl.associative_scan((x,), axis, add_helper)`: a cumulative sum along the reduction dim of
+    r0_numel elements lies in [min(0, n*lo), n*hi] (hi >= 0 and lo known)."""
+    if len(node.args) != 3 or not isinstance(node.args[0], ast.Tuple) or len(node.args[0].elts) != 1:
+        return None
+    combine = node.args[2]
+    if not isinstance(combine, ast.Name) or v.facts.combines.get(combine.id) != "add":
+        return None
+    n = v._numel("r0_", line, depth) or v._numel("r", line, depth)
+    return None if n is None else scan_sum_range(n, v._range(node.args[0].elts[0], line, depth, False),
+                                                 v._range(node.args[0].elts[0], line, depth, True), upper)
+
+def _never_negative_test(v: Values, test: ast.expr, line: int, depth: int) -> bool:
+    """`v < 0` (directly or through a name) where v is known to be >= 0: the test never holds."""
+    for _ in range(8):
+        if not isinstance(test, ast.Name):
+            break
+        found = v.definition(test.id, line)
+        if found is None:
+            return False
+        line, test = found
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt)
+            and _is_zero(v, test.comparators[0], line, depth)):
+        return False
+    return v._nonneg(test.left, line, depth)
+
+def _is_zero(v: Values, node: ast.expr, line: int, depth: int) -> bool:
+    """`0`, or a name that holds 0 (C++ vector code compares with `tmp6 = VectorizedN(tmp5)`,
+    `tmp5 = static_cast<int64_t>(0)`)."""
+    if isinstance(node, ast.Constant):
+        return node.value == 0
+    return isinstance(node, ast.Name) and v._range(node, line, depth + 1, upper=True) == "0" \
+        and v._range(node, line, depth + 1, upper=False) == "0"
+
+
 _RANGE_HANDLERS: dict[type, _Handler] = {
     ast.Constant: Values._constant,
     ast.Name: Values._name,
@@ -422,18 +424,18 @@ _RANGE_HANDLERS: dict[type, _Handler] = {
     **{kind: Values._no_range for kind in (ast.Attribute, ast.Tuple, ast.List, ast.Slice)},
 }
 _CALL_HANDLERS: dict[str, _Handler] = {
-    "where": Values._where,
+    "where": _where,
     # C++'s functional casts `float(a * b)`, `double(x)` too: exact for the integers sizes take.
-    **{name: Values._same_value for name in ("to", "broadcast_to", "copy", "cast", "reshape", "expand_dims",
+    **{name: _same_value for name in ("to", "broadcast_to", "copy", "cast", "reshape", "expand_dims",
                                              "convert", "float", "double")},
-    **{name: Values._rounding for name in ("trunc", "floor", "ceil")},
-    **{name: Values._truncating for name in ("int64_t", "int32_t", "int", "long")},
-    "floordiv": Values._floordiv,
-    **{name: Values._min_max for name in ("minimum", "maximum", "min", "max")},
-    "full": Values._full,
-    "arange": Values._arange,
-    "load": Values._load,
-    "associative_scan": Values._scan,
+    **{name: _rounding for name in ("trunc", "floor", "ceil")},
+    **{name: _truncating for name in ("int64_t", "int32_t", "int", "long")},
+    "floordiv": _floordiv,
+    **{name: _min_max for name in ("minimum", "maximum", "min", "max")},
+    "full": _full,
+    "arange": _arange,
+    "load": _load,
+    "associative_scan": _scan,
 }
 
 

@@ -21,10 +21,10 @@ from typing import Callable
 from ..expr import intervals
 from ..parse.kernels import KernelFacts, parse_triton
 from ..core.messages import CHAIN
-from ..core.model import Model, shim_op
+from ..core.model import shim_op
+from .context import LinkContext
 from .shapes import ShapeReader
 from ..expr.values import POINTER_PARAM, Values, scan_sum_range
-from ..parse.wrapper import WrapperFacts
 
 Range = tuple[str, str]
 _DEPTH = 20
@@ -107,11 +107,10 @@ class BufferRanges:
     """Answers `load_ranges(facts, launch)`: the known value range of each buffer a launch passes
     to a kernel's pointer parameters. Built by the linker once its launches exist."""
 
-    def __init__(self, model: Model, wrapper: WrapperFacts, kfacts: dict[str, KernelFacts],
-                 producers: dict[str, list[int]], canonical: Callable[[str], str], resolve: Callable[[str], str],
-                 param_map: Callable[[KernelFacts, int], dict[str, str]]) -> None:
-        self.model, self.wrapper, self.kfacts = model, wrapper, kfacts
-        self.producers, self.canonical, self.resolve, self.param_map = producers, canonical, resolve, param_map
+    def __init__(self, ctx: LinkContext) -> None:
+        self.model, self.wrapper, self.kfacts = ctx.model, ctx.wrapper, ctx.kfacts
+        self.producers, self.canonical, self.resolve, self.param_map = ctx.producers, ctx.canonical, ctx.resolve, \
+            ctx.param_map
         self._memo: dict[tuple[str, int], Range | None] = {}
         self._walked: dict[str, KernelFacts | None] = {}
         self._calls: dict | None = None

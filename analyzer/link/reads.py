@@ -19,6 +19,7 @@ from typing import Callable, Iterable
 from ..expr import intervals
 from ..parse.kernels import KernelFacts, Values
 from ..core.model import Constant, ConstantRead, DimRef, Model
+from .context import LinkContext
 
 _POINTER = re.compile(r"^(in_out_ptr|in_ptr)\d+$")
 
@@ -134,19 +135,20 @@ def _shaped(constants: dict, arg: str) -> bool:
     return const is not None and bool(const.shape)
 
 
-def annotate(model: Model, wrapper, kfacts: dict[str, KernelFacts], param_map, sources, canonical, resolve) -> None:
+def annotate(ctx: LinkContext) -> None:
     """After linking: every kernel's constant reads (`model.constant_reads`), and the shapes of extern
     calls' arguments and the size checks (`shapes.annotate`), derived-dim relations (`derive.derive`)."""
     from . import derive, shapes
 
-    shapes.annotate(model, wrapper, canonical, resolve)
+    model = ctx.model
+    shapes.annotate(model, ctx.wrapper, ctx.canonical, ctx.resolve)
     derive.derive(model)   # reads the size checks and the exported program's expressions
     launches: dict[str, list[int]] = {}
     for i, launch in enumerate(model.launches):
         if not launch.extern:
             launches.setdefault(launch.kernel, []).append(i)
     constants = {c.name: c for c in model.constants}  # once: a 48-layer model has hundreds
-    for name, facts in kfacts.items():
+    for name, facts in ctx.kfacts.items():
         if name in launches:
-            model.constant_reads += constant_reads(facts, None, model, launches[name], param_map, sources,
+            model.constant_reads += constant_reads(facts, None, model, launches[name], ctx.param_map, ctx.sources,
                                                    constants)

@@ -16,21 +16,21 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Iterator
+from typing import Iterator
 
 from ..expr import intervals
 from ..parse.kernels import KernelFacts
-from ..core.model import Access, Model
+from ..core.model import Access
+from .context import LinkContext
 from .shapes import allocations
 from ..expr.values import Values, call_name, load_pointer
-from ..parse.wrapper import WrapperFacts
 
 
-def annotate(model: Model, wrapper: WrapperFacts, kfacts: dict[str, KernelFacts],
-             param_map: Callable[[KernelFacts, int], dict[str, str]], canonical: Callable[[str], str],
-             resolve: Callable[[str], str]) -> None:
+def annotate(ctx: LinkContext) -> None:
     """Fill `model.accesses`: one record per write and read of a generated kernel at each of its
     launches, where the buffer's size and the access's loops are known."""
+    model, wrapper, kfacts = ctx.model, ctx.wrapper, ctx.kfacts
+    param_map, canonical, resolve = ctx.param_map, ctx.canonical, ctx.resolve
     allocated = allocations(wrapper)
     shapes = {inp.name: tuple(str(d.value) if d.value is not None else str(d.symbol) for d in inp.dims)
               for inp in model.inputs if inp.dims and all(d.value is not None or d.symbol for d in inp.dims)}

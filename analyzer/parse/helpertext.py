@@ -55,8 +55,7 @@ def split_helpers(data: bytes) -> tuple[bytes, list[HelperText]]:
         head = data.find(b"\ntemplate <", pos)
         if head < 0:
             break
-        start = head + 1
-        pos = start
+        start = pos = head + 1
         m = _HELPER_HEAD.match(data, start)
         if m is None:
             continue

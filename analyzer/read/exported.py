@@ -21,10 +21,8 @@ What we take from the JSON (schema 8.x, torch 2.11-2.13):
 - `guards_code` (torch 2.9+; 2.6-2.8 write none): the guards export kept, as Python text, copied to
   `Model.guards` and read by analyzer.query.guards (parsed with `ast`, never evaluated).
 
-`apply()` copies the user's names and the declared ranges onto the linked model's inputs.
-
-Long module: reading (through archive.py), the JSON schema walk, sympy `srepr` parsing and applying
-the result to the model are one chain over one document; they change together with torch's schema.
+sympytext.py turns the `srepr` expressions into text; exported_apply.py's `apply()` copies the user's
+names and the declared ranges onto the linked model's inputs.
 """
 
 from __future__ import annotations
@@ -33,14 +31,13 @@ import dataclasses
 import json
 import math
 import os
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ..core import budget
-from ..core.model import GraphNode, Model, Problem, ProblemKind, input_position
+from ..core.model import GraphNode
+from .sympytext import declared_range, expr_text, norm
 
 if TYPE_CHECKING:  # for the annotations; `_read_archive` imports it when it runs
     from . import archive
@@ -294,7 +291,7 @@ def _parse_doc(doc: Any, path: str, member: str, name: str, where: str) -> Expor
         raise ValueError(f"{where}: unknown exported-program layout (range_constraints)")
     for key, rng in raw_ranges.items():
         if isinstance(rng, dict):
-            ranges[_norm(_expr_text(key))] = (_bound(rng.get("min_val"), upper=False),
+            ranges[norm(expr_text(key))] = (_bound(rng.get("min_val"), upper=False),
                                               _bound(rng.get("max_val"), upper=True))
 
     inputs: list[ExportedInput] = []
@@ -420,8 +417,8 @@ def _tensor_input(name: str, meta: dict, ranges: dict, where: str) -> ExportedIn
             expr = svalue.get("expr_str") if isinstance(svalue, dict) else svalue
             if not isinstance(expr, str):
                 raise ValueError(f"{where}: tensor {name!r} dim {dim}: no expr_str")
-            text = _expr_text(expr)
-            lo, hi = _declared_range(text, ranges)
+            text = expr_text(expr)
+            lo, hi = declared_range(text, ranges)
             dims.append(DeclaredDim(dim=dim, symbol=text, value=None, min=lo, max=hi))
         else:
             raise ValueError(f"{where}: tensor {name!r} dim {dim}: unknown size kind {skind!r}")
@@ -432,213 +429,3 @@ def _tensor_input(name: str, meta: dict, ranges: dict, where: str) -> ExportedIn
     dtype_code = meta.get("dtype")
     dtype = _SCHEMA_DTYPES.get(dtype_code) if isinstance(dtype_code, int) else None
     return ExportedInput(name=name, dims=tuple(dims), kind="tensor", dtype=dtype, device=device)
-
-
-# ---------------------------------------------------------------------------------------------
-# Size expressions: sympy srepr ("Mul(Integer(2), Symbol('s77', positive=True))") -> "2*s77"
-
-_TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>-?\d+)|(?P<str>'[^']*'|\"[^\"]*\")"
-                    r"|(?P<punct>[(),=]))")
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", "", text)
-
-
-def _expr_text(expr: str) -> str:
-    """Plain infix text for a size expression; srepr is parsed, anything else returned as is."""
-    if "Symbol(" not in expr and "Integer(" not in expr:
-        return expr.strip()
-    try:
-        node, pos = _parse_srepr(expr, 0, depth=0)
-    except (ValueError, IndexError, RecursionError):
-        return expr.strip()
-    if expr[pos:].strip():
-        return expr.strip()
-    return _render(node)
-
-
-def _parse_srepr(text: str, pos: int, depth: int) -> tuple[tuple, int]:
-    """One srepr call: ("sym", name) | ("int", n) | (head, [args]). Keyword args are dropped."""
-    if depth > 64:
-        raise ValueError("too deep")
-    match = _TOKEN.match(text, pos)
-    if not match:
-        raise ValueError("bad token")
-    pos = match.end()
-    if match.group("num") is not None:
-        return ("int", int(match.group("num"))), pos
-    if match.group("str") is not None:
-        return ("str", match.group("str")[1:-1]), pos
-    head = match.group("name")
-    if head is None:
-        raise ValueError("expected a name")
-    nxt = _TOKEN.match(text, pos)
-    if not nxt or nxt.group("punct") != "(":
-        return ("name", head), pos            # a bare word: True, False, oo
-    pos = nxt.end()
-    args: list[tuple] = []
-    while True:
-        tok = _TOKEN.match(text, pos)
-        if not tok:
-            raise ValueError("unterminated call")
-        if tok.group("punct") == ")":
-            pos = tok.end()
-            break
-        if tok.group("punct") == ",":
-            pos = tok.end()
-            continue
-        # keyword argument: name '=' value -> skip
-        after = _TOKEN.match(text, tok.end())
-        if tok.group("name") and after and after.group("punct") == "=":
-            _, pos = _parse_srepr(text, after.end(), depth + 1)
-            continue
-        arg, pos = _parse_srepr(text, pos, depth + 1)
-        args.append(arg)
-    if head == "Symbol" and args and args[0][0] == "str":
-        return ("sym", args[0][1]), pos
-    if head == "Integer" and args and args[0][0] == "int":
-        return ("int", args[0][1]), pos
-    return (head, args), pos
-
-
-_INFIX = {"Mul": "*", "Add": " + "}
-_FUNCS = {"FloorDiv": "//", "Mod": "%", "PythonMod": "%", "CleanDiv": "//"}
-
-
-def _render(node: tuple) -> str:
-    kind, payload = node
-    if kind == "sym":
-        return payload
-    if kind == "int":
-        return str(payload)
-    if kind in ("str", "name"):
-        return str(payload)
-    args = payload
-    if kind == "Mul":
-        # Mul(Integer(-1), x) prints as -x
-        if len(args) == 2 and args[0] == ("int", -1):
-            return "-" + _wrap(args[1], for_mul=True)
-        return "*".join(_wrap(arg, for_mul=True) for arg in args)
-    if kind == "Add":
-        text = _render(args[0]) if args else "0"
-        for arg in args[1:]:
-            piece = _render(arg)
-            text += f" - {piece[1:]}" if piece.startswith("-") else f" + {piece}"
-        return text
-    if kind in _FUNCS and len(args) == 2:
-        return f"{_wrap(args[0], True)}{_FUNCS[kind]}{_wrap(args[1], True)}"
-    if kind == "Pow" and len(args) == 2:
-        return f"{_wrap(args[0], True)}**{_wrap(args[1], True)}"
-    if kind == "Rational" and len(args) == 2:
-        return f"{_render(args[0])}/{_render(args[1])}"
-    name = {"Max": "max", "Min": "min"}.get(kind, kind)
-    return f"{name}({', '.join(_render(arg) for arg in args)})"
-
-
-def _wrap(node: tuple, for_mul: bool) -> str:
-    text = _render(node)
-    if for_mul and node[0] == "Add":
-        return f"({text})"
-    return text
-
-
-_AFFINE = re.compile(r"^(?:(?P<a>\d+)\*)?(?P<sym>[A-Za-z_]\w*)(?:(?P<op>[+-])(?P<b>\d+))?$")
-
-
-def _declared_range(text: str, ranges: dict) -> tuple[int | None, int | None]:
-    """A dim's range: its own range_constraints entry, else derived from `a*s + b` of one root."""
-    key = _norm(text)
-    if key in ranges:
-        return ranges[key]
-    match = _AFFINE.match(key)
-    if not match or match.group("sym") not in ranges:
-        return None, None
-    a = int(match.group("a") or 1)
-    b = int(match.group("b") or 0) * (-1 if match.group("op") == "-" else 1)
-    lo, hi = ranges[match.group("sym")]
-    return (None if lo is None else a * lo + b), (None if hi is None else a * hi + b)
-
-
-# ---------------------------------------------------------------------------------------------
-# Linking into the model
-
-
-class MismatchError(ValueError):
-    """The exported program or the input names the user gave do not fit the package; `option`
-    names the command-line option it came from."""
-
-    def __init__(self, option: str, reason: str) -> None:
-        super().__init__(reason)
-        self.option = option
-
-
-def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] = (), strict: bool = False) -> None:
-    """Set `Input.user_name`, `Dim.declared_min/declared_max/declared_expr` and the model's
-    `declared_ranges` (range_constraints) from an exported program.
-
-    Inputs are matched by position (`inputs_info_` order == the exported program's user inputs).
-    When the exported program does not fit the package (input count, rank or a static size
-    differ), nothing of it is applied and a Problem says why: a wrong mapping would put the
-    user's names on the wrong tensors. `input_names` (e.g. from the command line) override the
-    exported program's names; empty entries keep them. Names that cannot fit, and with `strict`
-    (an exported program the user named) a mismatch, raise MismatchError instead.
-    """
-    names = list(input_names)
-    if len(names) > len(model.inputs) and model.inputs:
-        raise MismatchError("--input-names", f"{len(names)} names given but model {model.name!r} has "
-                            f"{len(model.inputs)} input{'s' if len(model.inputs) != 1 else ''}")
-    if ep is not None:
-        mismatch = _mismatch(model, ep)
-        if mismatch and strict:
-            raise MismatchError("--exported-program", f"model {model.name!r}: {mismatch}")
-        if mismatch:
-            model.problems.append(Problem(
-                message=f"exported program {ep.path} does not match the package: {mismatch}; "
-                        "its input names and declared ranges were not used",
-                kind=ProblemKind.PARSE))
-        else:
-            model.graph = list(ep.nodes)
-            model.declared_ranges = dict(ep.range_constraints)
-            model.guards = list(ep.guards)
-            shared: dict[str, list] = {}
-            for inp, declared in zip(model.inputs, ep.inputs):
-                inp.user_name = declared.name
-                by_dim = {d.dim: d for d in declared.dims}
-                for dim in inp.dims:
-                    decl = by_dim.get(dim.dim)
-                    if decl is not None:
-                        dim.declared_min, dim.declared_max = decl.min, decl.max
-                        dim.declared_expr = decl.symbol if decl.value is None else None
-                        if decl.symbol and decl.value is None:
-                            shared.setdefault(decl.symbol, []).append(dim)
-            # Dims the export declared with one Dim are equal by contract. Where the package kept no
-            # symbol for one of them (torch 2.11 CUDA wrappers emit no assert_size_stride), give it
-            # the symbol of its twin, so witnesses keep them equal.
-            for dims in shared.values():
-                symbols = [d.symbol for d in dims if d.symbol]
-                if symbols:
-                    for dim in dims:
-                        if dim.symbol is None:
-                            dim.symbol = symbols[0]
-    for inp, name in zip(model.inputs, names):
-        if name:
-            inp.user_name = name
-
-
-def _mismatch(model: Model, ep: ExportedProgram) -> str | None:
-    if len(model.inputs) != len(ep.inputs):
-        return (f"{len(ep.inputs)} user inputs ({', '.join(i.name for i in ep.inputs) or 'none'}) "
-                f"but the package has {len(model.inputs)}")
-    for inp, declared in zip(model.inputs, ep.inputs):
-        if not inp.dims or declared.kind != "tensor":
-            continue
-        # Unchecked inputs (torch 2.6) show only the dims their code reads: at least that rank.
-        if len(inp.dims) != len(declared.dims) and (inp.rank_known or len(inp.dims) > len(declared.dims)):
-            return (f"{input_position(inp.index)} ({declared.name}) has rank {len(declared.dims)} in the "
-                    f"exported program but {len(inp.dims)} in the package")
-        for dim, decl in zip(inp.dims, declared.dims):
-            if dim.value is not None and decl.value is not None and dim.value != decl.value:
-                return (f"{input_position(inp.index)} ({declared.name}) dim {dim.dim} is {decl.value} in the "
-                        f"exported program but {dim.value} in the package")
-    return None

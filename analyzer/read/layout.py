@@ -193,18 +193,7 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
         for member in pkg.members:
             if member.startswith(model_members.prefix):
                 owner[member] = model
-    parsed: set[str] = set()
-    covered: dict[str, set[int]] = {}
-    for model in package.models:
-        if model.wrapper_path:
-            parsed.add(model.wrapper_path)
-        parsed.update(model.kernel_paths)
-        located = [a.location for a in model.assertions] + [loc for _, _, loc in model.kernel_messages] \
-            + [loc for _, _, loc in model.zero_checks]
-        for loc in located:
-            if loc is not None and loc.line > 0:
-                # An assertion's message may sit a few lines below its call.
-                covered.setdefault(loc.path, set()).update(range(loc.line, loc.line + 4))
+    parsed, covered = _coverage(package)
     for member in pkg.members:
         if member in pkg.symlinks or pkg.is_binary(member):
             continue
@@ -225,28 +214,51 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
             _problem(package, owner.get(member), Problem(
                 "member holds C++/Triton source that no parser read (not a wrapper or kernel of a known "
                 "layout); its assertions are not checked", Location(member), kind=ProblemKind.PARSE))
-        listed = 0
-        for line, text in scan_text(data):
-            if line in covered.get(member, ()):
-                continue
-            listed += 1
-            if listed > MAX_LISTED:
-                continue  # counted, and said once below
-            owner_model = owner.get(member)
-            reason = (f"check text at {member}:{line} is not in any kernel the analyzer parsed"
-                      if member not in parsed else
-                      f"check text at {member}:{line} was not recognised as an assertion the analyzer links")
-            if owner_model is not None:
-                owner_model.assertions.append(Assertion(kernel="(unparsed code)", message=_message_of(text),
-                                                  location=Location(member, line, 1), linked=False,
-                                                  unlinked_reason=reason))
-            else:
-                package.problems.append(Problem(f"{reason}: {text}", Location(member, line, 1), kind=ProblemKind.PARSE))
-        if listed > MAX_LISTED:
-            _problem(package, owner.get(member), Problem(
-                f"{listed - MAX_LISTED:,} more lines of check text in {member} are not checked (the first "
-                f"{MAX_LISTED:,} are listed)", Location(member), kind=ProblemKind.PARSE))
+        _uncovered_checks(package, owner.get(member), member, data, member in parsed, covered.get(member, set()))
     return source_members
+
+
+def _coverage(package: Package) -> tuple[set[str], dict[str, set[int]]]:
+    """(the members a parser read, member -> the lines the linked facts cover)."""
+    parsed: set[str] = set()
+    covered: dict[str, set[int]] = {}
+    for model in package.models:
+        if model.wrapper_path:
+            parsed.add(model.wrapper_path)
+        parsed.update(model.kernel_paths)
+        located = [a.location for a in model.assertions] + [loc for _, _, loc in model.kernel_messages] \
+            + [loc for _, _, loc in model.zero_checks]
+        for loc in located:
+            if loc is not None and loc.line > 0:
+                # An assertion's message may sit a few lines below its call.
+                covered.setdefault(loc.path, set()).update(range(loc.line, loc.line + 4))
+    return parsed, covered
+
+
+def _uncovered_checks(package: Package, owner_model: Model | None, member: str, data: bytes, parsed: bool,
+                      covered: set[int]) -> None:
+    """Each check text of `member` outside the `covered` lines: an unlinked assertion of the model
+    owning it, else a package problem; past MAX_LISTED only counted."""
+    listed = 0
+    for line, text in scan_text(data):
+        if line in covered:
+            continue
+        listed += 1
+        if listed > MAX_LISTED:
+            continue  # counted, and said once below
+        reason = (f"check text at {member}:{line} is not in any kernel the analyzer parsed"
+                  if not parsed else
+                  f"check text at {member}:{line} was not recognised as an assertion the analyzer links")
+        if owner_model is not None:
+            owner_model.assertions.append(Assertion(kernel="(unparsed code)", message=_message_of(text),
+                                                    location=Location(member, line, 1), linked=False,
+                                                    unlinked_reason=reason))
+        else:
+            package.problems.append(Problem(f"{reason}: {text}", Location(member, line, 1), kind=ProblemKind.PARSE))
+    if listed > MAX_LISTED:
+        _problem(package, owner_model, Problem(
+            f"{listed - MAX_LISTED:,} more lines of check text in {member} are not checked (the first "
+            f"{MAX_LISTED:,} are listed)", Location(member), kind=ProblemKind.PARSE))
 
 
 # Check lines listed one by one per member; past this (hostile text: a real member holds hundreds)

@@ -134,71 +134,97 @@ def render_text(package: Package, color: bool = False) -> str:
         out.append("  no models")
     for model in package.models:
         out.append("")
-        device = t(model.device or "unknown device")
-        cc = model.metadata.get("AOTI_COMPUTE_CAPABILITY")
-        extra = f", sm_{t(cc)}" if cc else ""
-        extra += ", package_cpp_only" if model.cpp_only else ""
-        out.append(f"model {t(repr(model.name))} ({device}{extra})")
-        if model.wrapper_path:
-            out.append(f"  wrapper: {t(model.wrapper_path)}")
-        if model.metadata:
-            meta = ", ".join(f"{k}={v}" for k, v in sorted(model.metadata.items()) if v not in ("", None))
-            out.append(f"  metadata: {t(meta)}")
-        if model.checks_gated:
-            out.append("  input checks: run only when AOTI_RUNTIME_CHECK_INPUTS=1 is set")
-        elif model.checks_gated is False:
-            out.append("  input checks: run at every call")
-        out.append(f"  inputs ({len(model.inputs)}):")
-        rows = [["#", "name", "dtype", "dim", "symbol", "compiled", "enforced"]]
-        relations = _relations(model)
-        for inp in model.inputs:
-            name = t(inp.name + (f" ({inp.user_name})" if inp.user_name else ""))
-            if not inp.dims:
-                rows.append([str(inp.index), name, t(inp.dtype or "?"), "-", "-", "-", "-"])
-            for dim in inp.dims:
-                first = dim.dim == 0
-                declared = declared_clause(dim)
-                rel = relations.get((inp.index, dim.dim))
-                if rel is not None:
-                    declared += f", multiple of {rel.n} ({rel.n}*{rel.symbol}" + \
-                        (f"{rel.offset:+d}" if rel.offset else "") + \
-                        (f", checked: {CHECKED_CELL[rel.enforced]})" if rel.enforced != dim.enforced else ")")
-                rows.append([str(inp.index) if first else "", name if first else "", t(inp.dtype or "?") if first else "",
-                             str(dim.dim), t(dim.symbol or "-"), t(_range(dim) + declared),
-                             CHECKED_CELL[dim.enforced]])
-        out.extend("    " + line for line in _table(rows))
-        laid = [inp for inp in model.inputs if inp.strides is not None]
-        if laid:
-            out.append("  layout: " + ", ".join(
-                f"{t(inp.display)} {t(inp.dtype or '?')} strides {t(stride_text(inp.strides))} "
-                f"({CHECKED_CELL[inp.layout_enforced]})" for inp in laid))
-        if model.constants:
-            out.append(f"  constants ({len(model.constants)}): "
-                       + t(", ".join(f"{c.name}{list(c.shape) if c.shape else ''}" for c in model.constants)))
-        derived = [s for s in model.symbols.values() if s.source is None and not s.is_stride and not s.unbacked]
-        if derived:
-            out.append("  derived sizes: " + t(", ".join(f"{s.name} = {s.expr}" for s in derived)))
-        unbacked = [s for s in model.symbols.values() if s.unbacked]
-        if unbacked:
-            out.append("  data-dependent sizes: " + t(", ".join(
-                f"{s.name} (from the values of "
-                + (", ".join(model.input_text(i) for i in s.value_inputs if i < len(model.inputs)) or "an intermediate tensor")
-                + (f"; checked {span(s.min, s.max)}" if s.min is not None or s.max is not None else "") + ")"
-                for s in unbacked)))
-        out.append(f"  kernels: {len(model.kernels)}, launches: {len(model.launches)}")
-        out.append(f"  assertions ({len(model.assertions)}):")
-        attributor = source.Attributor(model) if model.graph else None
-        for a in model.assertions:
-            out.append(f"    {t(a.location)}")
-            out.append(f"      {t(a.kernel)}: \"{t(a.message)}\"")
-            found = source.for_assertion(attributor, a) if attributor is not None else None
-            if found is not None:
-                out.append(f"      source: {t(found.describe())}" + (f": {t(found.code)}" if found.code else ""))
-            if not a.linked:
-                out.append(f"      not linked: {t(a.unlinked_reason)}")
-            for line in a.chain:
-                out.append(f"      -> {t(line)}")
-        for problem in model.problems:
-            where = f" ({t(problem.location)})" if problem.location else ""
-            out.append(f"  problem: {t(problem.message)}{where}")
+        out.extend(_model_lines(model))
     return terminal_lines("\n".join(out) + "\n")
+
+
+def _model_lines(model: Model) -> list[str]:
+    """One model's block: what it is, its inputs, sizes, assertions and problems."""
+    out = []
+    device = t(model.device or "unknown device")
+    cc = model.metadata.get("AOTI_COMPUTE_CAPABILITY")
+    extra = f", sm_{t(cc)}" if cc else ""
+    extra += ", package_cpp_only" if model.cpp_only else ""
+    out.append(f"model {t(repr(model.name))} ({device}{extra})")
+    if model.wrapper_path:
+        out.append(f"  wrapper: {t(model.wrapper_path)}")
+    if model.metadata:
+        meta = ", ".join(f"{k}={v}" for k, v in sorted(model.metadata.items()) if v not in ("", None))
+        out.append(f"  metadata: {t(meta)}")
+    if model.checks_gated:
+        out.append("  input checks: run only when AOTI_RUNTIME_CHECK_INPUTS=1 is set")
+    elif model.checks_gated is False:
+        out.append("  input checks: run at every call")
+    out.append(f"  inputs ({len(model.inputs)}):")
+    out.extend("    " + line for line in _table(_input_rows(model)))
+    out.extend(_size_lines(model))
+    out.append(f"  kernels: {len(model.kernels)}, launches: {len(model.launches)}")
+    out.append(f"  assertions ({len(model.assertions)}):")
+    out.extend(_assertion_lines(model))
+    for problem in model.problems:
+        where = f" ({t(problem.location)})" if problem.location else ""
+        out.append(f"  problem: {t(problem.message)}{where}")
+    return out
+
+
+def _input_rows(model: Model) -> list[list[str]]:
+    """The inputs table: one row per dim, the input's own cells on its first."""
+    rows = [["#", "name", "dtype", "dim", "symbol", "compiled", "enforced"]]
+    relations = _relations(model)
+    for inp in model.inputs:
+        name = t(inp.name + (f" ({inp.user_name})" if inp.user_name else ""))
+        if not inp.dims:
+            rows.append([str(inp.index), name, t(inp.dtype or "?"), "-", "-", "-", "-"])
+        for dim in inp.dims:
+            first = dim.dim == 0
+            declared = declared_clause(dim)
+            rel = relations.get((inp.index, dim.dim))
+            if rel is not None:
+                declared += f", multiple of {rel.n} ({rel.n}*{rel.symbol}" + \
+                    (f"{rel.offset:+d}" if rel.offset else "") + \
+                    (f", checked: {CHECKED_CELL[rel.enforced]})" if rel.enforced != dim.enforced else ")")
+            rows.append([str(inp.index) if first else "", name if first else "", t(inp.dtype or "?") if first else "",
+                         str(dim.dim), t(dim.symbol or "-"), t(_range(dim) + declared),
+                         CHECKED_CELL[dim.enforced]])
+    return rows
+
+
+def _size_lines(model: Model) -> list[str]:
+    """Layouts, constants, and the sizes the package derives or reads from data."""
+    out = []
+    laid = [inp for inp in model.inputs if inp.strides is not None]
+    if laid:
+        out.append("  layout: " + ", ".join(
+            f"{t(inp.display)} {t(inp.dtype or '?')} strides {t(stride_text(inp.strides))} "
+            f"({CHECKED_CELL[inp.layout_enforced]})" for inp in laid))
+    if model.constants:
+        out.append(f"  constants ({len(model.constants)}): "
+                   + t(", ".join(f"{c.name}{list(c.shape) if c.shape else ''}" for c in model.constants)))
+    derived = [s for s in model.symbols.values() if s.source is None and not s.is_stride and not s.unbacked]
+    if derived:
+        out.append("  derived sizes: " + t(", ".join(f"{s.name} = {s.expr}" for s in derived)))
+    unbacked = [s for s in model.symbols.values() if s.unbacked]
+    if unbacked:
+        out.append("  data-dependent sizes: " + t(", ".join(
+            f"{s.name} (from the values of "
+            + (", ".join(model.input_text(i) for i in s.value_inputs if i < len(model.inputs)) or "an intermediate tensor")
+            + (f"; checked {span(s.min, s.max)}" if s.min is not None or s.max is not None else "") + ")"
+            for s in unbacked)))
+    return out
+
+
+def _assertion_lines(model: Model) -> list[str]:
+    """Each assertion, where it is, the user's code behind it and its chain to the input."""
+    out = []
+    attributor = source.Attributor(model) if model.graph else None
+    for a in model.assertions:
+        out.append(f"    {t(a.location)}")
+        out.append(f"      {t(a.kernel)}: \"{t(a.message)}\"")
+        found = source.for_assertion(attributor, a) if attributor is not None else None
+        if found is not None:
+            out.append(f"      source: {t(found.describe())}" + (f": {t(found.code)}" if found.code else ""))
+        if not a.linked:
+            out.append(f"      not linked: {t(a.unlinked_reason)}")
+        for line in a.chain:
+            out.append(f"      -> {t(line)}")
+    return out

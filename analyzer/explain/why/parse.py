@@ -181,16 +181,7 @@ def parse_failure(text: str, deadline: Deadline | None = None) -> list[Failure]:
         # Cheap literal tests first: the regexes only run on lines that can match.
         match = _DEVICE_ASSERT.search(line) if "Assertion `" in line else None
         if match:
-            msg = match.group("msg")
-            key: tuple[object, ...] = (FailureKind.INDEX_ASSERT, normalize(msg))
-            func = match.group("func")
-            if key in found:
-                found[key] = replace(found[key], count=found[key].count + 1)
-            else:
-                found[key] = _index_failure(msg, line.strip(), file=match.group("file"),
-                                            line=int(match.group("line")),
-                                            kernel=None if func == "unknown" else func)
-            last_key = key
+            last_key = _count_device_assert(found, match, line)
             continue
         match = _RAISED_FROM.search(line) if follows_index and "Exception raised from " in line else None
         if match and last_key is not None and found[last_key].kernel is None:
@@ -201,7 +192,7 @@ def parse_failure(text: str, deadline: Deadline | None = None) -> list[Failure]:
             continue
         msg = index_message(line) if INDEX_PREFIX in line else None
         if msg is not None:
-            key = (FailureKind.INDEX_ASSERT, normalize(msg))
+            key: tuple[object, ...] = (FailureKind.INDEX_ASSERT, normalize(msg))
             if key not in found:  # the CPU logs repeat it (`Error:`, then `RuntimeError:`)
                 found[key] = _index_failure(msg, line.strip())
             last_key = key
@@ -215,9 +206,7 @@ def parse_failure(text: str, deadline: Deadline | None = None) -> list[Failure]:
             continue
         match = _SYMBOL_ASSERT.search(line) if "Expected u" in line and " but received " in line else None
         if match:
-            failure = Failure(kind=FailureKind.SYMBOL_ASSERT, message=match.group(0), raw=line.strip(),
-                              symbol=match.group("symbol"), expected=f"{match.group('op')} {match.group('expected')}",
-                              got=match.group("got"))
+            failure = _symbol_failure(match, line)
             found.setdefault((failure.kind, failure.symbol, failure.expected), failure)
             continue
         failure = _extern_failure(line) if API_FAILED in line else None
@@ -236,6 +225,28 @@ def parse_failure(text: str, deadline: Deadline | None = None) -> list[Failure]:
         # model on that device could be the one.
         failures.append(Failure(kind=FailureKind.INDEX_ASSERT, message="", raw=generic_line))
     return failures
+
+
+def _symbol_failure(match: re.Match, line: str) -> Failure:
+    """`Expected u0 >= 1 but received 0`: an unbacked size's run-time check."""
+    return Failure(kind=FailureKind.SYMBOL_ASSERT, message=match.group(0), raw=line.strip(),
+                   symbol=match.group("symbol"), expected=f"{match.group('op')} {match.group('expected')}",
+                   got=match.group("got"))
+
+
+def _count_device_assert(found: dict[tuple, Failure], match: re.Match, line: str) -> tuple[object, ...]:
+    """A device assertion's line (one per failing thread): the first makes the failure, the rest
+    count; its key."""
+    msg = match.group("msg")
+    key: tuple[object, ...] = (FailureKind.INDEX_ASSERT, normalize(msg))
+    func = match.group("func")
+    if key in found:
+        found[key] = replace(found[key], count=found[key].count + 1)
+    else:
+        found[key] = _index_failure(msg, line.strip(), file=match.group("file"),
+                                    line=int(match.group("line")),
+                                    kernel=None if func == "unknown" else func)
+    return key
 
 
 def _index_match(text: str) -> tuple[int, re.Match] | None:
