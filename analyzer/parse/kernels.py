@@ -210,35 +210,37 @@ def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
     (node, line of its statement, line shift, column shift) in `walk_statements`' order over the
     body, from the parse of the whole function or (tritonlines.py) from one shared parse per line
     text, whose nodes sit at line 1 of their own line (the shifts place them)."""
-
-    def where(node: ast.AST, dl: int, dc: int) -> Location:
-        # The column shift is the indentation of a line parsed without it: line 1 of its parse.
-        line = getattr(node, "lineno", 1)
-        return Location(path, first_line + line + dl - 1,
-                        getattr(node, "col_offset", 0) + (dc if line == 1 else 0) + indent + 1)
-
+    where = functools.partial(_triton_location, path, first_line, indent)
     facts.locate = lambda line: Location(path, first_line + line - 1, indent + 1)
     # One pass over the body: definitions, assertions, and the division/reduction candidates
     # (checked once all definitions are known, since they read definitions by line).
+    candidates = _triton_read(facts, events, where)
+    values = Values(facts)
+    for raw in facts.assertions:
+        raw.space = _triton_space(values, raw.line)
+    _triton_candidates(facts, candidates, values, where)
+    return facts
+
+
+def _triton_location(path: str, first_line: int, indent: int, node: ast.AST, dl: int, dc: int) -> Location:
+    # The column shift is the indentation of a line parsed without it: line 1 of its parse.
+    line = getattr(node, "lineno", 1)
+    return Location(path, first_line + line + dl - 1, getattr(node, "col_offset", 0) + (dc if line == 1 else 0) + indent + 1)
+
+
+def _triton_read(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, int]],
+                 where: Callable[[ast.AST, int, int], Location]) -> list[tuple[ast.AST, int, int, int]]:
+    """Definitions, assertions and stores into `facts`; the division and reduction candidates returned."""
     candidates: list[tuple[ast.AST, int, int, int]] = []
     facts.stores = []
     pointer_uses: dict[str, int] = {}
-    params = facts.params
     for node, line, dl, dc in events:
         # The kinds read here are those tritonlines._read keeps: a new one goes in both.
         if isinstance(node, ast.Name):
             if node.id.startswith("out_ptr"):
                 pointer_uses[node.id] = pointer_uses.get(node.id, 0) + 1
         elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    facts.defs.setdefault(target.id, []).append((node.lineno + dl, node.value))
-                elif isinstance(target, ast.Tuple) and call_name_of(node.value).endswith("associative_scan"):
-                    # `tmp7, = tl.associative_scan((tmp6,), 1, fn)`: element i of the scan.
-                    for i, elt in enumerate(target.elts):
-                        if isinstance(elt, ast.Name):
-                            facts.defs.setdefault(elt.id, []).append(
-                                (node.lineno + dl, ast.Subscript(node.value, ast.Constant(i), ast.Load())))
+            _triton_assign(facts, node, dl)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
             facts.defs.setdefault(node.target.id, []).append((node.lineno + dl, node.value))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, DIVISION_OPS):
@@ -262,9 +264,24 @@ def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
     for pointer, uses in pointer_uses.items():
         if uses != sum(1 for st in facts.stores if st.pointer == pointer):
             facts.stores.append(RawStore(pointer, 0, None))  # also written some other way
-    values = Values(facts)
-    for raw in facts.assertions:
-        raw.space = _triton_space(values, raw.line)
+    return candidates
+
+
+def _triton_assign(facts: KernelFacts, node: ast.Assign, dl: int) -> None:
+    for target in node.targets:
+        if isinstance(target, ast.Name):
+            facts.defs.setdefault(target.id, []).append((node.lineno + dl, node.value))
+        elif isinstance(target, ast.Tuple) and call_name_of(node.value).endswith("associative_scan"):
+            # `tmp7, = tl.associative_scan((tmp6,), 1, fn)`: element i of the scan.
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Name):
+                    facts.defs.setdefault(elt.id, []).append(
+                        (node.lineno + dl, ast.Subscript(node.value, ast.Constant(i), ast.Load())))
+
+
+def _triton_candidates(facts: KernelFacts, candidates: list[tuple[ast.AST, int, int, int]], values: Values,
+                       where: Callable[[ast.AST, int, int], Location]) -> None:
+    """The candidates that divide by a kernel size, and the reductions (with the reduced extent)."""
     reduction_extent: str | None | bool = False  # computed on first use
     for node, line, dl, dc in candidates:
         found = division(values, node, line)
@@ -280,15 +297,13 @@ def triton_facts(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
             if reduction_extent is False:
                 reduction_extent = None
                 for numel in ("r0_numel", "rnumel"):
-                    if numel in facts.defs or numel in params:
+                    if numel in facts.defs or numel in facts.params:
                         reduction_extent = values.upper(ast.Name(numel), line)
                         if reduction_extent is not None:
                             break
             extent = reduction_extent if isinstance(reduction_extent, str) else None
             facts.reductions.append(RawReduction(_REDUCTIONS[short], extent, where(node, dl, dc),
                                                  _triton_space(values, line)))
-    return facts
-
 
 
 # Fields walked per node class: not the expression contexts and operators (`Load()`, `Add()`), leaf

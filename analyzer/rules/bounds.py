@@ -318,37 +318,7 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
             choices = witnesses[key]
             if not choices:
                 continue
-            ref, size = choices[0]
-            dim = model.known_dim(ref)
-            assignment = {ref: size}
-            value = W.evaluate_at(model, extent, assignment)
-            is_unbounded = sizes.unbounded(dim)
-            high_dim = sizes.effective_max(dim)
-            fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, extent),
-                          dim_display=W.dim_display(model, ref), where=where(ref), limit=size - 1,
-                          bound_value=bound_value, **outcome_fields(model, a),
-                          max=high_dim, max_origin=max_origin(dim), check_expr=W.check_expr(model, ref),
-                          no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
-            message = self.MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
-                               else "index-exceeds-constant-bound.bounded"]
-            enforced = dim.enforced is Enforcement.ALWAYS and dim.max is not None and dim.max == high_dim
-            fix = self.FIXES["index-exceeds-constant-bound.enforced" if enforced else "index-exceeds-constant-bound"]
-            chain = (*a.chain, self.CHAIN["index-exceeds-constant-bound.extent"].format(index_var=a.index_var or "the index",
-                                                      extent=fields["extent"],
-                                                      assignment=W.assignment_text(model, assignment),
-                                                      value=int_text(None if value is None else value - 1),
-                                                      bound_value=bound_value))
-            chain += E.value_reach(a)
-            # An error when the compiled range itself reaches past the bound: the package was built
-            # for those sizes and runs them into the check. Only the declared range doing so: a warning.
-            reaches = is_unbounded or _compiled_reaches(model, a)
-            yield self.finding(
-                model, ctx, message.format(**fields), a.location, subject=a,
-                outside_contract=not reaches, eager_rejects=E.eager_rejects_table(str(fields["outcome"])),
-                kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
-                witnesses=tuple(W.witness(model, {r: n}) for r, n in choices), fix=fix.format(**fields), chain=chain,
-                dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices),
-                key=f"extent:{W.normalize_expr(model, extent)}>{bound_value};kernel:{a.kernel}")
+            yield _table_finding(self, model, ctx, a, extent, bound_value, choices)
 
     def _value_driven(self, model: Model, ctx: Context, a: Assertion) -> Finding | None:
         """An extent set by an input's *values* (`torch.arange(n.item())`): only a runtime assert on
@@ -390,6 +360,41 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
         return FailingCondition("constant-table", f"({a.index_extent}) > {a.bound_value}",
                                 f"positions up to {W.display_expr(model, a.index_extent)} - 1 exceed the constant "
                                 f"table of {a.bound_value} rows in {a.kernel} (\"{a.message}\")")
+
+
+def _table_finding(rule: "IndexExceedsConstantBound", model: Model, ctx: Context, a: Assertion, extent: str,
+                   bound_value: int, choices: list[tuple[DimRef, int]]) -> Finding:
+    """The finding of one check whose extent reaches past its table: the smallest exceeding size of
+    each dim in `choices` (the first is the witness)."""
+    ref, size = choices[0]
+    dim = model.known_dim(ref)
+    assignment = {ref: size}
+    value = W.evaluate_at(model, extent, assignment)
+    is_unbounded = sizes.unbounded(dim)
+    high_dim = sizes.effective_max(dim)
+    fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, extent),
+                  dim_display=W.dim_display(model, ref), where=where(ref), limit=size - 1,
+                  bound_value=bound_value, **outcome_fields(model, a),
+                  max=high_dim, max_origin=max_origin(dim), check_expr=W.check_expr(model, ref),
+                  no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
+    message = rule.MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
+                            else "index-exceeds-constant-bound.bounded"]
+    enforced = dim.enforced is Enforcement.ALWAYS and dim.max is not None and dim.max == high_dim
+    fix = rule.FIXES["index-exceeds-constant-bound.enforced" if enforced else "index-exceeds-constant-bound"]
+    chain = (*a.chain, rule.CHAIN["index-exceeds-constant-bound.extent"].format(
+        index_var=a.index_var or "the index", extent=fields["extent"], assignment=W.assignment_text(model, assignment),
+        value=int_text(None if value is None else value - 1), bound_value=bound_value))
+    chain += E.value_reach(a)
+    # An error when the compiled range itself reaches past the bound: the package was built
+    # for those sizes and runs them into the check. Only the declared range doing so: a warning.
+    reaches = is_unbounded or _compiled_reaches(model, a)
+    return rule.finding(
+        model, ctx, message.format(**fields), a.location, subject=a,
+        outside_contract=not reaches, eager_rejects=E.eager_rejects_table(str(fields["outcome"])),
+        kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+        witnesses=tuple(W.witness(model, {r: n}) for r, n in choices), fix=fix.format(**fields), chain=chain,
+        dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices),
+        key=f"extent:{W.normalize_expr(model, extent)}>{bound_value};kernel:{a.kernel}")
 
 
 def _exceeding_dims(model: Model, extent: str, bound_value: int, refs: list[DimRef]) -> list[tuple[DimRef, int]]:
