@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .messages import CHECKED, RANGE
+from .messages import RANGE, enforced
 
 
 def span(low: int | None, high: int | None) -> str:
@@ -64,7 +64,7 @@ class Checked(Ranged, Protocol):
 def range_text(dim: "Checked | None") -> str:
     """`compiled for [2, inf), checked only with AOTI_RUNTIME_CHECK_INPUTS=1; declared [0, inf)`.
 
-    The wording is the message catalog's (`RANGE`, `CHECKED` in messages.py)."""
+    The wording is the message catalog's (`RANGE`, `ENFORCED` in messages.py)."""
     if dim is None:
         return RANGE["unknown"]
     if dim.value is not None:
@@ -72,11 +72,11 @@ def range_text(dim: "Checked | None") -> str:
     if dim.lower_unchecked:
         text = RANGE[dim.lower_unchecked].format(span=compiled_span(dim), min=dim.min)
         if dim.lower_unchecked == "disabled" and dim.max is not None:
-            text += RANGE["disabled.upper"].format(checked=CHECKED[dim.enforced])
+            text += RANGE["disabled.upper"].format(checked=enforced("range", dim.enforced))
         if has_declared(dim):
             text += RANGE["declared"].format(span=declared_span(dim))
         return str(text)
-    text = RANGE["compiled"].format(span=compiled_span(dim), checked=CHECKED[dim.enforced])
+    text = RANGE["compiled"].format(span=compiled_span(dim), checked=enforced("range", dim.enforced))
     if has_declared(dim):
         text += RANGE["declared"].format(span=declared_span(dim))
     return str(text)

@@ -321,54 +321,51 @@ RANGE = Catalog("RANGE", {
     "disabled.upper": "; its upper bound {checked}",
 })
 
-# When a dim's range check runs, as part of RANGE["compiled"] and as an `inspect` table cell.
-CHECKED = Catalog("CHECKED", {
-    "env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
-    "always": "checked at every call",
-    "none": "not checked at run time",
-})
-CHECKED_CELL = Catalog("CHECKED_CELL", {
-    "env": "only with AOTI_RUNTIME_CHECK_INPUTS=1",
-    "always": "at every call",
-    "none": "never",
-})
-
-# Who rejects a violation at run time, in `contract`'s and `diff`'s words.
-WHO_CHECKS = Catalog("WHO_CHECKS", {
-    "always": "always",
-    "env": "only with AOTI_RUNTIME_CHECK_INPUTS=1",
-    "none": "never",
-})
-# The same, as the clause after a condition of the emitted guard (a condition is written only for
-# what is not always checked).
-UNCHECKED = Catalog("UNCHECKED", {
-    "env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
-    "none": "never checked",
-})
-
-# How an input dim's range is enforced at run time.
-ENFORCEMENT = Catalog("ENFORCEMENT", {
-    "env": "the check runs only when AOTI_RUNTIME_CHECK_INPUTS=1 is set",
-    "none": "nothing checks it at run time",
-    "always": "the check runs at every call",
-    # Dim.lower_unchecked: minimums that no check records or runs, in any environment.
-    "unrecorded": "the package records and checks no input range (torch 2.6 layout), not even with "
-                  "AOTI_RUNTIME_CHECK_INPUTS=1",
-    "disabled": "the lower bound is never checked, not even with AOTI_RUNTIME_CHECK_INPUTS=1 (built with "
-                "aot_inductor.check_lowerbound=False)",
-})
-
 # Every fix of a failure a shape guard can reject points at `aoti-lint contract`: a guard is the fix that needs no rebuild.
 CONTRACT_HINT = "; `aoti-lint contract PKG --emit python` writes a check_inputs() guard that rejects such inputs"
 
-# Where a dim's effective max comes from (the exported program's declaration, else the compiled
-# range, by how it is enforced).
-MAX_ORIGIN = Catalog("MAX_ORIGIN", {
-    "declared": "declared",
-    "always": "compiled",
-    "env": "compiled, enforced only with AOTI_RUNTIME_CHECK_INPUTS=1",
-    "none": "compiled, not enforced",
+# Who enforces a dim's range (or a layout, a dtype, a tie) at run time, in each form a sentence or a
+# table needs it: `<form>.<enforcement>` (`Enforcement`'s values, plus a dim's `lower_unchecked`
+# kinds and a max's `declared` origin). `enforced(form, state)` is the one way to ask.
+ENFORCED = Catalog("ENFORCED", {
+    # the clause of a range: RANGE["compiled"]
+    "range.env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "range.always": "checked at every call",
+    "range.none": "not checked at run time",
+    # an `inspect` table cell
+    "cell.env": "only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "cell.always": "at every call",
+    "cell.none": "never",
+    # who rejects a violation, in `contract`'s and `diff`'s words
+    "who.always": "always",
+    "who.env": "only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "who.none": "never",
+    # the clause after a condition of the emitted guard (written only for what is not always checked)
+    "unchecked.env": "checked only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "unchecked.none": "never checked",
+    # a sentence of a finding's detail
+    "sentence.env": "the check runs only when AOTI_RUNTIME_CHECK_INPUTS=1 is set",
+    "sentence.none": "nothing checks it at run time",
+    "sentence.always": "the check runs at every call",
+    # Dim.lower_unchecked: minimums that no check records or runs, in any environment.
+    "sentence.unrecorded": "the package records and checks no input range (torch 2.6 layout), not even with "
+                           "AOTI_RUNTIME_CHECK_INPUTS=1",
+    "sentence.disabled": "the lower bound is never checked, not even with AOTI_RUNTIME_CHECK_INPUTS=1 (built "
+                         "with aot_inductor.check_lowerbound=False)",
+    # where a dim's effective max comes from: the exported program's declaration, else the compiled
+    # range, by how it is enforced
+    "max-origin.declared": "declared",
+    "max-origin.always": "compiled",
+    "max-origin.env": "compiled, enforced only with AOTI_RUNTIME_CHECK_INPUTS=1",
+    "max-origin.none": "compiled, not enforced",
 })
+
+
+def enforced(form: str, state: object) -> Template:
+    """Who enforces it, worded for `form` (range, cell, who, unchecked, sentence, max-origin);
+    `state` an `Enforcement` (or a lower_unchecked kind, `declared`)."""
+    return ENFORCED[f"{form}.{state}"]
+
 
 # `aoti-lint why`: causes and fixes per failure kind, and the lines of its text report.
 WHY = Catalog("WHY", {

@@ -27,7 +27,7 @@ from ..core.findings import Finding
 from ..link.input_layout import stride_text
 from ..core.model import Dim, DimRef, Enforcement, Evidence, Model, input_position, shape_text
 from ..core.dimtext import compiled_span, declared_clause
-from ..core.messages import UNCHECKED, WHO_CHECKS
+from ..core.messages import enforced
 from ..core.untrusted import terminal as _t, terminal_lines
 from ..rules import Rule, all_rules
 from ..rules.derived import UnenforcedDivisibility
@@ -149,7 +149,7 @@ def _relation_conditions(model: Model) -> list[Condition]:
         out.append(Condition(Kind.MULTIPLE, expr, rel.ref,
                              f"the package was compiled for {shown} == {rel.n}*{rel.symbol}"
                              + (f" + {rel.offset}" if rel.offset else "")
-                             + f" ({UNCHECKED[rel.enforced]}): other sizes "
+                             + f" ({enforced('unchecked', rel.enforced)}): other sizes "
                              + ("run as the nearest smaller one and return wrong values" if read else
                                 "break what it was compiled for"), UnenforcedDivisibility.code if read else None))
     return out
@@ -173,14 +173,14 @@ def _range_conditions(model: Model, ref: DimRef, d: Dim) -> list[Condition]:
         if d.enforced != Enforcement.ALWAYS:
             out.append(Condition(Kind.STATIC, f"{symbol} != {d.value}", ref,
                                  f"the package was compiled for {shown} == {d.value} only "
-                                 f"({UNCHECKED[Enforcement(d.enforced)]})"))
+                                 f"({enforced('unchecked', Enforcement(d.enforced))})"))
         return out
     if d.tied_expr and d.tie_enforced != Enforcement.ALWAYS:
         out.append(Condition(Kind.TIE, f"{symbol} != {d.tied_expr}", ref,
                              f"the package assumes {shown} == {W.display_expr(model, d.tied_expr)} and reads "
                              f"past the end of a smaller tensor"))
     if d.enforced != Enforcement.ALWAYS:
-        unchecked = UNCHECKED[Enforcement(d.enforced)]
+        unchecked = enforced("unchecked", Enforcement(d.enforced))
         if d.min is not None and d.min > 0:
             out.append(Condition(Kind.RANGE, f"{symbol} < {d.min}", ref,
                                  f"the package was compiled for {shown} >= {d.min} ({unchecked})",
@@ -213,16 +213,16 @@ def render_text(contracts: Sequence[Contract]) -> str:
         for inp in c.inputs:
             alias = f" ({_t(inp.name)})" if inp.user_name and inp.user_name != inp.name else ""
             lines.append(f"  {input_position(inp.index)} {_t(inp.display)}{alias}: dtype {_t(inp.dtype or '?')}, device "
-                         f"{_t(inp.device or c.device or '?')} (checked: {WHO_CHECKS[inp.dtype_enforced]})")
+                         f"{_t(inp.device or c.device or '?')} (checked: {enforced('who', inp.dtype_enforced)})")
             if inp.strides is not None:
                 lines.append(f"    strides {_t(stride_text(_shown_strides(c, inp.strides or ())))} "
-                             f"(checked: {WHO_CHECKS[inp.layout_enforced]})")
+                             f"(checked: {enforced('who', inp.layout_enforced)})")
             width = max((len(_t(d.display)) for d in inp.dims), default=0)
             for d in inp.dims:
                 declared = declared_clause(d)
                 tied = f", must equal {_t(d.tied_expr)}" if d.tied_expr else ""
                 lines.append(f"    {_t(d.display):<{width}}  {_t(d.compiled)}{declared}{tied}  "
-                             f"(checked: {WHO_CHECKS[d.enforced]})")
+                             f"(checked: {enforced('who', d.enforced)})")
         layouts = [inp for inp in c.inputs if inp.strides is not None and inp.layout_enforced != Enforcement.ALWAYS]
         if c.conditions or layouts:
             lines.append("  calls the package does not reject by default, and what happens:")

@@ -23,7 +23,7 @@ from ..core.model import Enforcement, input_position
 from ..core.dimtext import span
 from .common import fingerprint
 from ..core.untrusted import md_cell, md_code
-from ..core.messages import WHO_CHECKS
+from ..core.messages import enforced
 from ..core.untrusted import terminal, terminal_lines
 
 SCHEMA = "aoti-lint.diff/1"
@@ -190,7 +190,7 @@ def _dims(model: str, index: int, old: DimContract, new: DimContract) -> list[Di
         out.append(diff(Change.RANGE_WIDENED, old.compiled, new.compiled))
     if old.enforced is not new.enforced:
         change = Change.CHECK_WEAKENED if _STRENGTH[new.enforced] < _STRENGTH[old.enforced] else Change.CHECK_STRENGTHENED
-        out.append(diff(change, WHO_CHECKS[old.enforced], WHO_CHECKS[new.enforced]))
+        out.append(diff(change, enforced("who", old.enforced), enforced("who", new.enforced)))
     old_declared = (old.declared_min, old.declared_max)
     new_declared = (new.declared_min, new.declared_max)
     if old_declared != new_declared and old_declared != (None, None) and new_declared != (None, None):

@@ -8,7 +8,7 @@ from ..query import source
 from ..link.input_layout import stride_text
 from ..core.model import Assertion, Dim, Input, Model, Package, Relation
 from ..core.dimtext import compiled_span, declared_clause, has_declared, span
-from ..core.messages import CHECKED_CELL
+from ..core.messages import enforced
 from ..core.untrusted import terminal as t, terminal_lines
 from .common import location_json
 
@@ -182,10 +182,10 @@ def _input_rows(model: Model) -> list[list[str]]:
             if rel is not None:
                 declared += f", multiple of {rel.n} ({rel.n}*{rel.symbol}" + \
                     (f"{rel.offset:+d}" if rel.offset else "") + \
-                    (f", checked: {CHECKED_CELL[rel.enforced]})" if rel.enforced != dim.enforced else ")")
+                    (f", checked: {enforced('cell', rel.enforced)})" if rel.enforced != dim.enforced else ")")
             rows.append([str(inp.index) if first else "", name if first else "", t(inp.dtype or "?") if first else "",
                          str(dim.dim), t(dim.symbol or "-"), t(_range(dim) + declared),
-                         CHECKED_CELL[dim.enforced]])
+                         enforced("cell", dim.enforced)])
     return rows
 
 
@@ -196,7 +196,7 @@ def _size_lines(model: Model) -> list[str]:
     if laid:
         out.append("  layout: " + ", ".join(
             f"{t(inp.display)} {t(inp.dtype or '?')} strides {t(stride_text(inp.strides))} "
-            f"({CHECKED_CELL[inp.layout_enforced]})" for inp in laid))
+            f"({enforced('cell', inp.layout_enforced)})" for inp in laid))
     if model.constants:
         out.append(f"  constants ({len(model.constants)}): "
                    + t(", ".join(f"{c.name}{list(c.shape) if c.shape else ''}" for c in model.constants)))

@@ -17,7 +17,7 @@ from ..query.source import INDEX_OPS
 from . import Case, Context, FailingCondition, Rule, register
 from . import enforcement as E
 from .words_kernels import EmptyIndexBoundWords, IndexExceedsConstantBoundWords, UnlinkedAssertionWords
-from ..core.messages import CHAIN, EFFECTS, FIXES, MAX_ORIGIN, NO_BOUND
+from ..core.messages import CHAIN, EFFECTS, FIXES, NO_BOUND, enforced
 
 
 def outcome(model: Model, a: Assertion) -> str:
@@ -43,7 +43,7 @@ def env_clause(dim) -> str:
 
 def max_origin(dim) -> str:
     """Where `sizes.effective_max` comes from, in words."""
-    return MAX_ORIGIN["declared" if sizes.max_is_declared(dim) else dim.enforced]
+    return enforced("max-origin", "declared" if sizes.max_is_declared(dim) else dim.enforced)
 
 
 
@@ -379,8 +379,8 @@ def _table_finding(rule: "IndexExceedsConstantBound", model: Model, ctx: Context
                   no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
     message = rule.MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
                             else "index-exceeds-constant-bound.bounded"]
-    enforced = dim.enforced is Enforcement.ALWAYS and dim.max is not None and dim.max == high_dim
-    fix = rule.FIXES["index-exceeds-constant-bound.enforced" if enforced else "index-exceeds-constant-bound"]
+    always = dim.enforced is Enforcement.ALWAYS and dim.max is not None and dim.max == high_dim
+    fix = rule.FIXES["index-exceeds-constant-bound.enforced" if always else "index-exceeds-constant-bound"]
     chain = (*a.chain, rule.CHAIN["index-exceeds-constant-bound.extent"].format(
         index_var=a.index_var or "the index", extent=fields["extent"], assignment=W.assignment_text(model, assignment),
         value=int_text(None if value is None else value - 1), bound_value=bound_value))

@@ -11,7 +11,7 @@ from ..core.dimtext import span
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from .words_inputs import UnenforcedDivisibilityWords
-from ..core.messages import ENFORCEMENT
+from ..core.messages import enforced
 
 
 def _relation_text(rel: Relation) -> str:
@@ -95,7 +95,7 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
             display = W.dim_display(model, ref)
             fields = dict(dim_display=display, where=where(ref), n=rel.n,
                           symbol=rel.symbol, relation=_relation_text(rel), assumed=R.multiple_text(rel), quotient=_quotient_text(rel, display),
-                          enforcement=ENFORCEMENT[rel.enforced], size=size, remainder=rel.offset % rel.n,
+                          enforcement=enforced("sentence", rel.enforced), size=size, remainder=rel.offset % rel.n,
                           rounded=(size - rel.offset) // rel.n * rel.n + rel.offset,
                           check_expr=W.check_expr(model, ref), symbol_range=_symbol_range(rel))
             chain = [self.CHAIN["unenforced-divisibility"].format(**fields)]

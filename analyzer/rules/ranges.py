@@ -17,7 +17,7 @@ from . import Case, Context, Rule, register
 from . import enforcement as E
 from .bounds import model_location, range_step
 from .words_inputs import CompiledRangeNarrowerThanDeclaredWords, UnenforcedDimEqualityWords, UnenforcedLowerBoundWords
-from ..core.messages import ENFORCEMENT, Text, listed, read_by
+from ..core.messages import Text, enforced, listed, read_by
 
 
 @register
@@ -207,7 +207,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     below = E.below_min(model, ref, dim.min)  # a multiple of n for a dim read as n*k
     zero = below > 0 and sizes.can_be_zero(dim)
     fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), min=dim.min,
-                  enforcement=ENFORCEMENT[dim.lower_unchecked or dim.enforced], below=below,
+                  enforcement=enforced("sentence", dim.lower_unchecked or dim.enforced), below=below,
                   kernels=listed(kernels), check_expr=W.check_expr(model, ref))
     fields["reach"] = UnenforcedLowerBound.MESSAGES["unenforced-lower-bound.reach-zero" if zero else "unenforced-lower-bound.reach"].format(
         below=below)
@@ -299,7 +299,7 @@ class UnenforcedDimEquality(UnenforcedDimEqualityWords, Rule):
                     continue
                 shapes[ref.input][ref.dim] = expected - 1
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
-                              expr=W.display_expr(model, dim.tied_expr), enforcement=ENFORCEMENT[dim.tie_enforced],
+                              expr=W.display_expr(model, dim.tied_expr), enforcement=enforced("sentence", dim.tie_enforced),
                               check_expr=W.check_expr(model, ref))
                 location = dim.tie_location or dim.check_location or model_location(model)
                 yield self.finding(
@@ -402,7 +402,7 @@ class CompiledRangeNarrowerThanDeclared(CompiledRangeNarrowerThanDeclaredWords, 
                 fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
                               declared=declared_span(dim), compiled=compiled_span(dim),
                               sizes=_sizes_text(below, above, dim.max), kernels=listed(kernels) or "the compiled code",
-                              enforcement=ENFORCEMENT.get(dim.enforced, dim.enforced), min=dim.min, max=dim.max,
+                              enforcement=enforced("sentence", dim.enforced), min=dim.min, max=dim.max,
                               check_expr=W.check_expr(model, ref))
                 location = dim.check_location or model_location(model)
                 chain = (range_step(model, ref, dim, symbol), *read_by(kernels))
