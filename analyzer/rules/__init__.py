@@ -190,7 +190,7 @@ class Rule:
         the primary witness, `witnesses` more of them. `consequence` and `op` override the rule's own
         for this finding; `outside_contract` says that its witnesses are outside the contract in a way
         the rule weighed itself (a max only AOTI_RUNTIME_CHECK_INPUTS=1 checks); else witnesses outside
-        the exported program's declared range say so (`_contract`) unless `contract=False`.
+        the exported program's declared range say so (`notes.contract_note`) unless `contract=False`.
         `eager_rejects` says how eager rejects the witness the same way (said in the detail and the
         chain): the finding is then at most info."""
         fix = fields.pop("fix", None)
