@@ -20,6 +20,21 @@ _NON_PRODUCING_SHIMS = re.compile(
     r"check_|dtype_|device_type_|grad_mode|zero_)"
 )
 _TENSOR_NAME = re.compile(r"^(buf\d+|arg\d+_\d+)$")
+# An int list passed inline (`std::array<int64_t, 2>{1L, 1L}.cbegin()`: a convolution's padding,
+# stride and dilation) -> `array(1, 1)`; a list of other things stays unknown.
+_INT_ARRAY = re.compile(r"std::array<\s*int64_t\s*,\s*\d+\s*>\s*\{([-0-9Ll,\s]*)\}\s*\.\s*(?:cbegin|data)\s*\(\s*\)")
+_INT_LITERAL = re.compile(r"\s*(-?\d+)[lL]*\s*")
+
+
+def _int_array(raw: str) -> str | None:
+    """`std::array<int64_t, 2>{1L, 1L}.cbegin()` -> `array(1, 1)`; None for anything else."""
+    found = _INT_ARRAY.fullmatch(raw)
+    if found is None:
+        return None
+    items = [_INT_LITERAL.fullmatch(item) for item in found.group(1).split(",")] if found.group(1).strip() else []
+    if any(item is None for item in items):
+        return None
+    return f"array({', '.join(item.group(1) for item in items if item)})"
 
 
 class WrapperFacts(Protocol):
@@ -205,6 +220,10 @@ def _call(facts: WrapperFacts, fn: str, arg_nodes: list[ts.Node], stmt: ts.Node,
             args.append(tensor)
             continue
         known = converted.get(raw)
+        if known is None and "std::array" in raw:
+            listed = _int_array(raw)
+            if listed is not None:
+                known = converted[raw] = (None, listed)
         if known is None:
             # Views passed inline (`reinterpret_tensor_wrapper(buf1, ...)`) still name their buffer.
             name = next((ts.text(i) for i in ts.identifiers(arg) if _TENSOR_NAME.match(ts.text(i))), None)

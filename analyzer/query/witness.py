@@ -281,14 +281,14 @@ def zero_choice(model: Model, sources: Iterable[DimRef], works, skip: Iterable[D
 
 
 def zero_assignment(model: Model, expr: str | None, sources: Iterable[DimRef],
-                    space: str | None = None) -> dict[DimRef, int] | None:
+                    space: str | None = None, accept=None) -> dict[DimRef, int] | None:
     """A `zero_choice` that makes `expr` exactly 0 (a divisor, a reduced extent) while `space` (the
     kernel's own iteration space around that line, when known) stays non-zero: a choice that
-    empties the space too never reaches the line."""
+    empties the space too never reaches the line. `accept(choice)`, when given, must hold too."""
     if not expr:
         return None
     return zero_choice(model, sources, lambda choice: evaluate_at(model, expr, choice) == 0
-                       and not empties(model, space, choice))
+                       and not empties(model, space, choice) and (accept is None or accept(choice)))
 
 
 def empties(model: Model, space: str | None, choice: Assignment) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..query import witness as W
+from ..query import externs, witness as W
 from ..core.findings import Finding, Severity
 from ..core.model import DimRef, Division, Model, Reduction, where
 from ..core.dimtext import range_text
@@ -12,23 +12,32 @@ from ..query.severity import Consequence
 from ..query.source import DIVISION_OPS, REDUCTION_OPS, kernel_ops
 from . import Case, Context, FailingCondition, Rule, register
 from .bounds import env_clause, range_step as _range_step
+from .enforcement import EAGER
 from .words_kernels import DivisionByDynamicSizeWords, EmptyReductionWords
 from ..core.messages import IDENTITIES
 
 
 def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, sources: tuple[DimRef, ...],
                  space: str | None = None):
-    """(choice, first dim, its Dim) when `expr` can be 0 at run time while the kernel's own
-    iteration space `space` is not (else the line never runs) and no index assertion fails first
-    under that choice (the call would stop there); once per `ident`."""
+    """(choice, first dim, its Dim, how eager rejects the choice or None) when `expr` can be 0 at
+    run time while the kernel's own iteration space `space` is not (else the line never runs) and
+    no index assertion fails first under that choice (the call would stop there); once per `ident`.
+    A choice no extern call rejects is preferred: one that a convolution rejects raises eager's own
+    error in the package too, so nothing silent comes of it (the caller's input, said so)."""
     if ident in seen:
         return None
-    choice = W.zero_assignment(model, expr, sources, space)
+    choice = W.zero_assignment(model, expr, sources, space,
+                               accept=lambda c: externs.rejecting_call(model, c) is None)
+    rejected = None
+    if choice is None:
+        choice = W.zero_assignment(model, expr, sources, space)
+        rejected = externs.rejecting_call(model, choice) if choice is not None else None
     if choice is None or W.tripped_assertion(model, choice) is not None:
         return None
     seen.add(ident)
     ref = min(choice)
-    return choice, ref, model.dim(ref)
+    how = None if rejected is None else EAGER["convolution"].format(padded=rejected.padded, kernel=rejected.kernel)
+    return choice, ref, model.dim(ref), how
 
 
 @register
@@ -44,6 +53,9 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
     not reported. Nor is a division that the empty input never reaches: when the same size also
     empties the kernel's own iteration space (its `xnumel`/`ynumel`, or a C++ loop around the
     division), the kernel does no work at all.
+    When every empty size the division can see is one a convolution rejects (its input, padded,
+    is smaller than its kernel: eager PyTorch and the package both raise `Kernel size can't be
+    greater than actual input size`), the finding says so and is an info.
 
     ## Why it matters
     A float division by 0 gives NaN (0/0) or inf, silently: no error, just poisoned outputs that
@@ -88,7 +100,7 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
                                  d.divisor_expr, d.sources, d.space_expr)
             if found is None:
                 continue
-            choice, ref, dim = found
+            choice, ref, dim, rejected = found
             variant = "float" if not d.integer else "integer" if d.in_wrapper else "integer-kernel"
             fields = dict(kernel=d.kernel, divisor=d.divisor, divisor_expr=W.display_expr(model, d.divisor_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=range_text(dim),
@@ -101,7 +113,7 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
             fix_key = "division-by-dynamic-size.float" if variant == "float" else "division-by-dynamic-size.integer"
             yield self.finding(
                 model, ctx, self.MESSAGES[f"division-by-dynamic-size.{variant}"].format(**fields), d.location, subject=d,
-                kernel=None if d.in_wrapper else d.kernel, input=ref.input, dim=ref.dim,
+                kernel=None if d.in_wrapper else d.kernel, input=ref.input, dim=ref.dim, eager_rejects=rejected,
                 symbol=W.symbol_of(model, ref), witness=W.witness(model, choice), fix=self.FIXES[fix_key].format(**fields),
                 chain=chain,
                 key=f"div:{W.normalize_expr(model, d.divisor_expr)};{variant};"
@@ -135,6 +147,7 @@ class EmptyReduction(EmptyReductionWords, Rule):
     output: when the same size also empties the kernel's own iteration space (an attention softmax
     over the sequence has one row per position, so its `xnumel` has the same factor), the result
     is empty and no identity value is ever used.
+    An empty size a convolution rejects first (as eager does) makes the finding an info that says so.
 
     ## Why it matters
     Eager PyTorch raises `amax(): Expected reduction dim 0 to have non-zero size`. The compiled kernel
@@ -180,7 +193,7 @@ class EmptyReduction(EmptyReductionWords, Rule):
                                  r.space_expr)
             if found is None:
                 continue
-            choice, ref, dim = found
+            choice, ref, dim, rejected = found
             fields = dict(op=r.op, kernel=r.kernel, extent=W.display_expr(model, r.extent_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=range_text(dim),
                           identity=IDENTITIES[r.op], check_expr=W.check_expr(model, ref), env=env_clause(dim))
@@ -194,7 +207,7 @@ class EmptyReduction(EmptyReductionWords, Rule):
             softmax = r.op == "max" and "softmax" in kernel_ops(r.kernel)
             yield self.finding(
                 model, ctx, self.MESSAGES["empty-reduction"].format(**fields), r.location, subject=r,
-                consequence=Consequence.ASSUMED if softmax else None,
+                consequence=Consequence.ASSUMED if softmax else None, eager_rejects=rejected,
                 kernel=r.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice), fix=self.FIXES["empty-reduction"].format(**fields), chain=chain,
                 key=f"reduce:{r.op}:{W.normalize_expr(model, r.extent_expr)};kernel:{r.kernel}")

@@ -1,0 +1,71 @@
+"""What extern calls reject on their own (analyzer.query.externs) and the inline int lists they
+are passed (`std::array<int64_t, 2>{1L, 1L}.cbegin()`), read by analyzer.parse.calls."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from analyzer.app import api
+from analyzer.core.model import DimRef
+from analyzer.parse.calls import _int_array
+from analyzer.query.externs import rejecting_call
+from conftest import FIXTURES
+
+
+@pytest.mark.parametrize(("raw", "read"), [
+    ("std::array<int64_t, 2>{1L, 1L}.cbegin()", "array(1, 1)"),
+    ("std::array<int64_t, 1>{14L}.cbegin()", "array(14)"),
+    ("std::array<int64_t, 3>{0, -1L, 2}.data()", "array(0, -1, 2)"),
+    ("std::array<int64_t, 0>{}.data()", "array()"),
+    ("std::array<int64_t, 2>{s0, 1L}.cbegin()", None),        # not all literals: stays unknown
+    ("std::array<AtenTensorHandle, 2>{buf0, buf1}.data()", None),
+    ("int_array_3", None),
+])
+def test_inline_int_lists(raw: str, read: str | None) -> None:
+    assert _int_array(raw) == read
+
+
+def _stn():
+    (model,) = api.load(str(FIXTURES / "stranger4" / "stn.cpu.stripped.pt2")).models
+    return model
+
+
+def test_a_convolution_rejects_an_input_smaller_than_its_kernel() -> None:
+    model = _stn()   # conv 3x3, padding 1, on x [b, 1, h, w]: h + 2 >= 3 is what ATen accepts
+    (first, *_) = [launch for launch in model.launches if launch.kernel == "aoti_torch_cpu_convolution"]
+    assert first.args[5] == "array(1, 1)" and first.args[7] == "array(1, 1)"
+    found = rejecting_call(model, {DimRef(0, 2): 0})
+    assert found is not None and (found.padded, found.kernel) == (2, 3) and found.launch is first
+    assert rejecting_call(model, {DimRef(0, 3): 0}) is not None
+    assert rejecting_call(model, {DimRef(0, 2): 1}) is None      # 3 rows after padding: accepted
+    assert rejecting_call(model, {DimRef(0, 0): 0}) is None      # an empty batch is no spatial size
+    assert rejecting_call(model, None) is None
+
+
+def test_dilation_and_transposed_convolutions() -> None:
+    model = _stn()
+    launches = [launch for launch in model.launches if launch.kernel == "aoti_torch_cpu_convolution"]
+    for i, launch in enumerate(launches):
+        args = list(launch.args)
+        args[7] = "array(2, 2)"   # dilation 2: the 3x3 kernel spans 5, h = 2 pads to 4
+        launches[i] = dataclasses.replace(launch, args=tuple(args))
+    dilated = dataclasses.replace(model, launches=launches)
+    found = rejecting_call(dilated, {DimRef(0, 2): 2})
+    assert found is not None and (found.padded, found.kernel) == (4, 5)
+    assert rejecting_call(dilated, {DimRef(0, 2): 3}) is None
+    transposed = dataclasses.replace(model, launches=[
+        dataclasses.replace(launch, args=launch.args[:9] + ("1",) + launch.args[10:]) for launch in launches])
+    assert rejecting_call(transposed, {DimRef(0, 2): 0}) is None   # a transposed convolution grows its input
+    unknown = dataclasses.replace(model, launches=[
+        dataclasses.replace(launch, args=launch.args[:5] + ("unknown()",) + launch.args[6:]) for launch in launches])
+    assert rejecting_call(unknown, {DimRef(0, 2): 0}) is None      # padding not known: nothing said
+
+
+def test_a_one_dimensional_convolution() -> None:
+    (model,) = api.load(str(FIXTURES / "stranger4" / "tdnn.cpu.stripped.pt2")).models
+    convs = [launch for launch in model.launches if launch.kernel.endswith("_convolution")]
+    assert convs and all(len(launch.arg_shapes[1]) == 3 for launch in convs)
+    ref = next(DimRef(i.index, len(i.dims) - 1) for i in model.inputs if i.dims)
+    assert rejecting_call(model, {ref: 0}) is not None
