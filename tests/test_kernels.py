@@ -346,3 +346,63 @@ def test_index_message_grammar_is_linear_on_a_hostile_message():
     assert kernels.parse_message(message) == (0, "tmp4", "ks0" + " " * 200_000 + "x")
     assert kernels.parse_message("index out of bounds: tmp2 < 512L \n") == (None, "tmp2", "512L")
     assert time.perf_counter() - start < 5.0
+
+
+# The vectorized body and scalar tail of `torch.where(ids == 0, arange(seq), 0)` (torch 2.13 CPU).
+ARANGE_CPP = b"""
+#include <torch/csrc/inductor/cpp_prefix.h>
+extern "C"  void  cpp_fused_arange_eq_where_0(const int64_t* in_ptr0, int64_t* out_ptr0, const int64_t ks0)
+{
+    for(int64_t x1=static_cast<int64_t>(0L); x1<static_cast<int64_t>(ks0); x1+=static_cast<int64_t>(16L))
+    {
+        if(C10_LIKELY(x1 >= static_cast<int64_t>(0) && x1 < static_cast<int64_t>(16L*(c10::div_floor_integer(static_cast<int64_t>(ks0), static_cast<int64_t>(16L))))))
+        {
+            auto tmp0 = at::vec::VectorizedN<int64_t,2>::loadu(in_ptr0 + static_cast<int64_t>(x1), static_cast<int64_t>(16));
+            auto tmp1 = static_cast<int64_t>(0);
+            auto tmp2 = at::vec::VectorizedN<int64_t,2>(tmp1);
+            auto tmp3 = at::vec::VecMask<int64_t,2>(tmp0 == tmp2);
+            auto tmp4 = x1;
+            auto tmp5 = c10::convert<int64_t>(tmp4);
+            auto tmp6 = at::vec::VectorizedN<int64_t,2>::arange(tmp5, 1);
+            auto tmp7 = decltype(tmp6)::blendv(tmp2, tmp6, tmp3.template cast<int64_t,2>());
+            tmp7.store(out_ptr0 + static_cast<int64_t>(x1), static_cast<int64_t>(16));
+            auto tmp8 = at::vec::VectorizedN<int64_t,2>::arange(tmp5 * 2, 1);
+            auto tmp9 = at::vec::VectorizedN<int64_t,2>::arange(tmp5, 2);
+        }
+    }
+}
+"""
+
+
+def test_cpp_vectorized_arange_of_the_loop_variable_stays_inside_the_loop():
+    facts = _cpp(ARANGE_CPP)
+    engine = values.Values(facts)
+    (store,) = facts.stores
+    assert intervals.simplify(engine.upper(store.value, store.pos + 1)) == "max(ks0 - 1, 0)"
+    assert intervals.simplify(engine.lower(store.value, store.pos + 1)) == "0"
+    end = len(ARANGE_CPP)
+    # Lanes of any other start or step are not positions of the loop: no maximum.
+    assert engine.upper(ast.Name("tmp8"), end) is None
+    assert engine.upper(ast.Name("tmp9"), end) is None
+    # Triton's tl.arange(0, XBLOCK) starts at a constant: nothing said alone.
+    assert engine.upper(ast.parse("tl.arange(0, 16)", mode="eval").body, end) is None
+
+
+def test_running_max_and_min_keep_their_input_range():
+    from analyzer.link.buffers import EXTERN_TRANSFERS
+
+    cummax = EXTERN_TRANSFERS["cummax"]
+    shapes = (("2", "s27"), None, None, None)
+    args = ("buf0", "1", "buf2", "buf3")
+    assert cummax(args, shapes, lambda i: ("0", "s27 - 1"), 2) == ("0", "s27 - 1")   # values
+    assert cummax(args, shapes, lambda i: ("0", "s27 - 1"), 3) == ("0", "s27 - 1")   # indices along dim 1
+    assert cummax(args, shapes, lambda i: None, 2) is None                            # input range unknown
+    assert cummax(args, shapes, lambda i: ("0", "1"), 0) is None                      # not an output
+    assert EXTERN_TRANSFERS["cummin"](("buf0", "-1", "buf2", "buf3"), (("4", "7"),), lambda i: None, 3) == ("0", "6")
+
+
+def test_min_and_max_of_agreeing_ends_fold():
+    assert intervals.simplify("s27 - min(0, 0)") == "s27"
+    assert intervals.simplify("max(s27 - 1, s27 - 1)") == "s27 - 1"
+    assert intervals.simplify("max(3, 5) + min(3, 5)") == "8"
+    assert intervals.simplify("max(s0, 1)") == "max(s0, 1)"

@@ -86,6 +86,7 @@ FINDINGS: dict[str, set[tuple]] = {
     },
     "packed_pos": {
         ("AOTI002", "info", ((0, 1),)),
+        ("AOTI003", "error", ((0, 1),)),   # the cummax positions past the 64-row table
         ("AOTI019", "info", ()),
     },
     "gcn": {
@@ -198,14 +199,7 @@ def explained_by(name: str, record: dict) -> list:
 
 
 # Failed probes that no finding explains: (model, probe label) -> why.
-_PACKED = ("position = arange(seq) - cummax(where(ids == 0, arange, 0)), a running max of the data, reaches "
-           "seq - 1 and indexes a 64-row table (`0 <= tmp < 64L` in the kernel) while seq is declared up to 128: "
-           "an unpacked row of 65 tokens aborts (SIGABRT; eager raises IndexError). The index has no range from "
-           "the cummax of the data, so no index-exceeds finding")
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("packed_pos", "seq=65"): _PACKED,
-    ("packed_pos", "seq=max+1"): _PACKED,
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -245,11 +239,37 @@ def test_every_error_finding_witness_fails(name: str) -> None:
     for f in _lint(name):
         if str(f.severity) not in ("error", "warning"):
             continue
-        runs = [r for r in _records() if r["name"] == name and r["label"].startswith("witness:")
-                and r["finding"]["witness"] == f.witness]
+        runs = [r for r in _records() if r["name"] == name and (
+            (r["label"].startswith("witness:") and r["finding"]["witness"] == f.witness)
+            or _at_witness(name, r, f.witness))]
         failed = any(outcome(r) in FAILURES for r in runs)
         assert runs, (name, f.code, f.witness)
         assert failed != ((name, f.code) in NOT_REPRODUCED), (name, f.code, [outcome(r) for r in runs])
+
+
+def _at_witness(name: str, record: dict, witness: str | None) -> bool:
+    """An edge probe whose sizes are the witness's shapes (`seq=65` for `ids.shape = (2, 65)`)."""
+    from analyzer.query import witness as W
+
+    if not witness or record["label"].startswith("witness:") or "`" in witness:
+        return False
+    shapes = [shape for _, shape in W.parse_witness(witness)]
+    dims = _dims()[name]
+    return bool(record["sizes"]) and all(
+        i < len(shapes) and axis < len(shapes[i]) and shapes[i][axis] == size
+        for dim, size in record["sizes"].items() for i, axis in dims.get(dim, ()))
+
+
+def test_packed_positions_are_bounded_by_the_row_they_count_in() -> None:
+    """position = arange(seq) - cummax(where(ids == 0, arange, 0)): the running max of positions lies in
+    [0, seq - 1], so the position reaches seq - 1 and an unpacked row of 65 tokens indexes the 64-row
+    table past its end (SIGABRT inside the OpenMP region; eager raises IndexError)."""
+    (f,) = [f for f in _lint("packed_pos") if f.code == "AOTI003"]
+    assert str(f.severity) == "error" and f.witness == "ids.shape = (2, 65)"
+    assert any("written by aoti_torch_cpu_cummax" in line and "[0, max(s27 - 1, 0)]" in line for line in f.chain)
+    (run,) = [r for r in _records() if r["name"] == "packed_pos" and r["label"] == "seq=65"]
+    assert outcome(run) == "crash" and "SIGABRT" in run["aoti"]["error"]
+    assert outcome([r for r in _records() if r["name"] == "packed_pos" and r["label"] == "seq=64"][0]) == "ran"
 
 
 def test_a_division_a_convolution_rejects_first_is_an_info_that_says_so() -> None:

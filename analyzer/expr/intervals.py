@@ -127,6 +127,14 @@ class _Fold(ast.NodeTransformer):
         last element of a Triton `xindex // k` over `xnumel = k*X`. Sizes are integers, so
         floor(X - c/k) is X - ceil(c/k)."""
         self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and len(node.args) == 2 \
+                and not node.keywords:
+            # `min(0, 0)`, `max(s27, s27)`: the two ends of a join that agree.
+            a, b = node.args
+            values = [_int(a), _int(b)]
+            if None not in values:
+                return ast.Constant((min if node.func.id == "min" else max)(values))  # type: ignore[type-var]
+            return a if ast.dump(a) == ast.dump(b) else node
         if not (isinstance(node.func, ast.Name) and node.func.id == "floordiv" and len(node.args) == 2):
             return node
         num, den = node.args

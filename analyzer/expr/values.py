@@ -366,9 +366,30 @@ def _full(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str 
     return v._range(node.args[1], line, depth, upper) if len(node.args) >= 2 else None
 
 def _arange(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    if len(node.args) < 2 or upper:
+    if len(node.args) < 2:
         return None
-    return v._range(node.args[0], line, depth, False)
+    if not upper:
+        return v._range(node.args[0], line, depth, False)
+    # C++ `VectorizedN<int64_t, 2>::arange(x1, 1)` in a loop over x1 by whole vectors: lane i holds
+    # x1 + i, the position it stands for, and the vector body runs for positions inside x1's loop
+    # only (the tail loop does the rest): its maximum is the loop's own. Triton's `tl.arange(0, N)`
+    # starts at a constant and says nothing alone (`_name` reads `xindex` through its numel).
+    step = node.args[1]
+    if isinstance(step, ast.Constant) and step.value == 1 and _loop_variable(v, node.args[0], line):
+        return v._range(node.args[0], line, depth, True)
+    return None
+
+def _loop_variable(v: Values, node: ast.expr, line: int) -> bool:
+    """`x1`, or a name copied from it (`tmp4 = x1; tmp5 = c10::convert<int64_t>(tmp4)`): a C++ loop
+    variable with a known extent at `line`."""
+    for _ in range(8):
+        if not isinstance(node, ast.Name):
+            return False
+        found = v.definition(node.id, line)
+        if found is None:
+            return not _ITER_INDEX.match(node.id) and v.facts.extent_at(node.id, line) is not None
+        line, node = found
+    return False
 
 def _load(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
     """A load of a pointer whose buffer's values are known (`load_ranges`); other loads are data."""

@@ -83,6 +83,17 @@ def _indices(values_out: int, dim_arg: int) -> Callable[..., Range | None]:
     return transfer
 
 
+def _running(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None], out: int | None = None
+             ) -> Range | None:
+    """`aoti_torch_cpu_cummax(buf0, 1L, &values, &indices)` (and cummin): a running max or min of values
+    in [lo, hi] stays in [lo, hi]; its indices lie in [0, n - 1] along the dim of n elements."""
+    if len(args) < 4 or out not in (2, 3):
+        return None
+    if out == 2:
+        return value_range(0)
+    return _indices(2, 1)(args, shapes, value_range, out)
+
+
 # Shim (without its `aoti_torch_<device>_` prefix) -> transfer function from its arguments (as
 # written), their shapes over root symbols, the value range of tensor argument i, and the position
 # among the arguments of the output asked about, to the range of the values of that output.
@@ -93,6 +104,8 @@ EXTERN_TRANSFERS: dict[str, Callable[..., Range | None]] = {
     "topk": _indices(5, 2),
     "sort": _indices(4, 2),
     "sort_stable": _indices(4, 2),
+    "cummax": _running,
+    "cummin": _running,
 }
 
 

@@ -277,6 +277,12 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
                      "input": 0, "dim": 1}, exported="fixtures/stranger/roberta.ep.pt2")
           for pkg, severity in (("fixtures/stranger/roberta.cpu.stripped.pt2", Severity.WARNING),
                                 ("fixtures/stranger/cuda/roberta.cuda.stripped.pt2", Severity.INFO))),
+        # Packed positions, arange - cummax(where(ids == 0, arange, 0)): the running max keeps its
+        # input's range [0, seq - 1], so an unpacked row of 65 tokens reads the 64-row table past its
+        # end, inside the declared 128; the check aborts inside an OpenMP region (SIGABRT).
+        Case("fixtures/stranger4/packed_pos.cpu.stripped.pt2", {
+            "message_key": "index-exceeds-constant-bound.bounded", "severity": Severity.ERROR, "input": 0, "dim": 1},
+             exported="fixtures/stranger4/packed_pos.ep.pt2"),
         # Indices from topk (an extern call) and from argmax (a reduction the kernel stores and reads
         # back) index a 16-row table: in [0, n - 1], past it from n = 17.
         *(Case(f"fixtures/recall/{name}.cpu.stripped.pt2", {"message_key": "index-exceeds-constant-bound.unbounded",

@@ -27,6 +27,10 @@ VALUE_REACH = {
     "cumsum": "no padding: every position counted (`cumsum` of the mask reaches the summed length)",
     "argmax": "the largest value in the last position of the reduced dim (`argmax` returns it)",
     "argmin": "the smallest value in the last position of the reduced dim (`argmin` returns it)",
+    "cummax": "values that keep `cummax`'s running maximum at one end of its range (no new maximum along "
+              "the dim, as in a row that is not packed)",
+    "cummin": "values that keep `cummin`'s running minimum at one end of its range (no new minimum along "
+              "the dim)",
     "other": "values for which `{op}` returns its largest result",
 }
 
