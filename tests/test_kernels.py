@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from analyzer.expr import intervals, values
-from analyzer.parse import cppkernel, kernels, ts
+from analyzer.parse import cppkernel, kernels, stores, ts
 
 # From gather_dyn.cuda.pt2 (torch 2.11), the kernel source embedded in call_triton_poi_fused_index_mul_0.
 GATHER_TRITON = textwrap.dedent('''
@@ -406,3 +406,100 @@ def test_min_and_max_of_agreeing_ends_fold():
     assert intervals.simplify("max(s27 - 1, s27 - 1)") == "s27 - 1"
     assert intervals.simplify("max(3, 5) + min(3, 5)") == "8"
     assert intervals.simplify("max(s0, 1)") == "max(s0, 1)"
+
+
+# packed_pos on CUDA (torch 2.11): cummax(where(ids == 0, arange, 0)) as a Triton scan of (value,
+# index) pairs whose helper selects, and the position table lookup with its negative-index wrap.
+CUMMAX_TRITON = textwrap.dedent('''
+    @triton.jit
+    def _triton_helper_fn_gt_eq_gt_logical_and_logical_or_where_where0(arg0_0, arg0_1, arg1_0, arg1_1):
+        tmp0 = arg0_0 > arg1_0
+        tmp1 = arg0_0 == arg1_0
+        tmp2 = arg0_1 > arg1_1
+        tmp3 = tmp1 & tmp2
+        tmp4 = tmp0 | tmp3
+        tmp5 = tl.where(tmp4, arg0_0, arg1_0)
+        tmp6 = tl.where(tmp4, arg0_1, arg1_1)
+        return tmp5, tmp6
+
+    @triton.jit
+    def triton_per_fused_arange_cummax_eq_expand_where_zeros_like_0(in_ptr0, out_ptr0, ks0, xnumel, r0_numel, XBLOCK : tl.constexpr):
+        xnumel = 2
+        R0_BLOCK: tl.constexpr = 128
+        rnumel = r0_numel
+        xoffset = tl.program_id(0) * XBLOCK
+        xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
+        xmask = xindex < xnumel
+        r0_index = tl.arange(0, R0_BLOCK)[None, :]
+        r0_mask = r0_index < r0_numel
+        r0_1 = r0_index
+        x0 = xindex
+        tmp0 = tl.load(in_ptr0 + (r0_1 + ks0*x0), r0_mask & xmask, other=0.0)
+        tmp1 = tl.full([1, 1], 0, tl.int64)
+        tmp2 = tmp0 == tmp1
+        tmp3 = r0_1
+        tmp4 = tl.where(tmp2, tmp3, tmp1)
+        tmp5 = tmp4.to(tl.int64)
+        tmp6 = tl.broadcast_to(tmp5, [XBLOCK, R0_BLOCK])
+        tmp7 = tmp3.to(tl.int64)
+        tmp8 = tl.broadcast_to(tmp7, [XBLOCK, R0_BLOCK])
+        tmp9, tmp10, = tl.associative_scan((tmp6, tmp8,), 1, _triton_helper_fn_gt_eq_gt_logical_and_logical_or_where_where0)
+        tl.store(out_ptr0 + (r0_1 + ks0*x0), tmp9, r0_mask & xmask)
+''')
+
+WRAP_TRITON = textwrap.dedent('''
+    @triton.jit
+    def triton_poi_fused_add_arange_embedding_expand_sub_1(in_ptr2, ks0, ynumel, YBLOCK : tl.constexpr):
+        yoffset = tl.program_id(1) * YBLOCK
+        yindex = yoffset + tl.arange(0, YBLOCK)[:, None]
+        ymask = yindex < ynumel
+        y3 = yindex
+        y0 = (yindex % ks0)
+        tmp7 = tl.load(in_ptr2 + (y3), ymask, eviction_policy='evict_last')
+        tmp8 = y0
+        tmp9 = tmp8 - tmp7
+        tmp10 = tl.full([1, 1], 64, tl.int32)
+        tmp11 = tmp9 + tmp10
+        tmp12 = tmp9 < 0
+        tmp13 = tl.where(tmp12, tmp11, tmp9)
+        tl.device_assert(((0 <= tmp13) & (tmp13 < 64)) | ~(ymask), "index out of bounds: 0 <= tmp13 < 64")
+        tmp14 = tl.where(tmp12, tmp9 + ks0, tmp9)
+''')
+
+
+def test_triton_cummax_scan_keeps_the_scanned_range():
+    facts = kernels.parse_triton("triton_per_fused_arange_cummax_eq_expand_where_zeros_like_0", CUMMAX_TRITON,
+                                 "w.wrapper.cpp", 1, 0)
+    assert set(facts.combines.values()) == {"select"}
+    engine = values.Values(facts)
+    (store,) = facts.stores
+    assert intervals.simplify(engine.upper(store.value, store.pos + 1)) == "max(r0_numel - 1, 0)"
+    assert intervals.simplify(engine.lower(store.value, store.pos + 1)) == "0"
+    end = len(CUMMAX_TRITON.splitlines()) + 1
+    assert intervals.simplify(engine.upper(ast.Name("tmp10"), end)) == "r0_numel - 1"   # the running index
+
+
+def test_combine_helpers_that_add_select_or_neither():
+    def op(source: str):
+        return stores.combine_op(ast.parse(textwrap.dedent(source)).body[0])
+
+    assert op("def f(arg0_0, arg1_0):\n    tmp0 = arg0_0 + arg1_0\n    return tmp0\n") == "add"
+    assert op("def f(arg0_0, arg1_0):\n    return tl.where(arg0_0 > arg1_0, arg0_0, arg1_0)\n") == "select"
+    # a result that mixes positions, or computes, is neither
+    assert op("def f(arg0_0, arg0_1, arg1_0, arg1_1):\n    return tl.where(c, arg0_0, arg1_1), tl.where(c, arg0_1, arg1_0)\n") is None
+    assert op("def f(arg0_0, arg1_0):\n    return tl.where(c, arg0_0 + 1, arg1_0)\n") is None
+    assert op("def f(arg0_0, arg0_1, arg1_0):\n    return arg0_0\n") is None
+    assert op("def f(arg0_0, arg1_0):\n    return tl.maximum(arg0_0, arg1_0), arg1_0\n") is None
+
+
+def test_triton_negative_index_wrap_reaches_no_further_than_its_table():
+    """`where(i < 0, i + 64, i)`: the wrapped side runs only for i <= -1, so it stays below 64; a
+    difference of positions (y0 - a position loaded from a ranged buffer) wraps that way on CUDA."""
+    facts = kernels.parse_triton("triton_poi_fused_add_arange_embedding_expand_sub_1", WRAP_TRITON,
+                                 "w.wrapper.cpp", 1, 0)
+    (a,) = facts.assertions
+    engine = values.Values(facts, load_ranges={"in_ptr2": ("0", "ks0 - 1")})
+    assert intervals.simplify(engine.upper(ast.Name("tmp13"), a.line)) == "max(63, ks0 - 1)"
+    end = len(WRAP_TRITON.splitlines()) + 1
+    # wrapped by a size, not a constant: the wrapped side keeps its own (larger) upper end
+    assert intervals.simplify(engine.upper(ast.Name("tmp14"), end)) == "max(ks0 - 1 + ks0, ks0 - 1)"

@@ -14,12 +14,12 @@ calls by their short name. A kind without a handler reads as unknown (or raises 
 from __future__ import annotations
 
 import ast
-import functools
-import re
 from typing import Any, Callable, Mapping, Protocol
 
 from . import intervals
 from ..core import strict
+from .syntax import ITER_INDEX, POINTER_PARAM, call_name, divisor_of, expr_text
+from .valuecalls import CALL_HANDLERS, never_negative_test, scan_element, wrapped_upper
 
 
 
@@ -33,65 +33,7 @@ class KernelFacts(Protocol):
 
     def extent_at(self, var: str, pos: int) -> str | None: ...
 
-# Pointer parameters of a kernel (`in_ptr0`, `out_ptr1`, `in_out_ptr0`): launch arguments that are
-# buffers, not sizes.
-POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
-# Triton's iteration indices (`xindex`, `r0_index`): they range over [0, <prefix>numel).
-_ITER_INDEX = re.compile(r"^(?P<p>[xyz]|r\d*_?)index$")
-DIVISION_OPS = (ast.Div, ast.Mod, ast.FloorDiv)
 _DEPTH_LIMIT = 60
-
-
-def shape_key(node: object) -> object:
-    """A hashable key equal for expressions of the same shape (fields, not positions), as
-    `ast.dump` compares them; without its per-call closure, a reference cycle that thousands of
-    calls would leave for the cyclic collector."""
-    if isinstance(node, ast.AST):
-        return (type(node).__name__, *(shape_key(getattr(node, f, None)) for f in node._fields))
-    if isinstance(node, list):
-        return tuple(shape_key(item) for item in node)
-    return type(node), node   # 1 and True, 1 and 1.0 differ, as in ast.dump
-
-
-def call_name(node: ast.Call) -> str:
-    """`tl.load(...)` -> "tl.load"; `f(...)` -> "f"; a call of anything else -> ""."""
-    func = node.func
-    parts = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if isinstance(func, ast.Name):
-        parts.append(func.id)
-    return ".".join(reversed(parts))
-
-
-def expr_text(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # noqa: BLE001 - ast.unparse of odd trees must not abort analysis
-        return "?"
-
-
-def divisor_of(node: ast.AST) -> tuple[ast.expr, ast.expr, bool] | None:
-    """(dividend, divisor, integer?) when `node` is a division: `a / b` (float), `a // b`, `a % b`,
-    `floordiv(a, b)`, `mod(a, b)`, `fmod(a, b)` (integer)."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, DIVISION_OPS):
-        return node.left, node.right, not isinstance(node.op, ast.Div)
-    if isinstance(node, ast.Call) and len(node.args) == 2 \
-            and call_name(node).split(".")[-1] in ("mod", "floordiv", "fmod"):
-        return node.args[0], node.args[1], True
-    return None
-
-
-@functools.lru_cache(maxsize=4096)
-def divisor_texts(expr: str) -> tuple[str, ...]:
-    """The divisors (as text) of every division in a size expression (`s0 // 2` -> ("2",));
-    () when it does not parse. The wrapper repeats a few numel expressions thousands of times."""
-    try:
-        tree = ast.parse(expr, mode="eval")
-    except SyntaxError:
-        return ()
-    return tuple(ast.unparse(found[1]) for node in ast.walk(tree) if (found := divisor_of(node)) is not None)
 
 
 def division(values: "Values", node: ast.AST, line: int) -> tuple[str, str | None, bool] | None:
@@ -214,7 +156,7 @@ class Values:
 
     def _name(self, node: ast.Name, line: int, depth: int, upper: bool) -> str | None:
         name = node.id
-        m = _ITER_INDEX.match(name)
+        m = ITER_INDEX.match(name)
         # Triton's `xindex = xoffset + tl.arange(0, XBLOCK)` says nothing by itself (program_id);
         # its masked range is [0, xnumel): ask the numel first, the definition only without one.
         numel = self._numel(m.group("p"), line, depth - 1) if m else None
@@ -265,18 +207,24 @@ class Values:
         return None  # bit operations, powers: not index arithmetic Inductor emits for bounds
 
     def _ifexp(self, node: ast.IfExp, line: int, depth: int, upper: bool) -> str | None:
-        if _never_negative_test(self, node.test, line, depth):
+        if never_negative_test(self, node.test, line, depth):
             # C++'s negative-index wrapping `tmp18 ? tmp17 : tmp14` (tmp18 = tmp14 < 0) of an index
             # known to be >= 0 (a clamp): as `where` in Triton.
             return self._range(node.orelse, line, depth, upper)
         a, b = self._range(node.body, line, depth, upper), self._range(node.orelse, line, depth, upper)
+        if upper and b is not None:
+            a = wrapped_upper(self, node.test, node.body, line, depth) or a
         if a is None or b is None:
             return None
         return f"{'max' if upper else 'min'}({a}, {b})"
 
     def _subscript(self, node: ast.Subscript, line: int, depth: int, upper: bool) -> str | None:
+        value, index = node.value, node.slice
+        if isinstance(value, ast.Call) and call_name(value).endswith("associative_scan") \
+                and isinstance(index, ast.Constant) and type(index.value) is int:
+            return scan_element(self, value, line, depth, upper, index.value)
         # `tl.arange(0, XBLOCK)[:, None]` style broadcasting keeps the value.
-        return self._range(node.value, line, depth, upper)
+        return self._range(value, line, depth, upper)
 
     def _boolean(self, node: ast.AST, line: int, depth: int, upper: bool) -> str | None:
         """A comparison (`tmp0 != tmp1`) or `and`/`or` of them is 0 or 1."""
@@ -289,7 +237,7 @@ class Values:
         return None
 
     def _call(self, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-        handler = _CALL_HANDLERS.get(call_name(node).split(".")[-1])
+        handler = CALL_HANDLERS.get(call_name(node).split(".")[-1])
         # Any other call (`load`, math functions, `unknown()`) is data: no range.
         return None if handler is None else handler(self, node, line, depth, upper)
 
@@ -316,122 +264,6 @@ class Values:
 
 # -- calls, one handler per short name (module functions over the engine, pyflakes' handler
 # pattern: the class keeps the walk, the table here the call kinds) --------------------------
-def _where(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    if len(node.args) != 3:
-        return None
-    if _never_negative_test(v, node.args[0], line, depth):
-        # Negative-index wrapping `where(i < 0, i + 130, i)` of an index known to be >= 0.
-        return v._range(node.args[2], line, depth, upper)
-    a, b = v._range(node.args[1], line, depth, upper), v._range(node.args[2], line, depth, upper)
-    if a is None or b is None:
-        # Negative-index wrapping `where(i < 0, i + ks, i)` of loaded data stays unknown.
-        return None
-    return f"{'max' if upper else 'min'}({a}, {b})"
-
-def _same_value(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    """`x.to(dtype)` and `broadcast_to(x, ...)`, `copy(x)`, `cast(x)`...: the value of x."""
-    if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
-        return v._range(node.func.value, line, depth, upper)
-    return v._range(node.args[0], line, depth, upper) if node.args else None
-
-def _rounding(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    if not node.args:
-        return None
-    a = v._range(node.args[0], line, depth, upper)
-    return None if a is None else f"{call_name(node).split('.')[-1]}({a})"
-
-def _truncating(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    """`int64_t(tmp11 + tmp12)`: C++'s cast to an integer type truncates toward zero."""
-    if len(node.args) != 1:
-        return None
-    a = v._range(node.args[0], line, depth, upper)
-    return None if a is None else f"trunc({a})"
-
-def _floordiv(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    if len(node.args) != 2:
-        return None
-    return v._range(ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1]), line, depth, upper)
-
-def _min_max(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    if len(node.args) != 2:
-        return None
-    is_min = call_name(node).split(".")[-1] in ("minimum", "min")
-    a, b = v._range(node.args[0], line, depth, upper), v._range(node.args[1], line, depth, upper)
-    if a is None or b is None:
-        # min(a, unknown) <= a; max(a, unknown) >= a: one known side still bounds that end.
-        return (a or b) if is_min == upper else None
-    return f"{'min' if is_min else 'max'}({a}, {b})"
-
-def _full(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    return v._range(node.args[1], line, depth, upper) if len(node.args) >= 2 else None
-
-def _arange(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    if len(node.args) < 2:
-        return None
-    if not upper:
-        return v._range(node.args[0], line, depth, False)
-    # C++ `VectorizedN<int64_t, 2>::arange(x1, 1)` in a loop over x1 by whole vectors: lane i holds
-    # x1 + i, the position it stands for, and the vector body runs for positions inside x1's loop
-    # only (the tail loop does the rest): its maximum is the loop's own. Triton's `tl.arange(0, N)`
-    # starts at a constant and says nothing alone (`_name` reads `xindex` through its numel).
-    step = node.args[1]
-    if isinstance(step, ast.Constant) and step.value == 1 and _loop_variable(v, node.args[0], line):
-        return v._range(node.args[0], line, depth, True)
-    return None
-
-def _loop_variable(v: Values, node: ast.expr, line: int) -> bool:
-    """`x1`, or a name copied from it (`tmp4 = x1; tmp5 = c10::convert<int64_t>(tmp4)`): a C++ loop
-    variable with a known extent at `line`."""
-    for _ in range(8):
-        if not isinstance(node, ast.Name):
-            return False
-        found = v.definition(node.id, line)
-        if found is None:
-            return not _ITER_INDEX.match(node.id) and v.facts.extent_at(node.id, line) is not None
-        line, node = found
-    return False
-
-def _load(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    """A load of a pointer whose buffer's values are known (`load_ranges`); other loads are data."""
-    pointer = load_pointer(node)
-    found = v.load_ranges.get(pointer) if pointer is not None else None
-    return None if found is None else found[1 if upper else 0]
-
-def _scan(v: Values, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
-    """`tl.associative_scan((x,), axis, add_helper)`: a cumulative sum along the reduction dim of
-    r0_numel elements lies in [min(0, n*lo), n*hi] (hi >= 0 and lo known)."""
-    if len(node.args) != 3 or not isinstance(node.args[0], ast.Tuple) or len(node.args[0].elts) != 1:
-        return None
-    combine = node.args[2]
-    if not isinstance(combine, ast.Name) or v.facts.combines.get(combine.id) != "add":
-        return None
-    n = v._numel("r0_", line, depth) or v._numel("r", line, depth)
-    return None if n is None else scan_sum_range(n, v._range(node.args[0].elts[0], line, depth, False),
-                                                 v._range(node.args[0].elts[0], line, depth, True), upper)
-
-def _never_negative_test(v: Values, test: ast.expr, line: int, depth: int) -> bool:
-    """`v < 0` (directly or through a name) where v is known to be >= 0: the test never holds."""
-    for _ in range(8):
-        if not isinstance(test, ast.Name):
-            break
-        found = v.definition(test.id, line)
-        if found is None:
-            return False
-        line, test = found
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt)
-            and _is_zero(v, test.comparators[0], line, depth)):
-        return False
-    return v._nonneg(test.left, line, depth)
-
-def _is_zero(v: Values, node: ast.expr, line: int, depth: int) -> bool:
-    """`0`, or a name that holds 0 (C++ vector code compares with `tmp6 = VectorizedN(tmp5)`,
-    `tmp5 = static_cast<int64_t>(0)`)."""
-    if isinstance(node, ast.Constant):
-        return node.value == 0
-    return isinstance(node, ast.Name) and v._range(node, line, depth + 1, upper=True) == "0" \
-        and v._range(node, line, depth + 1, upper=False) == "0"
-
-
 _RANGE_HANDLERS: dict[type, _Handler] = {
     ast.Constant: Values._constant,
     ast.Name: Values._name,
@@ -444,42 +276,3 @@ _RANGE_HANDLERS: dict[type, _Handler] = {
     ast.BoolOp: Values._boolean,
     **{kind: Values._no_range for kind in (ast.Attribute, ast.Tuple, ast.List, ast.Slice)},
 }
-_CALL_HANDLERS: dict[str, _Handler] = {
-    "where": _where,
-    # C++'s functional casts `float(a * b)`, `double(x)` too: exact for the integers sizes take.
-    **{name: _same_value for name in ("to", "broadcast_to", "copy", "cast", "reshape", "expand_dims",
-                                             "convert", "float", "double")},
-    **{name: _rounding for name in ("trunc", "floor", "ceil")},
-    **{name: _truncating for name in ("int64_t", "int32_t", "int", "long")},
-    "floordiv": _floordiv,
-    **{name: _min_max for name in ("minimum", "maximum", "min", "max")},
-    "full": _full,
-    "arange": _arange,
-    "load": _load,
-    "associative_scan": _scan,
-}
-
-
-def load_pointer(node: ast.Call) -> str | None:
-    """The pointer parameter a load reads: C++ `load(in_ptr2, x1)`, Triton `tl.load(in_ptr2 + (x1), mask)`."""
-    if call_name(node).split(".")[-1] != "load" or not node.args:
-        return None
-    first = node.args[0]
-    while isinstance(first, ast.BinOp) and isinstance(first.op, ast.Add):
-        first = first.left if isinstance(first.left, (ast.Name, ast.BinOp)) else first.right
-    return first.id if isinstance(first, ast.Name) and POINTER_PARAM.match(first.id) else None
-
-
-def scan_sum_range(n: str, lo: str | None, hi: str | None, upper: bool) -> str | None:
-    """One end of the range of a cumulative sum of n values in [lo, hi]: [min(0, n*lo), n*hi],
-    known only where the sign of that end is (hi >= 0; lo >= 0 gives 0, lo <= 0 gives n*lo)."""
-    end = hi if upper else lo
-    if end is None:
-        return None
-    try:
-        low, high = intervals.evaluate_interval(end, {}, default=(0, None))
-    except ValueError:
-        return None
-    if upper:
-        return f"({n}) * ({end})" if low >= 0 else None
-    return "0" if low >= 0 else f"({n}) * ({end})" if high <= 0 else None

@@ -24,7 +24,8 @@ from ..core.messages import CHAIN
 from ..core.model import shim_op
 from .context import LinkContext
 from .shapes import ShapeReader
-from ..expr.values import POINTER_PARAM, Values, scan_sum_range
+from ..expr.syntax import POINTER_PARAM, scan_sum_range
+from ..expr.values import Values
 
 Range = tuple[str, str]
 _DEPTH = 20

@@ -14,7 +14,7 @@ from ..core.findings import Location
 from ..core.messages import CHAIN
 from ..core.model import DimRef, Model
 from ..expr import intervals
-from ..expr.values import POINTER_PARAM
+from ..expr.syntax import POINTER_PARAM
 from ..parse.kernels import KernelFacts
 from ..parse.wrapper import WrapperFacts
 

@@ -23,7 +23,8 @@ from ..parse.kernels import KernelFacts
 from ..core.model import Access
 from .context import LinkContext
 from .shapes import allocations
-from ..expr.values import Values, call_name, load_pointer
+from ..expr.syntax import call_name, load_pointer
+from ..expr.values import Values
 
 
 def annotate(ctx: LinkContext) -> None:

@@ -9,7 +9,7 @@ import re
 from ..core.findings import Location
 from ..core.model import DimRef, Division, Symbol
 from ..expr import intervals
-from ..expr.values import divisor_texts
+from ..expr.syntax import divisor_texts
 from .context import LinkContext, intervals_names
 
 _UNBACKED = re.compile(r"^u\d+$")

@@ -23,7 +23,7 @@ _CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
 # What `_cpp_kernel` reads of a kernel's body, compiled as one query and read in one walk (six
 # walks cost about three times one); `loops` first: matches_each compiles the group of the first name.
 _KERNEL_QUERIES = ("loops", "declarations", "calls", "assignments", "throws", "stores")
-# The Python text of a division (expr.values.divisor_of: `/`, `//`, `%`, `mod(`, `floordiv(`, `fmod(`).
+# The Python text of a division (expr.syntax.divisor_of: `/`, `//`, `%`, `mod(`, `floordiv(`, `fmod(`).
 _DIVIDES = re.compile(r"[/%]|\b(?:mod|floordiv|fmod)\(")
 # C++ expression text -> (its Python AST, divides?): generated kernels repeat the same loads,
 # casts and index arithmetic (`in_ptr0[static_cast<int64_t>(x0)]`) across kernels, and converting

@@ -17,7 +17,8 @@ from typing import Callable, Iterable
 
 from . import ts
 from .stores import RawStore, call_name_of, combine_op, store_pointer
-from ..expr.values import DIVISION_OPS, Values, call_name, division
+from ..expr.syntax import DIVISION_OPS, call_name
+from ..expr.values import Values, division
 from ..core.findings import Location
 
 # The one grammar of an index-bound message (why.parse reads failures with it too). The bound runs

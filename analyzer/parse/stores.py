@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import ts
-from ..expr.values import call_name, shape_key
+from ..expr.syntax import call_name, shape_key
 
 
 @dataclass(eq=False)
@@ -45,10 +45,14 @@ def store_pointer(target: ast.expr) -> str | None:
 
 def combine_op(fn: ast.FunctionDef) -> str | None:
     """"add" for a scan's combine helper that returns the sum of its two arguments
-    (`tmp0 = arg0_0 + arg1_0; return tmp0`), else None."""
+    (`tmp0 = arg0_0 + arg1_0; return tmp0`); "select" for one whose every result is one of its two
+    arguments at that position (cummax's `tl.where(tmp4, arg0_0, arg1_0), tl.where(tmp4, arg0_1,
+    arg1_1)`: a running max, min or their index); else None."""
     args = [a.arg for a in fn.args.args]
-    if len(args) != 2 or not fn.body or not isinstance(fn.body[-1], ast.Return):
+    if not fn.body or not isinstance(fn.body[-1], ast.Return):
         return None
+    if len(args) != 2:
+        return "select" if _selects(fn, args) else None
     result = fn.body[-1].value
     if isinstance(result, ast.Name) and len(fn.body) == 2 and isinstance(fn.body[0], ast.Assign) \
             and [t.id for t in fn.body[0].targets if isinstance(t, ast.Name)] == [result.id]:
@@ -56,7 +60,31 @@ def combine_op(fn: ast.FunctionDef) -> str | None:
     if isinstance(result, ast.BinOp) and isinstance(result.op, ast.Add) \
             and {getattr(result.left, "id", None), getattr(result.right, "id", None)} == set(args):
         return "add"
-    return None
+    return "select" if _selects(fn, args) else None
+
+
+def _selects(fn: ast.FunctionDef, args: list[str]) -> bool:
+    """Every result k of the helper (of 2n arguments `arg0_k`, `arg1_k`) is `where(c, arg0_k, arg1_k)`
+    (either order), directly or through one assignment in its body."""
+    if len(args) % 2 or not args:
+        return False
+    half = len(args) // 2
+    assigned = {t.id: stmt.value for stmt in fn.body if isinstance(stmt, ast.Assign)
+                for t in stmt.targets if isinstance(t, ast.Name)}
+    last = fn.body[-1]
+    result = last.value if isinstance(last, ast.Return) else None
+    results = result.elts if isinstance(result, ast.Tuple) else [result] if result is not None else []
+    if not results or len(results) != half:
+        return False
+    for k, item in enumerate(results):
+        item = assigned.get(item.id, item) if isinstance(item, ast.Name) else item
+        if not (isinstance(item, ast.Call) and len(item.args) == 3 and isinstance(item.func, (ast.Attribute, ast.Name))
+                and (item.func.attr if isinstance(item.func, ast.Attribute) else item.func.id) == "where"):
+            return False
+        picked = {getattr(a, "id", None) for a in item.args[1:]}
+        if picked != {args[k], args[half + k]}:
+            return False
+    return True
 
 
 _OUT_POINTER = re.compile(r"\bout_ptr\d+\b")

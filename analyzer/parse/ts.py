@@ -26,7 +26,7 @@ import tree_sitter_cpp
 from ..core import strict
 from ..core.budget import poll
 from ..core.bigstack import on_big_stack
-from ..expr.values import POINTER_PARAM
+from ..expr.syntax import POINTER_PARAM
 
 Node = tree_sitter.Node
 Tree = tree_sitter.Tree

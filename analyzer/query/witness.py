@@ -116,6 +116,16 @@ def dim_ranges(model: Model) -> dict[str, tuple[float, float | None]]:
 def sizes(model: Model, assignment: Assignment | None = None) -> dict[DimRef, int]:
     """Every input dim's witness size: the assignment's, else the size assigned to a dim that
     shares its symbol (dims the package requires equal), else a valid size."""
+    memo = _MEMO.get()
+    if memo is None:
+        return _sizes(model, assignment)
+    key = ("sizes", id(model), tuple(sorted(assignment.items())) if assignment else ())
+    if key not in memo:
+        memo[key] = (model, _sizes(model, assignment))  # the model kept: its id stays its own
+    return dict(memo[key][1])
+
+
+def _sizes(model: Model, assignment: Assignment | None) -> dict[DimRef, int]:
     assignment = dict(assignment or {})
     by_symbol: dict[str, int] = {}
     roots = symbol_dims(model)
@@ -176,7 +186,7 @@ def input_symbols(model: Model, inputs) -> set[str]:
 def symbol_values(model: Model, assignment: Assignment | None = None) -> dict[str, int]:
     """Root symbol -> its value under the witness (for `intervals.evaluate`)."""
     memo = _MEMO.get()
-    key = (id(model), tuple(sorted(assignment.items())) if assignment else ()) if memo is not None else None
+    key = ("values", id(model), tuple(sorted(assignment.items())) if assignment else ()) if memo is not None else None
     if memo is not None and key is not None and key in memo:
         return dict(memo[key][1])
     all_sizes = sizes(model, assignment)
@@ -360,10 +370,18 @@ def tripped_assertion(model: Model, choice: Assignment) -> Assertion | None:
 
 def evaluate_at(model: Model, expr: str, assignment: Assignment | None = None) -> float | None:
     """The value of an expression over root symbols under the witness; None when it cannot say."""
+    memo = _MEMO.get()
+    key = ("at", id(model), expr, tuple(sorted(assignment.items())) if assignment else ()) \
+        if memo is not None else None
+    if memo is not None and key in memo:
+        return memo[key][1]
     try:
-        return intervals.evaluate(expr, symbol_values(model, assignment))
+        value: float | None = intervals.evaluate(expr, symbol_values(model, assignment))
     except (ValueError, ZeroDivisionError, OverflowError):
-        return None
+        value = None
+    if memo is not None:
+        memo[key] = (model, value)
+    return value
 
 
 def smallest_exceeding(model: Model, expr: str, ref: DimRef, bound: float,

@@ -1,0 +1,196 @@
+"""The value-range engine's handlers of calls (`where`, casts, `min`/`max`, `arange`, loads, scans),
+by the call's short name, and the tests of negative-index wrapping they share with `Values._ifexp`.
+
+Each handler gets the engine (`Engine`: analyzer.expr.values.Values) and answers one end of the
+call's range, or None where it cannot say.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Callable, Mapping, Protocol
+
+from .syntax import ITER_INDEX, call_name, load_pointer, scan_sum_range
+
+
+class Engine(Protocol):
+    """What the handlers ask of the engine (analyzer.expr.values.Values has it)."""
+
+    facts: Any
+    load_ranges: Mapping[str, tuple[str | None, str | None]]
+
+    def definition(self, name: str, line: int) -> tuple[int, ast.expr] | None: ...
+    def _range(self, node: ast.AST, line: int, depth: int, upper: bool) -> str | None: ...
+    def _numel(self, prefix: str, line: int, depth: int) -> str | None: ...
+    def _nonneg(self, node: ast.expr, line: int, depth: int) -> bool: ...
+
+
+def _where(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    if len(node.args) != 3:
+        return None
+    if never_negative_test(v, node.args[0], line, depth):
+        # Negative-index wrapping `where(i < 0, i + 130, i)` of an index known to be >= 0.
+        return v._range(node.args[2], line, depth, upper)
+    a, b = v._range(node.args[1], line, depth, upper), v._range(node.args[2], line, depth, upper)
+    if upper and b is not None:
+        a = wrapped_upper(v, node.args[0], node.args[1], line, depth) or a
+    if a is None or b is None:
+        # Negative-index wrapping `where(i < 0, i + ks, i)` of loaded data stays unknown.
+        return None
+    return f"{'max' if upper else 'min'}({a}, {b})"
+
+
+def wrapped_upper(v: Engine, test: ast.expr, body: ast.expr, line: int, depth: int) -> str | None:
+    """`c - 1` for the wrapped side of negative-index wrapping, `where(i < 0, i + c, i)` with c a
+    constant: it is taken only for i <= -1, so it never exceeds c - 1 (Triton wraps an index whose
+    range reaches below 0, a difference of positions, as well as above the table). None otherwise."""
+    test, line_t = _through_names(v, test, line)
+    body, line_b = _through_names(v, body, line)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt)
+            and isinstance(test.left, ast.Name) and _is_zero(v, test.comparators[0], line_t, depth)):
+        return None
+    if not (isinstance(body, ast.BinOp) and isinstance(body.op, ast.Add) and isinstance(body.left, ast.Name)
+            and body.left.id == test.left.id):
+        return None
+    high, low = v._range(body.right, line_b, depth + 1, True), v._range(body.right, line_b, depth + 1, False)
+    if high is None or high != low or not re.fullmatch(r"\d+", high):
+        return None
+    return str(int(high) - 1)
+
+
+def _through_names(v: Engine, node: ast.expr, line: int) -> tuple[ast.expr, int]:
+    """The expression a name holds (a few definitions deep), with the position it was defined at."""
+    for _ in range(8):
+        if not isinstance(node, ast.Name):
+            break
+        found = v.definition(node.id, line)
+        if found is None:
+            break
+        line, node = found
+    return node, line
+
+def _same_value(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    """`x.to(dtype)` and `broadcast_to(x, ...)`, `copy(x)`, `cast(x)`...: the value of x."""
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+        return v._range(node.func.value, line, depth, upper)
+    return v._range(node.args[0], line, depth, upper) if node.args else None
+
+def _rounding(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    if not node.args:
+        return None
+    a = v._range(node.args[0], line, depth, upper)
+    return None if a is None else f"{call_name(node).split('.')[-1]}({a})"
+
+def _truncating(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    """`int64_t(tmp11 + tmp12)`: C++'s cast to an integer type truncates toward zero."""
+    if len(node.args) != 1:
+        return None
+    a = v._range(node.args[0], line, depth, upper)
+    return None if a is None else f"trunc({a})"
+
+def _floordiv(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    if len(node.args) != 2:
+        return None
+    return v._range(ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1]), line, depth, upper)
+
+def _min_max(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    if len(node.args) != 2:
+        return None
+    is_min = call_name(node).split(".")[-1] in ("minimum", "min")
+    a, b = v._range(node.args[0], line, depth, upper), v._range(node.args[1], line, depth, upper)
+    if a is None or b is None:
+        # min(a, unknown) <= a; max(a, unknown) >= a: one known side still bounds that end.
+        return (a or b) if is_min == upper else None
+    return f"{'min' if is_min else 'max'}({a}, {b})"
+
+def _full(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    return v._range(node.args[1], line, depth, upper) if len(node.args) >= 2 else None
+
+def _arange(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    if len(node.args) < 2:
+        return None
+    if not upper:
+        return v._range(node.args[0], line, depth, False)
+    # C++ `VectorizedN<int64_t, 2>::arange(x1, 1)` in a loop over x1 by whole vectors: lane i holds
+    # x1 + i, the position it stands for, and the vector body runs for positions inside x1's loop
+    # only (the tail loop does the rest): its maximum is the loop's own. Triton's `tl.arange(0, N)`
+    # starts at a constant and says nothing alone (`_name` reads `xindex` through its numel).
+    step = node.args[1]
+    if isinstance(step, ast.Constant) and step.value == 1 and _loop_variable(v, node.args[0], line):
+        return v._range(node.args[0], line, depth, True)
+    return None
+
+def _loop_variable(v: Engine, node: ast.expr, line: int) -> bool:
+    """`x1`, or a name copied from it (`tmp4 = x1; tmp5 = c10::convert<int64_t>(tmp4)`): a C++ loop
+    variable with a known extent at `line`."""
+    for _ in range(8):
+        if not isinstance(node, ast.Name):
+            return False
+        found = v.definition(node.id, line)
+        if found is None:
+            return not ITER_INDEX.match(node.id) and v.facts.extent_at(node.id, line) is not None
+        line, node = found
+    return False
+
+def _load(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    """A load of a pointer whose buffer's values are known (`load_ranges`); other loads are data."""
+    pointer = load_pointer(node)
+    found = v.load_ranges.get(pointer) if pointer is not None else None
+    return None if found is None else found[1 if upper else 0]
+
+def scan_element(v: Engine, node: ast.Call, line: int, depth: int, upper: bool, element: int = 0) -> str | None:
+    """`tl.associative_scan((x,), axis, add_helper)`: a cumulative sum along the reduction dim of
+    r0_numel elements lies in [min(0, n*lo), n*hi] (hi >= 0 and lo known). With a helper that
+    selects (cummax's `(values, indices)` pairs), element i of the result is one of the scanned
+    element i's values: its range."""
+    if len(node.args) != 3 or not isinstance(node.args[0], ast.Tuple) or not node.args[0].elts:
+        return None
+    combine = node.args[2]
+    op = v.facts.combines.get(combine.id) if isinstance(combine, ast.Name) else None
+    elts = node.args[0].elts
+    if op == "select" and 0 <= element < len(elts):
+        return v._range(elts[element], line, depth, upper)
+    if op != "add" or len(elts) != 1 or element != 0:
+        return None
+    n = v._numel("r0_", line, depth) or v._numel("r", line, depth)
+    return None if n is None else scan_sum_range(n, v._range(node.args[0].elts[0], line, depth, False),
+                                                 v._range(node.args[0].elts[0], line, depth, True), upper)
+
+def never_negative_test(v: Engine, test: ast.expr, line: int, depth: int) -> bool:
+    """`v < 0` (directly or through a name) where v is known to be >= 0: the test never holds."""
+    for _ in range(8):
+        if not isinstance(test, ast.Name):
+            break
+        found = v.definition(test.id, line)
+        if found is None:
+            return False
+        line, test = found
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt)
+            and _is_zero(v, test.comparators[0], line, depth)):
+        return False
+    return v._nonneg(test.left, line, depth)
+
+def _is_zero(v: Engine, node: ast.expr, line: int, depth: int) -> bool:
+    """`0`, or a name that holds 0 (C++ vector code compares with `tmp6 = VectorizedN(tmp5)`,
+    `tmp5 = static_cast<int64_t>(0)`)."""
+    if isinstance(node, ast.Constant):
+        return node.value == 0
+    return isinstance(node, ast.Name) and v._range(node, line, depth + 1, upper=True) == "0" \
+        and v._range(node, line, depth + 1, upper=False) == "0"
+
+
+CALL_HANDLERS: dict[str, Callable[..., "str | None"]] = {
+    "where": _where,
+    # C++'s functional casts `float(a * b)`, `double(x)` too: exact for the integers sizes take.
+    **{name: _same_value for name in ("to", "broadcast_to", "copy", "cast", "reshape", "expand_dims",
+                                             "convert", "float", "double")},
+    **{name: _rounding for name in ("trunc", "floor", "ceil")},
+    **{name: _truncating for name in ("int64_t", "int32_t", "int", "long")},
+    "floordiv": _floordiv,
+    **{name: _min_max for name in ("minimum", "maximum", "min", "max")},
+    "full": _full,
+    "arange": _arange,
+    "load": _load,
+    "associative_scan": scan_element,
+}
