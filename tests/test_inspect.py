@@ -167,7 +167,8 @@ FIXTURE_FACTS = [
     ("lifted_params.cuda.stripped.pt2", "index out of bounds: 0 <= tmp58 < 20", "20", [], [1], 20, None),
     # The index is produced by an extern searchsorted (CPU) or its own Triton kernel (CUDA).
     ("searchsorted_index.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks1", "s70", [(2, 0)], [0, 1], None, "s99 + 1"),  # searchsorted in [0, s99]
-    ("searchsorted_index.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s70", [(2, 0)], [0, 1], None, None),  # Triton-lowered bucketize: no range yet
+    # Triton-lowered (`triton_helpers.bucketize_binary_search` stored by its own kernel): in [0, s99] too.
+    ("searchsorted_index.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s70", [(2, 0)], [0, 1], None, "s99 + 1"),
     ("topk_index.cpu.stripped.pt2", "index out of bounds: 0 <= tmp7 < ks1", "s70", [(1, 0)], [0], None, "s69"),  # topk indices in [0, s69 - 1]
     ("topk_index.cuda.stripped.pt2", "index out of bounds: 0 <= tmp4 < ks0", "s70", [(1, 0)], [0], None, "s69"),
     # One-sided: the index ranges over the sequence length (input 0 dim 1).

@@ -503,3 +503,71 @@ def test_triton_negative_index_wrap_reaches_no_further_than_its_table():
     end = len(WRAP_TRITON.splitlines()) + 1
     # wrapped by a size, not a constant: the wrapped side keeps its own (larger) upper end
     assert intervals.simplify(engine.upper(ast.Name("tmp14"), end)) == "max(ks0 - 1 + ks0, ks0 - 1)"
+
+
+BUCKETIZE_TRITON = textwrap.dedent('''
+    @triton.jit
+    def triton_poi_fused_bucketize_index_mul_0(in_ptr0, in_ptr1, in_ptr2, out_ptr1, ks0, xnumel, XBLOCK : tl.constexpr):
+        xoffset = tl.program_id(0) * XBLOCK
+        xindex = xoffset + tl.arange(0, XBLOCK)[:]
+        xmask = xindex < xnumel
+        x0 = xindex
+        tmp0 = tl.load(in_ptr0 + (x0), xmask)
+        tmp1 = triton_helpers.bucketize_binary_search(tmp0, in_ptr1, ks0, ks0, 1, 0, tl.int64, False, None, None, None, )
+        tmp2 = ks0
+        tmp3 = tmp1 + tmp2
+        tmp4 = tmp1 < 0
+        tmp5 = tl.where(tmp4, tmp3, tmp1)
+        tl.device_assert(((0 <= tmp5) & (tmp5 < ks0)) | ~(xmask), "index out of bounds: 0 <= tmp5 < ks0")
+        tmp6 = triton_helpers.bucketize_binary_search(tmp0, in_ptr1, tl.int64, False, ks0, [XBLOCK])
+        tmp7 = triton_helpers.bucketize_binary_search(tmp0, in_ptr1)
+''')
+
+
+def test_triton_bucketize_lies_in_the_boundaries_length():
+    facts = kernels.parse_triton("triton_poi_fused_bucketize_index_mul_0", BUCKETIZE_TRITON, "w.wrapper.cpp", 1, 0)
+    (a,) = facts.assertions
+    engine = values.Values(facts)
+    # loaded data, but bounded by the size whatever the values: data_upper says so and names the op
+    assert engine.data_upper(ast.Name("tmp5"), a.line) == "ks0" and engine.bounding_ops == {"bucketize_Tensor"}
+    assert engine.lower(ast.Name("tmp1"), a.line) == "0"
+    end = len(BUCKETIZE_TRITON.splitlines()) + 1
+    assert engine.upper(ast.Name("tmp6"), end) == "ks0"        # older torch: the size after dtype and `right`
+    assert engine.upper(ast.Name("tmp7"), end) is None
+    assert engine.data_upper(ast.Name("tmp0"), a.line) is None and engine.bounding_ops == set()
+
+
+ARGMAX_TRITON = textwrap.dedent('''
+    @triton.jit
+    def triton_red_fused_argmax_0(in_ptr0, out_ptr0, ks0, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BLOCK : tl.constexpr):
+        rnumel = r0_numel
+        xoffset = tl.program_id(0) * XBLOCK
+        xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
+        xmask = xindex < xnumel
+        r0_base = tl.arange(0, R0_BLOCK)[None, :]
+        x0 = xindex
+        _tmp2 = tl.full([XBLOCK, R0_BLOCK], float("-inf"), tl.float32)
+        _tmp2_index = tl.full([XBLOCK, R0_BLOCK], 2147483647, tl.int32)
+        for r0_offset in tl.range(0, r0_numel, R0_BLOCK):
+            r0_index = r0_offset + r0_base
+            r0_mask = r0_index < r0_numel
+            rindex = r0_index
+            r0_1 = r0_index
+            tmp0 = tl.load(in_ptr0 + (r0_1 + ks0*x0), r0_mask & xmask, eviction_policy='evict_first', other=0.0)
+            tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])
+            _tmp2_next, _tmp2_index_next = triton_helpers.maximum_with_index(_tmp2, _tmp2_index, tmp1, rindex)
+            _tmp2 = tl.where(r0_mask & xmask, _tmp2_next, _tmp2)
+            _tmp2_index = tl.where(r0_mask & xmask, _tmp2_index_next, _tmp2_index)
+        tmp2_val, tmp2_idx = triton_helpers.max_with_index(_tmp2, _tmp2_index, 1)
+        tmp2 = tmp2_idx[:, None]
+        tl.store(out_ptr0 + (x0), tmp2, xmask)
+''')
+
+
+def test_triton_argmax_index_lies_in_the_reduced_dim():
+    facts = kernels.parse_triton("triton_red_fused_argmax_0", ARGMAX_TRITON, "w.wrapper.cpp", 1, 0)
+    engine = values.Values(facts)
+    (store,) = facts.stores
+    assert intervals.simplify(engine.upper(store.value, store.pos + 1)) == "max(r0_numel - 1, 0)"
+    assert engine.lower(store.value, store.pos + 1) == "0"
+    assert engine.upper(ast.Name("tmp2_val"), store.pos + 1) is None     # the maximum's value: data

@@ -19,11 +19,41 @@ class Engine(Protocol):
 
     facts: Any
     load_ranges: Mapping[str, tuple[str | None, str | None]]
+    bounding_ops: set[str]
 
     def definition(self, name: str, line: int) -> tuple[int, ast.expr] | None: ...
     def _range(self, node: ast.AST, line: int, depth: int, upper: bool) -> str | None: ...
     def _numel(self, prefix: str, line: int, depth: int) -> str | None: ...
     def _nonneg(self, node: ast.expr, line: int, depth: int) -> bool: ...
+
+
+def ifexp_range(v: Engine, node: ast.IfExp, line: int, depth: int, upper: bool) -> str | None:
+    """C++'s `c ? a : b`: the join of both sides, but negative-index wrapping as in `where`."""
+    if never_negative_test(v, node.test, line, depth):
+        # `tmp18 ? tmp17 : tmp14` (tmp18 = tmp14 < 0) of an index known to be >= 0 (a clamp).
+        return v._range(node.orelse, line, depth, upper)
+    a, b = v._range(node.body, line, depth, upper), v._range(node.orelse, line, depth, upper)
+    if upper and b is not None:
+        a = wrapped_upper(v, node.test, node.body, line, depth) or a
+    if a is None or b is None:
+        return None
+    return f"{'max' if upper else 'min'}({a}, {b})"
+
+
+def subscript_range(v: Engine, node: ast.Subscript, line: int, depth: int, upper: bool) -> str | None:
+    """Element i of a scan's or a reduction's tuple result; any other subscript (`tl.arange(0,
+    XBLOCK)[:, None]` style broadcasting) keeps the value."""
+    value, index = node.value, node.slice
+    if isinstance(value, ast.Call) and isinstance(index, ast.Constant) and type(index.value) is int:
+        name = call_name(value)
+        if name.endswith("associative_scan"):
+            return scan_element(v, value, line, depth, upper, index.value)
+        if name.endswith(("max_with_index", "min_with_index")) and index.value == 1:
+            # `tmp2_val, tmp2_idx = triton_helpers.max_with_index(_tmp2, _tmp2_index, 1)`: an argmax
+            # over the reduction dim's r0_numel elements (an empty dim is empty-reduction's business).
+            n = v._numel("r0_", line, depth) or v._numel("r", line, depth)
+            return None if n is None else f"max(({n}) - 1, 0)" if upper else "0"
+    return v._range(value, line, depth, upper)
 
 
 def _where(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
@@ -157,6 +187,23 @@ def scan_element(v: Engine, node: ast.Call, line: int, depth: int, upper: bool, 
     return None if n is None else scan_sum_range(n, v._range(node.args[0].elts[0], line, depth, False),
                                                  v._range(node.args[0].elts[0], line, depth, True), upper)
 
+def _bucketize(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    """`triton_helpers.bucketize_binary_search(values, boundaries, BOUNDARIES_SIZE, ...)`, Inductor's
+    bucketize/searchsorted inside a Triton kernel: an insertion point in [0, BOUNDARIES_SIZE]
+    whatever the values (older torch passes the size fifth, after the dtype and `right`)."""
+    if len(node.args) < 3:
+        return None
+    if not upper:
+        return "0"
+    size = node.args[2] if not isinstance(node.args[2], ast.Attribute) else node.args[4] if len(node.args) > 4 else None
+    found = v._range(size, line, depth, True) if size is not None else None
+    if found is not None:
+        # One helper for both ops; the kernel's name says which the user wrote.
+        name = str(getattr(v.facts, "name", ""))
+        v.bounding_ops.add("searchsorted_Tensor" if "searchsorted" in name and "bucketize" not in name
+                           else "bucketize_Tensor")
+    return found
+
 def never_negative_test(v: Engine, test: ast.expr, line: int, depth: int) -> bool:
     """`v < 0` (directly or through a name) where v is known to be >= 0: the test never holds."""
     for _ in range(8):
@@ -193,4 +240,5 @@ CALL_HANDLERS: dict[str, Callable[..., "str | None"]] = {
     "arange": _arange,
     "load": _load,
     "associative_scan": scan_element,
+    "bucketize_binary_search": _bucketize,
 }

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Protocol
 from . import intervals
 from ..core import strict
 from .syntax import ITER_INDEX, POINTER_PARAM, call_name, divisor_of, expr_text
-from .valuecalls import CALL_HANDLERS, never_negative_test, scan_element, wrapped_upper
+from .valuecalls import CALL_HANDLERS, ifexp_range, subscript_range
 
 
 
@@ -75,6 +75,8 @@ class Values:
         # Pointer parameter -> (min, max) of the values its buffer holds (buffers.py), over root
         # symbols: a load of it has that range instead of none.
         self.load_ranges: Mapping[str, tuple[str | None, str | None]] = load_ranges or {}
+        # Ops whose own result range bounded the last `data_upper` (buckets by the boundaries' length).
+        self.bounding_ops: set[str] = set()
 
     def definition(self, name: str, line: int) -> tuple[int, ast.expr] | None:
         """The last definition of `name` before position `line`."""
@@ -125,11 +127,13 @@ class Values:
         return self._range(expr, line, depth, True)
 
     def data_upper(self, expr: ast.expr, line: int) -> str | None:
-        """The constant maximum of loaded data (`clamp(values, 0, 400)` -> "400"): what the kernel's own
-        arithmetic bounds whatever was loaded; None when it depends on a size or nothing bounds it."""
+        """The maximum of loaded data that the kernel's own arithmetic bounds whatever was loaded:
+        a constant (`clamp(values, 0, 400)` -> "400"), or a size where an op bounds the data by one
+        (an in-kernel bucketize by the boundaries' length: `bounding_ops` names it); else None."""
+        self.bounding_ops = set()
         found = self.upper(expr, line)
         try:
-            return found if found is not None and not intervals.names(found) else None
+            return found if found is not None and (self.bounding_ops or not intervals.names(found)) else None
         except ValueError:
             return None
 
@@ -206,26 +210,6 @@ class Values:
             return f"floordiv({a}, {b})" if isinstance(op, ast.FloorDiv) else f"({a}) / ({b})"
         return None  # bit operations, powers: not index arithmetic Inductor emits for bounds
 
-    def _ifexp(self, node: ast.IfExp, line: int, depth: int, upper: bool) -> str | None:
-        if never_negative_test(self, node.test, line, depth):
-            # C++'s negative-index wrapping `tmp18 ? tmp17 : tmp14` (tmp18 = tmp14 < 0) of an index
-            # known to be >= 0 (a clamp): as `where` in Triton.
-            return self._range(node.orelse, line, depth, upper)
-        a, b = self._range(node.body, line, depth, upper), self._range(node.orelse, line, depth, upper)
-        if upper and b is not None:
-            a = wrapped_upper(self, node.test, node.body, line, depth) or a
-        if a is None or b is None:
-            return None
-        return f"{'max' if upper else 'min'}({a}, {b})"
-
-    def _subscript(self, node: ast.Subscript, line: int, depth: int, upper: bool) -> str | None:
-        value, index = node.value, node.slice
-        if isinstance(value, ast.Call) and call_name(value).endswith("associative_scan") \
-                and isinstance(index, ast.Constant) and type(index.value) is int:
-            return scan_element(self, value, line, depth, upper, index.value)
-        # `tl.arange(0, XBLOCK)[:, None]` style broadcasting keeps the value.
-        return self._range(value, line, depth, upper)
-
     def _boolean(self, node: ast.AST, line: int, depth: int, upper: bool) -> str | None:
         """A comparison (`tmp0 != tmp1`) or `and`/`or` of them is 0 or 1."""
         if isinstance(node, ast.BoolOp) and not all(isinstance(v, (ast.Compare, ast.BoolOp)) for v in node.values):
@@ -269,8 +253,8 @@ _RANGE_HANDLERS: dict[type, _Handler] = {
     ast.Name: Values._name,
     ast.UnaryOp: Values._unary,
     ast.BinOp: Values._binop,
-    ast.IfExp: Values._ifexp,
-    ast.Subscript: Values._subscript,
+    ast.IfExp: ifexp_range,
+    ast.Subscript: subscript_range,
     ast.Call: Values._call,
     ast.Compare: Values._boolean,
     ast.BoolOp: Values._boolean,

@@ -38,11 +38,13 @@ def link_assertion(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, v
         return unlinked(f"the index `{raw.index_var}` of the assertion message is not an expression")
     ptrs, _ = values.sources(index, raw.line)
     upper = (values.data_upper if ptrs else values.upper)(index, raw.line)
+    # An index from loaded data that an op in the kernel bounds by a size (an in-kernel bucketize).
+    bounding = tuple(sorted(values.bounding_ops)) if ptrs and upper is not None else ()
     out: list[Assertion] = []
     firsts: list[int] = []
     seen: set[tuple] = set()
     for li in indices:
-        a = _assertion_at(ctx, ranges, facts, raw, index, ptrs, upper, li, seen)
+        a = _assertion_at(ctx, ranges, facts, raw, index, ptrs, upper, li, seen, bounding)
         if a is not None:
             out.append(a)
             firsts.append(li)
@@ -57,9 +59,10 @@ def link_assertion(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, v
 
 
 def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, raw, index, ptrs, upper, li: int,
-                  seen: set[tuple]) -> Assertion | None:
+                  seen: set[tuple], bounding: tuple[str, ...] = ()) -> Assertion | None:
     """The assertion linked through launch `li`; None when its bound does not map there or an
-    earlier launch in `seen` linked it alike (its chain is then never built)."""
+    earlier launch in `seen` linked it alike (its chain is then never built). `bounding`: the ops in
+    the kernel that bound a loaded index by a size (they name what reaches the maximum)."""
     mapping = ctx.param_map(facts, li)
     try:
         bound_expr = intervals.substitute(raw.bound_py, mapping)
@@ -90,6 +93,8 @@ def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, ra
     steps = ranges.steps(facts, li, ptrs) if a.index_extent and ptrs else ()
     if steps:
         a.index_ops = ranges.ops(facts, li, ptrs)
+    elif a.index_extent and bounding:
+        a.index_ops = bounding
     if steps or via:  # an index loaded from buffers of known range: what they hold, else who wrote it
         a.chain = a.chain[:1] + (steps or ((via,) if via else ())) + a.chain[1:]
     return a

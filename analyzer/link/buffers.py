@@ -131,6 +131,9 @@ class BufferRanges:
         self._reader: ShapeReader | None = None
         # (kernel, out_ptr) -> the reduction ("argmax") whose index the kernel stores there and reads back.
         self.own_ops: dict[tuple[str, str], str] = {}
+        # (buffer, launch) -> the ops inside the writing kernel that bounded what it stored (an
+        # in-kernel bucketize by the boundaries' length).
+        self.written_ops: dict[tuple[str, int], tuple[str, ...]] = {}
 
     def index_upper(self, facts: KernelFacts, index: ast.expr, line: int, launch_index: int) -> str | None:
         """Inclusive maximum of `index` at `line` over the kernel's params and root symbols, with the
@@ -165,10 +168,20 @@ class BufferRanges:
             if own:
                 out.append(own)
                 continue
-            buf = launch.args[facts.params.index(param)]
-            writer = self.model.launches[[i for i in self.producers[self.canonical(buf)] if i < launch_index][-1]]
+            buf = self.canonical(launch.args[facts.params.index(param)])
+            at = [i for i in self.producers[buf] if i < launch_index][-1]
+            writer = self.model.launches[at]
             if writer.extern:
                 out.append(shim_op(writer.kernel))
+                continue
+            if (buf, at) in self.written_ops:
+                out += self.written_ops[(buf, at)]
+                continue
+            # A kernel that stores an argmax/argmin's index (CUDA's `max_with_index`): that op bounds it.
+            facts_w = self._facts(writer.kernel)
+            ops = {r.op for r in facts_w.reductions} if facts_w is not None else set()
+            if len(ops) == 1 and ops <= {"argmax", "argmin"}:
+                out += sorted(ops)
         return tuple(dict.fromkeys(out))
 
     def shapes(self, index: int) -> tuple:
@@ -259,6 +272,8 @@ class BufferRanges:
                 highs.add(_simplify(intervals.substitute(high, mapping)))
             except ValueError:
                 return None
+        if values.bounding_ops:
+            self.written_ops[(buf, index)] = tuple(sorted(values.bounding_ops))
         return (_join("min", lows), _join("max", highs))
 
     def _facts(self, kernel: str) -> KernelFacts | None:

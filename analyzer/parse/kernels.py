@@ -272,8 +272,10 @@ def _triton_assign(facts: KernelFacts, node: ast.Assign, dl: int) -> None:
     for target in node.targets:
         if isinstance(target, ast.Name):
             facts.defs.setdefault(target.id, []).append((node.lineno + dl, node.value))
-        elif isinstance(target, ast.Tuple) and call_name_of(node.value).endswith("associative_scan"):
-            # `tmp7, = tl.associative_scan((tmp6,), 1, fn)`: element i of the scan.
+        elif isinstance(target, ast.Tuple) and call_name_of(node.value).endswith(
+                ("associative_scan", "max_with_index", "min_with_index")):
+            # `tmp7, = tl.associative_scan((tmp6,), 1, fn)`, `tmp2_val, tmp2_idx =
+            # triton_helpers.max_with_index(...)` (an argmax): element i of the result.
             for i, elt in enumerate(target.elts):
                 if isinstance(elt, ast.Name):
                     facts.defs.setdefault(elt.id, []).append(
