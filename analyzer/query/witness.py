@@ -119,7 +119,7 @@ def sizes(model: Model, assignment: Assignment | None = None) -> dict[DimRef, in
     memo = _MEMO.get()
     if memo is None:
         return _sizes(model, assignment)
-    key = ("sizes", id(model), tuple(sorted(assignment.items())) if assignment else ())
+    key = ("sizes", id(model), frozenset(assignment.items()) if assignment else frozenset())
     if key not in memo:
         memo[key] = (model, _sizes(model, assignment))  # the model kept: its id stays its own
     return dict(memo[key][1])
@@ -186,7 +186,7 @@ def input_symbols(model: Model, inputs) -> set[str]:
 def symbol_values(model: Model, assignment: Assignment | None = None) -> dict[str, int]:
     """Root symbol -> its value under the witness (for `intervals.evaluate`)."""
     memo = _MEMO.get()
-    key = ("values", id(model), tuple(sorted(assignment.items())) if assignment else ()) if memo is not None else None
+    key = ("values", id(model), frozenset(assignment.items()) if assignment else frozenset()) if memo is not None else None
     if memo is not None and key is not None and key in memo:
         return dict(memo[key][1])
     all_sizes = sizes(model, assignment)
@@ -225,7 +225,14 @@ def format_witness(model: Model, shapes: Iterable[tuple[int, ...]]) -> str:
 
 
 def witness(model: Model, assignment: Assignment | None = None) -> str:
-    return format_witness(model, witness_shapes(model, assignment))
+    """`x.shape = (0, 8), idx.shape = (3,)`: every input's shape under the assignment."""
+    memo = _MEMO.get()
+    if memo is None:
+        return format_witness(model, witness_shapes(model, assignment))
+    key = ("witness", id(model), frozenset(assignment.items()) if assignment else frozenset())
+    if key not in memo:
+        memo[key] = (model, format_witness(model, witness_shapes(model, assignment)))
+    return memo[key][1]
 
 
 def assignment_text(model: Model, assignment: Assignment) -> str:
@@ -371,7 +378,7 @@ def tripped_assertion(model: Model, choice: Assignment) -> Assertion | None:
 def evaluate_at(model: Model, expr: str, assignment: Assignment | None = None) -> float | None:
     """The value of an expression over root symbols under the witness; None when it cannot say."""
     memo = _MEMO.get()
-    key = ("at", id(model), expr, tuple(sorted(assignment.items())) if assignment else ()) \
+    key = ("at", id(model), expr, frozenset(assignment.items()) if assignment else frozenset()) \
         if memo is not None else None
     if memo is not None and key in memo:
         return memo[key][1]
