@@ -69,3 +69,17 @@ def test_a_one_dimensional_convolution() -> None:
     assert convs and all(len(launch.arg_shapes[1]) == 3 for launch in convs)
     ref = next(DimRef(i.index, len(i.dims) - 1) for i in model.inputs if i.dims)
     assert rejecting_call(model, {ref: 0}) is not None
+
+
+@pytest.mark.parametrize(("name", "known"), [
+    ("aoti_torch_cpu_convolution", True), ("aoti_torch_cuda_convolution", True), ("aoti_torch_convolution", True),
+    ("aoti_torch_cpu__convolution", True),            # aten._convolution: the same leading arguments
+    ("aoti_torch_cpu_mkldnn__convolution", False),    # other entry points, other arguments
+    ("aoti_torch_cpu_mkldnn__convolution_pointwise", False), ("aoti_torch_cuda_cudnn_convolution", False),
+])
+def test_which_calls_are_convolutions(name: str, known: bool) -> None:
+    model = _stn()
+    launches = [dataclasses.replace(launch, kernel=name) if launch.kernel.endswith("_convolution") else launch
+                for launch in model.launches]
+    found = rejecting_call(dataclasses.replace(model, launches=launches), {DimRef(0, 2): 0})
+    assert (found is not None) == known

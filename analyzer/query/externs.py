@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from ..core.model import Launch, Model
 from .witness import Assignment, evaluate_at
 
-_CONVOLUTION = re.compile(r"aoti_torch_(?:\w+_)?convolution")
+# `aten.convolution` and `aten._convolution` (the same leading arguments), on CPU, CUDA or any device;
+# not mkldnn's or cudnn's own entry points, whose arguments differ.
+_CONVOLUTION = re.compile(r"aoti_torch_(?:cpu_|cuda_)?_?convolution")
 _ARRAY = re.compile(r"array\(([-\d,\s]*)\)")
 # aoti_torch_*_convolution(input, weight, bias, stride, len, padding, len, dilation, len, transposed, ...)
 _PADDING, _DILATION, _TRANSPOSED = 5, 7, 9
