@@ -272,6 +272,19 @@ def test_packed_positions_are_bounded_by_the_row_they_count_in() -> None:
     assert outcome([r for r in _records() if r["name"] == "packed_pos" and r["label"] == "seq=64"][0]) == "ran"
 
 
+def test_lower_bound_says_which_empty_sizes_a_convolution_rejects() -> None:
+    """stn's batch at 0 reaches the convolutions as an empty batch (they run); its h or w at 0 is
+    smaller than the 3x3 kernel after padding: ATen raises, in eager and in the package."""
+    (f,) = [f for f in _lint("stn") if f.code == "AOTI002"]
+    zero = [line for line in f.chain if line.startswith("at size 0")]
+    assert len(zero) == 3, f.chain
+    assert "convolution rejects" not in zero[0] and "x.shape = (0, 1, 3, 3)" in zero[0]
+    assert all(line.endswith("a convolution rejects it first, as eager does") for line in zero[1:])
+    for label in ("h=0", "w=0"):
+        (run,) = [r for r in _records() if r["name"] == "stn" and r["label"] == label]
+        assert outcome(run) == "rejected" and "Kernel size can't be greater" in run["aoti"]["error"]
+
+
 def test_a_division_a_convolution_rejects_first_is_an_info_that_says_so() -> None:
     """stn divides by h * w (its average pool), but h = 0 never gets there: the first convolution's
     padded input (2 rows) is smaller than its 3x3 kernel, and ATen raises, in eager and in the package."""

@@ -10,7 +10,7 @@ only the variable enforces) and `read-past-constant`.
 from __future__ import annotations
 
 from ..expr import intervals
-from ..query import counting, relations, sizes, witness as W
+from ..query import counting, externs, relations, sizes, witness as W
 from ..core.model import DimRef, Enforcement, Model, shim_op, where
 from ..core.messages import listed
 from ..query.severity import Consequence, fails_like_eager
@@ -263,11 +263,14 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
             key = "unenforced-lower-bound.empty-calls" if fields.get("kernels") else "unenforced-lower-bound.empty-calls-only"
             dim_symbol = model.known_dim(ref).symbol
             check = next((message for sym, message, _ in model.zero_checks if sym == dim_symbol), None)
-            zero = LowerBound.MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=dim_symbol, check=check) if check else ""
+            conv = externs.rejecting_call(model, {ref: 0}) if not check else None
+            zero = LowerBound.MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=dim_symbol, check=check) \
+                if check else LowerBound.MESSAGES["unenforced-lower-bound.conv-rejects"].format(
+                    padded=conv.padded, kernel=conv.kernel) if conv else ""
             message = LowerBound.MESSAGES[key].format(
                 calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, **fields)
-            chain = (LowerBound.CHAIN["unenforced-lower-bound.zero"].format(zero=W.witness(model, {ref: 0}),
-                                                                 calls=listed(calls), verb=verb),)
+            chain = (LowerBound.CHAIN["unenforced-lower-bound.zero-conv" if conv else "unenforced-lower-bound.zero"].format(
+                zero=W.witness(model, {ref: 0}), calls=listed(calls), verb=verb),)
             return message, chain, (Consequence.FAILS, SDPA_OP) if sdpa else None
     return None
 

@@ -52,6 +52,10 @@ class UnenforcedLowerBoundWords:
         "unenforced-lower-bound.zero-check":
             "; run_impl divides by {symbol} and checks first that it is not 0, so "
             "the call fails with `RuntimeError: {check}`",
+        # A convolution among those calls rejects size 0 itself (stn's 3x3 conv at h = 0): eager's error.
+        "unenforced-lower-bound.conv-rejects":
+            "; a convolution among them raises `Kernel size can't be greater than actual input size` first (its "
+            "input is {padded} after padding, its kernel {kernel}), as eager does",
         "unenforced-lower-bound.rejected":
             "{dim_display} ({where}) was compiled for sizes >= {min} and {enforcement}, but size {below} does not "
             "reach the kernels: {symbol} (the count {call} returns, at most the elements of its input) is checked "
@@ -70,11 +74,13 @@ class UnenforcedLowerBoundWords:
     })
     CHAIN = Catalog("CHAIN", {
         "unenforced-lower-bound.zero": "at size 0 ({zero}): {calls} {verb} an empty tensor",
+        "unenforced-lower-bound.zero-conv": "at size 0 ({zero}): {calls} {verb} an empty tensor; a convolution "
+                                            "rejects it first, as eager does",
     })
     FRAGMENTS = frozenset({
         "unenforced-lower-bound.also", "unenforced-lower-bound.declared", "unenforced-lower-bound.dim",
         "unenforced-lower-bound.dim-declared", "unenforced-lower-bound.reach", "unenforced-lower-bound.reach-zero",
-        "unenforced-lower-bound.sdpa", "unenforced-lower-bound.zero-check",
+        "unenforced-lower-bound.sdpa", "unenforced-lower-bound.zero-check", "unenforced-lower-bound.conv-rejects",
     })
 
 
