@@ -79,6 +79,19 @@ def require(path: Path) -> Path:
     return path
 
 
+def finding_refs(finding) -> set[tuple[int, int]]:
+    """The (input, dim) pairs a finding names: its own and its merged dims'."""
+    refs = {(d.input, d.dim) for d in finding.dims}
+    if finding.input is not None and finding.dim is not None:
+        refs.add((finding.input, finding.dim))
+    return refs
+
+
+def pin(finding) -> tuple:
+    """(code, severity, the (input, dim) pairs it names): how the corpus tests pin a finding."""
+    return finding.code, str(finding.severity), tuple(sorted(finding_refs(finding)))
+
+
 def compare_golden(actual: str, golden: Path) -> None:
     """Snapshot comparison; AOTI_LINT_UPDATE_GOLDEN=1 rewrites the file for review."""
     if UPDATE_GOLDEN or not golden.exists():

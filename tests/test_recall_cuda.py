@@ -12,7 +12,7 @@ from functools import lru_cache
 import pytest
 
 from analyzer.app import api
-from conftest import FIXTURES
+from conftest import FIXTURES, pin
 
 HERE = FIXTURES / "recall"
 NAMES = ["bucketize_table", "argmax_table", "topk_table"]
@@ -25,13 +25,7 @@ def _lint(name: str, device: str) -> tuple:
 
 
 def _pins(name: str, device: str) -> set[tuple]:
-    out = set()
-    for f in _lint(name, device):
-        refs = {(d.input, d.dim) for d in f.dims}
-        if f.input is not None and f.dim is not None:
-            refs.add((f.input, f.dim))
-        out.add((f.code, str(f.severity), tuple(sorted(refs))))
-    return out
+    return {pin(f) for f in _lint(name, device)}
 
 
 @pytest.mark.parametrize("name", NAMES)

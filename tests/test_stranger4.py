@@ -20,7 +20,7 @@ from functools import lru_cache
 import pytest
 
 from analyzer.app import api
-from conftest import FIXTURES
+from conftest import FIXTURES, finding_refs, pin
 
 HERE = FIXTURES / "stranger4"
 NAMES = ["tv_mobilenet", "marian", "t5", "packed_pos", "gcn", "ragged_pool", "expert_choice", "dlrm",
@@ -50,17 +50,6 @@ def _lint(name: str) -> tuple:
 @lru_cache(maxsize=None)
 def _records() -> tuple[dict, ...]:
     return tuple(json.loads((HERE / "runtime.json").read_text()))
-
-
-def _refs(finding) -> set[tuple[int, int]]:
-    refs = {(d.input, d.dim) for d in finding.dims}
-    if finding.input is not None and finding.dim is not None:
-        refs.add((finding.input, finding.dim))
-    return refs
-
-
-def _pinned(finding) -> tuple:
-    return finding.code, str(finding.severity), tuple(sorted(_refs(finding)))
 
 
 # -- the findings ---------------------------------------------------------------------------------------
@@ -129,7 +118,7 @@ FINDINGS: dict[str, set[tuple]] = {
 
 @pytest.mark.parametrize("name", NAMES)
 def test_findings_are_pinned(name: str) -> None:
-    assert {_pinned(f) for f in _lint(name)} == FINDINGS[name]
+    assert {pin(f) for f in _lint(name)} == FINDINGS[name]
 
 
 # -- what the packages did --------------------------------------------------------------------------------
@@ -189,7 +178,7 @@ def explained_by(name: str, record: dict) -> list:
     found = []
     for i, axis, size in _probed(name, record):
         for f in _lint(name):
-            if (i, axis) in _refs(f):
+            if (i, axis) in finding_refs(f):
                 sizes = _witness_sizes(f, (i, axis))
                 lower = f.rule == "unenforced-lower-bound"
                 if size in sizes or (lower and size <= max(sizes, default=-1)) or \

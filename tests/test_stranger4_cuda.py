@@ -15,7 +15,7 @@ from functools import lru_cache
 import pytest
 
 from analyzer.app import api
-from conftest import FIXTURES
+from conftest import FIXTURES, pin
 
 HERE = FIXTURES / "stranger4" / "cuda"
 NAMES = ["packed_pos", "gcn", "tdnn", "expert_choice", "dlrm", "linear_scan"]
@@ -28,13 +28,7 @@ def _lint(name: str, device: str) -> tuple:
 
 
 def _pins(name: str, device: str) -> set[tuple]:
-    out = set()
-    for f in _lint(name, device):
-        refs = {(d.input, d.dim) for d in f.dims}
-        if f.input is not None and f.dim is not None:
-            refs.add((f.input, f.dim))
-        out.add((f.code, str(f.severity), tuple(sorted(refs))))
-    return out
+    return {pin(f) for f in _lint(name, device)}
 
 
 # (name) -> (only on CPU, only on CUDA), each with why.
