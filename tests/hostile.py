@@ -640,7 +640,7 @@ CONTENT_CASES: list[ContentCase] = [
     ContentCase("adversarial_cpp_time", appended(CPU, ".kernel.cpp", b"void cpp_hostile() { y = " + b"a<b<c>>d;" * 400_000 + b"0; }\n",
                                                  "adversarial_time"), refused="time limit", args=("--timeout", "2"), process=True),
     # 90,000 checks take ~6 s on an idle core (30,000 took 2.7 s, too close to a 2 s limit); past
-    # api.MAX_CHECKS a kernel is refused from its text instead (tests/test_hostile_text.py).
+    # parsing.MAX_CHECKS a kernel is refused from its text instead (tests/test_hostile_text.py).
     ContentCase("many_checks_kernel", edited(CPU, ".kernel.cpp", "AOTI_TORCH_CHECK(",
                                              "AOTI_TORCH_CHECK((0 <= tmp7) & (tmp7 < ks1), \"index out of bounds: "
                                              "0 <= tmp7 < ks1\");\n" * 90_000 + "AOTI_TORCH_CHECK(", "many_checks"),

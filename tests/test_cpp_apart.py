@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.app import pipeline
+from analyzer.app import parsing
 from analyzer.core.budget import Deadline
 from analyzer.parse import cppkernel, ts
 from analyzer.read import archive
@@ -44,12 +44,49 @@ def test_kernels_parsed_apart_read_as_from_the_whole_tree(path: Path) -> None:
             whole, _ = ts.parse(data)
             expected = [_facts_key(f) for f in cppkernel.parse_cpp(whole, member)]
             apart = cppkernel.Apart()
-            tree = pipeline._parse_bytes(pkg, member, data, apart)  # the parse check runs
+            tree = parsing.parse_bytes(pkg, member, data, apart)  # the parse check runs
             got = [_facts_key(f) for f in cppkernel.parse_cpp(tree, member, data=data, apart=apart)]
             assert len(apart.bodies) == len(expected)  # every kernel was parsed on its own
             assert got == expected
             kernels += len(expected)
     assert kernels > 0, path
+
+
+@pytest.mark.parametrize("path", PACKAGES, ids=lambda p: p.parent.name + "/" + p.name)
+def test_a_member_of_kernels_alone_is_read_without_a_tree_of_its_own(path: Path) -> None:
+    """A member holding nothing but kernels (a torch 2.8 or 2.13 `.kernel.cpp`) gets no tree: the
+    text scan lists the kernels, each is parsed on its own, with the facts of the whole tree; a
+    wrapper (other functions beside its kernels) still gets its tree."""
+    treeless = 0
+    with archive.open_package(path, deadline=Deadline(60)) as pkg:
+        for member, data in _members(path):
+            whole, _ = ts.parse(data)
+            expected = [_facts_key(f) for f in cppkernel.parse_cpp(whole, member)]
+            apart = cppkernel.Apart()
+            tree = parsing.parse_bytes(pkg, member, data, apart, whole=False)
+            if member.endswith(".wrapper.cpp"):
+                assert tree is not None and apart.heads is None
+                continue
+            assert tree is None and apart.heads is not None
+            assert [_facts_key(f) for f in cppkernel.plan_apart(member, 200, apart).read()] == expected
+            treeless += 1
+    assert treeless > 0, path
+
+
+def test_a_member_with_anything_but_kernels_keeps_its_tree() -> None:
+    """Another function, a class, or text the scan stops at: the member is parsed as before."""
+    kernel = b'extern "C" void cpp_fused_0(float* out_ptr0, const int64_t ks0)\n{\n    out_ptr0[0] = 1;\n}\n'
+    with archive.open_package(PACKAGES[0], deadline=Deadline(60)) as pkg:
+        for extra in (b"static int helper() { return 1; }\n", b"struct S { int x; };\n", b"}\n"):
+            apart = cppkernel.Apart()
+            tree = parsing.parse_bytes(pkg, "k.kernel.cpp", kernel + extra, apart, whole=False)
+            assert tree is not None and apart.heads is None, extra
+            (facts,) = cppkernel.parse_cpp(tree, "k.kernel.cpp", data=kernel + extra, apart=apart)
+            assert facts.name == "cpp_fused_0" and facts.params == ("out_ptr0", "ks0")
+        apart = cppkernel.Apart()
+        assert parsing.parse_bytes(pkg, "k.kernel.cpp", b"#include <x.h>\n" + kernel, apart, whole=False) is None
+        (facts,) = cppkernel.plan_apart("k.kernel.cpp", 200, apart).read()
+        assert facts.name == "cpp_fused_0" and facts.location.line == 2
 
 
 def _holds_a_tree(value: object, seen: set[int], depth: int = 0) -> bool:
@@ -80,7 +117,7 @@ def test_no_tree_outlives_its_kernel(path: Path) -> None:
     with archive.open_package(path, deadline=Deadline(60)) as pkg:
         for member, data in _members(path):
             apart = cppkernel.Apart()
-            tree = pipeline._parse_bytes(pkg, member, data, apart)  # the parse check runs
+            tree = parsing.parse_bytes(pkg, member, data, apart)  # the parse check runs
             facts = cppkernel.parse_cpp(tree, member, data=data, apart=apart)
             del tree
             if not facts:

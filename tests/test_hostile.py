@@ -351,7 +351,7 @@ def test_internal_error_is_one_line_exit_2(tmp_path: Path, monkeypatch: pytest.M
     def broken(*args, **kwargs):
         raise KeyError("boom")
 
-    monkeypatch.setattr(cppkernel, "parse_cpp", broken)
+    monkeypatch.setattr(cppkernel, "plan_cpp", broken)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["check", str(CPU)])
     line = _one_error_line(result, "internal error in", str(CPU), ".wrapper.cpp", "KeyError", "please report")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.app import pipeline
+from analyzer.app import parsing
 from analyzer.parse import unread
 
 from conftest import REPO, SHARED_PT2
@@ -87,12 +87,12 @@ def test_unread_text_costs_a_scan(build, tmp_path: Path, base_report: tuple) -> 
 
 
 def test_a_kernel_of_too_many_checks_is_refused_from_its_text(tmp_path: Path) -> None:
-    path = hostile_text.check_lines(tmp_path, pipeline.MAX_CHECKS + 10_000)
+    path = hostile_text.check_lines(tmp_path, parsing.MAX_CHECKS + 10_000)
     code, seconds, peak, report = measured_check(path)
     assert peak < target(path) and seconds < 30, (peak / MiB, seconds)
     problems = [f for f in report["findings"] if f["rule"] == "unparsed-member"]
     said = json.dumps(problems)
-    assert f"more than the {pipeline.MAX_CHECKS:,}" in said  # the kernel, refused before its parse
+    assert f"more than the {parsing.MAX_CHECKS:,}" in said  # the kernel, refused before its parse
     assert "more lines of check text" in said           # its check lines: listed up to a bound, then counted
     assert code in (0, 1)
 

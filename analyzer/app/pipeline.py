@@ -13,16 +13,15 @@ import contextlib
 import gc
 import json
 import os
-import time
 from dataclasses import dataclass, field
 from typing import cast
 
 from ..read import archive, layout
 from ..core import budget
-from ..core.bigstack import on_big_stack
 from ..parse import cppkernel, helper_worker, helpertext, kernels, triage, tritonsrc, ts, wrapper
 from ..core.findings import Location
 from ..link.link import link_model
+from . import parsing
 from ..core.model import Model, Package, Problem, ProblemKind
 
 
@@ -190,10 +189,14 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                                 Location(member), kind=ProblemKind.PARSE))
     for member in sourced.kernels if sourced.wrappers else ():
         with _member_guard(pkg, member, problems):
-            _refuse_many_checks(_read(pkg, member, sources))
+            parsing.refuse_many_checks(_read(pkg, member, sources))
             tree = _parse(pkg, member, sources, apart := cppkernel.Apart())
-            kernel_facts.extend(cppkernel.parse_cpp(tree, member, limits.max_nesting, None, sources[member], apart))
-            del tree
+            if tree is None:  # a member of kernels alone: each is parsed on its own
+                planned = cppkernel.plan_apart(member, limits.max_nesting, apart)
+            else:
+                planned = cppkernel.plan_cpp(tree, member, limits.max_nesting, None, sources[member], apart)
+            del tree  # the kernels parsed apart need only their own trees
+            kernel_facts.extend(planned.read())
     binaries = tuple(members.binaries)
     cpp_only = members.cmake is not None and not any(b.endswith(".so") for b in binaries)
     with unexpected(f"{pkg.label}: {members.prefix.rstrip('/')}"):
@@ -248,13 +251,14 @@ def _wrapper_member(pkg: "archive.Package", member: str, limits: "archive.Limits
     parsed, texts = _split_wrapper(pkg, member, sources, fast_path)
     job = helper_worker.start(texts, member, worker)
     try:
-        tree = _parse_bytes(pkg, member, parsed, apart := cppkernel.Apart())  # kernels parsed apart
+        tree = parsing.parse_bytes(pkg, member, parsed, apart := cppkernel.Apart())  # kernels parsed apart
         functions = ts.functions(tree.root_node)  # one search of the tree for both readers
         facts = wrapper.parse(tree, member, limits.max_nesting, functions)
         # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
-        found = cppkernel.parse_cpp(tree, member, limits.max_nesting, functions, parsed, apart)
+        planned = cppkernel.plan_cpp(tree, member, limits.max_nesting, functions, parsed, apart)
         del functions, parsed
-        del tree  # before the helpers' sources are read: the two are the largest things held
+        del tree  # before the kernels and the helpers' sources are read: the largest thing held
+        found = planned.read()
         if job is not None:
             job.share(pkg.deadline)  # the last helpers read here while the child reads the first
         reads = job.result(pkg.deadline) if job is not None else None
@@ -373,27 +377,15 @@ def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["helpertext.HelperTe
 
 
 def _parse(pkg: "archive.Package", member: str, sources: dict[str, bytes],
-           kernels: "cppkernel.Apart | None" = None) -> "ts.Tree":
-    """One tree-sitter parse of a member, stopped once the package's time or memory budget is spent.
+           kernels: "cppkernel.Apart") -> "ts.Tree | None":
+    """One tree-sitter parse of a kernel member, stopped once the package's time or memory budget
+    is spent; None for a member of kernels alone (each parsed on its own).
 
     Always stoppable: adversarial C++ parses at 0.05 MB/s and costs up to ~1.5 KB of memory per
     input byte, so neither the time nor the memory a parse needs can be told from its size."""
     pkg.deadline.check(f"parsing {member}")
     data = _read(pkg, member, sources)
-    return _parse_bytes(pkg, member, data, kernels)
-
-
-# Each check statement costs about 0.1 ms and 6 KB from its parse to its linked assertion; past this
-# many in one member (a real kernel holds a handful) the member is refused from its text, before a
-# parse that would run past the time and memory limits.
-MAX_CHECKS = 100_000
-
-
-def _refuse_many_checks(data: bytes) -> None:
-    checks = data.count(b"AOTI_TORCH_CHECK")
-    if checks > MAX_CHECKS:
-        raise ValueError(f"{checks:,} AOTI_TORCH_CHECK statements, more than the {MAX_CHECKS:,} one member "
-                         "is read for")
+    return parsing.parse_bytes(pkg, member, data, kernels, whole=False)
 
 
 def _split_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes],
@@ -406,66 +398,6 @@ def _split_wrapper(pkg: "archive.Package", member: str, sources: dict[str, bytes
     if not split_helpers:
         return data, []
     return helpertext.split_helpers(data)
-
-
-def _parse_bytes(pkg: "archive.Package", member: str, data: bytes,
-                 kernels: "cppkernel.Apart | None" = None) -> "ts.Tree":
-    """The member's tree without the bodies no reader looks at; with `kernels` (empty bodies), also
-    without the C++ kernels' bodies, which it fills in for each kernel to be parsed on its own."""
-    from ..parse import unread  # a text scan: function bodies no reader looks at are not parsed
-
-    spans: list[tuple[int, int]] = []
-    exclude = unread.unread_bodies(data, spans if kernels is not None else None)
-    if kernels is None or not spans:
-        return _parse_span(pkg, member, data, exclude)
-    lines = kernels.lines = cppkernel.Lines(data)
-    kernels.bodies.update(spans)
-    kernels.parse = lambda start, end: _parse_span(pkg, member, data, [(0, start), (end, len(data))], lines.point,
-                                                   stoppable=end - start > MAX_UNSTOPPABLE)
-    return _parse_span(pkg, member, data, sorted(exclude + spans), lines.point)
-
-
-# A kernel parsed on its own up to this size is parsed in one call that cannot be stopped (bounded:
-# about 5 s at tree-sitter's worst rate; the budget is checked before each): a stoppable parse of a
-# span (read through a callback) grew the process by about 1.4 MB per parse, never given back
-# (measured over the 2,000 kernels of a 12 MB package), and one without the callback by nothing.
-MAX_UNSTOPPABLE = 256 * 1024
-# ... and up to this size on the caller's stack: tree-sitter's deepest recursion (bigstack.py's
-# `(T)(a)*` chains) needs 8 to 16 bytes of stack per byte of input (64 KB of it crashed a thread of
-# 512 KB and ran in 1 MB), so 512 KB at most here, against the 8 MB of a main thread.
-MAX_ON_STACK = 32 * 1024
-
-
-def _call(work):
-    return work()
-
-
-def _parse_span(pkg: "archive.Package", member: str, data: bytes, exclude: list[tuple[int, int]],
-                points=None, stoppable: bool = True) -> "ts.Tree":
-    pkg.deadline.check(f"parsing {member}")
-    if not stoppable:
-        size = len(data) - sum(hi - lo for lo, hi in exclude)
-        # Deep recursion needs the big stack (bigstack.py) past a few pages of input; a thread with
-        # one costs about 2 ms to start, as much as parsing a typical kernel.
-        whole = (on_big_stack if size > MAX_ON_STACK else _call)(lambda: ts.parse(data, None, exclude, points))[0]
-        assert whole is not None  # None only when stopped
-        return whole
-    started, rss = time.monotonic(), budget.rss_bytes()
-    tree, stopped = ts.parse(data, should_stop=pkg.deadline.should_stop, exclude=exclude, points=points)
-    if stopped:
-        del tree
-        if pkg.deadline.expired:
-            pkg.deadline.check(f"parsing {member}")
-        pkg.deadline.raise_memory(f"parsing {member}")
-    assert tree is not None  # None only when stopped
-    # Node text of the stoppable parse's tree costs 15x a slice; the tree re-parsed with itself as
-    # the old tree holds its bytes. That re-parse cannot be stopped and at worst repeats the parse:
-    # it runs only when twice the time and the memory the parse took are still in the budget.
-    spent, grew, now = time.monotonic() - started, budget.rss_bytes() - rss, budget.rss_bytes()
-    limit = pkg.deadline.max_memory
-    if pkg.deadline.remaining > 2 * spent + 1 and (limit is None or now + 2 * max(grew, 0) < limit):
-        tree = ts.with_own_text(tree, data, exclude, points)
-    return tree
 
 
 def _with_minimums(wrapper_facts, annotate):

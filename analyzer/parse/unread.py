@@ -17,6 +17,7 @@ a body, a line continuation, an unterminated literal, unbalanced braces) it stop
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 # The names some reader looks at (short name: after the last `::`); anything that could be one is kept.
 _READ = re.compile(r"AOTInductorModel|run_impl|const_run_impl|check_input_\d+|__check_inputs_outputs"
@@ -48,15 +49,35 @@ def is_read(name: str) -> bool:
     return _READ.fullmatch(short) is not None
 
 
-def unread_bodies(data: bytes, kernels: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+@dataclass
+class Heads:
+    """What the scan saw at file and namespace level besides the bodies: each C++ kernel's name and
+    where its head starts (after the `;`, `}` or directive before it), in the order of the kernels'
+    spans; how many other blocks it passed (functions, classes, initializers); whether it read the
+    whole member. A member of kernels alone, read whole, needs no tree of its own."""
+
+    kernels: list[tuple[str, int]] = field(default_factory=list)
+    others: int = 0
+    complete: bool = False
+
+    def only_kernels(self) -> bool:
+        return self.complete and self.others == 0
+
+
+def unread_bodies(data: bytes, kernels: list[tuple[int, int]] | None = None,
+                  heads: Heads | None = None) -> list[tuple[int, int]]:
     """Sorted, disjoint (start, end) byte spans: the insides of function bodies (between `{` and
     `}`) that no reader looks at, at least MIN_BODY bytes each. `kernels`, when given, receives the
-    same spans of the C++ kernels' bodies (`cpp_*`, `kernel_*`), which kernels.py reads one by one."""
+    same spans of the C++ kernels' bodies (`cpp_*`, `kernel_*`), which kernels.py reads one by one,
+    and `heads` their names and heads."""
     out: list[tuple[int, int]] = []
     try:
-        _scan(data, out, kernels)
+        _scan(data, out, kernels, heads)
     except _Stop:
         pass
+    else:
+        if heads is not None:
+            heads.complete = True
     return out
 
 
@@ -136,7 +157,8 @@ def _block_end(data: bytes, open_at: int) -> int:
             pos = _skip(data, at)
 
 
-def _scan(data: bytes, out: list[tuple[int, int]], kernels: list[tuple[int, int]] | None) -> None:
+def _scan(data: bytes, out: list[tuple[int, int]], kernels: list[tuple[int, int]] | None,
+          heads: Heads | None = None) -> None:
     pos, head = 0, 0  # head: where the text before the next `{` at this level starts
     open_blocks = 0   # namespace and extern "C" blocks we are inside
     search = _OUTER.search
@@ -165,6 +187,12 @@ def _scan(data: bytes, out: list[tuple[int, int]], kernels: list[tuple[int, int]
                 out.append((at + 1, end))
             elif f is not None and kernels is not None and _KERNEL.fullmatch(f.group("name")):
                 kernels.append((at + 1, end))
+                if heads is not None:
+                    heads.kernels.append((f.group("name"), head))
+                pos = head = end + 1
+                continue
+            if heads is not None:
+                heads.others += 1
             pos = head = end + 1
         elif c == 0x23:  # a directive ends the head before it
             pos = head = _skip(data, at)
