@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -102,7 +103,8 @@ def cpp_stores(params: tuple[str, ...], body: ts.Node, to_ast: Callable[[ts.Node
     for m in ts.matches("stores", body) if matched is None else matched:
         if "method" in m and ts.text(m["method"]) != "store":
             continue
-        pointer = next((ts.text(i) for i in ts.identifiers(m["target"]) if _OUT_POINTER.fullmatch(ts.text(i))), None)
+        pointer = next((sys.intern(ts.text(i)) for i in ts.identifiers(m["target"]) if _OUT_POINTER.fullmatch(ts.text(i))),
+                       None)
         if pointer is None:
             continue
         plain = "operator" not in m or ts.text(m["operator"]) == "="  # `+=` and friends: not read
