@@ -83,3 +83,19 @@ def test_which_calls_are_convolutions(name: str, known: bool) -> None:
                 for launch in model.launches]
     found = rejecting_call(dataclasses.replace(model, launches=launches), {DimRef(0, 2): 0})
     assert (found is not None) == known
+
+
+@pytest.mark.parametrize("name", ["swin_win", "dino_patch"])
+def test_the_headline_says_a_convolution_rejects_size_0_first(name: str) -> None:
+    """unenforced-lower-bound's headline about an image's height names the convolution's own error at
+    0 (as eager's), not the empty tensors other ATen calls would get."""
+    found = api.lint(str(FIXTURES / "recall" / f"{name}.cpu.stripped.pt2"), api.Options(select=("AOTI002",))).findings
+    (lower,) = [f for f in found if f.dim == 2]
+    assert lower.message.endswith("; at 0 a convolution raises, as in eager"), lower.message
+
+
+def test_the_headline_of_a_batch_dim_keeps_the_empty_tensors() -> None:
+    """At batch 0 no convolution raises (the batch is not a spatial size): the plain fact stays."""
+    found = api.lint(str(FIXTURES / "stranger4" / "stn.cpu.stripped.pt2"), api.Options(select=("AOTI002",))).findings
+    (lower,) = [f for f in found if f.dim == 0]
+    assert lower.message.endswith("; at 0 ATen calls get empty tensors"), lower.message

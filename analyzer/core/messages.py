@@ -221,9 +221,11 @@ IDENTITIES = Catalog("IDENTITIES", {
 # EAGER_REJECTS when eager rejects them too. Compiler names (tmpN, ksN, sN, argN_1, kernel names)
 # never appear in one: they belong to the detail.
 # What size 0 does where extern calls receive empty tensors (`{at_zero}`): the flash attention's
-# SIGFPE when it is one of them (the message's `{sdpa}` fragment), else the plain fact.
+# SIGFPE when it is one of them (the message's `{sdpa}` fragment), a convolution's own size error when
+# one rejects the empty input first (its `conv_rejects` field), else the plain fact.
 AT_ZERO = Catalog("AT_ZERO", {
     "calls": "at 0 ATen calls get empty tensors",
+    "conv": "at 0 a convolution raises, as in eager",
     "sdpa": "at 0 flash attention kills the process (SIGFPE)",
 })
 

@@ -268,7 +268,7 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
                 if check else LowerBound.MESSAGES["unenforced-lower-bound.conv-rejects"].format(
                     padded=conv.padded, kernel=conv.kernel) if conv else ""
             message = LowerBound.MESSAGES[key].format(
-                calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, **fields)
+                calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, conv_rejects="yes" if conv else "", **fields)
             chain = (LowerBound.CHAIN["unenforced-lower-bound.zero-conv" if conv else "unenforced-lower-bound.zero"].format(
                 zero=W.witness(model, {ref: 0}), calls=listed(calls), verb=verb),)
             return message, chain, (Consequence.FAILS, SDPA_OP) if sdpa else None
