@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from analyzer.core import interrupt, messages
 from analyzer.app.cli import cli
 from analyzer.core.findings import Finding, Location, Severity
-from analyzer.rules import merge_repeats
+from analyzer.rules.merging import merge_repeats
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "fixtures" / "gather_dyn.cuda.stripped.pt2"

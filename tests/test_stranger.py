@@ -105,7 +105,7 @@ def test_nn_tfm_cuda_reads_past_its_position_table():
     and `xindex < xnumel = 64*seq`; the index's range comes from xnumel (xindex itself is
     `xoffset + tl.arange(...)`, which alone says nothing)."""
     found = [f for f in _lint("nn_tfm", "cuda") if f.code == "AOTI013"]
-    # Two kernels read past `pos`: one finding, the second kernel under `also` (rules.merge_repeats).
+    # Two kernels read past `pos`: one finding, the second kernel under `also` (rules.merging).
     assert len(found) == 1 and len(found[0].also) == 1 and found[0].witness == "x.shape = (2, 65)"
 
 

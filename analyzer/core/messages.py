@@ -255,7 +255,7 @@ VERBS = Catalog("VERBS", {
 REPORT = Catalog("REPORT", {
     # A fix already printed in full for an earlier finding of the same package.
     "see-fix": "as for {code} above",
-    # The same finding in other kernels (rules.merge_repeats), one line each.
+    # The same finding in other kernels (rules.merging), one line each.
     "also": "also in {kernel} at {where}",
     "also-more": "also in {count} more kernels",
     # A list of names cut at LIST_LIMIT (`listed`).

@@ -10,7 +10,7 @@ attribution.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from ..core.findings import Finding
 from ..core.messages import AT_ZERO, EAGER_REJECTS, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS, Template
@@ -162,12 +162,11 @@ def _other_minimums(model: Model | None, f: Finding, values: dict[str, object]) 
     return lead, f" (and {more} more dim{'s' if more > 1 else ''} below {'theirs' if more > 1 else 'its own'})"
 
 
-def fill(models: Iterable[Model], findings: Iterable[Finding], headlines: Mapping[str, Template]) -> list[Finding]:
-    """Findings with `message` set to their headline (the long text stays in `detail`)."""
+def fill(models: Iterable[Model], findings: Iterable[Finding], headlines: Mapping[str, Template]) -> Iterator[Finding]:
+    """Findings with `message` set to their headline (the long text stays in `detail`), one at a
+    time: a package's findings are not held twice."""
     by_name = {m.name: m for m in models}
-    out = []
     for f in findings:
         if f.detail:
             f = replace(f, message=headline(by_name.get(f.model), f, headlines))
-        out.append(f)
-    return out
+        yield f

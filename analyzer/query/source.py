@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from ..core.findings import Finding
 from ..core.model import Assertion, ConstantRead, GraphNode, Model
@@ -343,17 +343,16 @@ def for_constant(attributor: Attributor, kernel: str, fqn: str) -> Source | None
     return attributor.attribute(kernel, None, lambda node: bool(names.intersection(node.args)))
 
 
-def attribute(models: Iterable[Model], findings: Iterable[Finding]) -> list[Finding]:
-    """Findings with `source` filled in where the model has an exported program's graph."""
+def attribute(models: Iterable[Model], findings: Iterable[Finding]) -> Iterator[Finding]:
+    """Findings with `source` filled in where the model has an exported program's graph, one at a
+    time."""
     from dataclasses import replace
 
     attributors = {m.name: Attributor(m) for m in models if m.graph}
-    out = []
     for f in findings:
         attributor = attributors.get(f.model)
         if attributor is not None and f.source is None:
             source = for_finding(attributor, f)
             if source is not None:
                 f = replace(f, source=source)
-        out.append(f)
-    return out
+        yield f

@@ -39,7 +39,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
     if len(f.dims) > 1:  # a finding about several dims: each with its own breaking size and witness
         out["dims"] = [{"input": d.input, "dim": d.dim, "size": d.size, "witness": d.witness} for d in f.dims]
-    if f.also:  # the same finding in other kernels, reported once (rules.merge_repeats)
+    if f.also:  # the same finding in other kernels, reported once (rules.merging)
         out["also"] = [{"kernel": kernel, "member": loc.path, "member_line": loc.line} for kernel, loc in f.also]
     if f.also_more:  # repeats past the listed ones, counted (messages.LIST_LIMIT)
         out["also_more"] = f.also_more

@@ -44,7 +44,7 @@ import importlib
 import inspect
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator, Mapping, Sequence
 
 from ..query import headline, source
 from ..core import messages
@@ -52,6 +52,7 @@ from ..core.budget import poll
 from ..core.findings import Finding, Location, Severity
 from ..query.severity import Consequence, severity_of
 from .notes import EAGER_REJECTS_TIE, contract_note, eager_rejects_note
+from . import merging
 
 if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only passes it along
     from ..core.model import Model, Package
@@ -407,7 +408,7 @@ def run_rules(
     ctx: Context | None = None,
 ) -> list[Finding]:
     """Run `rules` over every model of `package`: deduplicated, sorted by `sort_key`, and a check
-    copied into several kernels reported once (`merge_repeats`)."""
+    copied into several kernels reported once (merging.py)."""
     from ..query import sizes
 
     ctx = ctx or Context()
@@ -418,18 +419,28 @@ def run_rules(
     ctx = replace(ctx, rules=frozenset(r.code for r in instances))
     from ..query import witness as W
 
-    found: list[Finding] = []
-    with W.memoized():  # the models are linked: witnesses of an assignment computed once
-        for instance in instances:
-            found.extend(instance.check_package(package, ctx))
-            for model in package.models:
-                poll(f"running rule {instance.name}")
-                found.extend(instance.check(model, ctx))
     # A rule that built its Finding by hand may have left `package` empty; the source line under
     # the finding's location comes from the model (reporters never open the archive); then the
-    # user's code behind each finding (source.py) and its headline (headline.py).
+    # user's code behind each finding (source.py) and its headline (headline.py). One finding at a
+    # time from its rule through these steps to the merge: a check copied into thousands of kernels
+    # is held as one finding and its places.
+    with W.memoized():  # the models are linked: witnesses of an assignment computed once
+        located = _located(_produced(instances, package, ctx), package, ctx)
+        filled = headline.fill(package.models, source.attribute(package.models, located), catalog()["HEADLINES"])
+        return merging.merged(filled, sort_key)
+
+
+def _produced(instances: list[Rule], package: "Package", ctx: Context) -> Iterator[Finding]:
+    for instance in instances:
+        yield from instance.check_package(package, ctx)
+        for model in package.models:
+            poll(f"running rule {instance.name}")
+            yield from instance.check(model, ctx)
+
+
+def _located(found: Iterable[Finding], package: "Package", ctx: Context) -> Iterator[Finding]:
+    """Each of `found` with its package and source line."""
     models = {m.name: m for m in package.models}
-    out = []
     for f in found:
         if not f.package:
             f = replace(f, package=ctx.package)
@@ -437,37 +448,4 @@ def run_rules(
             line = models[f.model].line_text(f.location)
             if line is not None:
                 f = replace(f, snippet=(line,))
-        out.append(f)
-    out = headline.fill(package.models, source.attribute(package.models, out), catalog()["HEADLINES"])
-    return merge_repeats(sorted(dict.fromkeys(out), key=sort_key))
-
-
-def merge_repeats(findings: list[Finding]) -> list[Finding]:
-    """One finding for the same problem in several kernels: Inductor fuses one op of the user's code
-    (a position embedding) into several kernels, each with its own copy of the check. Same rule,
-    headline, witnesses and fix: the first (in `sort_key` order) is kept and lists the others in
-    `also`; its key stays, so a baseline that holds it still matches."""
-    firsts: dict[tuple, int] = {}
-    repeats: dict[int, list[tuple[str | None, Location]]] = {}
-    out: list[Finding] = []
-    for f in findings:
-        poll("merging repeated findings")
-        if f.kernel is None:
-            out.append(f)
-            continue
-        group = (f.package, f.model, f.code, f.severity, f.message, f.witnesses or (f.witness,), f.fix,
-                 f.input, f.dim, f.accepted)
-        if group in firsts:
-            repeats[firsts[group]].append((f.kernel, f.location))
-        else:
-            firsts[group] = len(out)
-            repeats[len(out)] = []
-            out.append(f)
-    # The first LIST_LIMIT repeats are listed, the rest counted (a package may repeat one check in
-    # 50,000 kernels; the report grows with the findings, not with them).
-    limit = messages.LIST_LIMIT
-    for i, others in repeats.items():
-        if others:
-            kept = out[i].also + tuple(others)
-            out[i] = replace(out[i], also=kept[:limit], also_more=out[i].also_more + max(0, len(kept) - limit))
-    return out
+        yield f

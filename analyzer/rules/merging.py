@@ -1,0 +1,91 @@
+"""One finding for the same problem in several kernels (`merged`, `merge_repeats`): Inductor fuses
+one op of the user's code (a position embedding) into several kernels, each with its own copy of
+the check. Same rule, headline, witnesses and fix: the first in `sort_key` order is kept and lists
+the others in `also`; its key stays, so a baseline that holds it still matches.
+
+`merged` reads the findings one at a time and keeps whole only the first of each group (and the
+findings about no kernel); of the others it keeps where they are. A package that repeats one check
+in 26,000 kernels is held as a few findings and 26,000 locations, not as 26,000 findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable
+
+from ..core import messages
+from ..core.budget import poll
+from ..core.findings import Finding, Location
+
+
+def _group(f: Finding) -> tuple:
+    return (f.package, f.model, f.code, f.severity, f.message, f.witnesses or (f.witness,), f.fix, f.input, f.dim,
+            f.accepted)
+
+
+@dataclass
+class _Repeats:
+    first: Finding
+    first_at: tuple
+    # (sort key, kernel, location, hash) of each finding of the group -> its place in the input:
+    # equal findings are one (the caller's dict.fromkeys), whatever else they hold.
+    members: dict[tuple, int] = field(default_factory=dict)
+
+
+def merged(findings: Iterable[Finding], sort_key: Callable[[Finding], tuple]) -> list[Finding]:
+    """`findings` without duplicates, sorted by `sort_key` (ties in input order), repeats merged:
+    `merge_repeats(sorted(dict.fromkeys(findings), key=sort_key))`, without holding them all."""
+    singles: dict[Finding, tuple] = {}
+    groups: dict[tuple, _Repeats] = {}
+    for n, f in enumerate(findings):
+        poll("merging repeated findings")
+        at = (sort_key(f), n)
+        if f.kernel is None:
+            singles.setdefault(f, at)
+            continue
+        member = (at[0], f.kernel, f.location, hash(f))
+        group = groups.get(key := _group(f))
+        if group is None:
+            group = groups[key] = _Repeats(f, at)
+        elif member not in group.members and at < group.first_at:
+            group.first, group.first_at = f, at
+        group.members.setdefault(member, n)
+    rows: list[tuple[tuple, Finding, _Repeats | None]] = [(at, f, None) for f, at in singles.items()]
+    rows.extend((g.first_at, g.first, g) for g in groups.values())
+    rows.sort(key=lambda row: row[0])
+    return [f if g is None else _with_also(f, g) for _, f, g in rows]
+
+
+def _with_also(first: Finding, group: _Repeats) -> Finding:
+    ordered = sorted(((member[0], n), member[1], member[2]) for member, n in group.members.items())
+    others: list[tuple[str | None, Location]] = [(kernel, loc) for at, kernel, loc in ordered if at != group.first_at]
+    return _listed(first, others)
+
+
+def _listed(first: Finding, others: list[tuple[str | None, Location]]) -> Finding:
+    # The first LIST_LIMIT repeats are listed, the rest counted (a package may repeat one check in
+    # 50,000 kernels; the report grows with the findings, not with them).
+    if not others:
+        return first
+    limit = messages.LIST_LIMIT
+    kept = first.also + tuple(others)
+    return replace(first, also=kept[:limit], also_more=first.also_more + max(0, len(kept) - limit))
+
+
+def merge_repeats(findings: list[Finding]) -> list[Finding]:
+    """Repeats merged in `findings`, already sorted and without duplicates (their order kept)."""
+    firsts: dict[tuple, int] = {}
+    repeats: dict[int, list[tuple[str | None, Location]]] = {}
+    out: list[Finding] = []
+    for f in findings:
+        poll("merging repeated findings")
+        if f.kernel is None:
+            out.append(f)
+            continue
+        group = _group(f)
+        if group in firsts:
+            repeats[firsts[group]].append((f.kernel, f.location))
+        else:
+            firsts[group] = len(out)
+            repeats[len(out)] = []
+            out.append(f)
+    return [_listed(f, repeats.get(i, [])) for i, f in enumerate(out)]

@@ -1,0 +1,41 @@
+"""rules.merging: the streamed merge gives what sorting every finding and merging them gives."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from analyzer.core import messages
+from analyzer.core.findings import Finding, Location, Severity
+from analyzer.rules import sort_key
+from analyzer.rules.merging import merge_repeats, merged
+
+
+def _finding(kernel: str | None, line: int, message: str, detail: str) -> Finding:
+    return Finding(code="AOTI001", rule="empty-index-bound", severity=Severity.ERROR, message=message,
+                   model="model", location=Location("m/w.cpp", line, 1), kernel=kernel, package="p.pt2",
+                   witness="x.shape = (0,)", fix="fix it", detail=detail)
+
+
+_FINDINGS = st.lists(st.builds(_finding, st.sampled_from([None, "k0", "k1", "k2"]), st.integers(1, 4),
+                               st.sampled_from(["empty x", "empty y"]), st.sampled_from(["", "d"])), max_size=30)
+
+
+@settings(max_examples=300)
+@given(_FINDINGS)
+def test_streamed_as_sorted_then_merged(findings: list[Finding]) -> None:
+    assert merged(iter(findings), sort_key) == merge_repeats(sorted(dict.fromkeys(findings), key=sort_key))
+
+
+def test_the_first_in_order_is_kept_whatever_comes_first() -> None:
+    """A later finding that sorts first becomes the one kept; a duplicate is listed once; a
+    finding that differs outside the group's key (its detail) is still a repeat."""
+    late, early = _finding("k9", 9, "empty x", ""), _finding("k1", 1, "empty x", "")
+    other = _finding("k5", 5, "empty x", "d")
+    (kept,) = merged([late, late, other, early], sort_key)
+    assert kept.kernel == "k1" and kept.also == (("k5", other.location), ("k9", late.location))
+
+
+def test_the_repeats_past_the_list_limit_are_counted() -> None:
+    findings = [_finding(f"k{i}", i + 1, "empty x", "") for i in range(messages.LIST_LIMIT + 3)]
+    (kept,) = merged(reversed(findings), sort_key)
+    assert len(kept.also) == messages.LIST_LIMIT and kept.also_more == 2 and kept.kernel == "k0"
