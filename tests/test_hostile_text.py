@@ -10,6 +10,8 @@ getrusage(RUSAGE_CHILDREN), which holds that one child alone.
 
 from __future__ import annotations
 
+import zipfile
+
 import importlib.util
 import json
 import subprocess
@@ -21,7 +23,7 @@ import pytest
 from analyzer.app import parsing
 from analyzer.parse import unread
 
-from conftest import REPO, SHARED_PT2
+from conftest import FIXTURES, REPO, SHARED_PT2
 
 _spec = importlib.util.spec_from_file_location("hostile_text", REPO / "bench" / "hostile_text.py")
 assert _spec is not None and _spec.loader is not None
@@ -110,3 +112,19 @@ def test_unread_bodies_keep_what_readers_read() -> None:
     assert data[:lo].endswith(b"void helper_a(int x) {") and data[hi:].startswith(b"}\nvoid AOTInductorModel")
     # Text it does not understand stops the scan: what follows is parsed whole.
     assert unread.unread_bodies(b"void f() {\n#if X\n{\n#endif\n" + b" y = 1;\n" * 60 + b"}\n") == []
+
+
+def test_kernel_declarations_are_left_out_as_one_span() -> None:
+    """A wrapper's file-level `extern "C" void cpp_...(...);` declarations (one per kernel) are read
+    by no one: consecutive ones are one span left out; anything else between them ends the span,
+    and a comment before a declaration stays, as does a declaration of another function."""
+    decl = b'extern "C"  void cpp_fused_%d(const float* in_ptr0,\n                       const int64_t ks0);\n'
+    data = (b'#include <x.h>\n' + b"".join(decl % i for i in range(3)) + b'int other(int x);\n'
+            + decl % 3 + b'// a comment\n' + decl % 4 + b'void helper(int x);\n')
+    spans = unread.unread_bodies(data)
+    assert [data[lo:hi] for lo, hi in spans] == [b"".join(decl % i for i in range(3)).rstrip(b"\n"),
+                                                 (decl % 3).rstrip(b"\n"), (decl % 4).rstrip(b"\n")]
+    with zipfile.ZipFile(FIXTURES / "versions" / "2.8" / "pos_embedding.cpu.stripped.pt2") as zf:
+        wrapper = next(zf.read(n) for n in zf.namelist() if n.endswith(".wrapper.cpp"))
+    (span,) = [(lo, hi) for lo, hi in unread.unread_bodies(wrapper) if b"cpp_fused" in wrapper[lo:hi]]
+    assert wrapper[span[0]:span[1]].startswith(b'extern "C"  void cpp_fused_add_arange_embedding_0(')

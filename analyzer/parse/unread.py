@@ -36,6 +36,9 @@ _FUNCTION = re.compile(
     r"(?:\s*(?:const|noexcept|override|final))*")
 _IDENT = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _DIGITS = frozenset(b"0123456789abcdefABCDEF")
+_LEADING = re.compile(rb"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)  # blanks and comments before a declaration
+# One kernel's declaration.
+_KERNEL_DECLARATION = re.compile(rb'extern\s*"C"\s+(?:[A-Za-z_]\w*\s+)*?void\s+(?:cpp|kernel)_\w+\s*\([^{};"/#]*\)\s*;')
 MIN_BODY = 256  # smaller bodies are not worth a range of their own
 
 
@@ -157,10 +160,27 @@ def _block_end(data: bytes, open_at: int) -> int:
             pos = _skip(data, at)
 
 
+def _declaration(data: bytes, head: int, end: int, out: list[tuple[int, int]], declared: list[int]) -> None:
+    """A C++ kernel's declaration at file level (`extern "C" void cpp_fused_0(const float* in_ptr0,
+    ...);`, one per kernel in a wrapper whose kernels live in their own member) is read by no one:
+    left out of the parse (the comments before it kept) with the declarations just before it (only
+    blanks between them), as one span. `declared[0]`: where the last declaration left out ends."""
+    text = data[head:end]
+    start = _LEADING.match(text).end()  # type: ignore[union-attr]  # matches the empty string
+    if not _KERNEL_DECLARATION.fullmatch(text, start):
+        return
+    if out and out[-1][1] == declared[0] and not data[declared[0]:head + start].strip():
+        out[-1] = (out[-1][0], end)
+    else:
+        out.append((head + start, end))
+    declared[0] = end
+
+
 def _scan(data: bytes, out: list[tuple[int, int]], kernels: list[tuple[int, int]] | None,
           heads: Heads | None = None) -> None:
     pos, head = 0, 0  # head: where the text before the next `{` at this level starts
     open_blocks = 0   # namespace and extern "C" blocks we are inside
+    declared = [-1]   # the end of the last kernel declaration left out
     search = _OUTER.search
     while True:
         m = search(data, pos)
@@ -169,6 +189,7 @@ def _scan(data: bytes, out: list[tuple[int, int]], kernels: list[tuple[int, int]
         at = m.start()
         c = data[at]
         if c == 0x3B:  # ;
+            _declaration(data, head, at + 1, out, declared)
             pos = head = at + 1
         elif c == 0x7D:  # } closing a namespace block (or stray)
             if open_blocks == 0:
