@@ -201,20 +201,20 @@ def empty_extern_calls(model: Model, ref: DimRef, size: int = 0) -> list[str]:
     return [k if n == 1 else f"{k} (x{n})" for k, n in counts.items()]
 
 
-def sdpa_length_zero(model: Model, ref: DimRef) -> bool:
-    """Whether `ref` at 0 empties the sequence length (dim -2 of a `[B, H, L, E]` tensor) of a CPU
-    flash attention call: the kernel divides by it (SIGFPE). An empty batch or head dim does not
-    (a ViT at batch 0 runs)."""
+def sdpa_length_zero(model: Model, ref: DimRef) -> int | None:
+    """The launch index of the first CPU flash attention call whose sequence length (dim -2 of a
+    `[B, H, L, E]` tensor) `ref` at 0 empties: the kernel divides by it (SIGFPE). An empty batch or
+    head dim does not (a ViT at batch 0 runs). None when there is none."""
     dim = model.dim(ref)
     valid = {ref: W.valid_size(dim)} if dim is not None else {}
-    for launch in model.launches:
+    for index, launch in enumerate(model.launches):
         if not launch.extern or shim_op(launch.kernel) != "_scaled_dot_product_flash_attention_for_cpu":
             continue
         for shape in launch.arg_shapes:
             if shape and len(shape) == 4 and W.evaluate_at(model, shape[2], {ref: 0}) == 0 \
                     and W.evaluate_at(model, shape[2], valid):
-                return True
-    return False
+                return index
+    return None
 
 
 def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, str] | None:
@@ -259,11 +259,16 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
         calls = empty_extern_calls(model, ref, 0)
         if calls:
             verb = "receives" if len(calls) == 1 and "(x" not in calls[0] else "receive"
-            sdpa = LowerBound.MESSAGES["unenforced-lower-bound.sdpa"] if sdpa_length_zero(model, ref) else ""
             key = "unenforced-lower-bound.empty-calls" if fields.get("kernels") else "unenforced-lower-bound.empty-calls-only"
             dim_symbol = model.known_dim(ref).symbol
             check = next((message for sym, message, _ in model.zero_checks if sym == dim_symbol), None)
             conv = externs.rejecting_call(model, {ref: 0}) if not check else None
+            # A convolution that raises before the attention runs (SegFormer's patch embedding) ends
+            # the call there: the division never happens.
+            attention = sdpa_length_zero(model, ref)
+            if attention is not None and conv is not None and model.launches.index(conv.launch) < attention:
+                attention = None
+            sdpa = LowerBound.MESSAGES["unenforced-lower-bound.sdpa"] if attention is not None else ""
             zero = LowerBound.MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=dim_symbol, check=check) \
                 if check else LowerBound.MESSAGES["unenforced-lower-bound.conv-rejects"].format(
                     padded=conv.padded, kernel=conv.kernel) if conv else ""
