@@ -19,7 +19,7 @@ import contextlib
 import contextvars
 import math
 import re
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from ..expr import intervals
 from . import relations
@@ -352,13 +352,15 @@ def _bound_fails(model: Model, a: Assertion, choice: Assignment) -> bool:
     return True
 
 
-def empty_bound_choice(model: Model, a: Assertion) -> dict[DimRef, int] | None:
+def empty_bound_choice(model: Model, a: Assertion,
+                       accept: Callable[[Assignment], bool] | None = None) -> dict[DimRef, int] | None:
     """Dims set to 0 that make an index assertion's dynamic bound <= 0 while an index still exists
-    (the index inputs stay non-empty; an index that ranges over sizes keeps a non-empty range);
-    None when no size the package accepts does."""
+    (the index inputs stay non-empty; an index that ranges over sizes keeps a non-empty range), and
+    that `accept` accepts; None when no size the package accepts does."""
     if not a.linked or a.bound_value is not None or not a.bound_expr:
         return None
-    return zero_choice(model, a.bound_sources, lambda choice: _bound_fails(model, a, choice),
+    return zero_choice(model, a.bound_sources,
+                       lambda choice: _bound_fails(model, a, choice) and (accept is None or accept(choice)),
                        skip=_index_dims(model, a, a.bound_sources))
 
 

@@ -138,7 +138,12 @@ def _findings(rule: Rule, model: Model, ctx: Context, write: bool) -> Iterable[F
         if access.write != write or ident in seen:
             continue
         seen.add(ident)
-        choice = _empty_choice(model, access, order)
+        # As empty-index-bound: sizes no convolution rejects first are preferred.
+        choice = _empty_choice(model, access, order, accept=lambda c: E.convolution_rejects(model, c) is None)
+        convolution = None
+        if choice is None:
+            choice = _empty_choice(model, access, order)
+            convolution = E.convolution_rejects(model, choice)
         if choice is None:
             continue
         ref = min(choice)
@@ -152,7 +157,7 @@ def _findings(rule: Rule, model: Model, ctx: Context, write: bool) -> Iterable[F
                  CHAIN["access-empty"].format(assignment=W.assignment_text(model, choice), buffer=access.buffer,
                                               count=fields["count"]))
         yield rule.finding(
-            model, ctx, rule.MESSAGES[key].format(**fields), access.location, subject=access,
+            model, ctx, rule.MESSAGES[key].format(**fields), access.location, subject=access, eager_rejects=convolution,
             kernel=access.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
             witness=W.witness(model, choice),
             fix=rule.FIXES[key].format(empty_test=f"{W.check_expr(model, ref)} == 0", env=env_clause(dim)),
@@ -160,7 +165,7 @@ def _findings(rule: Rule, model: Model, ctx: Context, write: bool) -> Iterable[F
                              f"kernel:{access.kernel}")
 
 
-def _empty_choice(model: Model, access: Access, order: "_Order") -> dict | None:
+def _empty_choice(model: Model, access: Access, order: "_Order", accept=None) -> dict | None:
     """Dims at 0 (accepted by the package) that empty the buffer while the access's loops still run,
     and that nothing before it rejects: an index check that fails (in this kernel or an earlier one),
     an always-on check of a data-dependent size, an error-checked extern call given an empty tensor."""
@@ -180,7 +185,7 @@ def _empty_choice(model: Model, access: Access, order: "_Order") -> dict | None:
             return False
         if any(E.rejecting_assert(model, ref, size) for ref, size in choice.items()):
             return False
-        return not _empty_extern_before(model, choice, at)
+        return not _empty_extern_before(model, choice, at) and (accept is None or accept(choice))
 
     return W.zero_choice(model, refs, works)
 

@@ -143,7 +143,13 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
             return a.linked and a.bound_value is None and bool(a.bound_sources) and bool(a.bound_expr)
 
         for a in unique_assertions(model, keep):
-            choice = W.empty_bound_choice(model, a)
+            # Sizes no convolution rejects first are preferred; at sizes one does (an empty image
+            # height), the package and eager raise its own error before any index runs.
+            choice = W.empty_bound_choice(model, a, accept=lambda c: E.convolution_rejects(model, c) is None)
+            convolution = None
+            if choice is None:
+                choice = W.empty_bound_choice(model, a)
+                convolution = E.convolution_rejects(model, choice)
             if choice is None or a.bound_expr is None:  # `keep` has a bound expression
                 continue
             ref = min(choice)
@@ -167,7 +173,7 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
             data = bool(a.index_sources) and (a.index_extent is None or bool(a.index_ops))
             yield self.finding(
                 model, ctx, message.format(**fields), a.location, subject=a,
-                eager_rejects=E.EAGER["index"] if data and fails_like_eager(fields["outcome"]) else None,
+                eager_rejects=convolution or (E.EAGER["index"] if data and fails_like_eager(fields["outcome"]) else None),
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice),
                 fix=self.FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0",

@@ -9,6 +9,8 @@ only the variable enforces) and `read-past-constant`.
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from ..expr import intervals
 from ..query import counting, externs, relations, sizes, witness as W
 from ..core.model import DimRef, Enforcement, Model, shim_op, where
@@ -166,6 +168,13 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
         witness=W.witness(model, assignment), fix=ConstantBound.FIXES["index-exceeds-constant-bound.unenforced-max"].format(**fields),
         chain=chain,
         key=f"extent-unenforced:{W.normalize_expr(model, a.index_extent)}>{a.bound_value};kernel:{a.kernel}")
+
+
+def convolution_rejects(model: Model, choice: "Mapping[DimRef, int] | None") -> str | None:
+    """How eager rejects `choice` when a convolution raises on it (its padded input smaller than its
+    kernel), else None."""
+    rejected = externs.rejecting_call(model, choice) if choice is not None else None
+    return None if rejected is None else EAGER["convolution"].format(padded=rejected.padded, kernel=rejected.kernel)
 
 
 def eager_rejects_table(outcome: str) -> str | None:
