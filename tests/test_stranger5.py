@@ -71,7 +71,7 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI019", "info", ()),
     },
     "whisper": {
-        ("AOTI002", "info", ((0, 0), (1, 1))),
+        ("AOTI002", "error", ((0, 0), (1, 1))),   # tgt = 0: SIGFPE in the cross-attention
         ("AOTI003", "info", ((1, 1),)),   # tgt 33 past the 32-row decoder table, as eager
         ("AOTI012", "info", ((1, 0),)),
         ("AOTI019", "info", ()),
@@ -330,14 +330,14 @@ def test_beit_guard_holds_only_at_the_example_patch_grid() -> None:
 
 def test_flash_attention_over_no_queries_kills_the_process() -> None:
     """An empty sequence reaches CPU flash attention: SIGFPE. LayoutLM's self-attention gets an error
-    that says so; Whisper's decoder length reaches the cross-attention's queries and dies the same way,
-    but the finding that names it is an info about empty tensors (its headline dim is the batch, which
-    runs at 0)."""
+    that says so; Whisper's decoder length reaches the cross-attention's queries (a view of its own
+    sizes, `reinterpret_tensor_wrapper(buf55, 4, int_array_36, ...)`) and dies the same way: the
+    finding leads with that dim, an error that says so."""
     f = _finding("layoutlm", "AOTI002")
     assert str(f.severity) == "error" and "flash attention kills the process (SIGFPE)" in f.message
     assert _record("layoutlm", "seq=0")["signal"] == "SIGFPE"
     f = _finding("whisper", "AOTI002")
-    assert str(f.severity) == "info" and (1, 1) in finding_refs(f) and "SIGFPE" not in f.message
+    assert str(f.severity) == "error" and (f.input, f.dim) == (1, 1) and "flash attention kills" in f.message
     run = _record("whisper", "tgt=0")
     assert outcome(run) == "crash" and run["signal"] == "SIGFPE"
     assert outcome(_record("whisper", "batch=0")) == "silent"   # eager raises, the package returns

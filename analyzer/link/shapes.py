@@ -76,6 +76,8 @@ def arg_shapes(call: Call, wrapper: WrapperFacts, allocated: dict[str, tuple[str
         else:
             name = arg.strip()
             if re.match(r"^\w+$", name):
-                sizes = known.get(name) or allocated.get(name) or allocated.get(canonical(name))
+                view_of = wrapper.views.get(name)
+                sizes = known.get(name) or (wrapper.int_arrays.get(view_of) if view_of else None) \
+                    or allocated.get(name) or allocated.get(canonical(name))
         out.append(None if sizes is None else tuple(resolve(s) for s in sizes))
     return tuple(out)

@@ -93,6 +93,9 @@ class WrapperFacts:
     checks_gated: bool | None = None
     symbols: list[SymbolDecl] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)   # buffer -> buffer it shares storage with
+    # A view declared on its own line (`auto buf60 = ...reinterpret_tensor_wrapper(buf55, 4, int_array_36,
+    # ...)`) -> the int_array of its own sizes: its storage is buf55's, its shape is not.
+    views: dict[str, str] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     helpers: dict[str, Helper] = field(default_factory=dict)
     size_asserts: list[SizeAssert] = field(default_factory=list)
@@ -286,6 +289,12 @@ def _declarations(facts: WrapperFacts, found: list[dict], max_depth: int) -> Non
                 target = tensors[0].removesuffix("_handle")
                 if target != name:
                     facts.aliases[name] = target
+                view = _VIEW_SIZES.search(value_text)
+                if view is not None and view.group(1) == tensors[0]:
+                    facts.views[name] = view.group(2)
+
+
+_VIEW_SIZES = re.compile(r"\breinterpret_tensor_wrapper\(\s*(\w+)\s*,\s*\d+\s*,\s*(int_array_\d+)\b")
 
 
 def _symbol_value(value: ts.Node, integral: bool, max_depth: int) -> tuple[str, str, int] | str:
