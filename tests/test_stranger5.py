@@ -322,10 +322,14 @@ def test_beit_guard_holds_only_at_the_example_patch_grid() -> None:
         assert outcome(run) == "crash" and run["signal"] == "SIGSEGV", label
     # 33 keeps the guard (33 // 8 == 4) and is not a multiple of 8: wrong values, AOTI014's words
     assert outcome(_record("beit", "hp:size=33")) == "wrong"
-    # AOTI014's own witness (17) also breaks the guard: the package raises there, not silent wrong values
+    # AOTI014's witness keeps export's guards (h // 8 == 4, w // 8 == 3): the smallest non-multiple
+    # there, 33, returns wrong values, as its words say (17, the smallest overall, breaks the guard
+    # and raises)
     f = _finding("beit", "AOTI014", (0, 2))
-    assert f.message.endswith("silently returns wrong values") and f.witness == "x.shape = (3, 3, 17, 16)"
-    assert outcome(_record("beit", "witness:unenforced-divisibility:1")) == "raised"
+    assert f.message.endswith("silently returns wrong values") and f.witness == "x.shape = (3, 3, 33, 24)"
+    assert outcome(_record("beit", "witness:unenforced-divisibility:1")) == "wrong"
+    f = _finding("beit", "AOTI014", (0, 3))
+    assert f.witness == "x.shape = (3, 3, 32, 25)" and outcome(_record("beit", "witness:unenforced-divisibility:2")) == "wrong"
 
 
 def test_flash_attention_over_no_queries_kills_the_process() -> None:

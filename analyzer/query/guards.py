@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from ..core.model import DimRef, Model
@@ -229,53 +229,86 @@ def unchecked(model: "Model") -> list[Broken]:
     """The model's guards that no check of the package enforces, simplest first: a guard is listed
     when it fails at a size where the simpler ones listed before it all hold (the hundreds of guards a
     windowed model keeps restate a few assumptions)."""
-    from . import relations, sizes as S
-    from . import witness as W
-    from ..core.model import DimRef, Enforcement
-
-    if not model.guards:
+    search = _Search.of(model)
+    if search is None:
         return []
-    found = compile_guards(model.guards)
-    names = {(inp.user_name or inp.name): inp.index for inp in model.inputs}
-    guards = [g for g in found.guards if g.leaves and all(leaf.input in names for leaf in g.leaves)]
-    refs = sorted({DimRef(names[leaf.input], d) for g in guards for leaf in g.leaves
-                   for d in _dims_of(leaf, model, names)
-                   # A dim the package ties to another (`assert_size_stride`, AOTI012's) follows its twin.
-                   if (dim := model.dim(DimRef(names[leaf.input], d))) is not None and dim.value is None
-                   and not dim.tied_expr})
-    if not guards or not refs:
-        return []
-
-    def allowed(ref: DimRef, size: int) -> bool:
-        rel = relations.relation(model, ref)   # a multiple the package checks (with the variable)
-        return rel is None or rel.enforced == Enforcement.NONE or rel.fits(size)
-
-    def window(ref: DimRef) -> list[int]:
-        dim = model.known_dim(ref)
-        low, high = S.effective_min(dim), S.effective_max(dim)
-        top = low + WINDOW if high is None else min(high, low + WINDOW)
-        return [v for v in range(low, top + 1) if allowed(ref, v)]
-
-    windows = {ref: window(ref) for ref in refs}
-
-    spent = [0]
-
-    def failing(assignment: dict) -> list[int]:
-        spent[0] += len(found.nodes)
-        if spent[0] > BUDGET:
-            raise _Spent
-        full = W.sizes(model, assignment)
-        shapes = {name: tuple(full.get(DimRef(i, d), 1) for d in range(len(model.inputs[i].dims)))
-                  for name, i in names.items()}
-        values = found.evaluate(shapes)
-        return [k for k, g in enumerate(guards) if holds(values, g) is False]
-
-    reads = [frozenset(DimRef(names[leaf.input], d) for leaf in g.leaves for d in _dims_of(leaf, model, names))
-             for g in guards]
     try:
-        return _search(guards, reads, refs, windows, failing)
+        return _search(search.guards, search.reads, search.refs, search.windows, search.failing)
     except _Spent:   # a program of thousands of guards over dozens of dims: no answer rather than a slow one
         return []
+
+
+def keeping(model: "Model", ref: "DimRef", sizes: Iterable[int]) -> tuple[int, dict] | None:
+    """The first of `sizes` for `ref` at which no guard fails that does not fail already at the
+    guards' base sizes (the other dims at those sizes), with that base; None without guards over the
+    dim or when none of `sizes` keeps them. A witness for another assumption (a multiple the
+    package needs) that breaks none of export's guards shows that assumption alone."""
+    search = _Search.of(model)
+    if search is None or ref not in search.refs:
+        return None
+    try:
+        base = _base(search.reads, search.refs, search.windows, search.failing)
+        known = set(search.failing(base))
+        for size in sizes:
+            if set(search.failing({**base, ref: size})) <= known:
+                return size, base
+    except _Spent:
+        return None
+    return None
+
+
+@dataclass
+class _Search:
+    guards: list[Guard]
+    reads: list[frozenset]
+    refs: list
+    windows: dict
+    failing: Callable[[dict], list[int]]
+
+    @classmethod
+    def of(cls, model: "Model") -> "_Search | None":
+        from . import relations, sizes as S
+        from . import witness as W
+        from ..core.model import DimRef, Enforcement
+
+        if not model.guards:
+            return None
+        found = compile_guards(model.guards)
+        names = {(inp.user_name or inp.name): inp.index for inp in model.inputs}
+        guards = [g for g in found.guards if g.leaves and all(leaf.input in names for leaf in g.leaves)]
+        refs = sorted({DimRef(names[leaf.input], d) for g in guards for leaf in g.leaves
+                       for d in _dims_of(leaf, model, names)
+                       # A dim the package ties to another (`assert_size_stride`, AOTI012's) follows its twin.
+                       if (dim := model.dim(DimRef(names[leaf.input], d))) is not None and dim.value is None
+                       and not dim.tied_expr})
+        if not guards or not refs:
+            return None
+
+        def allowed(ref: DimRef, size: int) -> bool:
+            rel = relations.relation(model, ref)   # a multiple the package checks (with the variable)
+            return rel is None or rel.enforced == Enforcement.NONE or rel.fits(size)
+
+        def window(ref: DimRef) -> list[int]:
+            dim = model.known_dim(ref)
+            low, high = S.effective_min(dim), S.effective_max(dim)
+            top = low + WINDOW if high is None else min(high, low + WINDOW)
+            return [v for v in range(low, top + 1) if allowed(ref, v)]
+
+        spent = [0]
+
+        def failing(assignment: dict) -> list[int]:
+            spent[0] += len(found.nodes)
+            if spent[0] > BUDGET:
+                raise _Spent
+            full = W.sizes(model, assignment)
+            shapes = {name: tuple(full.get(DimRef(i, d), 1) for d in range(len(model.inputs[i].dims)))
+                      for name, i in names.items()}
+            values = found.evaluate(shapes)
+            return [k for k, g in enumerate(guards) if holds(values, g) is False]
+
+        reads = [frozenset(DimRef(names[leaf.input], d) for leaf in g.leaves for d in _dims_of(leaf, model, names))
+                 for g in guards]
+        return cls(guards, reads, refs, {ref: window(ref) for ref in refs}, failing)
 
 
 BUDGET = 3_000_000   # node evaluations for one model (a few seconds at most)
@@ -286,17 +319,9 @@ class _Spent(Exception):
 
 
 def _search(guards: list[Guard], reads: list[frozenset], refs: list, windows: dict, failing) -> list[Broken]:
-    """First sizes where every guard holds (`base`: each dim moved in turn to its smallest size with the
-    fewest guards false), then each dim's sizes in its window with the others at `base`."""
-    base: dict = {}
-    for _ in range(min(len(refs), 4) + 2):
-        broken = failing(base)
-        if not broken:
-            break
-        involved = frozenset().union(*(reads[k] for k in broken))
-        for ref in refs:
-            if windows[ref] and ref in involved:
-                base[ref] = min(windows[ref], key=lambda v: (len(failing({**base, ref: v})), v))
+    """First sizes where every guard holds (`_base`), then each dim's sizes in its window with the
+    others at that base."""
+    base = _base(reads, refs, windows, failing)
     broken_at_base = set(failing(base))
     fails: dict[int, list[tuple[DimRef, int]]] = {}
     for ref in refs:
@@ -321,6 +346,21 @@ def _search(guards: list[Guard], reads: list[frozenset], refs: list, windows: di
         out.append(Broken(guards[k].text, tuple(sorted(first.items())), tuple(sorted(base.items())), same))
         covered |= points
     return out
+
+
+def _base(reads: list[frozenset], refs: list, windows: dict, failing) -> dict:
+    """Sizes where every guard holds, as near as a few rounds find: each dim whose guards fail moved
+    in turn to its smallest size with the fewest guards false."""
+    base: dict = {}
+    for _ in range(min(len(refs), 4) + 2):
+        broken = failing(base)
+        if not broken:
+            break
+        involved = frozenset().union(*(reads[k] for k in broken))
+        for ref in refs:
+            if windows[ref] and ref in involved:
+                base[ref] = min(windows[ref], key=lambda v: (len(failing({**base, ref: v})), v))
+    return base
 
 
 def _dims_of(leaf: Leaf, model: "Model", names: Mapping[str, int]) -> range:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..query import relations as R, witness as W
+from ..query import guards as G, relations as R, sizes, witness as W
 from ..core.findings import Finding, Location
 from ..core.model import Enforcement, Evidence, Model, Relation, where
 from ..core.dimtext import span
@@ -92,6 +92,9 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
             ref = rel.ref
             if Evidence.QUOTIENT not in rel.evidence:
                 continue     # declared only: nothing says how the package reads the dim
+            # A size that breaks none of export's own guards too (BEiT's patch grid): what happens
+            # there is this assumption's doing alone.
+            size, base = _keeping_guards(model, rel, size)
             display = W.dim_display(model, ref)
             fields = dict(dim_display=display, where=where(ref), n=rel.n,
                           symbol=rel.symbol, relation=_relation_text(rel), assumed=R.multiple_text(rel), quotient=_quotient_text(rel, display),
@@ -105,8 +108,18 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
             fix = self.FIXES["unenforced-divisibility" if rel.enforced == Enforcement.ENV else "unenforced-divisibility.none"]
             yield self.finding(
                 model, ctx, message.format(**fields), rel.location or Location(model.wrapper_path or model.name),
-                subject=rel, input=ref.input, dim=ref.dim, symbol=rel.symbol, witness=W.witness(model, {ref: size}),
+                subject=rel, input=ref.input, dim=ref.dim, symbol=rel.symbol, witness=W.witness(model, {**base, ref: size}),
                 fix=fix.format(**fields), chain=tuple(chain), key=f"divisible:in{ref.input}.d{ref.dim}%{rel.n}")
+
+
+def _keeping_guards(model: Model, rel: Relation, size: int) -> tuple[int, dict]:
+    """The smallest size from `size` on that breaks the relation and no guard of the exported program
+    (with the other dims where the guards hold), else `size` itself."""
+    dim = model.known_dim(rel.ref)
+    high = sizes.effective_max(dim)
+    top = size + G.WINDOW if high is None else min(high, size + G.WINDOW)
+    found = G.keeping(model, rel.ref, (v for v in range(size, top + 1) if not rel.fits(v)))
+    return found if found is not None else (size, {})
 
 
 def _quotient_text(rel: Relation, display: str) -> str:
