@@ -86,7 +86,6 @@ FINDINGS: dict[str, set[tuple]] = {
         # infos: at h = 0 the 8x8 patch convolution rejects the input, as eager's does
         ("AOTI001", "info", ((0, 2),)),
         ("AOTI002", "info", ((0, 0), (0, 2), (0, 3))),
-        ("AOTI008", "warning", ()),
         ("AOTI014", "error", ((0, 2),)),
         ("AOTI014", "error", ((0, 3),)),
         ("AOTI017", "info", ((0, 2),)),
@@ -378,3 +377,18 @@ def test_layoutlm_reads_past_its_position_buffer_silently() -> None:
     assert str(f.severity) == "warning" and f.witness == "ids.shape = (2, 65), bbox.shape = (2, 65, 4)"
     run = _record("layoutlm", "witness:read-past-constant:1")
     assert outcome(run) == "silent" and "must match the size of tensor b (64)" in run["eager"]["error"]
+
+
+def test_a_division_check_no_size_in_range_can_fail_is_linked() -> None:
+    """BEiT's run_impl checks `1 - 2*s45 - 2*s84 + 4*s45*s84 != 0` ("Integer floor division by
+    zero") before dividing: that is (2*s45 - 1)*(2*s84 - 1), 0 for no integer size. Every point of
+    s45, s84 in [2, 16] is tried, so it covers its lines instead of an unlinked-assertion warning; a
+    check some size in range breaks stays unlinked."""
+    from analyzer.query import witness as W
+
+    (model,) = api.load(str(HERE / "beit.cpu.stripped.pt2")).models
+    exprs = {expr for expr, message, _ in model.zero_checks if message == "Integer floor division by zero"}
+    (expr,) = exprs
+    assert W.never_zero(model, expr) and not any(f.code == "AOTI008" for f in _lint("beit"))
+    assert not W.never_zero(model, "s45 - 3")        # s45 = h // 8 is 3 at h = 24
+    assert not W.never_zero(model, "s45 - unknown")  # not a size in range

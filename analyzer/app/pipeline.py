@@ -13,6 +13,7 @@ import contextlib
 import gc
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -21,6 +22,7 @@ from ..core import budget
 from ..parse import cppkernel, helper_worker, helpertext, kernels, triage, tritonsrc, ts, wrapper
 from ..core.findings import Location
 from ..link.link import link_model
+from ..query import witness as W
 from . import parsing
 from ..core.model import Model, Package, Problem, ProblemKind
 
@@ -205,8 +207,14 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                            cpp_only=cpp_only, problems=problems, annotate=_with_minimums(wrapper_facts, annotate))
     model.metadata_path = members.metadata[0] if members.metadata else None
     if wrapper_facts is not None:
-        model.zero_checks = [z for z in wrapper_facts.zero_checks if z[0] in model.symbols]
+        # A check of a size expression (not one symbol) is kept where it can never fail: it then
+        # covers its line; one that can fail stays an unlinked check (unlinked-assertion).
+        model.zero_checks = [z for z in wrapper_facts.zero_checks
+                             if z[0] in model.symbols or (not _SYMBOL.fullmatch(z[0]) and W.never_zero(model, z[0]))]
     return model
+
+
+_SYMBOL = re.compile(r"[A-Za-z_]\w*")
 
 
 def _metadata(pkg: "archive.Package", members: "archive.ModelMembers", problems: list[Problem]) -> dict:

@@ -105,6 +105,15 @@ class Launches:
             zero, message = _NOT_ZERO.fullmatch(ts.text(args[0]).strip()), ts.string_value(args[1])
             if zero is not None and message:
                 self.facts.zero_checks.append((zero.group(1), message, entry.location))
+            elif message and ts.text(args[0]).rstrip().endswith("!= 0"):
+                # `AOTI_TORCH_CHECK(1L + (-2L)*s45 + ... != 0, ...)`: a size expression, as Python
+                # text (the model keeps it where no size in range makes it 0).
+                try:
+                    py = _PY_NOT_ZERO.fullmatch(ts.cpp_to_py(args[0], self.max_depth))
+                except ts.ExprTooDeep:
+                    py = None
+                if py is not None:
+                    self.facts.zero_checks.append((py.group(1), message, entry.location))
         if fn == proxy.CALL and args:  # a custom op: its tensors are the last argument's names
             names = proxy.tensors([ts.text(i) for i in ts.identifiers(args[-1])])
             entry.args, entry.arg_names = entry.args[:-1] + names, entry.arg_names[:-1] + names
@@ -173,6 +182,7 @@ _SIMPLE_CALL = re.compile(rf"(?:AOTI_TORCH_ERROR_CODE_CHECK\s*\(\s*(?P<fn>{_CALL
 _FUNCTION_NAME = re.compile(r"^[A-Za-z_]\w*$")
 # The condition of run_impl's check before it divides by a size: `s27 != 0` (BLOOM's seq).
 _NOT_ZERO = re.compile(r"\(?\s*([A-Za-z_]\w*)\s*!=\s*0L?\s*\)?")
+_PY_NOT_ZERO = re.compile(r"\((.+) != 0\)", re.S)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Words tree-sitter-cpp does not read as an identifier (keywords, literals, primitive types): such
 # an argument takes the node path.

@@ -109,7 +109,8 @@ def _zero_check_candidates(package: Package, text: str) -> list[Candidate]:
     for model in package.models:
         seen: set[str] = set()
         for symbol, message, location in model.zero_checks:
-            if symbol in seen or message not in text:
+            # A size expression is kept only where no size makes it 0 (pipeline): it never failed.
+            if symbol in seen or message not in text or symbol not in model.symbols:
                 continue
             seen.add(symbol)
             dims = [DimRef(inp.index, d.dim) for inp in model.inputs for d in inp.dims if d.symbol == symbol]
