@@ -392,3 +392,12 @@ def test_a_division_check_no_size_in_range_can_fail_is_linked() -> None:
     assert W.never_zero(model, expr) and not any(f.code == "AOTI008" for f in _lint("beit"))
     assert not W.never_zero(model, "s45 - 3")        # s45 = h // 8 is 3 at h = 24
     assert not W.never_zero(model, "s45 - unknown")  # not a size in range
+
+
+def test_a_lower_bound_witness_keeps_export_guards() -> None:
+    """unenforced-lower-bound's witness for BEiT's batch puts h and w where export's patch-grid guard
+    holds (h // 8 == 4, w // 8 == 3): batch 1 there runs like eager, as the info says, instead of
+    raising the guard's view error at h = w = 16."""
+    f = _finding("beit", "AOTI002")
+    assert f.witness == "x.shape = (1, 3, 32, 24)"
+    assert outcome(_record("beit", "witness:unenforced-lower-bound:1")) == "ran"

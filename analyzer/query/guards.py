@@ -257,6 +257,20 @@ def keeping(model: "Model", ref: "DimRef", sizes: Iterable[int]) -> tuple[int, d
     return None
 
 
+def base_sizes(model: "Model") -> dict:
+    """Sizes at which export's guards hold (as near as `_base` finds), for the dims the guards
+    read; empty without guards. Other dims' witnesses sit there, so that what a witness shows is
+    its own size's doing (BEiT's patch grid holds only at h // 8 == 4 and w // 8 == 3)."""
+    search = _Search.of(model)
+    if search is None:
+        return {}
+    try:
+        base = _base(search.reads, search.refs, search.windows, search.failing)
+    except _Spent:
+        return {}
+    return base if not search.failing(base) else {}
+
+
 @dataclass
 class _Search:
     guards: list[Guard]

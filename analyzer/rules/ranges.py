@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..expr import intervals
-from ..query import relations, sizes, witness as W
+from ..query import guards as G, relations, sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
 from ..core.model import DimRef, Enforcement, Model, where
 from ..core.dimtext import compiled_span, declared_span
@@ -237,9 +237,12 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     if effect is not None:  # only size 0 reaches the failing op: it leads
         witness_sizes.remove(0)
         witness_sizes.insert(0, 0)
+    # The other dims where export's guards hold: the witness then breaks only this dim's minimum.
+    base = {r: v for r, v in G.base_sizes(model).items() if r != ref}
     return _LowerPart(ref, symbol, text, short,
                       fix.format(**fields), location, (*chain, *extra), effect,
-                      tuple(W.witness(model, {ref: size}) for size in witness_sizes), f"lower:in{ref.input}.d{ref.dim}>={dim.min}",
+                      tuple(W.witness(model, {**base, ref: size}) for size in witness_sizes),
+                      f"lower:in{ref.input}.d{ref.dim}>={dim.min}",
                       fields["check_expr"], dim.min, witness_sizes[0])
 
 
