@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import itertools
 import math
 import re
 from typing import Callable, Iterable, Mapping
@@ -110,34 +109,6 @@ def dim_ranges(model: Model) -> dict[str, tuple[float, float | None]]:
             continue
         out[name] = (effective_min(dim), effective_max(dim))
     return out
-
-
-# Most integer points `never_zero` tries: past it, no answer.
-NEVER_ZERO_POINTS = 10_000
-
-
-def never_zero(model: Model, expr: str) -> bool:
-    """Whether no sizes in the compiled ranges make `expr` (over size symbols) 0: every integer point
-    of its symbols' own ranges tried (a superset of the values they take together), where those are
-    bounded and few. BEiT's `1 - 2*s45 - 2*s84 + 4*s45*s84` is (2*s45 - 1)*(2*s84 - 1): never 0."""
-    roots = dim_ranges(model)
-    spans: dict[str, range] = {}
-    points = 1
-    try:
-        for name in sorted(intervals.names(expr)):
-            sym = model.symbols.get(name)
-            low, high = roots[name] if name in roots else intervals.evaluate_interval(sym.expr, roots) \
-                if sym is not None and not sym.unbacked else (0, None)
-            if high is None or high == float("inf"):
-                return False
-            spans[name] = range(math.ceil(low), math.floor(high) + 1)
-            points *= len(spans[name])
-            if points > NEVER_ZERO_POINTS:
-                return False
-        return all(intervals.evaluate(expr, dict(zip(spans, values))) != 0
-                   for values in itertools.product(*spans.values()))
-    except (ValueError, ZeroDivisionError, KeyError):
-        return False
 
 
 # -- assignments, shapes and their text ---------------------------------------------------------
