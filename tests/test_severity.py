@@ -213,6 +213,34 @@ def test_witnesses_eager_rejects_are_infos_that_say_so():
     assert not tie["eager"]["ok"]   # eager rejects the unequal dims
 
 
+@pytest.mark.parametrize("kind", ["BUFFER", "TENSOR_CONSTANT", None])
+def test_past_the_traced_range_only_a_learned_table_lets_eager_reject(kind):
+    """Past its traced range eager may run other code than the package: a buffer table may be rebuilt
+    longer (M2M100's sinusoidal positions, fixtures/stranger5), so only a parameter's rows are known to
+    end eager's lookup too. RoBERTa's 130-row position table is a parameter: an info that says eager
+    rejects the input; the same package with that constant as a buffer, a traced tensor or of unknown
+    kind: a warning that says nothing of eager."""
+    from analyzer.core.model import ConstantKind, Package
+    from analyzer.rules import Context, all_rules, run_rules
+
+    path = str(FIXTURES / "stranger" / "cuda" / "roberta.cuda.stripped.pt2")
+    (model,) = api.load(path).models
+    (table,) = [c for c in model.constants if c.shape and c.shape[0] == 130]
+    assert table.kind is ConstantKind.PARAMETER and table.original_fqn == "inner.embeddings.position_embeddings.weight"
+
+    def finding():
+        (f,) = [f for f in run_rules(Package(path, [model]), all_rules(), Context()) if f.code == "AOTI003"]
+        return f
+
+    learned = finding()
+    assert learned.severity == Severity.INFO and learned.message.endswith("(eager rejects it too)")
+    table.kind = None if kind is None else ConstantKind[kind]
+    other = finding()
+    assert other.severity == Severity.WARNING and "eager" not in other.message and "eager" not in other.detail
+    assert other.witness == learned.witness == "arg39_1.shape = (2, 129)"
+
+
+
 @pytest.mark.parametrize(("family", "name", "label"), KNOWN_GAPS, ids=[f"{f}/{n}" for f, n, _ in KNOWN_GAPS])
 def test_known_gaps_fail_at_run_time_below_warning(family, name, label):
     """Pinned so that the gap stays visible: the probe fails, the findings stay infos."""

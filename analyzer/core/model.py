@@ -161,12 +161,21 @@ class Input:
         return f"{self.name}.size({dim})"
 
 
+class ConstantKind(Enum):
+    """What a constant is in the exported model (`constants_info_[i].type`)."""
+
+    PARAMETER = "Parameter"             # a learned weight: eager reads the same rows at any size
+    BUFFER = "Buffer"                   # a registered buffer, which a model's code may rebuild or slice
+    TENSOR_CONSTANT = "TensorConstant"  # a tensor the traced code made
+
+
 @dataclass
 class Constant:
     index: int
     name: str
     shape: tuple[int, ...] | None = None
     original_fqn: str | None = None
+    kind: ConstantKind | None = None
 
 
 @dataclass

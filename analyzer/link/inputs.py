@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.model import Constant, Dim, DimRef, Enforcement, Input
+from ..core.model import Constant, ConstantKind, Dim, DimRef, Enforcement, Input
 from ..parse.wrapper import WrapperFacts
 from .context import LinkContext, intervals_names
 
@@ -31,8 +31,9 @@ def link_inputs(ctx: LinkContext) -> None:
         entry = w.constants[index]
         cname = entry.get("name") or f"constant{index}"
         ctx.constant_names.add(cname)
+        kind = next((k for k in ConstantKind if k.value == entry.get("type")), None)
         model.constants.append(Constant(index=index, name=cname, shape=entry.get("shape"),
-                                        original_fqn=entry.get("original_fqn")))
+                                        original_fqn=entry.get("original_fqn"), kind=kind))
 
 
 def _dims(w: WrapperFacts, name: str, check) -> list[Dim]:

@@ -174,6 +174,8 @@ def _constructor(facts: WrapperFacts, body: ts.Node) -> None:
                 entry[fld] = ts.string_value(value)
             elif fld == "shape":
                 entry["shape"] = tuple(n for n in map(ts.integer, ts.children(value)) if n is not None)
+            elif fld == "type":  # `static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer)`
+                entry["type"] = ts.text(value).rsplit("::", 1)[-1].rstrip(") ")
 
 
 # --- check_input_N -----------------------------------------------------------------------------

@@ -208,8 +208,11 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
     or one above it: a table of 64 rows under a range compiled up to 4096), a warning when only the
     declared range does or the max is one only `AOTI_RUNTIME_CHECK_INPUTS=1` checks; an info when the
     check raises `RuntimeError` to the caller (a CPU check outside such a region) or asserts on CUDA,
-    as eager's own lookup does. Indices that are loaded values (an embedding lookup of user tokens)
-    are data errors, not shape errors, and are not reported.
+    as eager's own lookup does. Past the range the package was traced for, eager may run other code
+    (a model that rebuilds a longer sinusoidal table, as M2M100 does), so there the lookup counts as
+    eager's own only when the table is a learned weight (`ConstantType::Parameter`); a buffer's
+    finding says nothing of eager and keeps its severity. Indices that are loaded values (an
+    embedding lookup of user tokens) are data errors, not shape errors, and are not reported.
 
     ## Why it matters
     Inputs that the package accepts by its own shape contract fail at run time: a device-side assert
@@ -402,7 +405,8 @@ def _table_finding(rule: "IndexExceedsConstantBound", model: Model, ctx: Context
     reaches = is_unbounded or _compiled_reaches(model, a)
     return rule.finding(
         model, ctx, message.format(**fields), a.location, subject=a,
-        outside_contract=not reaches, eager_rejects=E.eager_rejects_table(str(fields["outcome"])),
+        outside_contract=not reaches, eager_rejects=E.eager_rejects_table(str(fields["outcome"])) if reaches
+        else E.eager_rejects_past_range(model, a, str(fields["outcome"])),
         kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
         witnesses=tuple(W.witness(model, {r: n}) for r, n in choices), fix=fix.format(**fields), chain=chain,
         dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices),

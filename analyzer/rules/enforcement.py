@@ -13,7 +13,7 @@ from typing import Mapping
 
 from ..expr import intervals
 from ..query import counting, externs, relations, sizes, witness as W
-from ..core.model import DimRef, Enforcement, Model, shim_op, where
+from ..core.model import ConstantKind, DimRef, Enforcement, Model, shim_op, where
 from ..core.messages import listed
 from ..query.severity import Consequence, fails_like_eager
 from .words_inputs import UnenforcedLowerBoundWords as LowerBound
@@ -136,6 +136,18 @@ def table_of(model: Model, kernel: str, bound: int) -> str | None:
     return None
 
 
+def eager_rejects_past_range(model: Model, a, outcome: str) -> str | None:
+    """`eager_rejects_table` for a witness past the range the package was traced for: there eager
+    may run other code than the package (M2M100's sinusoidal table is rebuilt longer, a slice of a
+    buffer comes out shorter), so eager's rejection is known only when the table is a learned
+    weight, whose rows no model code changes: every constant of that many rows that a launch of
+    the kernel passes (its loads through a computed index are not traced to one) is a parameter."""
+    rows = {c.name: c for c in model.constants if c.shape and c.shape[0] == a.bound_value}
+    tables = {arg for launch in model.launches if launch.kernel == a.kernel for arg in launch.args if arg in rows}
+    learned = bool(tables) and all(rows[t].kind is ConstantKind.PARAMETER for t in tables)
+    return eager_rejects_table(outcome) if learned else None
+
+
 
 def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict[str, str]):
     """`index-exceeds-constant-bound` for an index extent that the compiled and declared ranges keep
@@ -163,7 +175,7 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
     return rule.finding(
         model, ctx, ConstantBound.MESSAGES["index-exceeds-constant-bound.unenforced-max"].format(**fields), a.location, subject=a,
         outside_contract=outside, contract=False,  # past_max_outside_contract weighs the declared max
-        eager_rejects=eager_rejects_table(outcome["outcome"]),
+        eager_rejects=eager_rejects_past_range(model, a, outcome["outcome"]),
         kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
         witness=W.witness(model, assignment), fix=ConstantBound.FIXES["index-exceeds-constant-bound.unenforced-max"].format(**fields),
         chain=chain,
