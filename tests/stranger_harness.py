@@ -1,0 +1,140 @@
+"""The harness of the stranger rounds that pin findings next to committed run-time records
+(tests/test_stranger4.py, tests/test_stranger5.py).
+
+A round's fixture folder holds, per model, `{name}.cpu.stripped.pt2` and `{name}.ep.pt2`, its
+`models.py` (each model's dims) and `runtime.json` (fixtures/real/probe.py's records: each package
+through `aoti_load_package` in a child process against eager). Nothing here compiles; each file is
+read once a session."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from analyzer.app import api
+from analyzer.query import witness as W
+from conftest import FIXTURES, finding_refs
+
+
+def outcome(record: dict) -> str:
+    """`ran` (like eager), `rejected` (an exception where eager raises too: not a package bug),
+    `checked` (AOTI_RUNTIME_CHECK_INPUTS rejected it), or a failure: `crash` (the process died),
+    `raised` (an exception where eager returns), `silent` (a result where eager raises), `wrong`
+    (values or shape unlike eager's)."""
+    aoti, eager = record["aoti"], record.get("eager", {})
+    if aoti.get("ok"):
+        if not eager.get("ok", True):
+            return "silent"
+        return "ran" if aoti.get("matches_eager", True) else "wrong"
+    if "error" in aoti and aoti["error"].startswith("process ended"):
+        return "crash"
+    if "dim value is too" in aoti.get("error", ""):
+        return "checked"
+    return "rejected" if eager and not eager.get("ok") else "raised"
+
+
+FAILURES = {"crash", "raised", "silent", "wrong"}
+
+
+# Cached by folder, not on Round's methods: lru_cache on a method keeps its instance alive (B019).
+@lru_cache(maxsize=None)
+def _dims(folder: Path) -> dict[str, dict[str, list[tuple[int, int]]]]:
+    """Each model's dim names -> the (input, axis) positions they set, from models.py (no torch: the
+    helpers it gets from fixtures/real/generate.py import torch only when a model is built)."""
+    spec = importlib.util.spec_from_file_location(f"{folder.name}_generate", FIXTURES / "real" / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(f"{folder.name}_generate", generate)  # dataclasses look their module up
+    spec.loader.exec_module(generate)
+    spec = importlib.util.spec_from_file_location(f"{folder.name}_models", folder / "models.py")
+    models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(models)
+    return {fix.name: {d.name: list(d.at) for d in fix.dims} for fix in models.models(generate)}
+
+
+@lru_cache(maxsize=None)
+def _lint(folder: Path, name: str) -> tuple:
+    return tuple(api.lint(str(folder / f"{name}.cpu.stripped.pt2"),
+                          api.Options(select=("ALL",), exported_program=str(folder / f"{name}.ep.pt2"))).findings)
+
+
+@lru_cache(maxsize=None)
+def _records(folder: Path) -> tuple[dict, ...]:
+    return tuple(json.loads((folder / "runtime.json").read_text()))
+
+
+def _witness_sizes(finding, ref: tuple[int, int]) -> set[int]:
+    """The sizes at `ref` (input, axis) of a finding's witnesses and of its dim's own."""
+    sizes = set()
+    texts = list(finding.witnesses or ((finding.witness,) if finding.witness else ()))
+    texts += [d.witness for d in finding.dims if (d.input, d.dim) == ref and d.witness]
+    for text in texts:
+        if "`" in text:
+            continue
+        shapes = [shape for _, shape in W.parse_witness(text)]
+        if ref[0] < len(shapes) and ref[1] < len(shapes[ref[0]]):
+            sizes.add(shapes[ref[0]][ref[1]])
+    return sizes
+
+
+@dataclass(frozen=True)
+class Round:
+    """One stranger round's fixture folder and what its tests read from it."""
+
+    folder: Path
+
+    def dims(self) -> dict[str, dict[str, list[tuple[int, int]]]]:
+        return _dims(self.folder)
+
+    def lint(self, name: str) -> tuple:
+        """`name`'s findings, every rule, with its exported program."""
+        return _lint(self.folder, name)
+
+    def records(self) -> tuple[dict, ...]:
+        return _records(self.folder)
+
+    def record(self, name: str, label: str) -> dict:
+        """The one record of `name`'s probe `label`."""
+        (rec,) = [r for r in self.records() if r["name"] == name and r["label"] == label]
+        return rec
+
+    def _probed(self, name: str, record: dict) -> list[tuple[int, int, int]]:
+        """(input, axis, size) for each position of the dim an edge probe sets (its label names it)."""
+        label = record["label"]
+        if label == "normal" or label.startswith("witness:"):
+            return []
+        dim = label.split("=", 1)[0].split(":", 1)[0]
+        return [(i, axis, record["sizes"][dim]) for i, axis in self.dims()[name][dim]]
+
+    def explained_by(self, name: str, record: dict) -> list:
+        """The findings that explain a failed probe: its own finding (a witness probe), or a finding
+        about the probed dim with a witness at that size, or below the largest witness of a lower-bound
+        finding (`< 3 runs unchecked` covers 0, 1 and 2), or at or above a witness above 1 of another
+        rule (a table bound or a range: every larger size too)."""
+        if record["label"].startswith("witness:"):
+            summary = record["finding"]
+            return [f for f in self.lint(name)
+                    if (f.code, f.input, f.dim) == (summary["code"], summary["input"], summary["dim"])]
+        found = []
+        for i, axis, size in self._probed(name, record):
+            for f in self.lint(name):
+                if (i, axis) in finding_refs(f):
+                    sizes = _witness_sizes(f, (i, axis))
+                    lower = f.rule == "unenforced-lower-bound"
+                    if size in sizes or (lower and size <= max(sizes, default=-1)) or \
+                            (not lower and any(1 < s <= size for s in sizes)):
+                        found.append(f)
+        return found
+
+    def at_witness(self, name: str, record: dict, witness: str | None) -> bool:
+        """An edge probe whose sizes are the witness's shapes (`seq=65` for `ids.shape = (2, 65)`)."""
+        if not witness or record["label"].startswith("witness:") or "`" in witness:
+            return False
+        shapes = [shape for _, shape in W.parse_witness(witness)]
+        dims = self.dims()[name]
+        return bool(record["sizes"]) and all(
+            i < len(shapes) and axis < len(shapes[i]) and shapes[i][axis] == size
+            for dim, size in record["sizes"].items() for i, axis in dims.get(dim, ()))
