@@ -13,49 +13,19 @@ its reason; a finding at warning or above whose witness does not fail is listed 
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import sys
-from functools import lru_cache
-
 import pytest
 
 from analyzer.app import api
 from conftest import FIXTURES, finding_refs, pin
+from stranger_harness import FAILURES, Round, outcome
 
-HERE = FIXTURES / "stranger5"
+ROUND = Round(FIXTURES / "stranger5")
+HERE = ROUND.folder
 NAMES = ["m2m100", "whisper", "layoutlm", "beit", "segformer", "mpt", "mistral", "xglm", "falcon",
          "pointnet_knn", "gat", "gru", "patchtst"]
-
-
-@lru_cache(maxsize=None)
-def _dims() -> dict[str, dict[str, list[tuple[int, int]]]]:
-    """Each model's dim names -> the (input, axis) positions they set, from models.py (no torch: the
-    helpers it gets from fixtures/real/generate.py import torch only when a model is built)."""
-    spec = importlib.util.spec_from_file_location("stranger5_generate", FIXTURES / "real" / "generate.py")
-    generate = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("stranger5_generate", generate)  # dataclasses look their module up
-    spec.loader.exec_module(generate)
-    spec = importlib.util.spec_from_file_location("stranger5_models", HERE / "models.py")
-    models = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(models)
-    return {fix.name: {d.name: list(d.at) for d in fix.dims} for fix in models.models(generate)}
-
-
-@lru_cache(maxsize=None)
-def _lint(name: str) -> tuple:
-    return tuple(api.lint(str(HERE / f"{name}.cpu.stripped.pt2"),
-                          api.Options(select=("ALL",), exported_program=str(HERE / f"{name}.ep.pt2"))).findings)
-
-
-@lru_cache(maxsize=None)
-def _records() -> tuple[dict, ...]:
-    return tuple(json.loads((HERE / "runtime.json").read_text()))
-
-
-def _record(name: str, label: str) -> dict:
-    (rec,) = [r for r in _records() if r["name"] == name and r["label"] == label]
-    return rec
+# The round's readers (tests/stranger_harness.py), under the names the tests below use.
+_dims, _lint, _records, _record = ROUND.dims, ROUND.lint, ROUND.records, ROUND.record
+explained_by, _at_witness = ROUND.explained_by, ROUND.at_witness
 
 
 # -- the findings ---------------------------------------------------------------------------------------
@@ -132,9 +102,8 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI019", "info", ()),
     },
     "patchtst": {
-        ("AOTI002", "info", ((0, 0), (0, 1))),
+        ("AOTI002", "warning", ((0, 0), (0, 1))),   # t = 7: 0 patches into flash attention, SIGFPE
         ("AOTI003", "error", ((0, 1),)),   # 65 patches past the 64-row position table: SIGABRT
-        ("AOTI004", "info", ((0, 1),)),
         ("AOTI019", "info", ()),
     },
 }
@@ -146,70 +115,6 @@ def test_findings_are_pinned(name: str) -> None:
 
 
 # -- what the packages did --------------------------------------------------------------------------------
-
-def outcome(record: dict) -> str:
-    """`ran` (like eager), `rejected` (an exception where eager raises too: not a package bug),
-    `checked` (AOTI_RUNTIME_CHECK_INPUTS rejected it), or a failure: `crash` (the process died),
-    `raised` (an exception where eager returns), `silent` (a result where eager raises), `wrong`
-    (values or shape unlike eager's)."""
-    aoti, eager = record["aoti"], record.get("eager", {})
-    if aoti.get("ok"):
-        if not eager.get("ok", True):
-            return "silent"
-        return "ran" if aoti.get("matches_eager", True) else "wrong"
-    if "error" in aoti and aoti["error"].startswith("process ended"):
-        return "crash"
-    if "dim value is too" in aoti.get("error", ""):
-        return "checked"
-    return "rejected" if eager and not eager.get("ok") else "raised"
-
-
-FAILURES = {"crash", "raised", "silent", "wrong"}
-
-
-def _probed(name: str, record: dict) -> list[tuple[int, int, int]]:
-    """(input, axis, size) for each position of the dim an edge probe sets (its label names it)."""
-    label = record["label"]
-    if label == "normal" or label.startswith("witness:"):
-        return []
-    dim = label.split("=", 1)[0].split(":", 1)[0]
-    return [(i, axis, record["sizes"][dim]) for i, axis in _dims()[name][dim]]
-
-
-def _witness_sizes(finding, ref: tuple[int, int]) -> set[int]:
-    from analyzer.query import witness as W
-
-    sizes = set()
-    texts = list(finding.witnesses or ((finding.witness,) if finding.witness else ()))
-    texts += [d.witness for d in finding.dims if (d.input, d.dim) == ref and d.witness]
-    for text in texts:
-        if "`" in text:
-            continue
-        shapes = [shape for _, shape in W.parse_witness(text)]
-        if ref[0] < len(shapes) and ref[1] < len(shapes[ref[0]]):
-            sizes.add(shapes[ref[0]][ref[1]])
-    return sizes
-
-
-def explained_by(name: str, record: dict) -> list:
-    """The findings that explain a failed probe: its own finding (a witness probe), or a finding
-    about the probed dim with a witness at that size, or below the largest witness of a lower-bound
-    finding (`< 3 runs unchecked` covers 0, 1 and 2), or at or above a witness above 1 of another
-    rule (a table bound or a range: every larger size too)."""
-    if record["label"].startswith("witness:"):
-        summary = record["finding"]
-        return [f for f in _lint(name) if (f.code, f.input, f.dim) == (summary["code"], summary["input"], summary["dim"])]
-    found = []
-    for i, axis, size in _probed(name, record):
-        for f in _lint(name):
-            if (i, axis) in finding_refs(f):
-                sizes = _witness_sizes(f, (i, axis))
-                lower = f.rule == "unenforced-lower-bound"
-                if size in sizes or (lower and size <= max(sizes, default=-1)) or \
-                        (not lower and any(1 < s <= size for s in sizes)):
-                    found.append(f)
-    return found
-
 
 # Failed probes that no finding explains: (model, probe label) -> (their outcome, why).
 _MPT_GAP = ("silent", "above the declared max (31) MPT's ALiBi is not a table in the package: the fused kernel "
@@ -266,19 +171,6 @@ def test_every_error_finding_witness_fails(name: str) -> None:
         failed = any(outcome(r) in FAILURES for r in runs)
         assert runs, (name, f.code, f.witness)
         assert failed != ((name, f.code) in NOT_REPRODUCED), (name, f.code, [outcome(r) for r in runs])
-
-
-def _at_witness(name: str, record: dict, witness: str | None) -> bool:
-    """An edge probe whose sizes are the witness's shapes (`seq=65` for `ids.shape = (2, 65)`)."""
-    from analyzer.query import witness as W
-
-    if not witness or record["label"].startswith("witness:") or "`" in witness:
-        return False
-    shapes = [shape for _, shape in W.parse_witness(witness)]
-    dims = _dims()[name]
-    return bool(record["sizes"]) and all(
-        i < len(shapes) and axis < len(shapes[i]) and shapes[i][axis] == size
-        for dim, size in record["sizes"].items() for i, axis in dims.get(dim, ()))
 
 
 # -- what the findings say, against what happened -------------------------------------------------------
@@ -357,19 +249,26 @@ def test_mpt_alibi_past_max_seq_len_is_a_known_gap() -> None:
 def test_patchtst_position_table_and_empty_patches() -> None:
     """PatchTST-like: p = (t - 8) // 4 + 1 patches index a 64-row table, so t >= 264 (p = 65) aborts the
     embedding (AOTI003 error, witness 264; eager raises IndexError); 260 and 263 run. Below the compiled
-    minimum 12, t = 7 gives p = 0 and the package dies (SIGFPE) where eager's unfold raises; t = 0 and 1
-    give p = -1, a negative size the package rejects as eager does, where AOTI004 says NaN silently."""
+    minimum 12, t = 4..7 give p = 0, the flash attention's length: the package dies (SIGFPE) where eager's
+    unfold raises, and AOTI002 leads with t = 7 (a warning: the declared minimum is 12). t = 0 and 1 give
+    p = -1, a buffer of negative size the package rejects as eager's unfold does: the mean's division by
+    t = 0 never returns its NaN, so AOTI004 is not reported."""
     f = _finding("patchtst", "AOTI003")
     assert str(f.severity) == "error" and f.witness == "x.shape = (3, 264, 3)"
     for label in ("t=264", "t=max+1", "witness:index-exceeds-constant-bound:1"):
         run = _record("patchtst", label)
         assert outcome(run) == "crash" and run["signal"] == "SIGABRT", label
     assert {outcome(_record("patchtst", label)) for label in ("t=260", "t=263", "t=8", "t=11")} == {"ran"}
-    assert _record("patchtst", "t=7")["signal"] == "SIGFPE"
-    f = _finding("patchtst", "AOTI004")
-    assert "NaN/inf silently" in f.message and f.witness == "x.shape = (3, 0, 3)"
-    run = _record("patchtst", "witness:division-by-dynamic-size:1")
-    assert outcome(run) == "rejected" and "negative dimension" in run["aoti"]["error"]
+    f = _finding("patchtst", "AOTI002")
+    assert str(f.severity) == "warning" and f.message_key == "unenforced-lower-bound.sdpa-at"
+    assert f.witnesses[0] == "x.shape = (3, 7, 3)" and "x.shape = (3, 0, 3)" in f.witnesses
+    for label in ("t=7", "witness:unenforced-lower-bound:1"):
+        run = _record("patchtst", label)
+        assert outcome(run) == "crash" and run["signal"] == "SIGFPE" and not run["eager"]["ok"], label
+    assert not [f for f in _lint("patchtst") if f.code == "AOTI004"]
+    for label in ("t=0", "t=1"):
+        run = _record("patchtst", label)
+        assert outcome(run) == "rejected" and "negative dimension" in run["aoti"]["error"], label
 
 
 def test_layoutlm_reads_past_its_position_buffer_silently() -> None:

@@ -12,27 +12,34 @@ from ..query.severity import Consequence
 from ..query.source import DIVISION_OPS, REDUCTION_OPS, kernel_ops
 from . import Case, Context, FailingCondition, Rule, register
 from .bounds import env_clause, range_step as _range_step
-from .enforcement import EAGER
+from .enforcement import EAGER, negative_extern_arg
 from .words_kernels import DivisionByDynamicSizeWords, EmptyReductionWords
 from ..core.messages import IDENTITIES
 
 
 def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, sources: tuple[DimRef, ...],
-                 space: str | None = None):
+                 space: str | None = None, returned: bool = True):
     """(choice, first dim, its Dim, how eager rejects the choice or None) when `expr` can be 0 at
     run time while the kernel's own iteration space `space` is not (else the line never runs) and
     no index assertion fails first under that choice (the call would stop there); once per `ident`.
     A choice no extern call rejects is preferred: one that a convolution rejects raises eager's own
-    error in the package too, so nothing silent comes of it (the caller's input, said so)."""
+    error in the package too, so nothing silent comes of it (the caller's input, said so).
+    `returned`: the consequence is a value the call returns (NaN, an identity), which a buffer of
+    negative size elsewhere in the call (PatchTST's `t // 4 - 1` patches at t = 0) never lets out:
+    its allocation raises `Trying to create tensor with negative dimension`."""
     if ident in seen:
         return None
+
+    def raises(c) -> bool:
+        return returned and negative_extern_arg(model, c) is not None
+
     choice = W.zero_assignment(model, expr, sources, space,
-                               accept=lambda c: externs.rejecting_call(model, c) is None)
+                               accept=lambda c: externs.rejecting_call(model, c) is None and not raises(c))
     rejected = None
     if choice is None:
         choice = W.zero_assignment(model, expr, sources, space)
         rejected = externs.rejecting_call(model, choice) if choice is not None else None
-    if choice is None or W.tripped_assertion(model, choice) is not None:
+    if choice is None or W.tripped_assertion(model, choice) is not None or rejected is None and raises(choice):
         return None
     seen.add(ident)
     ref = min(choice)
@@ -49,8 +56,9 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
     elements) and integer `/` or `%` by a size in the wrapper's size arithmetic, where that size is 0
     for an empty input and nothing at run time rejects the empty input (the range checks run only
     with `AOTI_RUNTIME_CHECK_INPUTS=1`, or the checked range includes 0). When the same empty input
-    also trips an index assertion (`empty-index-bound`), the call fails there and the division is
-    not reported. Nor is a division that the empty input never reaches: when the same size also
+    also trips an index assertion (`empty-index-bound`), or gives another tensor a negative size
+    (`t // 4 - 1` patches of a series at t = 0: its allocation raises), the call fails there and the
+    division is not reported. Nor is a division that the empty input never reaches: when the same size also
     empties the kernel's own iteration space (its `xnumel`/`ynumel`, or a C++ loop around the
     division), the kernel does no work at all.
     When every empty size the division can see is one a convolution rejects (its input, padded,
@@ -86,7 +94,10 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),  # no division
              # `scores.mean(-1)` over seq with seq rows: seq = 0 empties the kernel, no division runs
-             Case("fixtures/softmax_attn.cpu.stripped.pt2"))
+             Case("fixtures/softmax_attn.cpu.stripped.pt2"),
+             # `x.mean(1)` over t, but at t = 0 the t // 4 - 1 patches' buffers have a negative size:
+             # the call raises, no NaN comes out
+             Case("fixtures/stranger5/patchtst.cpu.stripped.pt2"))
     INVALID = (
         Case("fixtures/empty_reduce.cpu.stripped.pt2", {"message_key": "division-by-dynamic-size.float", "input": 0,
                                                          "dim": 0}),
@@ -96,8 +107,10 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         seen: set[tuple] = set()
         for d in model.divisions:
+            # An integer division in run_impl's size arithmetic kills the process where it runs,
+            # before any later allocation can raise.
             found = _first_empty(model, seen, (d.kernel, d.divisor_expr, d.integer, d.in_wrapper),
-                                 d.divisor_expr, d.sources, d.space_expr)
+                                 d.divisor_expr, d.sources, d.space_expr, returned=not (d.integer and d.in_wrapper))
             if found is None:
                 continue
             choice, ref, dim, rejected = found

@@ -222,20 +222,55 @@ def empty_extern_calls(model: Model, ref: DimRef, size: int = 0) -> list[str]:
     return [k if n == 1 else f"{k} (x{n})" for k, n in counts.items()]
 
 
-def sdpa_length_zero(model: Model, ref: DimRef) -> int | None:
+def sdpa_length_zero(model: Model, ref: DimRef, size: int = 0) -> int | None:
     """The launch index of the first CPU flash attention call whose sequence length (dim -2 of a
-    `[B, H, L, E]` tensor) `ref` at 0 empties: the kernel divides by it (SIGFPE). An empty batch or
-    head dim does not (a ViT at batch 0 runs). None when there is none."""
+    `[B, H, L, E]` tensor) `ref` at `size` empties: the kernel divides by it (SIGFPE). An empty batch
+    or head dim does not (a ViT at batch 0 runs). None when there is none."""
+    return next((index for index, _ in _sdpa_lengths(model, ref, size)), None)
+
+
+def _sdpa_lengths(model: Model, ref: DimRef, size: int):
+    """(launch index, length expression) of each CPU flash attention call that `ref` at `size` gives a
+    sequence length of 0 while a valid size gives it one."""
     dim = model.dim(ref)
     valid = {ref: W.valid_size(dim)} if dim is not None else {}
     for index, launch in enumerate(model.launches):
         if not launch.extern or shim_op(launch.kernel) != "_scaled_dot_product_flash_attention_for_cpu":
             continue
         for shape in launch.arg_shapes:
-            if shape and len(shape) == 4 and W.evaluate_at(model, shape[2], {ref: 0}) == 0 \
+            if shape and len(shape) == 4 and W.evaluate_at(model, shape[2], {ref: size}) == 0 \
                     and W.evaluate_at(model, shape[2], valid):
-                return index
+                yield index, shape[2]
+                break
+
+
+def negative_extern_arg(model: Model, assignment: "Mapping[DimRef, int]") -> str | None:
+    """The first extern call one of whose tensors has a negative size under `assignment` (PatchTST's
+    `t // 4 - 1` patches at t < 4): the allocation of that buffer raises `Trying to create tensor with
+    negative dimension` first, so nothing after it runs. None when there is none."""
+    for launch in model.launches:
+        if launch.extern and any(
+                shape and any((v := W.evaluate_at(model, s, assignment)) is not None and v < 0 for s in shape)
+                for shape in launch.arg_shapes):
+            return launch.kernel
     return None
+
+
+def sdpa_zero_below(model: Model, ref: DimRef, below: int) -> tuple[int, str] | None:
+    """The largest size in [1, below] at which a size expression of `ref` (PatchTST's `t // 4 - 1`
+    patches, 0 at t = 4..7) gives a CPU flash attention call a length of 0, with that expression,
+    where no allocation before it is of negative size; None when there is none."""
+    for size in range(below, 0, -1):
+        for index, length in _sdpa_lengths(model, ref, size):
+            # A buffer of negative size, or a convolution that rejects its input, raises before.
+            if negative_extern_arg(model, {ref: size}) is None and not _rejected_before(model, {ref: size}, index):
+                return size, length
+    return None
+
+
+def _rejected_before(model: Model, choice: "Mapping[DimRef, int]", index: int) -> bool:
+    rejected = externs.rejecting_call(model, choice)
+    return rejected is not None and model.launches.index(rejected.launch) < index
 
 
 def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, str] | None:
@@ -265,17 +300,18 @@ def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, st
 
 
 def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
-    """(message, chain lines, (consequence, op) or None) for `unenforced-lower-bound` when sizes
-    0..below do something specific: an always-on assert rejects `below` (an error, said by
-    data-dependent-size-check: no consequence of its own here), or extern calls receive an empty tensor
-    at 0 (a consequence only where the analyzer knows what the call does with it: CPU flash attention
-    divides by the length, SIGFPE). None when neither: the rule's own message stands. The witness
-    stays `below`."""
+    """(message, chain lines, (consequence, op) or None, the size that reaches it) for
+    `unenforced-lower-bound` when sizes 0..below do something specific: an always-on assert rejects
+    `below` (an error, said by data-dependent-size-check: no consequence of its own here), extern
+    calls receive an empty tensor at 0 (a consequence only where the analyzer knows what the call does
+    with it: CPU flash attention divides by the length, SIGFPE), or a size between 1 and `below` gives
+    a flash attention a length of 0 (a length computed from the dim). None when none: the rule's own
+    message stands. The witness with a consequence leads."""
     hit = rejecting_assert(model, ref, below)
     if hit is not None:
         symbol, smin, call = hit
         return (LowerBound.MESSAGES["unenforced-lower-bound.rejected"].format(symbol=symbol, smin=smin, call=call, **fields), (),
-                None)
+                None, below)
     if below >= 1 and sizes.can_be_zero(model.dim(ref)):
         calls = empty_extern_calls(model, ref, 0)
         if calls:
@@ -297,8 +333,23 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
                 calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, conv_rejects="yes" if conv else "", **fields)
             chain = (LowerBound.CHAIN["unenforced-lower-bound.zero-conv" if conv else "unenforced-lower-bound.zero"].format(
                 zero=W.witness(model, {ref: 0}), calls=listed(calls), verb=verb),)
-            return message, chain, (Consequence.FAILS, SDPA_OP) if sdpa else None
-    return None
+            if sdpa:
+                return message, chain, (Consequence.FAILS, SDPA_OP), 0
+            return _sdpa_below(model, ref, below, fields) or (message, chain, None, 0)
+    return _sdpa_below(model, ref, below, fields)
+
+
+def _sdpa_below(model: Model, ref: DimRef, below: int, fields: dict):
+    """`lower_bound_facts` where a size between 1 and `below` empties a flash attention's length."""
+    found = sdpa_zero_below(model, ref, below) if below >= 1 else None
+    if found is None:
+        return None
+    at, length = found
+    message = LowerBound.MESSAGES["unenforced-lower-bound.sdpa-at"].format(
+        at=at, length=W.display_expr(model, length), **fields)
+    chain = (LowerBound.CHAIN["unenforced-lower-bound.sdpa-at"].format(
+        witness=W.witness(model, {ref: at}), length=W.display_expr(model, length)),)
+    return message, chain, (Consequence.FAILS, SDPA_OP), at
 
 
 def read_as_in_eager(model: Model, ref: DimRef, tied_expr: str) -> bool:

@@ -45,8 +45,10 @@ class UnenforcedLowerBound(UnenforcedLowerBoundWords, Rule):
     check, an info, unless a witness reaches an operation known to fail there: size 0 of the sequence
     length that CPU flash attention (`_scaled_dot_product_flash_attention_for_cpu`) divides by kills
     the process with SIGFPE, an error (a warning when the exported program's declared range excludes
-    0). Failures at those sizes that other rules name (an empty index bound, an empty reduction) are
-    reported by them.
+    0). The same holds for a length computed from the dimension (`t // 4 - 1` patches of a series
+    are 0 at t = 4..7): the largest such size below the minimum is the witness, where no buffer of
+    negative size is allocated before the attention (that raises first). Failures at those sizes
+    that other rules name (an empty index bound, an empty reduction) are reported by them.
 
     ## Example
     ```python
@@ -75,6 +77,11 @@ class UnenforcedLowerBound(UnenforcedLowerBoundWords, Rule):
         # seq = 0 feeds an empty tensor to CPU flash attention (SIGFPE).
         Case("fixtures/real/bert.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.empty-calls", "input": 0,
                                                      "dim": 1}, exported="fixtures/real/bert.ep.pt2"),
+        # t // 4 - 1 patches: 0 at t = 4..7, the flash attention's length (SIGFPE at 7; below 4 a
+        # buffer of negative size raises first). Below the declared 12: a warning.
+        Case("fixtures/stranger5/patchtst.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.sdpa-at", "input": 0,
+                                                              "dim": 1, "severity": Severity.WARNING},
+             exported="fixtures/stranger5/patchtst.ep.pt2"),
         # BLOOM: run_impl checks seq != 0 before dividing by it (`Integer floor division by zero`).
         Case("fixtures/stranger3/bloom.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.empty-calls",
                                                            "input": 0, "dim": 1}, exported="fixtures/stranger3/bloom.ep.pt2"),
@@ -221,7 +228,7 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     chain = [range_step(model, ref, dim, symbol)]
     chain += read_by(kernels)
     # Sizes 0..below: an always-on assert that rejects them, extern calls fed empty tensors.
-    text, extra, effect = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None)
+    text, extra, effect, at = E.lower_bound_facts(model, ref, below, fields) or (message.format(**fields), (), None, below)
     # compiled-range-narrower-than-declared on the same dim is said here (one finding per dim).
     declared_below, above = _declared_gap(dim)
     short = UnenforcedLowerBound.MESSAGES["unenforced-lower-bound.dim"].format(**fields)
@@ -234,9 +241,10 @@ def _lower_part(model: Model, inp, dim, users: dict[str, list[str]]) -> _LowerPa
     # Witnesses: the largest size below the minimum, then 0 where it reaches the kernels (extern calls
     # given an empty tensor die there), then max+1 of a declared range above it.
     witness_sizes = [below] + ([0] if zero else []) + ([dim.max + 1] if above and declared_below else [])
-    if effect is not None:  # only size 0 reaches the failing op: it leads
-        witness_sizes.remove(0)
-        witness_sizes.insert(0, 0)
+    if effect is not None:  # the size that reaches the failing op leads
+        if at in witness_sizes:
+            witness_sizes.remove(at)
+        witness_sizes.insert(0, at)
     # The other dims where export's guards hold: the witness then breaks only this dim's minimum.
     base = {r: v for r, v in G.base_sizes(model).items() if r != ref}
     return _LowerPart(ref, symbol, text, short,

@@ -18,6 +18,8 @@ class UnenforcedLowerBoundWords:
         "unenforced-lower-bound.empty-calls-only": "{dim_name} < {min} is accepted unchecked; {at_zero}",
         "unenforced-lower-bound.rejected":
             "{dim_name} = {below} fails with an unexpected size error (compiled for >= {min})",
+        "unenforced-lower-bound.sdpa-at": "{dim_name} < {min} runs unchecked; at {at} SIGFPE in flash "
+                                          "attention",
     })
     MESSAGES = Catalog("MESSAGES", {
         "unenforced-lower-bound":
@@ -48,6 +50,11 @@ class UnenforcedLowerBoundWords:
             "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} the compiled code "
             "unchecked; at size 0, {calls} {verb} an empty tensor, which the op may reject or crash on",
         "unenforced-lower-bound.sdpa": " (CPU flash attention divides by zero: SIGFPE kills the process)",
+        # A length computed from the dim (patches of a series: t // 4 - 1) is 0 at a size above 0.
+        "unenforced-lower-bound.sdpa-at":
+            "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} {kernels} "
+            "unchecked; at size {at}, CPU flash attention gets a sequence length of {length} = 0 and divides by it: "
+            "SIGFPE kills the process",
         # run_impl divides by the size and checks it first (BLOOM): size 0 ends in that error.
         "unenforced-lower-bound.zero-check":
             "; run_impl divides by {symbol} and checks first that it is not 0, so "
@@ -74,6 +81,8 @@ class UnenforcedLowerBoundWords:
     })
     CHAIN = Catalog("CHAIN", {
         "unenforced-lower-bound.zero": "at size 0 ({zero}): {calls} {verb} an empty tensor",
+        "unenforced-lower-bound.sdpa-at": "at {witness}: the flash attention's length {length} is 0 (no buffer "
+                                          "of negative size is allocated before it)",
         "unenforced-lower-bound.zero-conv": "at size 0 ({zero}): {calls} {verb} an empty tensor; a convolution "
                                             "rejects it first, as eager does",
     })
