@@ -300,3 +300,16 @@ def test_a_lower_bound_witness_keeps_export_guards() -> None:
     f = _finding("beit", "AOTI002")
     assert f.witness == "x.shape = (1, 3, 32, 24)"
     assert outcome(_record("beit", "witness:unenforced-lower-bound:1")) == "ran"
+
+
+def test_gat_unchecked_scatter_says_the_gather_raises_at_its_witness() -> None:
+    """GAT: x empty (n = 0) with edges empties scatter_reduce's target, whose error code is discarded,
+    but the gather h[src] checks its index against n too: the package raises that index error, as
+    eager raises IndexError. AOTI011 says so (an info), and AOTI001 reports the check itself."""
+    f = _finding("gat", "AOTI011")
+    assert str(f.severity) == "info" and f.message_key == "unchecked-extern-call.empty-target.checked-first"
+    assert "raises an index error anyway" in f.message and "fail unseen" not in f.message
+    assert f.witness == "x.shape = (0, 16), edge_index.shape = (2, 3)"
+    run = _record("gat", "witness:unchecked-extern-call:1")
+    assert outcome(run) == "rejected" and "index out of bounds" in run["aoti"]["error"] and not run["eager"]["ok"]
+    assert str(_finding("gat", "AOTI001").severity) == "info"

@@ -397,12 +397,19 @@ def extern_failure(model: Model, launch) -> dict | None:
     if found is None:
         return None
     refs, target = found
+    # An empty dim at which an index check fails (a gather of the same rows: GAT's h[src]) makes
+    # the call raise, before or after the shim, as eager raises: the discarded error is not what
+    # the caller sees. Dims at which none does lead.
+    tripped = {r: W.tripped_assertion(model, {r: 0}) for r in refs}
+    refs = sorted(refs, key=lambda r: tripped[r] is not None)
     ref = refs[0]
     shown = "(" + ", ".join(W.display_expr(model, s) for s in target) + ")"
     dims = " or ".join(f"{W.dim_display(model, r)} ({where(r)})" for r in refs)
+    first = tripped[ref]
     return dict(input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, {ref: 0}), dims=dims, target=shown,
-                empty_test=" or ".join(f"{W.check_expr(model, r)} == 0" for r in refs))
+                empty_test=" or ".join(f"{W.check_expr(model, r)} == 0" for r in refs),
+                checked_first=None if first is None else first.message)
 
 
 def below_min(model: Model, ref: DimRef, minimum: int) -> int:

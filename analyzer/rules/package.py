@@ -6,7 +6,7 @@ import re
 from typing import Iterable
 
 from ..core.capability import cc_text, parse_sm, sm_text
-from ..core.findings import Finding, Location
+from ..core.findings import Finding, Location, Severity
 from ..core.model import Model, Package, Problem, ProblemKind
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
@@ -239,7 +239,9 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
     ## Why it matters
     The shim catches the C++ exception (an out-of-range index, an empty input) and returns an error
     code that nobody reads: the model returns normally with a partially computed output and nothing
-    in the logs. Eager PyTorch raises `index 10 is out of bounds` for the same input.
+    in the logs. Eager PyTorch raises `index 10 is out of bounds` for the same input. Where the size
+    that empties the shim's target also fails an index check of the package (a gather of the same
+    rows), the package raises that error, as eager does: the finding says so, an info.
 
     ## Example
     ```python
@@ -272,6 +274,12 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
         Case("fixtures/real/index_put.cpu.stripped.pt2", {"message_key": "unchecked-extern-call.empty-target",
                                                           "fix_key": "unchecked-extern-call.empty-target", "input": 0,
                                                           "dim": 0}, exported="fixtures/real/index_put.ep.pt2"),
+        # A graph attention network: x empty empties the scatter's target, but the gather h[src]'s
+        # index check fails at that size too, and the package raises it, as eager does.
+        Case("fixtures/stranger5/gat.cpu.stripped.pt2", {"message_key": "unchecked-extern-call.empty-target.checked-first",
+                                                         "fix_key": "unchecked-extern-call.empty-target", "input": 0,
+                                                         "dim": 0, "severity": Severity.INFO},
+             exported="fixtures/stranger5/gat.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -285,15 +293,19 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
             # The sizes that make the call fail: an input dim that empties its target.
             failure = E.extern_failure(model, launch) or {}
             key = "unchecked-extern-call"
+            checked_first = failure.pop("checked_first", None)
             if failure:
-                fields.update({k: failure.pop(k) for k in ("dims", "target", "empty_test")}, witness=failure["witness"])
-                chain += (self.CHAIN["unchecked-extern-call.empty-target"].format(**fields),)
-                key = "unchecked-extern-call.empty-target"
+                fields.update({k: failure.pop(k) for k in ("dims", "target", "empty_test")}, witness=failure["witness"],
+                              assertion=checked_first)
+                key = "unchecked-extern-call.empty-target" + (".checked-first" if checked_first else "")
+                chain += (self.CHAIN[key].format(**fields),)
             # An index into an emptied target is out of range for eager too, which raises; the package
             # returns an empty result: no worse (the call's error that vanishes is the finding's point).
+            # Where an index check fails at that size too, the package raises it, as eager does.
+            eager = E.EAGER["index"] if checked_first else E.EAGER["target"] if failure else None
             yield self.finding(model, ctx, self.MESSAGES[key].format(**fields), launch.location, subject=launch,
-                               eager_rejects=E.EAGER["target"] if failure else None,
-                               fix=self.FIXES[key].format(**fields), chain=chain,
+                               eager_rejects=eager,
+                               fix=self.FIXES[key.removesuffix(".checked-first")].format(**fields), chain=chain,
                                key=f"unchecked:{launch.kernel}:" + ",".join(f"in{i}" for i in inputs), **failure)
 
 

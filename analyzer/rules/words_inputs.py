@@ -207,6 +207,8 @@ class UncheckedExternCallWords:
         "unchecked-extern-call": "errors of `{aten_op}`{site} are discarded: partial result, no message",
         "unchecked-extern-call.empty-target":
             "empty {dim_name} makes `{aten_op}`{site} fail unseen: no error, a partial result",
+        "unchecked-extern-call.empty-target.checked-first":
+            "errors of `{aten_op}`{site} are discarded; empty {dim_name} raises an index error anyway",
     })
     MESSAGES = Catalog("MESSAGES", {
         "unchecked-extern-call":
@@ -218,6 +220,12 @@ class UncheckedExternCallWords:
             "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK and fails unseen when {dims} is 0 (e.g. {witness}): "
             "its target {target} is then empty and every index is out of range, but the error it returns is discarded "
             "and the model returns without any message where eager PyTorch raises",
+        # The same sizes trip an index check of the package (a gather of the emptied rows): it raises
+        # (before or after the call: either way the caller gets that error).
+        "unchecked-extern-call.empty-target.checked-first":
+            "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK, so an error it returns is discarded; {dims} at 0 "
+            "(e.g. {witness}) empties its target {target}, but the index check \"{assertion}\" fails at the same sizes "
+            "and the package raises it: the discarded error is not what the caller sees",
     })
     FIXES = Catalog("FIXES", {
         "unchecked-extern-call":
@@ -231,6 +239,9 @@ class UncheckedExternCallWords:
         "unchecked-extern-call.empty-target":
             "with {dims} = 0 its target (sizes {target}) is empty, so every index is out of range: eager PyTorch "
             "raises, the package returns without a message",
+        "unchecked-extern-call.empty-target.checked-first":
+            "with {dims} = 0 its target (sizes {target}) is empty, but the index check \"{assertion}\" fails "
+            "too: the package raises, as eager PyTorch does",
     })
     FRAGMENTS = frozenset({"unchecked-extern-call.inputs"})
 
