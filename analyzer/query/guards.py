@@ -19,8 +19,8 @@ from __future__ import annotations
 import ast
 import itertools
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from ..expr import intervals
 
@@ -237,7 +237,7 @@ def unchecked(model: "Model") -> list[Broken]:
     if search is None:
         return []
     try:
-        return _search(search.guards, search.reads, search.refs, search.windows, search.failing)
+        return _search(search)
     except _Spent:   # a program of thousands of guards over dozens of dims: no answer rather than a slow one
         return []
 
@@ -248,10 +248,10 @@ def keeping(model: "Model", ref: "DimRef", sizes: Iterable[int]) -> tuple[int, d
     dim or when none of `sizes` keeps them. A witness for another assumption (a multiple the
     package needs) that breaks none of export's guards shows that assumption alone."""
     search = _Search.of(model)
-    if search is None or ref not in search.refs:
+    if search is None or ref not in search.facts.refs:
         return None
     try:
-        base = _base(search.reads, search.refs, search.windows, search.failing)
+        base = search.base()
         known = set(search.failing(base))
         for size in sizes:
             if set(search.failing({**base, ref: size})) <= known:
@@ -269,64 +269,127 @@ def base_sizes(model: "Model") -> dict:
     if search is None:
         return {}
     try:
-        base = _base(search.reads, search.refs, search.windows, search.failing)
+        base = search.base()
     except _Spent:
         return {}
     return base if not search.failing(base) else {}
 
 
 @dataclass
-class _Search:
+class _Facts:
+    """What the search over one model's guards starts from, and what it found: each assignment's
+    failing guards (by its items in order) and `_base`'s sizes (None: past BUDGET) with their cost."""
+
+    found: GuardSet
+    names: dict[str, int]
     guards: list[Guard]
     reads: list[frozenset]
     refs: list
     windows: dict
-    failing: Callable[[dict], list[int]]
+    failing: dict[tuple, list[int]] = field(default_factory=dict)
+    base: tuple[dict | None, int] | None = None
+
+
+@dataclass
+class _Kept:
+    """A model's `_Facts`, with the key they were computed from (a model changed since, as tests
+    change loaded ones, is searched again), and `never_zero`'s answers; on the model, as
+    witness.symbol_dims keeps its own. Pickled empty: -j's workers send models back without it."""
+
+    key: tuple | None = None
+    facts: _Facts | None = None
+    zero: dict[tuple, bool] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple:
+        return (_Kept, ())
+
+    @staticmethod
+    def on(model: "Model") -> "_Kept":
+        kept = model.__dict__.get("_guards_kept")
+        if not isinstance(kept, _Kept):
+            kept = model.__dict__["_guards_kept"] = _Kept()
+        return kept
+
+
+class _Search:
+    """One question's search over the model's kept facts, on a budget of its own: a kept answer is
+    charged what it cost to find, so the budget cuts off the same search however many came before."""
+
+    def __init__(self, model: "Model", facts: _Facts) -> None:
+        self.model, self.facts, self.spent = model, facts, 0
 
     @classmethod
     def of(cls, model: "Model") -> "_Search | None":
-        from . import relations, sizes as S
-        from . import witness as W
-        from ..core.model import DimRef, Enforcement
-
         if not model.guards:
             return None
-        found = compile_guards(model.guards)
-        names = {(inp.user_name or inp.name): inp.index for inp in model.inputs}
-        guards = [g for g in found.guards if g.leaves and all(leaf.input in names for leaf in g.leaves)]
-        refs = sorted({DimRef(names[leaf.input], d) for g in guards for leaf in g.leaves
-                       for d in _dims_of(leaf, model, names)
-                       # A dim the package ties to another (`assert_size_stride`, AOTI012's) follows its twin.
-                       if (dim := model.dim(DimRef(names[leaf.input], d))) is not None and dim.value is None
-                       and not dim.tied_expr})
-        if not guards or not refs:
-            return None
+        kept = _Kept.on(model)
+        # What the facts and failing sets are computed from (witness.sizes keys symbols so too).
+        key = (tuple(model.guards), repr(model.inputs), repr(model.relations), id(model.symbols), len(model.symbols))
+        if kept.key != key:
+            kept.key, kept.facts = key, _facts(model)
+        return None if kept.facts is None else cls(model, kept.facts)
 
-        def allowed(ref: DimRef, size: int) -> bool:
-            rel = relations.relation(model, ref)   # a multiple the package checks (with the variable)
-            return rel is None or rel.enforced == Enforcement.NONE or rel.fits(size)
+    def failing(self, assignment: dict) -> list[int]:
+        """The guards (by index) false at `assignment`'s sizes, the other dims at witness sizes."""
+        from . import witness as W
+        from ..core.model import DimRef
 
-        def window(ref: DimRef) -> list[int]:
-            dim = model.known_dim(ref)
-            low, high = S.effective_min(dim), S.effective_max(dim)
-            top = low + WINDOW if high is None else min(high, low + WINDOW)
-            return [v for v in range(low, top + 1) if allowed(ref, v)]
+        facts = self.facts
+        self.spent += len(facts.found.nodes)
+        if self.spent > BUDGET:
+            raise _Spent
+        key = tuple(assignment.items())
+        if key not in facts.failing:
+            full = W.sizes(self.model, assignment)
+            shapes = {name: tuple(full.get(DimRef(i, d), 1) for d in range(len(self.model.inputs[i].dims)))
+                      for name, i in facts.names.items()}
+            values = facts.found.evaluate(shapes)
+            facts.failing[key] = [k for k, g in enumerate(facts.guards) if holds(values, g) is False]
+        return list(facts.failing[key])
 
-        spent = [0]
+    def base(self) -> dict:
+        """`_base`'s sizes, found once per model (from a budget of its own); each question is
+        charged what finding them cost, and is past its budget where that search was."""
+        facts = self.facts
+        if facts.base is None:
+            fresh = _Search(self.model, facts)
+            try:
+                facts.base = (_base(facts.reads, facts.refs, facts.windows, fresh.failing), fresh.spent)
+            except _Spent:
+                facts.base = (None, fresh.spent)
+        found, cost = facts.base
+        self.spent += cost
+        if found is None or self.spent > BUDGET:
+            raise _Spent
+        return dict(found)
 
-        def failing(assignment: dict) -> list[int]:
-            spent[0] += len(found.nodes)
-            if spent[0] > BUDGET:
-                raise _Spent
-            full = W.sizes(model, assignment)
-            shapes = {name: tuple(full.get(DimRef(i, d), 1) for d in range(len(model.inputs[i].dims)))
-                      for name, i in names.items()}
-            values = found.evaluate(shapes)
-            return [k for k, g in enumerate(guards) if holds(values, g) is False]
 
-        reads = [frozenset(DimRef(names[leaf.input], d) for leaf in g.leaves for d in _dims_of(leaf, model, names))
-                 for g in guards]
-        return cls(guards, reads, refs, {ref: window(ref) for ref in refs}, failing)
+def _facts(model: "Model") -> _Facts | None:
+    """The model's guards over dims the search can move (None without one), and each dim's window."""
+    from . import relations, sizes as S
+    from ..core.model import DimRef, Enforcement
+
+    found = compile_guards(model.guards)
+    names = {(inp.user_name or inp.name): inp.index for inp in model.inputs}
+    guards = [g for g in found.guards if g.leaves and all(leaf.input in names for leaf in g.leaves)]
+    refs = sorted({DimRef(names[leaf.input], d) for g in guards for leaf in g.leaves
+                   for d in _dims_of(leaf, model, names)
+                   # A dim the package ties to another (`assert_size_stride`, AOTI012's) follows its twin.
+                   if (dim := model.dim(DimRef(names[leaf.input], d))) is not None and dim.value is None
+                   and not dim.tied_expr})
+    if not guards or not refs:
+        return None
+
+    def window(ref: DimRef) -> list[int]:
+        dim, rel = model.known_dim(ref), relations.relation(model, ref)
+        low, high = S.effective_min(dim), S.effective_max(dim)
+        top = low + WINDOW if high is None else min(high, low + WINDOW)
+        # A size that breaks a multiple the package checks (with the variable) is never run.
+        return [v for v in range(low, top + 1) if rel is None or rel.enforced == Enforcement.NONE or rel.fits(v)]
+
+    reads = [frozenset(DimRef(names[leaf.input], d) for leaf in g.leaves for d in _dims_of(leaf, model, names))
+             for g in guards]
+    return _Facts(found, names, guards, reads, refs, {ref: window(ref) for ref in refs})
 
 
 BUDGET = 3_000_000   # node evaluations for one model (a few seconds at most)
@@ -336,10 +399,11 @@ class _Spent(Exception):
     pass
 
 
-def _search(guards: list[Guard], reads: list[frozenset], refs: list, windows: dict, failing) -> list[Broken]:
+def _search(search: _Search) -> list[Broken]:
     """First sizes where every guard holds (`_base`), then each dim's sizes in its window with the
     others at that base."""
-    base = _base(reads, refs, windows, failing)
+    guards, refs, windows, failing = search.facts.guards, search.facts.refs, search.facts.windows, search.failing
+    base = search.base()
     broken_at_base = set(failing(base))
     fails: dict[int, list[tuple[DimRef, int]]] = {}
     for ref in refs:
@@ -398,8 +462,7 @@ def layout_guard(guard: Guard) -> bool:
     return any(leaf.kind == "stride" for leaf in guard.leaves) or "max(1," in guard.text.replace(" ", "")
 
 
-# Most integer points `never_zero` tries: past it, no answer.
-NEVER_ZERO_POINTS = 10_000
+NEVER_ZERO_POINTS = 10_000   # most integer points `never_zero` tries: past it, no answer
 
 
 def never_zero(model: Model, expr: str) -> bool:
@@ -422,7 +485,16 @@ def never_zero(model: Model, expr: str) -> bool:
             points *= len(spans[name])
             if points > NEVER_ZERO_POINTS:
                 return False
-        return all(intervals.evaluate(expr, dict(zip(spans, values))) != 0
-                   for values in itertools.product(*spans.values()))
     except (ValueError, ZeroDivisionError, KeyError):
         return False
+    # The answer depends on the expression and the spans alone: kept by both, it cannot go stale.
+    # The pipeline asks it of every copy of a check (BEiT's 11 of one expression).
+    key = (expr, tuple((name, span.start, span.stop) for name, span in spans.items()))
+    zero = _Kept.on(model).zero
+    if key not in zero:
+        try:
+            zero[key] = all(intervals.evaluate(expr, dict(zip(spans, values))) != 0
+                            for values in itertools.product(*spans.values()))
+        except (ValueError, ZeroDivisionError, KeyError):
+            zero[key] = False
+    return zero[key]
