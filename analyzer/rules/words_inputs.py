@@ -208,7 +208,7 @@ class UncheckedExternCallWords:
         "unchecked-extern-call.empty-target":
             "empty {dim_name} makes `{aten_op}`{site} fail unseen: no error, a partial result",
         "unchecked-extern-call.empty-target.checked-first":
-            "errors of `{aten_op}`{site} are discarded; empty {dim_name} raises an index error anyway",
+            "errors of `{aten_op}` are discarded; empty {dim_name} raises an index error anyway",
     })
     MESSAGES = Catalog("MESSAGES", {
         "unchecked-extern-call":
