@@ -12,7 +12,7 @@ import pytest
 
 from analyzer.app import api
 from analyzer.core.model import DimRef, Enforcement, Model, Relation
-from analyzer.query import guards as G
+from analyzer.query import guards as G, zeros as Z
 from conftest import FIXTURES
 
 GUARDS = ["(L['x'].size()[0] % 2) == 1", "L['x'].size()[0] > 4", "L['idx'].size()[0] <= L['x'].size()[0]"]
@@ -84,23 +84,23 @@ def test_a_model_changed_since_is_searched_again(loaded: Model) -> None:
 
 def test_never_zero_enumerates_an_expression_once(loaded: Model, monkeypatch: pytest.MonkeyPatch) -> None:
     evaluated = [0]
-    evaluate = G.intervals.evaluate
+    evaluate = Z.intervals.evaluate
 
     def counting(expr: str, values):
         evaluated[0] += 1
         return evaluate(expr, values)
 
-    monkeypatch.setattr(G.intervals, "evaluate", counting)
+    monkeypatch.setattr(Z.intervals, "evaluate", counting)
     dims = [dataclasses.replace(d) for d in loaded.inputs[0].dims]
     model = dataclasses.replace(loaded, inputs=[dataclasses.replace(loaded.inputs[0], dims=dims), *loaded.inputs[1:]])
     dims[0].max = 10   # s77 = x.shape[0] in [2, 10]: 9 points
-    assert not G.never_zero(model, "s77 - 3") and evaluated[0] == 2   # 2, then 3 is 0
-    assert G.never_zero(model, "s77 + 1") and evaluated[0] == 11
-    assert not G.never_zero(model, "s77 - 3") and G.never_zero(model, "s77 + 1") and evaluated[0] == 11
+    assert not Z.never_zero(model, "s77 - 3") and evaluated[0] == 2   # 2, then 3 is 0
+    assert Z.never_zero(model, "s77 + 1") and evaluated[0] == 11
+    assert not Z.never_zero(model, "s77 - 3") and Z.never_zero(model, "s77 + 1") and evaluated[0] == 11
     # The answer is kept by the expression and the ranges its symbols take: a range changed since
     # is enumerated again.
     dims[0].min = 4
-    assert G.never_zero(model, "s77 - 3") and evaluated[0] == 18
+    assert Z.never_zero(model, "s77 - 3") and evaluated[0] == 18
 
 
 def test_what_is_kept_is_not_pickled(loaded: Model, counted: dict[str, int]) -> None:
@@ -151,3 +151,20 @@ def test_a_kept_answer_is_charged_what_it_cost_to_find(loaded: Model, monkeypatc
     model = _fresh(loaded)
     assert G.base_sizes(model) == {} and G.unchecked(model) == [] and G.base_sizes(model) == {}
     assert searched[0] == 1
+
+
+def test_never_zero_proves_an_unbounded_tail_by_intervals(loaded: Model) -> None:
+    """A window padded up to a multiple of 7 (fixtures/stranger6/win_attn's run_impl checks it before
+    dividing) is never 0 for sizes >= 1 however large: the first HEAD + 1 sizes are tried, the rest
+    bounded by intervals ([(2 + 64 + 1) // 7, inf) > 0). A check that is 0 only far past the head is
+    not proved, nor one whose tail intervals cannot bound away from 0."""
+    dims = [dataclasses.replace(d) for d in loaded.inputs[0].dims]
+    model = dataclasses.replace(loaded, inputs=[dataclasses.replace(loaded.inputs[0], dims=dims), *loaded.inputs[1:]])
+    dims[0].max = None  # s77 = x.shape[0] in [2, inf)
+    padded = "floordiv(s77 + (7 + (-1) * (s77 % 7)) % 7, 7)"
+    assert Z.never_zero(model, padded)
+    assert not Z.never_zero(model, "s77 - 1000")            # 0 at 1000: the tail's interval holds 0
+    assert not Z.never_zero(model, "floordiv(s77, 7)")      # 0 at 2..6, inside the head
+    assert not Z.never_zero(model, "(s77 % 5) + (s77 % 3)")  # 0 at 15; the tail cannot tell
+    dims[0].min = 1
+    assert Z.never_zero(model, padded) and not Z.never_zero(model, "floordiv(s77 + 5, 7)")

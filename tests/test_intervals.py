@@ -42,6 +42,10 @@ def test_substitute_and_simplify():
 
 def test_evaluate_point():
     assert intervals.evaluate("s77 * 8", {"s77": 3}) == 24
+    # A remainder within one period of its modulus is exact, so a point evaluates to a point.
+    assert intervals.evaluate("s27 + (7 - s27 % 7) % 7", {"s27": 9}) == 14
+    assert intervals.evaluate_interval("s % 7", {"s": (8, 12)}) == (1, 5)
+    assert intervals.evaluate_interval("s % 7", {"s": (5, 9)}) == (0, 6)   # across a period: the range
 
 
 def test_floordiv_of_a_multiple_minus_a_remainder_folds():

@@ -283,14 +283,14 @@ def test_a_division_check_no_size_in_range_can_fail_is_linked() -> None:
     zero") before dividing: that is (2*s45 - 1)*(2*s84 - 1), 0 for no integer size. Every point of
     s45, s84 in [2, 16] is tried, so it covers its lines instead of an unlinked-assertion warning; a
     check some size in range breaks stays unlinked."""
-    from analyzer.query import guards as G
+    from analyzer.query import zeros as Z
 
     (model,) = api.load(str(HERE / "beit.cpu.stripped.pt2")).models
     exprs = {expr for expr, message, _ in model.zero_checks if message == "Integer floor division by zero"}
     (expr,) = exprs
-    assert G.never_zero(model, expr) and not any(f.code == "AOTI008" for f in _lint("beit"))
-    assert not G.never_zero(model, "s45 - 3")        # s45 = h // 8 is 3 at h = 24
-    assert not G.never_zero(model, "s45 - unknown")  # not a size in range
+    assert Z.never_zero(model, expr) and not any(f.code == "AOTI008" for f in _lint("beit"))
+    assert not Z.never_zero(model, "s45 - 3")        # s45 = h // 8 is 3 at h = 24
+    assert not Z.never_zero(model, "s45 - unknown")  # not a size in range
 
 
 def test_a_lower_bound_witness_keeps_export_guards() -> None:

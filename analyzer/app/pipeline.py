@@ -22,7 +22,7 @@ from ..core import budget
 from ..parse import cppkernel, helper_worker, helpertext, kernels, triage, tritonsrc, ts, wrapper
 from ..core.findings import Location
 from ..link.link import link_model
-from ..query import guards as G
+from ..query import zeros as Z
 from . import parsing
 from ..core.model import Model, Package, Problem, ProblemKind
 
@@ -210,7 +210,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
         # A check of a size expression (not one symbol) is kept where it can never fail: it then
         # covers its line; one that can fail stays an unlinked check (unlinked-assertion).
         model.zero_checks = [z for z in wrapper_facts.zero_checks
-                             if z[0] in model.symbols or (not _SYMBOL.fullmatch(z[0]) and G.never_zero(model, z[0]))]
+                             if z[0] in model.symbols or (not _SYMBOL.fullmatch(z[0]) and Z.never_zero(model, z[0]))]
     return model
 
 

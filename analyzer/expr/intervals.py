@@ -315,6 +315,10 @@ def _eval(node: ast.AST, ranges, default, depth: int) -> Interval:
             return lo, hi
         if isinstance(op, ast.Mod):
             if b[0] > 0 and a[0] >= 0:
+                # Within one period of a constant modulus (a point among them) the remainder is exact:
+                # `evaluate` of `s27 % 7` at 9 is 2, not [0, 6].
+                if b[0] == b[1] and not math.isinf(a[1]) and a[0] // b[0] == a[1] // b[0]:
+                    return a[0] % b[0], a[1] % b[0]
                 return 0.0, min(a[1], b[1] - 1)
             raise ValueError("modulo of a possibly negative or zero interval")
         raise ValueError("unsupported operator")

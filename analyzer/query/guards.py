@@ -17,12 +17,9 @@ Strides are those of a contiguous tensor (the layout the package is compiled for
 from __future__ import annotations
 
 import ast
-import itertools
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from ..expr import intervals
 
 if TYPE_CHECKING:
     from ..core.model import DimRef, Model
@@ -293,12 +290,11 @@ class _Facts:
 @dataclass
 class _Kept:
     """A model's `_Facts`, with the key they were computed from (a model changed since, as tests
-    change loaded ones, is searched again), and `never_zero`'s answers; on the model, as
-    witness.symbol_dims keeps its own. Pickled empty: -j's workers send models back without it."""
+    change loaded ones, is searched again); on the model, as witness.symbol_dims keeps its own.
+    Pickled empty: -j's workers send models back without it."""
 
     key: tuple | None = None
     facts: _Facts | None = None
-    zero: dict[tuple, bool] = field(default_factory=dict)
 
     def __reduce__(self) -> tuple:
         return (_Kept, ())
@@ -460,41 +456,3 @@ def layout_guard(guard: Guard) -> bool:
     contiguous strides are. It restates a layout the compiled code computes from the sizes itself (a
     window padded to a multiple runs like eager, probed), not a branch of the model."""
     return any(leaf.kind == "stride" for leaf in guard.leaves) or "max(1," in guard.text.replace(" ", "")
-
-
-NEVER_ZERO_POINTS = 10_000   # most integer points `never_zero` tries: past it, no answer
-
-
-def never_zero(model: Model, expr: str) -> bool:
-    """Whether no sizes in the compiled ranges make `expr` (over size symbols) 0: every integer point
-    of its symbols' own ranges tried (a superset of the values they take together), where those are
-    bounded and few. BEiT's `1 - 2*s45 - 2*s84 + 4*s45*s84` is (2*s45 - 1)*(2*s84 - 1): never 0."""
-    from .witness import dim_ranges
-
-    roots = dim_ranges(model)
-    spans: dict[str, range] = {}
-    points = 1
-    try:
-        for name in sorted(intervals.names(expr)):
-            sym = model.symbols.get(name)
-            low, high = roots[name] if name in roots else intervals.evaluate_interval(sym.expr, roots) \
-                if sym is not None and not sym.unbacked else (0, None)
-            if high is None or high == float("inf"):
-                return False
-            spans[name] = range(math.ceil(low), math.floor(high) + 1)
-            points *= len(spans[name])
-            if points > NEVER_ZERO_POINTS:
-                return False
-    except (ValueError, ZeroDivisionError, KeyError):
-        return False
-    # The answer depends on the expression and the spans alone: kept by both, it cannot go stale.
-    # The pipeline asks it of every copy of a check (BEiT's 11 of one expression).
-    key = (expr, tuple((name, span.start, span.stop) for name, span in spans.items()))
-    zero = _Kept.on(model).zero
-    if key not in zero:
-        try:
-            zero[key] = all(intervals.evaluate(expr, dict(zip(spans, values))) != 0
-                            for values in itertools.product(*spans.values()))
-        except (ValueError, ZeroDivisionError, KeyError):
-            zero[key] = False
-    return zero[key]
