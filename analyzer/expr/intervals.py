@@ -228,6 +228,16 @@ def _binop(op: ast.operator, a: float, b: float) -> float:
     raise ValueError("unsupported operator")
 
 
+def _mod(a: Interval, b: Interval) -> Interval:
+    if b[0] > 0 and a[0] >= 0:
+        # Within one period of a constant modulus (a point among them) the remainder is exact:
+        # `evaluate` of `s27 % 7` at 9 is 2, not [0, 6].
+        if b[0] == b[1] and not math.isinf(a[1]) and a[0] // b[0] == a[1] // b[0]:
+            return a[0] % b[0], a[1] % b[0]
+        return 0.0, min(a[1], b[1] - 1)
+    raise ValueError("modulo of a possibly negative or zero interval")
+
+
 def evaluate(expr: str, values: Mapping[str, float]) -> float:
     """Evaluate with concrete values for every free name."""
     lo, hi = evaluate_interval(expr, {k: (v, v) for k, v in values.items()})
@@ -314,13 +324,7 @@ def _eval(node: ast.AST, ranges, default, depth: int) -> Interval:
                 return float(math.floor(lo)) if not math.isinf(lo) else lo, float(math.floor(hi)) if not math.isinf(hi) else hi
             return lo, hi
         if isinstance(op, ast.Mod):
-            if b[0] > 0 and a[0] >= 0:
-                # Within one period of a constant modulus (a point among them) the remainder is exact:
-                # `evaluate` of `s27 % 7` at 9 is 2, not [0, 6].
-                if b[0] == b[1] and not math.isinf(a[1]) and a[0] // b[0] == a[1] // b[0]:
-                    return a[0] % b[0], a[1] % b[0]
-                return 0.0, min(a[1], b[1] - 1)
-            raise ValueError("modulo of a possibly negative or zero interval")
+            return _mod(a, b)
         raise ValueError("unsupported operator")
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         fn = node.func.id
