@@ -316,3 +316,22 @@ extern "C"  void  cpp_k(const float* in_ptr0, float* out_ptr0, const int64_t ks0
     found = reads.constant_reads(facts, None, model, [0], lambda f, i: {"ks0": "s0"},
                                  lambda expr: (DimRef(0, 0),) if "s0" in expr else ())
     assert [r.index_max for r in found] == ["s0 - 1"]
+
+
+@pytest.mark.parametrize(("text", "left_out"), [
+    ("((L['x'].size()[1] + ((7 + (-1)*(L['x'].size()[1] % 7)) % 7)) // 7) != 1", True),  # one window
+    ("L['x'].size()[1] != 32", True),                                                    # MPT's seq != 32
+    ("(16*L['x'].size()[2]) != (16*(L['x'].size()[2] // (L['x'].size()[2] // 7)))", True),
+    ("(L['x'].size()[0] % (L['x'].size()[1] // 7)) != 0", True),   # a reshape's divisibility by a size
+    ("(L['x'].size()[0] % 2) != 0", False),                        # the example was odd: a branch
+    ("(L['a'].size()[2] % 4) == 0", False),
+    ("min(L['a'].size()[3] // 4, L['a'].size()[2] // 4) > 4", False),
+])
+def test_a_guard_that_two_sizes_differ_is_a_specialization_not_a_branch(text: str, left_out: bool) -> None:
+    """stranger6/win_attn's `(hp // 7) != 1` (more than one window) broken at h = 2 ran like eager
+    (fixtures/stranger6/runtime.json), as MPT's `seq != 32` at 32 did: export kept such guards for
+    views and slices. A remainder by a constant compared is the model's branch and stays reported."""
+    from analyzer.query import guards as G
+
+    guard = G.GuardSet().add(text)
+    assert guard is not None and G.inequality_guard(guard) is left_out

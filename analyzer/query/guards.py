@@ -409,7 +409,8 @@ def _search(search: _Search) -> list[Broken]:
                     fails.setdefault(k, []).append((ref, v))
     out: list[Broken] = []
     covered: set[tuple[DimRef, int]] = set()
-    order = sorted((k for k in fails if not layout_guard(guards[k])), key=lambda k: (len(guards[k].text), k))
+    order = sorted((k for k in fails if not layout_guard(guards[k]) and not inequality_guard(guards[k])),
+                   key=lambda k: (len(guards[k].text), k))
     for k in order:
         points = set(fails[k])
         if not points - covered:
@@ -456,3 +457,19 @@ def layout_guard(guard: Guard) -> bool:
     contiguous strides are. It restates a layout the compiled code computes from the sizes itself (a
     window padded to a multiple runs like eager, probed), not a branch of the model."""
     return any(leaf.kind == "stride" for leaf in guard.leaves) or "max(1," in guard.text.replace(" ", "")
+
+
+def inequality_guard(guard: Guard) -> bool:
+    """A guard that two size expressions differ (`(hp // 7) != 1`: more than one window; MPT's `seq
+    != 32`): export's specialization of a size that a view, a slice or a broadcast asked about, not a
+    branch the compiled code takes. Broken at its one point the package runs as at any other size,
+    as eager does (probed: a window attention padded to one 7-row window, MPT at seq = 32). A
+    remainder by a constant compared (`h % 4 != 0`: the example was not a multiple, so the model
+    padded) is a branch; one by a size (`(b*nh) % (b*nh*nw // 49) != 0`) is a reshape's own check."""
+    try:
+        tree = ast.parse(guard.text.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.NotEq) \
+        and not any(isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod) and isinstance(side.right, ast.Constant)
+                    for side in (tree.left, *tree.comparators))
