@@ -59,7 +59,7 @@ FINDINGS: dict[str, set[tuple]] = {
     },
     "mobilevit": {
         ("AOTI002", "info", ((0, 0), (0, 2), (0, 3))),
-        ("AOTI013", "warning", ((0, 2),)),   # x10: see test_mobilevit_...
+        ("AOTI013", "warning", ((0, 2), (0, 3))),   # x10: see test_mobilevit_...
         ("AOTI019", "info", ()),
         ("AOTI020", "error", ((0, 2),)),     # h = 17 breaks export's (1 + (h - 1) // 8) == 4
     },
@@ -87,22 +87,19 @@ def test_findings_are_pinned(name: str) -> None:
 
 # -- what the packages did --------------------------------------------------------------------------------
 
-# Failed probes that no finding explains, or that one explains in words the record contradicts:
-# (model, probe label) -> (their outcome, why).
-_JAGGED_GAP = ("crash", "n = 0 with tokens: `repeat_interleave(lengths)` (an extern call, its output_size not "
-               "passed on) returns sum(lengths) = 0 elements, which the package assumes to be values.shape[0] "
-               "(`assert_size_stride(buf4, {s59})` only with AOTI_RUNTIME_CHECK_INPUTS=1); the kernel reads "
-               "that empty buffer at every token: SIGSEGV, where eager raises a size error. AOTI001 names the "
-               "witness but says the index check raises, an info; no rule reads an extern output's "
-               "data-dependent size against the size the kernels assume")
-_MOBILEVIT_GAP = ("wrong", "w past the compiled 32 (export's AUTO range for w is [25, 32]): the ten AOTI013 reads "
-                  "past the layer norm weights index by 4 * ((1 + (w - 1) // 8 + 1) // 2) * ((1 + (h - 1) // 8 + "
-                  "1) // 2) - 1, which w = 33 takes past 16 as h = 41 does, but each finding names only its first "
-                  "dim (h) and its witness; no finding names w")
+# Failed probes that no finding explains: (model, probe label) -> (their outcome, why).
 KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
-    ("jagged_pos", "n=0"): _JAGGED_GAP,
-    ("mobilevit", "w=33"): _MOBILEVIT_GAP,
-    ("mobilevit", "w=max+1"): _MOBILEVIT_GAP,
+}
+# Failed probes a finding explains (its witness is the probe's size) in words the record contradicts:
+# (model, probe label) -> (their outcome, why).
+WRONG_WORDS: dict[tuple[str, str], tuple[str, str]] = {
+    ("jagged_pos", "n=0"): (
+        "crash", "n = 0 with tokens: `repeat_interleave(lengths)` (an extern call, its output_size not passed "
+        "on) returns sum(lengths) = 0 elements, which the package assumes to be values.shape[0] "
+        "(`assert_size_stride(buf4, {s59})` only with AOTI_RUNTIME_CHECK_INPUTS=1); the kernel reads that "
+        "empty buffer at every token: SIGSEGV, where eager raises a size error. AOTI001 names the witness "
+        "but says the index check raises, an info; no rule reads an extern output's data-dependent size "
+        "against the size the kernels assume"),
 }
 
 
@@ -112,11 +109,13 @@ def test_every_failing_probe_is_explained_or_a_known_gap(name: str) -> None:
     assert records, name
     unexplained = {r["label"]: outcome(r) for r in records
                    if outcome(r) in FAILURES and not ROUND.explained_by(name, r)}
-    wrong_words = {label for model, label in KNOWN_GAPS if model == name} - set(unexplained)
     gaps = {label for model, label in KNOWN_GAPS if model == name}
-    assert set(unexplained) | wrong_words == gaps, unexplained
-    for label in gaps:
-        assert outcome(_record(name, label)) == KNOWN_GAPS[name, label][0], label
+    assert set(unexplained) == gaps, unexplained
+    assert all(unexplained[label] == KNOWN_GAPS[name, label][0] for label in gaps)
+    for model, label in WRONG_WORDS:
+        if model == name:
+            record = _record(name, label)
+            assert outcome(record) == WRONG_WORDS[name, label][0] and ROUND.explained_by(name, record), label
 
 
 def test_every_model_ran_like_eager_at_its_normal_sizes() -> None:
@@ -189,9 +188,12 @@ def test_a_window_padded_to_a_multiple_is_never_an_empty_division() -> None:
 def test_mobilevit_patch_grid_guard_and_the_reads_past_it() -> None:
     """MobileViT exported with `Dim.AUTO`: export kept `(1 + (h - 1) // 8) == 4` (h in [25, 32]) inside
     a range of [2, 32], and the package checks neither. AOTI020 names h = 17; ten AOTI013 warnings say
-    that past the declared 32 the kernels' index of a 16-element layer norm weight grows with the patch
-    grid."""
+    that the kernels' index of a 16-element layer norm weight grows with the patch grid over h and w,
+    each with its own smallest size: w = 33 (its probe returned wrong values) as well as h."""
     f = _finding("mobilevit", "AOTI020")
     assert str(f.severity) == "error" and f.witness == "x.shape = (2, 3, 17, 25)"
     reads = [f for f in _lint("mobilevit") if f.code == "AOTI013"]
     assert len(reads) == 10 and {str(f.severity) for f in reads} == {"warning"}
+    assert {(d.input, d.dim) for f in reads for d in f.dims} == {(0, 2), (0, 3)}
+    assert any(d.dim == 3 and d.size == 33 for f in reads for d in f.dims)
+    assert outcome(_record("mobilevit", "w=33")) == "wrong"

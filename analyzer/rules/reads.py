@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..query import sizes, witness as W
-from ..core.findings import Finding, Severity
+from ..core.findings import DimWitness, Finding, Severity
 from ..core.model import Model, where
 from ..query.severity import Consequence
 from . import Context, Rule, register
@@ -35,7 +35,8 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
     index assertion guards it: BERT's `position_ids` buffer (128 entries) read as `in_ptr2[x1]`
     with `x1` over `[0, seq)`. The value-range engine gives the largest index; when the sizes that
     reach the kernel by default can take it past the constant's element count, the smallest such size
-    is the witness. An error when nothing bounds the size at run time, a warning when a max exists
+    is the witness, one per dim that alone can do so (MobileViT's patch grid over height and width).
+    An error when nothing bounds the size at run time, a warning when a max exists
     but only `AOTI_RUNTIME_CHECK_INPUTS=1` checks it. A read in a kernel whose constant-bound index
     assertion over the same size fails first is left to `index-exceeds-constant-bound`.
 
@@ -92,10 +93,13 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
                 continue
             seen.add(ident)
             refs = list(read.sources)
-            found = W.first_exceeding(model, read.index_max, refs, limit)
-            if found is None:
+            # Every dim whose size alone takes the index past the constant (MobileViT's patch grid
+            # over h and w), each with its own smallest size; the first leads.
+            choices = [(r, n) for r in refs if (n := W.smallest_exceeding(model, read.index_max, r, limit,
+                                                                          beyond_max=True)) is not None]
+            if not choices:
                 continue
-            ref, size = found
+            ref, size = choices[0]
             contract = E.exceeds_declared(model, read.index_max, limit)
             if contract:
                 # The compiled or declared range itself allows it: as index-exceeds-constant-bound.
@@ -116,4 +120,7 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
                 outside_contract=outside, contract=contract,
                 kernel=read.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, assignment), fix=self.FIXES["read-past-constant"].format(**fields), chain=chain,
+                witnesses=tuple(W.witness(model, {r: n}) for r, n in choices) if len(choices) > 1 else (),
+                dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices)
+                if len(choices) > 1 else (),
                 key=f"read:{read.constant}:{W.normalize_expr(model, read.index_max)}>{limit};kernel:{read.kernel}")
