@@ -129,6 +129,19 @@ class Round:
                         found.append(f)
         return found
 
+    def unexplained(self, name: str) -> dict[str, str]:
+        """Each failed probe of `name` that no finding explains: its label -> its outcome."""
+        records = [r for r in self.records() if r["name"] == name]
+        assert records, name
+        return {r["label"]: outcome(r) for r in records if outcome(r) in FAILURES and not self.explained_by(name, r)}
+
+    def witness_runs(self, name: str, finding) -> list[dict]:
+        """The probes of `name` at a finding's witness: its own witness probe, or an edge probe whose
+        sizes are the witness's shapes."""
+        return [r for r in self.records() if r["name"] == name and (
+            (r["label"].startswith("witness:") and r["finding"]["witness"] == finding.witness)
+            or self.at_witness(name, r, finding.witness))]
+
     def at_witness(self, name: str, record: dict, witness: str | None) -> bool:
         """An edge probe whose sizes are the witness's shapes (`seq=65` for `ids.shape = (2, 65)`)."""
         if not witness or record["label"].startswith("witness:") or "`" in witness:

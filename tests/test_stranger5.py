@@ -25,7 +25,6 @@ NAMES = ["m2m100", "whisper", "layoutlm", "beit", "segformer", "mpt", "mistral",
          "pointnet_knn", "gat", "gru", "patchtst"]
 # The round's readers (tests/stranger_harness.py), under the names the tests below use.
 _dims, _lint, _records, _record = ROUND.dims, ROUND.lint, ROUND.records, ROUND.record
-explained_by, _at_witness = ROUND.explained_by, ROUND.at_witness
 
 
 # -- the findings ---------------------------------------------------------------------------------------
@@ -131,10 +130,7 @@ KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_failing_probe_is_explained_or_a_known_gap(name: str) -> None:
-    records = [r for r in _records() if r["name"] == name]
-    assert records, name
-    unexplained = {r["label"]: outcome(r) for r in records
-                   if outcome(r) in FAILURES and not explained_by(name, r)}
+    unexplained = ROUND.unexplained(name)
     gaps = {label for model, label in KNOWN_GAPS if model == name}
     assert set(unexplained) == gaps, unexplained
     assert all(unexplained[label] == KNOWN_GAPS[name, label][0] for label in gaps)
@@ -165,9 +161,7 @@ def test_every_error_finding_witness_fails(name: str) -> None:
     for f in _lint(name):
         if str(f.severity) not in ("error", "warning") or not f.witness:
             continue
-        runs = [r for r in _records() if r["name"] == name and (
-            (r["label"].startswith("witness:") and r["finding"]["witness"] == f.witness)
-            or _at_witness(name, r, f.witness))]
+        runs = ROUND.witness_runs(name, f)
         failed = any(outcome(r) in FAILURES for r in runs)
         assert runs, (name, f.code, f.witness)
         assert failed != ((name, f.code) in NOT_REPRODUCED), (name, f.code, [outcome(r) for r in runs])
