@@ -394,15 +394,17 @@ def evaluate_at(model: Model, expr: str, assignment: Assignment | None = None) -
 
 
 def smallest_exceeding(model: Model, expr: str, ref: DimRef, bound: float,
-                       assignment: Assignment | None = None, beyond_max: bool = False) -> int | None:
-    """The smallest size of `ref` (within its effective range, or above its min with `beyond_max`)
-    for which `expr` > `bound`, the other dims at their witness sizes; None when no size in range
-    does. Binary search (size expressions are monotone in each size), then checked."""
+                       assignment: Assignment | None = None, beyond_max: bool = False,
+                       start: int | None = None) -> int | None:
+    """The smallest size of `ref` (within its effective range, or above its min with `beyond_max`;
+    from `start` instead of the min when given) for which `expr` > `bound`, the other dims at their
+    witness sizes; None when no size in range does. Binary search (size expressions are monotone in
+    each size), then checked."""
     dim = model.dim(ref)
     if dim is None or dim.value is not None:
         return None
     base = dict(assignment or {})
-    lo = effective_min(dim)
+    lo = effective_min(dim) if start is None else start
     hi = None if beyond_max else effective_max(dim)
     hi = SEARCH_LIMIT if hi is None else hi
 

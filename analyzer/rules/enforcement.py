@@ -259,13 +259,30 @@ def negative_extern_arg(model: Model, assignment: "Mapping[DimRef, int]") -> str
 def sdpa_zero_below(model: Model, ref: DimRef, below: int) -> tuple[int, str] | None:
     """The largest size in [1, below] at which a size expression of `ref` (PatchTST's `t // 4 - 1`
     patches, 0 at t = 4..7) gives a CPU flash attention call a length of 0, with that expression,
-    where no allocation before it is of negative size; None when there is none."""
-    for size in range(below, 0, -1):
-        for index, length in _sdpa_lengths(model, ref, size):
+    where no allocation before it is of negative size; None when there is none. Size expressions
+    grow with each size, so the largest size where a length is at most 0 is found by bisection:
+    a compiled minimum of a billion costs some thirty evaluations, not a billion."""
+    found: list[tuple[int, str]] = []
+    for index, launch in enumerate(model.launches):
+        if not launch.extern or shim_op(launch.kernel) != "_scaled_dot_product_flash_attention_for_cpu":
+            continue
+        for shape in launch.arg_shapes:
+            if not shape or len(shape) != 4:
+                continue
+            size = _largest_at_most_zero(model, shape[2], ref, below)
             # A buffer of negative size, or a convolution that rejects its input, raises before.
-            if negative_extern_arg(model, {ref: size}) is None and not _rejected_before(model, {ref: size}, index):
-                return size, length
-    return None
+            if size is not None and any(i == index for i, _ in _sdpa_lengths(model, ref, size)) \
+                    and negative_extern_arg(model, {ref: size}) is None and not _rejected_before(model, {ref: size}, index):
+                found.append((size, shape[2]))
+    return max(found, key=lambda f: f[0]) if found else None
+
+
+def _largest_at_most_zero(model: Model, expr: str, ref: DimRef, below: int) -> int | None:
+    """The largest size in [1, below] at which `expr` (non-decreasing in the size) is <= 0."""
+    first_positive = W.smallest_exceeding(model, expr, ref, 0, beyond_max=True, start=1)
+    size = below if first_positive is None else min(first_positive - 1, below)
+    value = W.evaluate_at(model, expr, {ref: size}) if size >= 1 else None
+    return size if value is not None and value <= 0 else None
 
 
 def _rejected_before(model: Model, choice: "Mapping[DimRef, int]", index: int) -> bool:
