@@ -229,26 +229,34 @@ def sdpa_length_zero(model: Model, ref: DimRef, size: int = 0) -> int | None:
     return next((index for index, _ in _sdpa_lengths(model, ref, size)), None)
 
 
+def _flash_attention_lengths(model: Model):
+    """(launch index, sequence length expression: dim -2 of a `[B, H, L, E]` argument) of each
+    argument of each CPU flash attention call (queries and keys may differ in length)."""
+    for index, launch in enumerate(model.launches):
+        if launch.extern and shim_op(launch.kernel) == "_scaled_dot_product_flash_attention_for_cpu":
+            for shape in launch.arg_shapes:
+                if shape and len(shape) == 4:
+                    yield index, shape[2]
+
+
 def _sdpa_lengths(model: Model, ref: DimRef, size: int):
     """(launch index, length expression) of each CPU flash attention call that `ref` at `size` gives a
-    sequence length of 0 while a valid size gives it one."""
+    sequence length of 0 while a valid size gives it one (its first such argument)."""
     dim = model.dim(ref)
     valid = {ref: W.valid_size(dim)} if dim is not None else {}
-    for index, launch in enumerate(model.launches):
-        if not launch.extern or shim_op(launch.kernel) != "_scaled_dot_product_flash_attention_for_cpu":
-            continue
-        for shape in launch.arg_shapes:
-            if shape and len(shape) == 4 and W.evaluate_at(model, shape[2], {ref: size}) == 0 \
-                    and W.evaluate_at(model, shape[2], valid):
-                yield index, shape[2]
-                break
+    last = None
+    for index, length in _flash_attention_lengths(model):
+        if index != last and W.evaluate_at(model, length, {ref: size}) == 0 and W.evaluate_at(model, length, valid):
+            last = index
+            yield index, length
 
 
-def negative_extern_arg(model: Model, assignment: "Mapping[DimRef, int]") -> str | None:
-    """The first extern call one of whose tensors has a negative size under `assignment` (PatchTST's
-    `t // 4 - 1` patches at t < 4): the allocation of that buffer raises `Trying to create tensor with
-    negative dimension` first, so nothing after it runs. None when there is none."""
-    for launch in model.launches:
+def negative_extern_arg(model: Model, assignment: "Mapping[DimRef, int]", before: int | None = None) -> str | None:
+    """The first extern call (of those before launch `before`, when given) one of whose tensors has a
+    negative size under `assignment` (PatchTST's `t // 4 - 1` patches at t < 4): the allocation of that
+    buffer raises `Trying to create tensor with negative dimension`, so the call fails there. None
+    when there is none."""
+    for launch in model.launches[:before]:
         if launch.extern and any(
                 shape and any((v := W.evaluate_at(model, s, assignment)) is not None and v < 0 for s in shape)
                 for shape in launch.arg_shapes):
@@ -262,18 +270,17 @@ def sdpa_zero_below(model: Model, ref: DimRef, below: int) -> tuple[int, str] | 
     where no allocation before it is of negative size; None when there is none. Size expressions
     grow with each size, so the largest size where a length is at most 0 is found by bisection:
     a compiled minimum of a billion costs some thirty evaluations, not a billion."""
+    dim = model.dim(ref)
+    valid = {ref: W.valid_size(dim)} if dim is not None else {}
     found: list[tuple[int, str]] = []
-    for index, launch in enumerate(model.launches):
-        if not launch.extern or shim_op(launch.kernel) != "_scaled_dot_product_flash_attention_for_cpu":
-            continue
-        for shape in launch.arg_shapes:
-            if not shape or len(shape) != 4:
-                continue
-            size = _largest_at_most_zero(model, shape[2], ref, below)
-            # A buffer of negative size, or a convolution that rejects its input, raises before.
-            if size is not None and any(i == index for i, _ in _sdpa_lengths(model, ref, size)) \
-                    and negative_extern_arg(model, {ref: size}) is None and not _rejected_before(model, {ref: size}, index):
-                found.append((size, shape[2]))
+    for index, length in _flash_attention_lengths(model):
+        size = _largest_at_most_zero(model, length, ref, below)
+        # Zero exactly, not at a valid size; no buffer of negative size, no convolution that rejects
+        # its input, before the attention (either raises first).
+        if size is not None and W.evaluate_at(model, length, {ref: size}) == 0 and W.evaluate_at(model, length, valid) \
+                and negative_extern_arg(model, {ref: size}, before=index) is None \
+                and not _rejected_before(model, {ref: size}, index):
+            found.append((size, length))
     return max(found, key=lambda f: f[0]) if found else None
 
 
