@@ -351,3 +351,12 @@ def test_count_over_a_symbol_read_from_a_fixed_dim():
     model = _count_model(count_max=4, cap=("s5",))
     model.symbols["s5"] = Symbol("s5", "s5", DimRef(1, 1), Location(WRAPPER, 12, 5))
     assert _run(model, "data-dependent-size-check") == []
+
+
+def test_run_impl_order_is_by_line_then_column_within_one_member_only():
+    """What raises first at size 0 (a convolution or run_impl's `!= 0` check) is the one earlier in
+    run_impl: the same line compares by column, another member or a missing place is never earlier."""
+    at = Location(WRAPPER, 20, 5)
+    assert E._before(Location(WRAPPER, 19, 9), at) and not E._before(at, Location(WRAPPER, 19, 9))
+    assert E._before(Location(WRAPPER, 20, 4), at) and not E._before(at, at)
+    assert not E._before(Location("m/other.cpp", 1, 1), at) and not E._before(None, at) and not E._before(at, None)

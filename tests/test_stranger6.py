@@ -169,9 +169,13 @@ def test_a_window_padded_to_a_multiple_is_never_an_empty_division() -> None:
     """The window attention pads h and w up to a multiple of 7; run_impl checks `(hp // 7) != 0` before
     dividing. Every size from 2 up is proved nonzero (the first 65 tried, the rest by intervals): no
     unlinked-assertion warning. h = 0 (below the compiled 2) makes it 0: the package raises `Integer
-    floor division by zero` where eager returns an empty result; AOTI002 covers the size."""
+    floor division by zero` where eager returns an empty result; AOTI002 covers the size, led by h and
+    saying that run_impl's check raises there (batch 0 passes it)."""
     codes = {f.code for f in _lint("win_attn")}
     assert "AOTI008" not in codes and "AOTI020" not in codes
+    lower = _finding("win_attn", "AOTI002")
+    assert (lower.input, lower.dim) == (0, 1) and lower.message_fields["zero_check"] == "yes"
+    assert "run_impl raises" in lower.message
     for label in ("h=0", "w=0"):
         run = _record("win_attn", label)
         assert outcome(run) == "raised" and "Integer floor division by zero" in run["aoti"]["error"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..expr import intervals
-from ..query import counting, externs, relations, sizes, witness as W
+from ..query import counting, externs, guards as G, relations, sizes, witness as W
+from ..core.findings import Location
 from ..core.model import ConstantKind, DimRef, Enforcement, Model, shim_op, where
 from ..core.messages import listed
 from ..query.severity import Consequence, fails_like_eager
@@ -341,26 +342,52 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
         if calls:
             verb = "receives" if len(calls) == 1 and "(x" not in calls[0] else "receive"
             key = "unenforced-lower-bound.empty-calls" if fields.get("kernels") else "unenforced-lower-bound.empty-calls-only"
-            dim_symbol = model.known_dim(ref).symbol
-            check = next((message for sym, message, _ in model.zero_checks if sym == dim_symbol), None)
-            conv = externs.rejecting_call(model, {ref: 0}) if not check else None
-            # A convolution that raises before the attention runs (SegFormer's patch embedding) ends
-            # the call there: the division never happens.
+            dim_symbol, check, checked_at = zero_check(model, ref)
+            conv = externs.rejecting_call(model, {ref: 0})
+            # Whichever raises first in run_impl ends the call there: a convolution launched before
+            # the check (a patch embedding ahead of the window arithmetic) or the check before it.
+            if check and conv is not None:
+                check, conv = (None, conv) if _before(conv.launch.location, checked_at) else (check, None)
+            # A convolution or a check that raises before the attention runs (SegFormer's patch
+            # embedding) ends the call there: the division never happens.
             attention = sdpa_length_zero(model, ref)
-            if attention is not None and conv is not None and model.launches.index(conv.launch) < attention:
+            if attention is not None and (conv is not None and model.launches.index(conv.launch) < attention
+                                          or check and _before(checked_at, model.launches[attention].location)):
                 attention = None
             sdpa = LowerBound.MESSAGES["unenforced-lower-bound.sdpa"] if attention is not None else ""
             zero = LowerBound.MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=dim_symbol, check=check) \
                 if check else LowerBound.MESSAGES["unenforced-lower-bound.conv-rejects"].format(
                     padded=conv.padded, kernel=conv.kernel) if conv else ""
             message = LowerBound.MESSAGES[key].format(
-                calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, conv_rejects="yes" if conv else "", **fields)
+                calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, conv_rejects="yes" if conv else "",
+                zero_check="yes" if check else "", **fields)
             chain = (LowerBound.CHAIN["unenforced-lower-bound.zero-conv" if conv else "unenforced-lower-bound.zero"].format(
                 zero=W.witness(model, {ref: 0}), calls=listed(calls), verb=verb),)
             if sdpa:
                 return message, chain, (Consequence.FAILS, SDPA_OP), 0
             return _sdpa_below(model, ref, below, fields) or (message, chain, None, 0)
     return _sdpa_below(model, ref, below, fields)
+
+
+def zero_check(model: Model, ref: DimRef) -> tuple[str, str | None, Location | None]:
+    """(what run_impl checks, its message, where) for the first of run_impl's `!= 0` checks that size 0 of
+    `ref` fails: one of the dim's own symbol (`s45 != 0`), or of a size computed from it (a window
+    count, `floordiv(h + (7 - h % 7) % 7, 7) != 0`: 0 at h = 0 though never in the compiled range).
+    The other dims sit where export's guards hold. (the dim's symbol, None, None) when none fails."""
+    symbol = model.known_dim(ref).symbol
+    base = {**G.base_sizes(model), ref: 0}
+    for checked, message, location in model.zero_checks:
+        if checked == symbol:
+            return symbol, message, location
+        if symbol and ref in (W.expr_dims(model, checked) or ()) and W.evaluate_at(model, checked, base) == 0:
+            return W.display_expr(model, checked), message, location
+    return symbol or "", None, None
+
+
+def _before(first: Location | None, second: Location | None) -> bool:
+    """Whether `first` comes before `second` in the same member (run_impl's order of execution)."""
+    return first is not None and second is not None and first.path == second.path and \
+        (first.line, first.column) < (second.line, second.column)
 
 
 def _sdpa_below(model: Model, ref: DimRef, below: int, fields: dict):

@@ -112,8 +112,10 @@ class UnenforcedLowerBound(UnenforcedLowerBoundWords, Rule):
                  if (part := _lower_part(model, inp, dim, users)) is not None]
         if not parts:
             return
-        # Dims with a consequence first; dims whose every witness is outside the declared contract last.
-        parts.sort(key=lambda part: (part.effect is None, all(W.outside_declared(model, w) for w in part.witnesses)))
+        # Dims with a consequence first, then one whose size 0 fails run_impl's own check (a known
+        # error, named in the headline); dims whose every witness is outside the declared contract last.
+        parts.sort(key=lambda part: (part.effect is None, not part.message.fields.get("zero_check"),
+                                     all(W.outside_declared(model, w) for w in part.witnesses)))
         first = parts[0]
         message = first.message
         if len(parts) > 1:
