@@ -252,7 +252,9 @@ def used(tmp_path_factory):
         finally:
             messages.LIST_LIMIT = limit
         # A dim a convolution rejects at 0 (its padded input below the kernel), first and not first.
-        for name in ("recall/swin_win.cpu.stripped.pt2", "stranger4/stn.cpu.stripped.pt2"):
+        # An index read from an extern output that an empty input shrinks (repeat_interleave's).
+        for name in ("recall/swin_win.cpu.stripped.pt2", "stranger4/stn.cpu.stripped.pt2",
+                     "stranger6/jagged_pos.cpu.stripped.pt2"):
             api.lint(str(FIXTURES / name))
         scatter = api.load(STRESS / "pkgs" / "scatter_add.cpu.stripped.pt2")
         _with_source(scatter.models[0], run_rules(scatter, all_rules()))

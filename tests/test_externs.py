@@ -10,7 +10,7 @@ import pytest
 from analyzer.app import api
 from analyzer.core.model import DimRef
 from analyzer.parse.calls import _int_array
-from analyzer.query.externs import rejecting_call
+from analyzer.query.externs import assumed_output, rejecting_call
 from conftest import FIXTURES
 
 
@@ -99,3 +99,29 @@ def test_the_headline_of_a_batch_dim_keeps_the_empty_tensors() -> None:
     found = api.lint(str(FIXTURES / "stranger4" / "stn.cpu.stripped.pt2"), api.Options(select=("AOTI002",))).findings
     (lower,) = [f for f in found if f.dim == 0]
     assert lower.message.endswith("; at 0 ATen calls get empty tensors"), lower.message
+
+
+def _jagged():
+    (model,) = api.load(str(FIXTURES / "stranger6" / "jagged_pos.cpu.stripped.pt2")).models
+    return model
+
+
+def test_an_extern_output_sized_from_elsewhere_shrinks_with_its_empty_input() -> None:
+    """jagged_pos: `repeat_interleave(lengths)` returns buf4, taken to hold values.shape[0] (s59)
+    elements by an assert_size_stride that runs only with AOTI_RUNTIME_CHECK_INPUTS=1; with lengths
+    empty it holds none while the package assumes 3 (the witness's other size)."""
+    model = _jagged()
+    writer = next(i for i, launch in enumerate(model.launches) if launch.kernel.endswith("repeat_interleave_Tensor"))
+    empty, full = {DimRef(1, 0): 0, DimRef(0, 0): 3}, {DimRef(1, 0): 2, DimRef(0, 0): 3}
+    found = assumed_output(model, "buf4", writer, empty)
+    assert found is not None and (found.buffer, found.sizes, found.count) == ("buf4", ("s59",), 3)
+    assert assumed_output(model, "buf4", writer, full) is None                 # no input of the call empty
+    assert assumed_output(model, "buf4", writer, {DimRef(1, 0): 0, DimRef(0, 0): 0}) is None  # assumed 0 too
+    assert assumed_output(model, "buf4", None, empty) is None and assumed_output(model, None, writer, empty) is None
+    assert assumed_output(model, "buf9", writer, empty) is None                # not the call's output
+    cumsum = next(i for i, launch in enumerate(model.launches) if launch.kernel.endswith("cumsum"))
+    assert assumed_output(model, "buf2", cumsum, empty) is None                # sized from its input: s2
+    kernel = next(i for i, launch in enumerate(model.launches) if not launch.extern)
+    assert assumed_output(model, "buf5", kernel, empty) is None                # a generated kernel
+    model.size_checks = [dataclasses.replace(c, gated=False) if c.tensor == "buf4" else c for c in model.size_checks]
+    assert assumed_output(model, "buf4", writer, empty) is None                # checked at every call

@@ -73,7 +73,7 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI019", "info", ()),
     },
     "jagged_pos": {
-        ("AOTI001", "info", ((1, 0),)),      # n = 0 with tokens: see the known gap
+        ("AOTI001", "info", ((1, 0),)),      # n = 0 with tokens: SIGSEGV, eager raises (see below)
         ("AOTI002", "info", ((0, 0), (1, 0))),
         ("AOTI019", "info", ()),
     },
@@ -93,13 +93,6 @@ KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
 # Failed probes a finding explains (its witness is the probe's size) in words the record contradicts:
 # (model, probe label) -> (their outcome, why).
 WRONG_WORDS: dict[tuple[str, str], tuple[str, str]] = {
-    ("jagged_pos", "n=0"): (
-        "crash", "n = 0 with tokens: `repeat_interleave(lengths)` (an extern call, its output_size not passed "
-        "on) returns sum(lengths) = 0 elements, which the package assumes to be values.shape[0] "
-        "(`assert_size_stride(buf4, {s59})` only with AOTI_RUNTIME_CHECK_INPUTS=1); the kernel reads that "
-        "empty buffer at every token: SIGSEGV, where eager raises a size error. AOTI001 names the witness "
-        "but says the index check raises, an info; no rule reads an extern output's data-dependent size "
-        "against the size the kernels assume"),
 }
 
 
@@ -196,3 +189,17 @@ def test_mobilevit_patch_grid_guard_and_the_reads_past_it() -> None:
     assert {(d.input, d.dim) for f in reads for d in f.dims} == {(0, 2), (0, 3)}
     assert any(d.dim == 3 and d.size == 33 for f in reads for d in f.dims)
     assert outcome(_record("mobilevit", "w=33")) == "wrong"
+
+
+def test_an_index_read_from_an_extern_output_an_empty_input_shrinks() -> None:
+    """jagged_pos at n = 0 with tokens: `repeat_interleave(lengths)` (an extern call) returns an empty
+    tensor, which the package takes to hold values.shape[0] elements (`assert_size_stride(buf4, {s59})`
+    only with AOTI_RUNTIME_CHECK_INPUTS=1); the kernel reads its index from there past the end: SIGSEGV
+    where eager raises a size error. AOTI001 says the read runs past the buffer (not that the check
+    raises), an info: eager rejects the input too."""
+    f = _finding("jagged_pos", "AOTI001")
+    assert f.message_fields["outcome"] == "overread" and str(f.severity) == "info"
+    assert f.message.endswith("(eager rejects it too)") and "overruns a buffer" in f.message and "buf4" in f.detail
+    run = _record("jagged_pos", "n=0")
+    assert outcome(run) == "crash" and run["signal"] == "SIGSEGV" and not run["eager"]["ok"]
+    assert ROUND.explained_by("jagged_pos", run)

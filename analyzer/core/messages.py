@@ -250,6 +250,8 @@ VERBS = Catalog("VERBS", {
     "cpu": "aborts",
     "cpu.abort": "aborts",
     "cpu.raise": "raises an error in",
+    # An index read past the end of a buffer an extern call returned smaller than assumed.
+    "overread": "overruns a buffer in",
     "unknown": "fails",
 })
 

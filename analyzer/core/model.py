@@ -11,7 +11,6 @@ Size expressions are strings in Python expression syntax over size symbols (`s77
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -241,6 +240,10 @@ class Assertion:
     # Shims whose output ranges bound a loaded index (`bucketize_Tensor`, `topk`, `cumsum`): the
     # extent is theirs, and so is the input that reaches it (analyzer.buffers).
     index_ops: tuple[str, ...] = ()
+    # The buffer the index is loaded from and the launch (into `Model.launches`) that wrote it, when
+    # not an input or a constant: an extern call's output whose size the package only assumes.
+    index_buffer: str | None = None
+    index_writer: int | None = None
     # The kernel's own iteration space around the check (as for `Division`): when a size makes it
     # 0, the check never runs.
     space_expr: str | None = None
@@ -456,9 +459,7 @@ class Model:
         return self.metadata.get("AOTI_COMPUTE_CAPABILITY")
 
     def line_text(self, location: Location | None) -> str | None:
-        if location is None:
-            return None
-        return self.source_lines.get(location.path, {}).get(location.line)
+        return None if location is None else self.source_lines.get(location.path, {}).get(location.line)
 
     def dim(self, ref: DimRef) -> Dim | None:
         if 0 <= ref.input < len(self.inputs):

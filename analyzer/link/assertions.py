@@ -78,6 +78,8 @@ def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, ra
             index_inputs |= ctx.buffer_inputs(launch.args[pos], li)
             if via is None:
                 via = ctx.via(launch.args[pos], li)
+                if via is not None:
+                    a.index_buffer, a.index_writer = launch.args[pos], ctx.writer(launch.args[pos], li)
     a.bound_expr, a.bound_sources = bound_expr, ctx.sources(bound_expr)
     with contextlib.suppress(ValueError):  # the check's own iteration space, at the same launch
         a.space_expr = intervals.substitute(raw.space, mapping) if raw.space else None

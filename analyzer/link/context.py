@@ -127,13 +127,19 @@ class LinkContext:
                 out |= self.buffer_inputs(src, producer, depth + 1, seen)
         return out
 
-    def via(self, buf: str, before: int) -> str | None:
-        """`loaded from buf1, written by aoti_torch_cpu_cumsum at w.cpp:930` (an index via a buffer)."""
+    def writer(self, buf: str, before: int) -> int | None:
+        """The launch that last wrote buffer `buf` before launch `before`; None for an input, a
+        constant or a buffer nothing wrote."""
         canonical = self.canonical(buf)
         if canonical in self.input_by_name or canonical in self.constant_names:
             return None
         writers = [i for i in self.producers.get(canonical, []) if i < before]
-        if not writers:
+        return writers[-1] if writers else None
+
+    def via(self, buf: str, before: int) -> str | None:
+        """`loaded from buf1, written by aoti_torch_cpu_cumsum at w.cpp:930` (an index via a buffer)."""
+        found = self.writer(buf, before)
+        if found is None:
             return None
-        launch = self.model.launches[writers[-1]]
+        launch = self.model.launches[found]
         return CHAIN["via"].format(buffer=buf, kernel=launch.kernel, where=where(launch.location))

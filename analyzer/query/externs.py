@@ -8,6 +8,7 @@ findings whose witness is one say so (the severity policy makes them infos).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from .witness import Assignment, evaluate_at
 # not mkldnn's or cudnn's own entry points, whose arguments differ.
 _CONVOLUTION = re.compile(r"aoti_torch_(?:cpu_|cuda_)?_?convolution")
 _ARRAY = re.compile(r"array\(([-\d,\s]*)\)")
+_SYMBOL = re.compile(r"\b[a-z]+\d+\b")   # a size symbol (`s59`, `u0`, `ps1`)
 # aoti_torch_*_convolution(input, weight, bias, stride, len, padding, len, dilation, len, transposed, ...)
 _PADDING, _DILATION, _TRANSPOSED = 5, 7, 9
 
@@ -77,3 +79,55 @@ def _too_small(model: Model, launch: Launch, choice: Assignment | None) -> Rejec
         if padded < extent:
             return Rejection(launch, padded, extent)
     return None
+
+
+@dataclass(frozen=True)
+class AssumedOutput:
+    """A buffer an extern call allocates and returns (`&buf4_handle`), which the kernels read at the
+    size the package takes it to have (`sizes`, stated only by an assert_size_stride that runs with
+    AOTI_RUNTIME_CHECK_INPUTS=1), while one of the call's own inputs is empty: ATen sizes the output
+    from its inputs (and their values), so at that witness it holds fewer than `count` elements or
+    the call raises, and reads at the assumed size run past its end."""
+
+    launch: Launch
+    buffer: str
+    sizes: tuple[str, ...]
+    count: int
+
+
+def assumed_output(model: Model, buffer: str | None, writer: int | None,
+                   choice: Assignment | None) -> AssumedOutput | None:
+    """The `AssumedOutput` of launch `writer`'s output `buffer` under the sizes `choice`, or None
+    (not an extern call, not its own allocation, none of its inputs empty, no assumed size, or one
+    that is 0 there too, or a size check that runs at every call)."""
+    if buffer is None or writer is None or not 0 <= writer < len(model.launches):
+        return None
+    launch = model.launches[writer]
+    if not launch.extern or buffer not in launch.outputs:
+        return None
+    shapes = dict(zip(launch.args, launch.arg_shapes))
+    if shapes.get(buffer) is not None or not any(
+            shape and buffer != arg and _count(model, shape, choice) == 0 for arg, shape in shapes.items()):
+        return None
+    checks = [c for c in model.size_checks if c.tensor == buffer]
+    if not checks or not all(c.gated for c in checks):
+        return None
+    # A size the call can read off its inputs' shapes (bucketize's output is its values' shape)
+    # holds whatever their values; only one from elsewhere (repeat_interleave's `output_size`, taken
+    # to be another input's length) is the package's assumption.
+    known = {symbol for shape in shapes.values() if shape for size in shape for symbol in _SYMBOL.findall(size)}
+    if not any(not set(_SYMBOL.findall(size)) <= known for size in checks[0].sizes):
+        return None
+    count = _count(model, checks[0].sizes, choice)
+    return AssumedOutput(launch, buffer, checks[0].sizes, count) if count else None
+
+
+def _count(model: Model, shape: tuple[str, ...], choice: Assignment | None) -> int | None:
+    """The element count of a shape over root symbols under `choice`; None when it cannot say."""
+    total = 1
+    for size in shape:
+        value = evaluate_at(model, size, choice)
+        if value is None or not math.isfinite(value):
+            return None
+        total *= int(value)
+    return total

@@ -8,7 +8,7 @@ import math
 from typing import Iterable
 
 from ..expr import intervals
-from ..query import sizes, witness as W
+from ..query import externs, sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
 from ..core.model import Assertion, DimRef, Enforcement, Model, where
 from ..core.dimtext import range_text
@@ -44,8 +44,6 @@ def env_clause(dim) -> str:
 def max_origin(dim) -> str:
     """Where `sizes.effective_max` comes from, in words."""
     return enforced("max-origin", "declared" if sizes.max_is_declared(dim) else dim.enforced)
-
-
 
 
 def range_step(model: Model, ref: DimRef, dim, symbol: str | None = None) -> str:
@@ -98,7 +96,8 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
     is out of range for eager too: the input is the caller's mistake, and where the package fails no
     worse than eager (it raises, or asserts on CUDA) the finding says so and is an info. It stays an
     error where the check aborts the process (inside a CPU OpenMP region) or the index is not data
-    (an iteration range the empty size does not shrink).
+    (an iteration range the empty size does not shrink). An index read from an extern output that the
+    empty input shrinks (`repeat_interleave` of empty lengths) is read past it first: said, an info.
 
     ## Example
     ```python
@@ -161,6 +160,13 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
                           where=where(ref), range_text=range_text(dim), **outcome_fields(model, a),
                           bound_display=shown, zero=self.MESSAGES["empty-index-bound.zero"] if len(choice) == 1 else
                           self.MESSAGES["empty-index-bound.zero-with"].format(assignment=W.assignment_text(model, choice)))
+            # The index loaded from an extern call's output that the emptied input shrinks: the
+            # kernel reads it at the size the package assumes, past its end, before any check.
+            short = externs.assumed_output(model, a.index_buffer, a.index_writer, choice)
+            if short is not None:
+                fields.update(outcome="overread", effect=self.MESSAGES["empty-index-bound.overread"].format(
+                    call=short.launch.kernel, buffer=short.buffer, count=short.count, message=a.message,
+                    sizes=", ".join(W.display_expr(model, size) for size in short.sizes)))
             message = self.MESSAGES["empty-index-bound" if simple else "empty-index-bound.expr"]
             shown = "" if simple else f" {shown}"
             chain = (*a.chain, self.CHAIN["empty-index-bound.zero"].format(assignment=W.assignment_text(model, choice), bound_expr=shown,
@@ -168,12 +174,12 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
             key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"
                    f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
             # Index values read from an input (or computed from one by an op with a known range, such as
-            # bucketize's [0, len]) into a dim the witness empties: every value is out of range for eager
-            # too, which raises as the package does (unless the package aborts).
-            data = bool(a.index_sources) and (a.index_extent is None or bool(a.index_ops))
+            # bucketize's [0, len]) into a dim the witness empties: invalid for eager too, which raises as
+            # the package does (unless it aborts; an overrun extern output is the same input, read further).
+            data = bool(a.index_sources) and (a.index_extent is None or bool(a.index_ops)) and \
+                (short is not None or fails_like_eager(fields["outcome"]))
             yield self.finding(
-                model, ctx, message.format(**fields), a.location, subject=a,
-                eager_rejects=convolution or (E.EAGER["index"] if data and fails_like_eager(fields["outcome"]) else None),
+                model, ctx, message.format(**fields), a.location, subject=a, eager_rejects=convolution or (E.EAGER["index"] if data else None),
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, choice),
                 fix=self.FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0",
@@ -488,8 +494,6 @@ def _compiled_reaches(model: Model, a: Assertion) -> bool:
 
 
 def int_text(value: float | None) -> str:
-    if value is None:
-        return "?"
-    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
-        return str(value)
+    if value is None or isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        return "?" if value is None else str(value)
     return str(int(value)) if float(value).is_integer() else str(value)

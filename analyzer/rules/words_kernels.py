@@ -29,6 +29,11 @@ class EmptyIndexBoundWords:
         "empty-index-bound.expr":
             "index bound `{bound}` of \"{assertion}\" in {kernel} is {bound_display}, which is 0 when {dim_display} "
             "({where}) is {zero}, and the package accepts that ({range_text}): every index fails, {effect}",
+        "empty-index-bound.overread":
+            "but first the kernel reads the index from {buffer}, which {call} allocates from the empty input "
+            "while the package takes it to hold {count} elements ([{sizes}], checked only with "
+            "AOTI_RUNTIME_CHECK_INPUTS=1): those reads run past its end, undefined behaviour (a crash such as "
+            "SIGSEGV, or garbage indices) before `{message}` can raise",
         "empty-index-bound.zero": "empty",
         "empty-index-bound.zero-with": "empty (with {assignment})",
     })
@@ -40,7 +45,7 @@ class EmptyIndexBoundWords:
     CHAIN = Catalog("CHAIN", {
         "empty-index-bound.zero": "with {assignment} the bound{bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
     })
-    FRAGMENTS = frozenset({"empty-index-bound.zero", "empty-index-bound.zero-with"})
+    FRAGMENTS = frozenset({"empty-index-bound.overread", "empty-index-bound.zero", "empty-index-bound.zero-with"})
 
 
 class IndexExceedsConstantBoundWords:
