@@ -1,0 +1,193 @@
+"""The seventh stranger round (fixtures/stranger7): ten model families of no earlier fixture set
+(RoFormer, CTRL, GPT-BigCode, SqueezeBERT, a temporal convolutional network, RegNet, YOLOS, Swin V2 with
+`Dim.AUTO` height and width, a GraphSAGE mean aggregator, a segment max), compiled for CPU with torch
+2.13 and linted from the built wheel before any change was made for them.
+
+What aoti-lint says is pinned next to what the packages did, from committed records only (nothing
+here compiles): `runtime.json` (fixtures/real/probe.py: each package through `aoti_load_package` in
+a child process against eager, every dynamic dim at 0, 1 and max + 1, the sizes that break a
+multiple or a minimum or reach a table's edge, and the primary size witness of every finding).
+Every probe that fails is explained by a finding about its dim, or is a known gap listed here with
+its reason; a finding at warning or above whose witness does not fail is listed with its reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES, finding_refs, pin
+from stranger_harness import FAILURES, Round, outcome
+
+ROUND = Round(FIXTURES / "stranger7")
+NAMES = ["roformer", "ctrl", "bigcode", "squeezebert", "tcn", "regnet", "yolos", "swinv2", "sage_mean", "seg_max"]
+_lint, _records, _record = ROUND.lint, ROUND.records, ROUND.record
+
+
+# -- the findings ---------------------------------------------------------------------------------------
+
+# (code, severity, the (input, dim) pairs it names), per package; AOTI019 (the unchecked layout of
+# every input) names no dim.
+FINDINGS: dict[str, set[tuple]] = {
+    "roformer": {
+        ("AOTI002", "info", ((0, 1),)),
+        ("AOTI003", "info", ((0, 1),)),      # 65 past the 64-row sinusoidal table: raises, as eager
+        ("AOTI019", "info", ()),
+    },
+    "ctrl": {
+        ("AOTI002", "error", ((0, 1),)),     # seq = 0: SIGFPE in CPU flash attention
+        ("AOTI003", "error", ((0, 1),)),     # 65 past the 64-row position buffer: SIGABRT
+        ("AOTI019", "info", ()),
+    },
+    "bigcode": {
+        ("AOTI002", "error", ((0, 1),)),     # seq = 0: SIGFPE
+        ("AOTI003", "error", ((0, 1),)),     # 65 past the 64-row learned table: SIGABRT
+        ("AOTI019", "info", ()),
+    },
+    "squeezebert": {
+        ("AOTI002", "info", ((0, 1),)),
+        ("AOTI013", "warning", ((0, 1),)),   # 65 reads past the 64 position_ids: SIGABRT
+        ("AOTI019", "info", ()),
+    },
+    "tcn": {
+        ("AOTI002", "info", ((0, 0), (0, 2))),
+        ("AOTI019", "info", ()),
+    },
+    "regnet": {
+        ("AOTI002", "info", ((0, 0), (0, 2), (0, 3))),
+        ("AOTI019", "info", ()),
+    },
+    "yolos": {
+        ("AOTI002", "info", ((0, 0), (0, 2), (0, 3))),
+        ("AOTI019", "info", ()),
+    },
+    "swinv2": {
+        ("AOTI002", "info", ((0, 0), (0, 2), (0, 3))),
+        ("AOTI019", "info", ()),
+        ("AOTI020", "error", ((0, 2),)),     # four guards on h (x4 findings), see below
+        ("AOTI020", "error", ((0, 3),)),     # and the same four on w
+    },
+    "sage_mean": {
+        ("AOTI001", "info", ((0, 0),)),
+        ("AOTI002", "info", ((0, 0), (1, 1))),
+        ("AOTI019", "info", ()),
+    },
+    "seg_max": {
+        ("AOTI002", "info", ((0, 0), (2, 0))),
+        ("AOTI003", "info", ((2, 0),)),      # 33 segments past the 32-row table: raises, as eager
+        ("AOTI011", "info", ((2, 0),)),      # k = 0: scatter_reduce's error discarded, a result
+        ("AOTI012", "info", ((1, 0),)),
+        ("AOTI019", "info", ()),
+    },
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_findings_are_pinned(name: str) -> None:
+    assert {pin(f) for f in _lint(name)} == FINDINGS[name]
+
+
+# -- what the packages did --------------------------------------------------------------------------------
+
+# Failed probes that no finding explains: (model, probe label) -> (their outcome, why).
+KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
+    ("sage_mean", "nodes=max+1"): (
+        "raised", "1025 nodes, above the declared max 1024: run_impl's always-on `Expected u2 <= 1024` (u2: "
+                  "bincount's output size, minlength = nodes) rejects it with a RuntimeError where eager "
+                  "returns. A clean error outside the declared contract; no rule names a check of a "
+                  "data-dependent size that the declared maximum of a dim sets"),
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_failing_probe_is_explained_or_a_known_gap(name: str) -> None:
+    unexplained = ROUND.unexplained(name)
+    gaps = {label for model, label in KNOWN_GAPS if model == name}
+    assert set(unexplained) == gaps, unexplained
+    assert all(unexplained[label] == KNOWN_GAPS[name, label][0] for label in gaps)
+
+
+def test_every_model_ran_like_eager_at_its_normal_sizes() -> None:
+    for name in NAMES:
+        assert outcome(_record(name, "normal")) == "ran", name
+
+
+def test_every_dim_was_probed_at_0_1_and_past_its_max() -> None:
+    for name in NAMES:
+        labels = {r["label"] for r in _records() if r["name"] == name}
+        for dim in ROUND.dims()[name]:
+            assert {f"{dim}=0", f"{dim}=1", f"{dim}=max+1"} <= labels, (name, dim)
+
+
+# Findings at warning or above whose witness runs like eager: (model, code, witness) -> why.
+NOT_REPRODUCED: dict[tuple[str, str, str], str] = {
+    ("swinv2", "AOTI020", "x.shape = (2, 3, 4, 32)"):
+        "h = 4 breaks export's `(h // 2) % 4 == 0` (no window padding) and returns eager's values, while "
+        "w = 4, which breaks the same guard on w, returns wrong ones: eager sets each stage's window to the "
+        "patch grid when the grid is smaller, and along h that path and the compiled one agree",
+    ("swinv2", "AOTI020", "x.shape = (2, 3, 8, 32)"):
+        "h = 8 breaks the merged stage's `((h // 2 + 1) // 2) % 4 == 0` and returns eager's values (w = 8 "
+        "does not): as for h = 4",
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_error_finding_witness_fails(name: str) -> None:
+    for f in _lint(name):
+        if str(f.severity) not in ("error", "warning") or not f.witness:
+            continue
+        runs = ROUND.witness_runs(name, f)
+        failed = any(outcome(r) in FAILURES for r in runs)
+        assert runs, (name, f.code, f.witness)
+        assert failed != ((name, f.code, f.witness) in NOT_REPRODUCED), (name, f.code, f.witness,
+                                                                           [outcome(r) for r in runs])
+
+
+# -- what the findings say, against what happened -------------------------------------------------------
+
+def _finding(name: str, code: str, ref: tuple[int, int] | None = None):
+    (f,) = [f for f in _lint(name) if f.code == code and (ref is None or ref in finding_refs(f))]
+    return f
+
+
+def test_a_table_past_its_rows_aborts_inside_a_parallel_region_and_raises_outside() -> None:
+    """CTRL's position buffer and GPT-BigCode's learned table are read inside an OpenMP region: 65
+    tokens abort the process (an error); RoFormer's and the segment table's checks raise as eager's
+    lookup does (an info that says so)."""
+    for name, label in (("ctrl", "seq=65"), ("bigcode", "seq=65")):
+        assert str(_finding(name, "AOTI003").severity) == "error"
+        run = _record(name, label)
+        assert outcome(run) == "crash" and run["signal"] == "SIGABRT"
+    for name, label in (("roformer", "seq=65"), ("seg_max", "k=33")):
+        f = _finding(name, "AOTI003")
+        assert str(f.severity) == "info" and f.message.endswith("(eager rejects it too)")
+        assert outcome(_record(name, label)) == "rejected"
+
+
+def test_an_empty_sequence_reaches_flash_attention() -> None:
+    for name in ("ctrl", "bigcode"):
+        f = _finding(name, "AOTI002")
+        assert str(f.severity) == "error" and "SIGFPE" in f.message
+        run = _record(name, "seq=0")
+        assert outcome(run) == "crash" and run["signal"] == "SIGFPE"
+
+
+def test_swin_v2_auto_guards_each_have_a_size_that_breaks_them() -> None:
+    """Swin V2 exported with `Dim.AUTO`: export kept four guards per side (even, and the patch grid a
+    multiple of the window at both stages), none checked. Each AOTI020 names its own smallest size;
+    the guards' probes at the usual odd and near-multiple sizes (15, 17, 30, 31, 33) returned wrong
+    values or shapes on both sides, and 1 raises a convolution error where eager pads and returns."""
+    guards = [f for f in _lint("swinv2") if f.code == "AOTI020"]
+    assert sorted((f.dim, f.witness) for f in guards) == sorted(
+        (dim, "x.shape = " + str((2, 3, size, 32) if dim == 2 else (2, 3, 32, size)))
+        for dim in (2, 3) for size in (4, 5, 6, 8))
+    for side in ("h", "w"):
+        for size in (15, 17, 30, 31, 33):
+            assert outcome(_record("swinv2", f"{side}={size}")) == "wrong", (side, size)
+        assert outcome(_record("swinv2", f"{side}=1")) == "raised"
+
+
+def test_a_segment_count_of_zero_returns_where_eager_raises() -> None:
+    """seg_max at k = 0 with rows: scatter_reduce into an empty target fails, its error code is not
+    checked, and the package returns an empty result where eager raises; AOTI011 names that size."""
+    f = _finding("seg_max", "AOTI011")
+    assert f.witness and "slots.shape = (0,)" in f.witness
+    assert outcome(_record("seg_max", "k=0")) == "silent"
