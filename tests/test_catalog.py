@@ -252,9 +252,10 @@ def used(tmp_path_factory):
         finally:
             messages.LIST_LIMIT = limit
         # A dim a convolution rejects at 0 (its padded input below the kernel), first and not first.
-        # An index read from an extern output that an empty input shrinks (repeat_interleave's).
+        # An index read from an extern output that an empty input shrinks (repeat_interleave's); a
+        # size run_impl ties to a dim and checks at every call (bincount's).
         for name in ("recall/swin_win.cpu.stripped.pt2", "stranger4/stn.cpu.stripped.pt2",
-                     "stranger6/jagged_pos.cpu.stripped.pt2"):
+                     "stranger6/jagged_pos.cpu.stripped.pt2", "stranger7/sage_mean.cpu.stripped.pt2"):
             api.lint(str(FIXTURES / name))
         scatter = api.load(STRESS / "pkgs" / "scatter_add.cpu.stripped.pt2")
         _with_source(scatter.models[0], run_rules(scatter, all_rules()))

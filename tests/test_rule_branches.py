@@ -123,6 +123,24 @@ def test_rejecting_assert_only_for_the_counted_input_and_below_its_minimum():
     assert E.rejecting_assert(model, DimRef(1, 0), 1) is None
 
 
+def test_rejecting_assert_of_a_size_run_impl_ties_to_the_dim():
+    """sage_mean: u2 = bincount(dst, minlength=n)'s size, `Expected Eq(s77, u2)` and `Expected u2 >= 2`
+    at every call: n = 1 is rejected whatever the values; named by the proxy-executor call's node, by
+    the shim for a shim, by run_impl where no call returns it."""
+    model = _nonzero_model(count_min=0)
+    model.symbols["u2"] = Symbol("u2", "buf1", None, Location(WRAPPER, 30, 5), unbacked=True, min=2, tied="s95")
+    model.launches.append(Launch("aoti_torch_proxy_executor_call_function", ("buf1",), Location(WRAPPER, 29, 5),
+                                 comment="Topologically Sorted Source Nodes: [select_1, bincount], Original ATen: "
+                                         "[aten.select, aten.bincount]", extern=True, outputs=("buf1",)))
+    assert E.rejecting_assert(model, DimRef(1, 0), 1) == ("u2", 2, "bincount")
+    assert E.rejecting_assert(model, DimRef(1, 0), 2) is None and E.rejecting_assert(model, DimRef(0, 0), 1) is None
+    model.launches[-1] = Launch("aoti_torch_cpu_bincount", ("buf1",), Location(WRAPPER, 29, 5), extern=True,
+                                outputs=("buf1",))
+    assert E.rejecting_assert(model, DimRef(1, 0), 1) == ("u2", 2, "aoti_torch_cpu_bincount")
+    model.launches.pop()
+    assert E.rejecting_assert(model, DimRef(1, 0), 1) == ("u2", 2, "run_impl")
+
+
 def test_empty_target_skips_dims_that_cannot_be_zero_or_do_not_empty_it():
     model = _one_dim_model()
     model.inputs.append(Input(1, "arg1_1", [Dim(0, "s95", None, 2, None, "env")], dtype="int64"))

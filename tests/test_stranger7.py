@@ -91,9 +91,9 @@ def test_findings_are_pinned(name: str) -> None:
 KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
     ("sage_mean", "nodes=max+1"): (
         "raised", "1025 nodes, above the declared max 1024: run_impl's always-on `Expected u2 <= 1024` (u2: "
-                  "bincount's output size, minlength = nodes) rejects it with a RuntimeError where eager "
-                  "returns. A clean error outside the declared contract; no rule names a check of a "
-                  "data-dependent size that the declared maximum of a dim sets"),
+                  "bincount's output size, which run_impl ties to nodes) rejects it with a RuntimeError where "
+                  "eager returns. A clean error outside the declared contract; no rule reports a max that a "
+                  "tied size's check enforces at every call"),
 }
 
 
@@ -191,3 +191,23 @@ def test_a_segment_count_of_zero_returns_where_eager_raises() -> None:
     f = _finding("seg_max", "AOTI011")
     assert f.witness and "slots.shape = (0,)" in f.witness
     assert outcome(_record("seg_max", "k=0")) == "silent"
+
+
+def test_a_size_tied_to_a_dim_is_checked_at_every_call() -> None:
+    """sage_mean: u2, bincount's output size with minlength = nodes, must equal nodes (`Expected Eq(s77,
+    u2)`) and be >= 2 at every call: nodes = 1 raises `Expected u2 >= 2` whatever the edges, where eager
+    returns. AOTI002 says that size 1 fails with that error (not that it runs unchecked)."""
+    (model,) = _models("sage_mean")
+    (u2,) = [s for s in model.symbols.values() if s.unbacked]
+    assert (u2.min, u2.max, u2.tied) == (2, 1024, "s77")
+    f = _finding("sage_mean", "AOTI002")
+    assert f.message_key == "unenforced-lower-bound.rejected-tied" and (f.input, f.dim) == (0, 0)
+    assert "Expected u2 >= 2" in f.detail and "bincount" in f.detail
+    run = _record("sage_mean", "nodes=1")
+    assert outcome(run) == "raised" and "Expected u2 >= 2" in run["aoti"]["error"]
+
+
+def _models(name: str):
+    from analyzer.app import api
+
+    return api.load(str(FIXTURES / "stranger7" / f"{name}.cpu.stripped.pt2")).models

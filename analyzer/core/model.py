@@ -128,8 +128,7 @@ class Input:
     dtype: str | None = None
     device: str | None = None
     user_name: str | None = None
-    # False where nothing checks the input's sizes (torch 2.6): its dims are those the code reads,
-    # so the tensor may have more.
+    # False where nothing checks the input's sizes (torch 2.6): the tensor may have more dims.
     rank_known: bool = True
     # The strides the code was compiled for, one per dim: an int (check_input_N's `8 != arg0_1_stride[0]`),
     # an expression over root size symbols (run_impl's `assert_size_stride(arg0_1, {s77, s27}, {s27, 1L})`,
@@ -188,12 +187,13 @@ class Symbol:
     location: Location | None = None
     is_stride: bool = False
     unbacked: bool = False
-    # For an unbacked symbol: the inputs whose *values* define it (`aoti_torch_item_int64(arg2_1,
-    # &u0_raw); auto u0 = u0_raw;` -> input of arg2_1).
+    # Unbacked: the inputs whose *values* define it (`aoti_torch_item_int64(arg2_1, &u0_raw)`: arg2_1's).
     value_inputs: tuple[int, ...] = ()
-    # Bounds that run at every call (deferred runtime asserts such as `torch._check(n <= 64)`).
+    # Bounds that run at every call (deferred runtime asserts such as `torch._check(n <= 64)`), and the
+    # root symbol it must equal there (`Expected Eq(s77, u2)`: bincount's size with minlength s77).
     min: int | None = None
     max: int | None = None
+    tied: str | None = None
 
 
 @dataclass

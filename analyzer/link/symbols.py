@@ -34,8 +34,10 @@ def link_symbols(ctx: LinkContext) -> None:
             expr = decl.expr
         unbacked = bool(_UNBACKED.match(decl.name)) and not (intervals_names(expr) & set(ctx.root))
         low, high = ctx.wrapper.symbol_bounds.get(decl.name, (None, None))
+        # A tie to a root symbol (`Expected Eq(s77, u2)`) holds at every call: u2 is that input size.
+        tie = ctx.sym_expr.get(ctx.wrapper.symbol_ties.get(decl.name, ""))
         ctx.model.symbols[decl.name] = Symbol(decl.name, expr, None, decl.location, unbacked=unbacked,
-                                              min=low, max=high)
+                                              min=low, max=high, tied=tie if unbacked and tie in ctx.root else None)
         ctx.sym_expr[decl.name] = decl.name if unbacked else expr
         _wrapper_division(ctx, decl.name, decl.expr, decl.location)
 

@@ -21,6 +21,7 @@ from ..core.findings import Location
 from .tritonsrc import triton_comment as _triton_comment
 
 _CHECK_INPUT = re.compile(r"check_input_(\d+)$")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DTYPE_FN = re.compile(r"aoti_torch_dtype_(\w+)\(\)")
 _INPUT_HANDLE = re.compile(r"^ConstantHandle\(\s*input_handles\[(\d+)\]\s*\)$")
 
@@ -102,6 +103,7 @@ class WrapperFacts:
     # Deferred runtime asserts on symbols, always run: `if (!(u0 <= 64L)) { throw ... }` ->
     # {"u0": (None, 64)} (inclusive bounds).
     symbol_bounds: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    symbol_ties: dict[str, str] = field(default_factory=dict)   # run_impl's `Expected Eq(s77, u2)`
     # Checks of a size before run_impl divides by it, always run: `AOTI_TORCH_CHECK(s27 != 0,
     # "Integer floor division by zero");` -> ("s27", "Integer floor division by zero", location).
     zero_checks: list[tuple[str, str, Location]] = field(default_factory=list)
@@ -358,12 +360,19 @@ def _literal_list(node: ts.Node) -> tuple[str, ...]:
 
 
 def _symbol_asserts(facts: WrapperFacts, body: ts.Node) -> None:
-    """`if (!(u0 <= 64L)) { throw ...; }` -> symbol_bounds["u0"] = (None, 64)."""
+    """`if (!(u0 <= 64L)) { throw ...; }` -> symbol_bounds["u0"] = (None, 64); `if (!(s77 == u2))`
+    -> symbol_ties["u2"] = "s77" (and the other way round)."""
     for m in ts.matches("symbol_asserts", body):
         value = ts.integer(m["limit"])
+        name, op = ts.text(m["symbol"]), ts.text(m["operator"])
+        if op == "==":
+            other = ts.text(m["limit"])
+            if value is None and _IDENTIFIER.fullmatch(other):
+                facts.symbol_ties.setdefault(name, other)
+                facts.symbol_ties.setdefault(other, name)
+            continue
         if value is None:
             continue
-        name, op = ts.text(m["symbol"]), ts.text(m["operator"])
         low, high = facts.symbol_bounds.get(name, (None, None))
         if op in ("<=", "<"):
             cap = value if op == "<=" else value - 1

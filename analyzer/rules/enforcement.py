@@ -14,7 +14,7 @@ from typing import Mapping
 from ..expr import intervals
 from ..query import counting, externs, guards as G, relations, sizes, witness as W
 from ..core.findings import Location
-from ..core.model import ConstantKind, DimRef, Enforcement, Model, shim_op, where
+from ..core.model import ConstantKind, DimRef, Enforcement, Launch, Model, shim_op, where
 from ..core.messages import listed
 from ..query.severity import Consequence, fails_like_eager
 from .words_inputs import UnenforcedLowerBoundWords as LowerBound
@@ -300,13 +300,16 @@ def _rejected_before(model: Model, choice: "Mapping[DimRef, int]", index: int) -
 
 def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, str] | None:
     """An always-on runtime assert of run_impl that rejects every input with `ref` at `size`:
-    (unbacked symbol, its asserted minimum, the counting shim it is read from). E.g. u0 = the number
-    of nonzero elements of `mask`, `Expected u0 >= 2`, and mask.shape[0] = 1 -> u0 <= 1."""
+    (unbacked symbol, its asserted minimum, the shim it is read from). E.g. u0 = the number of nonzero
+    elements of `mask`, `Expected u0 >= 2`, and mask.shape[0] = 1 -> u0 <= 1; or u2, the size of
+    `bincount(dst, minlength=n)` that run_impl requires to equal n (`Expected Eq(s77, u2)`)."""
     symbol = W.symbol_of(model, ref)
     for sym in model.symbols.values():
         if not sym.unbacked or not sym.min or sym.min <= 0:
             continue
         producer = next((l for l in model.launches if l.extern and sym.expr in l.outputs), None)
+        if symbol and sym.tied == symbol and size < sym.min:   # `Expected Eq(s77, u2)`: u2 is the size
+            return sym.name, sym.min, _call_name(producer)
         if producer is None or counting.counting_op(producer.kernel) is None:
             continue
         for inp in model.inputs:
@@ -324,6 +327,15 @@ def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, st
     return None
 
 
+def _call_name(launch: Launch | None) -> str:
+    """The call that returns a size: its op where it runs through the proxy executor (bincount's),
+    else its shim; run_impl itself when none is known."""
+    if launch is None:
+        return "run_impl"
+    nodes = launch.source_nodes
+    return nodes[-1] if nodes and "proxy_executor" in launch.kernel else launch.kernel
+
+
 def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
     """(message, chain lines, (consequence, op) or None, the size that reaches it) for
     `unenforced-lower-bound` when sizes 0..below do something specific: an always-on assert rejects
@@ -335,8 +347,8 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
     hit = rejecting_assert(model, ref, below)
     if hit is not None:
         symbol, smin, call = hit
-        return (LowerBound.MESSAGES["unenforced-lower-bound.rejected"].format(symbol=symbol, smin=smin, call=call, **fields), (),
-                None, below)
+        key = "unenforced-lower-bound.rejected-tied" if model.symbols[symbol].tied else "unenforced-lower-bound.rejected"
+        return LowerBound.MESSAGES[key].format(symbol=symbol, smin=smin, call=call, **fields), (), None, below
     if below >= 1 and sizes.can_be_zero(model.dim(ref)):
         calls = empty_extern_calls(model, ref, 0)
         if calls:

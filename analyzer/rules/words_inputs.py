@@ -18,6 +18,8 @@ class UnenforcedLowerBoundWords:
         "unenforced-lower-bound.empty-calls-only": "{dim_name} < {min} is accepted unchecked; {at_zero}",
         "unenforced-lower-bound.rejected":
             "{dim_name} = {below} fails with an unexpected size error (compiled for >= {min})",
+        "unenforced-lower-bound.rejected-tied":
+            "{dim_name} = {below} fails with an unexpected size error (compiled for >= {min})",
         "unenforced-lower-bound.sdpa-at": "{dim_name} < {min} runs unchecked; at {at} SIGFPE in flash "
                                           "attention",
     })
@@ -68,6 +70,11 @@ class UnenforcedLowerBoundWords:
             "reach the kernels: {symbol} (the count {call} returns, at most the elements of its input) is checked "
             "by run_impl at every call, so the call fails with `RuntimeError: Expected {symbol} >= {smin} but "
             "received ...`, an error the eager model need not give",
+        "unenforced-lower-bound.rejected-tied":
+            "{dim_display} ({where}) was compiled for sizes >= {min} and {enforcement}, but size {below} does not "
+            "reach the kernels: {symbol} (the size {call} returns, which run_impl requires to equal {dim_display}) "
+            "is checked by run_impl at every call, so the call fails with `RuntimeError: Expected {symbol} >= "
+            "{smin} but received {below}`, an error the eager model need not give",
     })
     FIXES = Catalog("FIXES", {
         "unenforced-lower-bound":
