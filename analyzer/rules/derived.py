@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterable
 
-from ..query import guards as G, relations as R, sizes, witness as W
+from ..query import externs, guards as G, relations as R, sizes, witness as W
 from ..core.findings import Finding, Location
 from ..core.model import Enforcement, Evidence, Model, Relation, where
 from ..core.dimtext import span
@@ -63,7 +65,9 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
     VALID = (Case("fixtures/real/gpt2.cpu.stripped.pt2", exported="fixtures/real/gpt2.ep.pt2"),
              Case("fixtures/real/resnetish.cpu.stripped.pt2"),
              # ViT's 32x32 images are static: patch 8 divides them at compile time.
-             Case("fixtures/real/vit.cpu.stripped.pt2", exported="fixtures/real/vit.ep.pt2"))
+             Case("fixtures/real/vit.cpu.stripped.pt2", exported="fixtures/real/vit.ep.pt2"),
+             # YOLOS on CUDA: `ps0 = s0 // 8` is its k8 s8 patch convolution's own output size.
+             Case("fixtures/stranger7/cuda/yolos.cuda.stripped.pt2"))
     INVALID = (
         # `20 * Dim("k", min=4, max=800)` for stride-20 convolutions: 801 runs as 800.
         Case("fixtures/real/wav2vec2_fe.cpu.stripped.pt2", {"message_key": "unenforced-divisibility", "input": 0,
@@ -92,6 +96,8 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
             ref = rel.ref
             if Evidence.QUOTIENT not in rel.evidence:
                 continue     # declared only: nothing says how the package reads the dim
+            if _op_floor(model, rel):
+                continue
             # A size that breaks none of export's own guards too (BEiT's patch grid): what happens
             # there is this assumption's doing alone.
             size, base = _keeping_guards(model, rel, size)
@@ -110,6 +116,23 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
                 model, ctx, message.format(**fields), rel.location or Location(model.wrapper_path or model.name),
                 subject=rel, input=ref.input, dim=ref.dim, symbol=rel.symbol, witness=W.witness(model, {**base, ref: size}),
                 fix=fix.format(**fields), chain=tuple(chain), key=f"divisible:in{ref.input}.d{ref.dim}%{rel.n}")
+
+
+_GRAPH_SYMBOL = re.compile(r"s\d+")   # a size symbol of the compiled graph's shape environment
+
+
+def _op_floor(model: Model, rel: Relation) -> bool:
+    """The quotient is a patch convolution's own output size, not an assumption: the size is a symbol
+    of the compiled graph (`int64_t s0 = arg24_1_size[3];`, then `ps0 = s0 // 8`), a convolution of
+    stride n reads that input with a kernel whose output is `size // n`, and no declaration says
+    `n * Dim(...)`. Eager floors alike. A package whose graph knows only the quotient (`s45 =
+    (1.0/8.0)*arg5_1_size_2`) computes the input's strides from `8*s45`: there the multiple is assumed."""
+    name = model.known_dim(rel.ref).symbol or ""
+    own = model.symbols.get(name)
+    # The size is a symbol of its own in the compiled graph (`s0`), not an expression over the
+    # quotient's (`8*s45`, read through a raw `arg5_1_size_2`).
+    return not rel.offset and Evidence.EXPORTED not in rel.evidence and own is not None and own.source == rel.ref \
+        and _GRAPH_SYMBOL.fullmatch(name) is not None and externs.conv_floor(model, rel.ref, rel.n) is not None
 
 
 def _keeping_guards(model: Model, rel: Relation, size: int) -> tuple[int, dict]:
