@@ -37,7 +37,8 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
     inside the compiled (and declared) range that breaks the relation. Severity: error (the package
     computes with the rounded size: silent wrong values, confirmed at run time on every real fixture).
     A relation only the exported program declares (run_impl reads no quotient) is not reported: it
-    shapes witnesses and the contract's guard only.
+    shapes witnesses and the contract's guard only; nor is a quotient that is a patch convolution's
+    own output size (`ps0 = s0 // 8` of a size the graph holds as `s0`, under a k8 s8 conv).
 
     ## Why it matters
     The compiled code computes with the rounded-down size: a length of 801 runs as 800. The result has
