@@ -95,8 +95,7 @@ class Dim:
 
 
 def input_position(input: int, dim: int | None = None) -> str:
-    """`input 0 dim 1` (`input 0` for a whole input): an input or one of its dims by position, the
-    words every message, chain and report uses for it."""
+    """`input 0 dim 1` (`input 0` for a whole input): an input or dim by position, in every message."""
     return f"input {input}" if dim is None else f"input {input} dim {dim}"
 
 
@@ -240,8 +239,9 @@ class Assertion:
     # Shims whose output ranges bound a loaded index (`bucketize_Tensor`, `topk`, `cumsum`): the
     # extent is theirs, and so is the input that reaches it (analyzer.buffers).
     index_ops: tuple[str, ...] = ()
-    # The buffer the index is loaded from and the launch (into `Model.launches`) that wrote it, when
-    # not an input or a constant: an extern call's output whose size the package only assumes.
+    # The kernel parameters the index is loaded from (`in_ptr2`); the buffer and launch that wrote it,
+    # when not an input or a constant: an extern call's output whose size the package only assumes.
+    index_pointers: tuple[str, ...] = ()
     index_buffer: str | None = None
     index_writer: int | None = None
     # The kernel's own iteration space around the check (as for `Division`): when a size makes it

@@ -69,7 +69,7 @@ def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, ra
     except ValueError:
         return None
     a = Assertion(kernel=facts.name, message=raw.message, location=raw.location, index_var=raw.index_var,
-                  lower=raw.lower, bound=raw.bound, parallel=raw.parallel)
+                  lower=raw.lower, bound=raw.bound, parallel=raw.parallel, index_pointers=tuple(sorted(ptrs)))
     launch = ctx.model.launches[li]
     index_inputs: set[int] = set()
     via: str | None = None

@@ -6,10 +6,11 @@ from typing import Iterable
 
 from ..query import sizes, witness as W
 from ..core.findings import DimWitness, Finding, Severity
-from ..core.model import Model, where
+from ..core.model import Assertion, Model, where
 from ..query.severity import Consequence
 from . import Context, Rule, register
 from . import Case, enforcement as E
+from .bounds import outcome_fields
 from .words_kernels import ReadPastConstantWords
 
 
@@ -22,6 +23,17 @@ def _guarding(model: Model) -> dict[str | None, set]:
     for a in model.assertions:
         if a.bound_value is not None and a.index_extent:
             out.setdefault(a.kernel, set()).update(a.index_extent_sources)
+    return out
+
+
+def _checking(model: Model) -> dict[tuple[str, str], Assertion]:
+    """(kernel, pointer) -> the first index assertion of that kernel whose index is loaded through
+    that pointer: a read past a constant's end feeds it garbage (SqueezeBERT's `tmp7 < 64L` on
+    `in_ptr2[x1]`), which then aborts or raises rather than returning quietly."""
+    out: dict[tuple[str, str], Assertion] = {}
+    for a in model.assertions:
+        for pointer in a.index_pointers:
+            out.setdefault((a.kernel, pointer), a)
     return out
 
 
@@ -42,7 +54,10 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
 
     ## Why it matters
     The read runs past the end of the buffer: the package returns a result computed from whatever
-    lies in memory after it (or crashes), where eager PyTorch raises. Nothing is printed.
+    lies in memory after it (or crashes), where eager PyTorch raises. Nothing is printed. Where
+    the kernel checks the values it read as an index (position ids into the position table), the
+    garbage reaches that check: out of range it aborts the process on CPU (a device-side assert on
+    CUDA), in range the result is wrong; the finding says which check.
 
     ## Example
     ```python
@@ -65,7 +80,9 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
     VALID = (Case("fixtures/real/vit.cpu.stripped.pt2", exported="fixtures/real/vit.ep.pt2"),
              # GPT-2's table read is guarded by `tmp6 < 128L` (index-exceeds-constant-bound reports it).
              Case("fixtures/real/gpt2.cpu.stripped.pt2", exported="fixtures/real/gpt2.ep.pt2"))
-    INVALID = (Case("fixtures/real/bert.cpu.stripped.pt2", {"message_key": "read-past-constant", "input": 0, "dim": 1,
+    # BERT's read of `position_ids` past its 128 entries feeds the embedding's `tmp7 < 128L`: probed
+    # at seq 129 the bytes there passed it (wrong values); SqueezeBERT's at 65 aborted the process.
+    INVALID = (Case("fixtures/real/bert.cpu.stripped.pt2", {"message_key": "read-past-constant.checked", "input": 0, "dim": 1,
                                                             "severity": Severity.WARNING},
                     exported="fixtures/real/bert.ep.pt2"),
                # `table.as_strided((len, 16), (16, 1))` adds no guard: the compiled and declared ranges
@@ -82,7 +99,7 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         seen: set[tuple] = set()
-        guarding = _guarding(model)
+        guarding, checking = _guarding(model), _checking(model)
         for read in model.constant_reads:
             limit = read.numel - 1
             if guarding.get(read.kernel, set()) & set(read.sources) \
@@ -112,11 +129,15 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
             fields = dict(kernel=read.kernel, table=table, index_max=W.display_expr(model, read.index_max),
                           numel=read.numel, dim_display=W.dim_display(model, ref), where=where(ref),
                           limit=size - 1, max_text=E.max_text(model, ref), check_expr=W.check_expr(model, ref))
+            check = checking.get((read.kernel, read.pointer))
+            key = "read-past-constant" if check is None else "read-past-constant.checked"
+            if check is not None:
+                fields.update(assertion=check.message, effect=outcome_fields(model, check)["effect"])
             chain = (self.CHAIN["read-past-constant"].format(pointer=read.pointer, kernel=read.kernel, table=table, index_max=fields["index_max"],
                                   value="?" if value is None else int(value),
                                   assignment=W.assignment_text(model, assignment), numel=read.numel),)
             yield self.finding(
-                model, ctx, self.MESSAGES["read-past-constant"].format(**fields), read.location, subject=read,
+                model, ctx, self.MESSAGES[key].format(**fields), read.location, subject=read,
                 outside_contract=outside, contract=contract,
                 kernel=read.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witness=W.witness(model, assignment), fix=self.FIXES["read-past-constant"].format(**fields), chain=chain,

@@ -177,12 +177,19 @@ class ReadPastConstantWords:
 
     HEADLINES = Catalog("HEADLINES", {
         "read-past-constant": "{dim_name} > {limit} silently reads past the end of {table_name}{site}",
+        "read-past-constant.checked":
+            "{dim_name} > {limit} reads past the end of {table_name}{site} into an index check",
     })
     MESSAGES = Catalog("MESSAGES", {
         "read-past-constant":
             "{kernel} reads {table} at element index up to {index_max}, which passes its {numel} elements when "
             "{dim_display} ({where}) is above {limit} ({max_text}): nothing checks the index, so the kernel "
             "silently reads past the end of the constant (wrong values, or a crash), where eager PyTorch raises",
+        "read-past-constant.checked":
+            "{kernel} reads {table} at element index up to {index_max}, which passes its {numel} elements when "
+            "{dim_display} ({where}) is above {limit} ({max_text}): nothing checks that index, and the kernel's "
+            "\"{assertion}\" checks the values read past the end, whatever lies in memory there: out of range, the "
+            "check fails ({effect}); in range, wrong values; eager PyTorch raises",
     })
     FIXES = Catalog("FIXES", {
         "read-past-constant":
