@@ -61,11 +61,18 @@ def _read(data: bytes, whole: bool) -> tuple[list[KernelFacts], list[tuple], cpp
 
 
 @pytest.mark.parametrize("whole", [True, False], ids=["member-tree", "kernels-alone"])
-def test_a_kernel_its_own_parse_does_not_show_keeps_the_facts_of_its_head(whole: bool) -> None:
+def test_a_kernel_its_own_parse_does_not_show_keeps_the_facts_of_its_head(whole: bool, monkeypatch) -> None:
     broken = _kernel(opening=b"    &&\n")
     assert _defines(_kernel()) and not _defines(broken)
+    (by_lines,), parses, apart = _read(_kernel(), whole)
+    # Read line by line (cpplines.py): at most its head parsed, without its body (a head read
+    # before comes from the cache).
+    assert parses in ([], [tuple(apart.bodies.items())]) and by_lines.defs and by_lines.stores
+    monkeypatch.setattr(cppkernel.Planned, "by_lines", lambda *args: None)
     (plain,), parses, _ = _read(_kernel(), whole)
-    assert parses == [()] and plain.defs and plain.stores   # the body read, in one parse
+    assert parses == [()] and plain.defs and plain.stores   # parsed whole: the body read, in one parse
+    assert (by_lines.params, by_lines.location, len(by_lines.defs), len(by_lines.stores)) == \
+        (plain.params, plain.location, len(plain.defs), len(plain.stores))
     (facts,), parses, apart = _read(broken, whole)
     # Parsed again without its body (the span unread.unread_bodies gave): its head is read as usual.
     assert parses == [(), tuple(apart.bodies.items())]

@@ -48,6 +48,7 @@ def parse_bytes(pkg: "archive.Package", member: str, data: bytes,
         return parse_span(pkg, member, data, exclude)
     lines = kernels.lines = cppkernel.Lines(data)
     kernels.bodies.update(spans)
+    kernels.data = data
     kernels.parse = lambda start, end, *inside: parse_span(pkg, member, data, [(0, start), *inside, (end, len(data))],
                                                             lines.point, stoppable=end - start > MAX_UNSTOPPABLE)
     if heads is not None and heads.only_kernels() and len(heads.kernels) == len(spans):

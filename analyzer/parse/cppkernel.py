@@ -4,7 +4,6 @@ extents, `AOTI_TORCH_CHECK` assertions, divisions, reductions, stores and thrown
 
 from __future__ import annotations
 
-import ast
 import bisect
 import functools
 import re
@@ -13,35 +12,16 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import ts
-from ..core.budget import poll
+from . import cpplines, ts
 from ..core.findings import Location
-from ..expr.values import Values, division
-from .kernels import KernelFacts, RawAssertion, RawDivision, RawReduction, bound_to_py, parse_message, product
+from .cppfacts import Expressions, accumulated, divisions, loops_around
+from .kernels import KernelFacts, RawAssertion, RawReduction, bound_to_py, parse_message, product
 from .stores import cpp_stores
 
 _CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
 # What `_cpp_kernel` reads of a kernel's body, compiled as one query and read in one walk (six
 # walks cost about three times one); `loops` first: matches_each compiles the group of the first name.
 _KERNEL_QUERIES = ("loops", "declarations", "calls", "assignments", "throws", "stores")
-# The Python text of a division (expr.syntax.divisor_of: `/`, `//`, `%`, `mod(`, `floordiv(`, `fmod(`).
-_DIVIDES = re.compile(r"[/%]|\b(?:mod|floordiv|fmod)\(")
-# C++ expression text -> (its Python AST, divides?): generated kernels repeat the same loads,
-# casts and index arithmetic (`in_ptr0[static_cast<int64_t>(x0)]`) across kernels, and converting
-# and compiling each again was a third of a C++ package's check. The trees are shared: nothing
-# changes a kernel's expressions after parsing (intervals rewrites fresh trees of its own).
-_EXPRESSIONS: dict[tuple[bytes, int], tuple[ast.expr, bool]] = {}
-_EXPRESSIONS_KEPT = 50_000
-_REDUCE_OPS = ("max", "min", "argmax", "argmin", "prod")
-
-
-def _reduce_op(name: str) -> str | None:
-    """The reduction a C++ accumulator helper performs, from its name: `max_masked_reduce`,
-    `min_propagate_nan`, `argmax_combine[_vec]` -> max, min, argmax."""
-    for suffix in ("_masked_reduce", "_propagate_nan", "_combine"):
-        if name.endswith(suffix) and name[:-len(suffix)] in _REDUCE_OPS:
-            return name[:-len(suffix)]
-    return next((op for op in ("argmax", "argmin") if name.startswith(op + "_combine")), None)
 
 
 def parse_cpp(tree: ts.Tree, path: str, max_depth: int = 200,
@@ -71,6 +51,20 @@ class Planned:
         return out
 
     def _apart(self, name: str, start: int, body: int, end: int) -> KernelFacts:
+        found = self.by_lines(name, start, body, end)
+        return found if found is not None else self.by_tree(name, start, body, end)
+
+    def by_lines(self, name: str, start: int, body: int, end: int) -> KernelFacts | None:
+        """The kernel read line by line (cpplines.py); None where one of its lines is not of a shape read there."""
+        apart = self.apart
+        if apart is None or apart.data is None or apart.parse is None or self.lines is None:
+            return None
+        parse = apart.parse
+        return cpplines.read(name, apart.data, start, body, end, self.path, self.max_depth, self.lines,
+                             lambda: parse(start, end + 1, (body, end)))
+
+    def by_tree(self, name: str, start: int, body: int, end: int) -> KernelFacts:
+        """The kernel parsed whole on its own."""
         # One tree per kernel, dropped once read: the member's tree never holds every kernel at once.
         assert self.apart is not None and self.apart.parse is not None  # planned only with both
         own = self.apart.parse(start, end + 1)
@@ -144,35 +138,7 @@ class Apart:
     # kernels (unread.Heads.only_kernels) and no tree of it was made.
     heads: list[tuple[str, int, int, int]] | None = None
     parse: Callable[..., ts.Tree] | None = None
-
-
-class _Expressions:
-    """A kernel's C++ expressions as Python `ast`, through the shared `_EXPRESSIONS`; counts those
-    that cannot be read and notes which may hold a division."""
-
-    def __init__(self, max_depth: int) -> None:
-        self.max_depth = max_depth
-        self.problems = 0
-        # Definitions whose text holds a division: only these can hold one, and walking every node
-        # of every definition for it was a tenth of a C++ package's check.
-        self.dividing: set[int] = set()
-
-    def __call__(self, node: ts.Node) -> ast.expr:
-        source = (node.text or b"", self.max_depth)
-        known = _EXPRESSIONS.get(source)
-        if known is None:
-            try:
-                text = ts.cpp_to_py(node, self.max_depth)
-                known = (ast.parse(text, mode="eval").body, bool(_DIVIDES.search(text)))
-            except (ts.ExprTooDeep, SyntaxError, RecursionError, MemoryError, ValueError):
-                self.problems += 1
-                return ast.Call(ast.Name("unknown"), [], [])
-            if len(_EXPRESSIONS) >= _EXPRESSIONS_KEPT:
-                _EXPRESSIONS.clear()
-            _EXPRESSIONS[source] = known
-        if known[1]:
-            self.dividing.add(id(known[0]))
-        return known[0]
+    data: bytes | None = None  # the member's bytes, for the kernels read line by line
 
 
 def _cpp_kernel(name: str, m: dict, path: str, max_depth: int, lines: Lines | None = None) -> KernelFacts:
@@ -186,14 +152,14 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int, lines: Lines | No
     facts = KernelFacts(name, "cpp", tuple(params), Location(path, line, col), param_types=types)
     body = m["body"]
     facts.locate = (lambda pos: _cpp_location(path, body, pos)) if lines is None else functools.partial(lines.location, path)
-    to_ast = _Expressions(max_depth)
+    to_ast = Expressions(max_depth)
     matched: dict[str, list[dict[str, ts.Node]]] = {query: [] for query in _KERNEL_QUERIES}
     for query, match in ts.matches_each(_KERNEL_QUERIES, body):
         matched[query].append(match)
     _cpp_definitions(facts, matched, to_ast)
     _cpp_assertions(facts, matched["calls"], path)
     facts.stores = cpp_stores(facts.params, body, to_ast, matched["stores"])
-    _cpp_divisions(facts, body, path, to_ast.dividing)
+    divisions(facts, lambda pos: _cpp_location(path, body, pos), to_ast.dividing)
     _cpp_reductions(facts, body, path, max_depth, matched["assignments"])
     for t in matched["throws"]:
         message = ts.string_value(t["message"])
@@ -204,7 +170,7 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int, lines: Lines | No
     return facts
 
 
-def _cpp_definitions(facts: KernelFacts, matched: dict[str, list[dict[str, ts.Node]]], to_ast: _Expressions) -> None:
+def _cpp_definitions(facts: KernelFacts, matched: dict[str, list[dict[str, ts.Node]]], to_ast: Expressions) -> None:
     """`auto tmp0 = ...;` definitions and `for` loop extents."""
     for d in matched["declarations"]:
         value = d["value"]
@@ -236,23 +202,8 @@ def _cpp_assertions(facts: KernelFacts, calls: list[dict[str, ts.Node]], path: s
         line, col = ts.position(c["statement"])
         pos = ts.span(c["statement"])[0]
         facts.assertions.append(RawAssertion(message, index_var, lower, bound, bound_to_py(bound) if bound else None,
-                                             Location(path, line, col), pos, product(_cpp_loops(facts, pos)),
+                                             Location(path, line, col), pos, product(loops_around(facts, pos)),
                                              ts.in_omp_parallel(c["statement"])))
-
-
-def _cpp_divisions(facts: KernelFacts, body: ts.Node, path: str, dividing: set[int]) -> None:
-    """Divisions by a kernel size in the definitions (expr.values.division)."""
-    values = Values(facts)
-    for defs in facts.defs.values():
-        for pos, expr in defs:
-            poll(f"reading kernel {facts.name}")
-            if id(expr) not in dividing:
-                continue
-            for sub in ast.walk(expr):
-                found = division(values, sub, pos)
-                if found is not None:
-                    facts.divisions.append(RawDivision(*found[:2], _cpp_location(path, body, pos), found[2],
-                                                       product(_cpp_loops(facts, pos))))
 
 
 def _cpp_location(path: str, body: ts.Node, byte: int) -> Location:
@@ -269,14 +220,10 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
     """
     seen: set[tuple[str, str]] = set()
     for m in assignments:
-        left = ts.text(m["left"]).strip()
-        if not left.startswith("tmp_acc"):
+        found = accumulated(m["left"], m["right"])
+        if found is None:
             continue
-        op = next(filter(None, (_reduce_op(ts.text(i)) for i in ts.identifiers(m["right"]))), None)
-        if op is None and any(ts.text(p["factor"]) == left for p in ts.matches("products", m["right"])):
-            op = "prod"
-        if op is None:
-            continue
+        left, op = found
         acc = left.removesuffix("_vec")
         if (acc, op) in seen:
             continue
@@ -297,10 +244,3 @@ def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int
             (outer if decl_byte is not None and loop_byte <= decl_byte else loops).append(extent)
         line, col = ts.position(stmt)
         facts.reductions.append(RawReduction(op, product(loops), Location(path, line, col), product(outer)))
-
-
-def _cpp_loops(facts: KernelFacts, pos: int) -> list[str]:
-    """Extents of the loops around byte `pos` (vector-lane `_inner` loops left out): when one is 0,
-    the code at `pos` never runs."""
-    return [extent for var, spans in facts.extents.items() if not var.endswith("_inner")
-            for start, end, extent in spans if start <= pos < end]

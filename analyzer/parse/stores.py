@@ -106,6 +106,14 @@ def out_pointer_uses(text: str) -> dict[str, int]:
     return uses
 
 
+def store_target(m: dict[str, ts.Node]) -> str | None:
+    """The `out_ptrN` a `stores` match writes; None for a call of another method or another target."""
+    if "method" in m and ts.text(m["method"]) != "store":
+        return None
+    return next((sys.intern(ts.text(i)) for i in ts.identifiers(m["target"]) if _OUT_POINTER.fullmatch(ts.text(i))),
+                None)
+
+
 def cpp_stores(params: tuple[str, ...], body: ts.Node, to_ast: Callable[[ts.Node], ast.expr],
                matched: "list[dict[str, ts.Node]] | None" = None) -> list[RawStore]:
     """`tmp4.store(out_ptr0 + x0, 16);` and `out_ptr0[x0] = tmp3;` of `out_ptrN` parameters. A
@@ -116,15 +124,18 @@ def cpp_stores(params: tuple[str, ...], body: ts.Node, to_ast: Callable[[ts.Node
         return []
     stores: list[RawStore] = []
     for m in ts.matches("stores", body) if matched is None else matched:
-        if "method" in m and ts.text(m["method"]) != "store":
-            continue
-        pointer = next((sys.intern(ts.text(i)) for i in ts.identifiers(m["target"]) if _OUT_POINTER.fullmatch(ts.text(i))),
-                       None)
+        pointer = store_target(m)
         if pointer is None:
             continue
         plain = "operator" not in m or ts.text(m["operator"]) == "="  # `+=` and friends: not read
         stores.append(RawStore(pointer, ts.span(m["statement"])[0], to_ast(m["value"]) if plain else None))
-    uses = out_pointer_uses(ts.text(body))
+    return unmatched_stores(outs, stores, ts.text(body))
+
+
+def unmatched_stores(outs: list[str], stores: list[RawStore], body: str) -> list[RawStore]:
+    """`stores` and a store of unknown value for each of `outs` that `body` names more often than
+    they write it."""
+    uses = out_pointer_uses(body)
     for pointer in outs:
         if uses.get(pointer, 0) != sum(1 for st in stores if st.pointer == pointer):
             stores.append(RawStore(pointer, 0, None))

@@ -2,12 +2,9 @@
 
 It holds the language, the parser, the compiled `grammars/*.scm` queries, positions, a few typed
 helpers that answer questions about a node (`string_value`, `parameters`, `statements`, ...) and
-`cpp_to_py`, which rewrites C++ expressions into the Python-syntax language of analyzer.expr.values.
-wrapper.py and kernels.py hold nodes only as opaque handles to pass back here. Supports
-py-tree-sitter 0.25 and 0.26 (`Query(lang, src)` + `QueryCursor(query).matches(node)`). Positions:
-tree-sitter points are 0-based rows and byte columns; `position()` converts them to 1-based.
-Long module: it is the only one that may touch tree-sitter, so every node helper has to live here.
-"""
+`cpp_to_py`, which rewrites C++ expressions into the Python-syntax language of analyzer.expr.values;
+other modules hold nodes only as opaque handles to pass back here (so it is long). py-tree-sitter
+0.25 and 0.26. Positions: 0-based rows and byte columns; `position()` converts them to 1-based."""
 
 from __future__ import annotations
 
@@ -307,7 +304,12 @@ def text(node: Node | None) -> str:
     return raw.decode("utf-8", "replace") if raw is not None else ""
 
 
-_OMP_PARALLEL = re.compile(r"#\s*pragma\s+omp\s+parallel\b")
+OMP_PARALLEL = re.compile(r"#\s*pragma\s+omp\s+parallel\b")
+
+
+def body_statements(root: Node) -> list[Node] | None:
+    """The statements of the body of `root`'s one function; None for more or a syntax error (cpplines.py)."""
+    return found[0]["body"].named_children if len(found := functions(root)) == 1 and not root.has_error else None
 
 
 def in_omp_parallel(node: Node) -> bool:
@@ -316,7 +318,7 @@ def in_omp_parallel(node: Node) -> bool:
     n: Node | None = node
     while n is not None:
         prev = n.prev_named_sibling
-        if prev is not None and prev.type == "preproc_call" and _OMP_PARALLEL.match(text(prev)):
+        if prev is not None and prev.type == "preproc_call" and OMP_PARALLEL.match(text(prev)):
             return True
         n = n.parent
     return False
@@ -324,13 +326,11 @@ def in_omp_parallel(node: Node) -> bool:
 
 def position(node: Node) -> tuple[int, int]:
     """1-based (line, column) of a node's start."""
-    row, col = node.start_point
-    return row + 1, col + 1
+    return node.start_point[0] + 1, node.start_point[1] + 1
 
 
 def error_free(node: Node) -> bool:
-    """Whether tree-sitter parsed `node` without recovering from a syntax error: only such a node's
-    reading is a function of its text alone."""
+    """Parsed without recovering from a syntax error: only then is its reading a function of its text."""
     return not node.has_error
 
 

@@ -1,0 +1,113 @@
+"""What both readers of a C++ kernel share (cppkernel.py's walk of its tree, cpplines.py's reading
+of its lines): C++ expressions as Python `ast` (one conversion per distinct text across kernels),
+the reduction a helper performs, the loops around a position and the divisions of the definitions."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable
+
+from . import ts
+from ..core.budget import poll
+from ..core.findings import Location
+from ..expr.values import Values, division
+from .kernels import KernelFacts, RawDivision, product
+
+# The Python text of a division (expr.syntax.divisor_of: `/`, `//`, `%`, `mod(`, `floordiv(`, `fmod(`).
+_DIVIDES = re.compile(r"[/%]|\b(?:mod|floordiv|fmod)\(")
+# C++ expression text -> (its Python AST, divides?): generated kernels repeat the same loads,
+# casts and index arithmetic (`in_ptr0[static_cast<int64_t>(x0)]`) across kernels, and converting
+# and compiling each again was a third of a C++ package's check. The trees are shared: nothing
+# changes a kernel's expressions after parsing (intervals rewrites fresh trees of its own).
+_EXPRESSIONS: dict[tuple[bytes, int], tuple[ast.expr, bool]] = {}
+_EXPRESSIONS_KEPT = 50_000
+_REDUCE_OPS = ("max", "min", "argmax", "argmin", "prod")
+
+
+def python_of(node: ts.Node, max_depth: int) -> tuple[ast.expr, bool] | None:
+    """(the Python AST of a C++ expression, whether its text divides); None when it cannot be read."""
+    source = (node.text or b"", max_depth)
+    known = _EXPRESSIONS.get(source)
+    if known is None:
+        try:
+            text = ts.cpp_to_py(node, max_depth)
+            known = (ast.parse(text, mode="eval").body, bool(_DIVIDES.search(text)))
+        except (ts.ExprTooDeep, SyntaxError, RecursionError, MemoryError, ValueError):
+            return None
+        if len(_EXPRESSIONS) >= _EXPRESSIONS_KEPT:
+            _EXPRESSIONS.clear()
+        _EXPRESSIONS[source] = known
+    return known
+
+
+def unknown() -> ast.expr:
+    """The expression of a text that could not be read (a fresh node each time)."""
+    return ast.Call(ast.Name("unknown"), [], [])
+
+
+class Expressions:
+    """A kernel's C++ expressions as Python `ast`, through `python_of`; counts those that cannot be
+    read and notes which may hold a division."""
+
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        self.problems = 0
+        # Definitions whose text holds a division: only these can hold one, and walking every node
+        # of every definition for it was a tenth of a C++ package's check.
+        self.dividing: set[int] = set()
+
+    def __call__(self, node: ts.Node) -> ast.expr:
+        return self.add(python_of(node, self.max_depth))
+
+    def add(self, known: tuple[ast.expr, bool] | None) -> ast.expr:
+        """The AST of an expression already converted (None: it could not be)."""
+        if known is None:
+            self.problems += 1
+            return unknown()
+        if known[1]:
+            self.dividing.add(id(known[0]))
+        return known[0]
+
+
+def reduce_op(name: str) -> str | None:
+    """The reduction a C++ accumulator helper performs, from its name: `max_masked_reduce`,
+    `min_propagate_nan`, `argmax_combine[_vec]` -> max, min, argmax."""
+    for suffix in ("_masked_reduce", "_propagate_nan", "_combine"):
+        if name.endswith(suffix) and name[:-len(suffix)] in _REDUCE_OPS:
+            return name[:-len(suffix)]
+    return next((op for op in ("argmax", "argmin") if name.startswith(op + "_combine")), None)
+
+
+def accumulated(left: ts.Node, right: ts.Node) -> tuple[str, str] | None:
+    """(accumulator, reduction) of `tmp_acc0_vec = max_masked_reduce(tmp_acc0_vec, tmp0, n)`, of
+    `tmp_acc0 = tmp_acc0 * tmp0` (prod); None for any other assignment."""
+    name = ts.text(left).strip()
+    if not name.startswith("tmp_acc"):
+        return None
+    op = next(filter(None, (reduce_op(ts.text(i)) for i in ts.identifiers(right))), None)
+    if op is None and any(ts.text(p["factor"]) == name for p in ts.matches("products", right)):
+        op = "prod"
+    return None if op is None else (name, op)
+
+
+def loops_around(facts: KernelFacts, pos: int) -> list[str]:
+    """Extents of the loops around byte `pos` (vector-lane `_inner` loops left out): when one is 0,
+    the code at `pos` never runs."""
+    return [extent for var, spans in facts.extents.items() if not var.endswith("_inner")
+            for start, end, extent in spans if start <= pos < end]
+
+
+def divisions(facts: KernelFacts, locate: Callable[[int], Location], dividing: set[int]) -> None:
+    """Divisions by a kernel size in the definitions (expr.values.division)."""
+    values = Values(facts)
+    for defs in facts.defs.values():
+        for pos, expr in defs:
+            poll(f"reading kernel {facts.name}")
+            if id(expr) not in dividing:
+                continue
+            for sub in ast.walk(expr):
+                found = division(values, sub, pos)
+                if found is not None:
+                    facts.divisions.append(RawDivision(*found[:2], locate(pos), found[2],
+                                                       product(loops_around(facts, pos))))

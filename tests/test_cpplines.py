@@ -1,0 +1,112 @@
+"""C++ kernels read line by line (analyzer/parse/cpplines.py) give the facts of the same kernel
+parsed whole, on every kernel of every committed package that holds C++ kernels; a kernel with a
+line of another shape is parsed whole."""
+
+from __future__ import annotations
+
+import ast
+import glob
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from analyzer.app import api
+from analyzer.parse import cppkernel, cpplines, ts
+from analyzer.parse.kernels import KernelFacts
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _packages() -> list[str]:
+    out = []
+    for path in sorted(glob.glob(str(REPO / "fixtures" / "**" / "*.pt2"), recursive=True)):
+        if path.endswith(".ep.pt2"):
+            continue
+        with zipfile.ZipFile(path) as z:
+            if any(n.endswith(".cpp") and b"extern \"C\"" in z.read(n) and b"cpp_fused" in z.read(n)
+                   for n in z.namelist() if n.endswith(".cpp")):
+                out.append(path)
+    return out
+
+
+def _shape(facts: KernelFacts) -> dict:
+    def dump(value):
+        if isinstance(value, ast.AST):
+            return ast.dump(value)
+        if isinstance(value, (list, tuple)):
+            return [dump(v) for v in value]
+        if isinstance(value, dict):
+            return {k: dump(v) for k, v in value.items()}
+        if hasattr(value, "__dataclass_fields__"):
+            return {k: dump(getattr(value, k)) for k in value.__dataclass_fields__}
+        return value
+    fields = {k: getattr(facts, k) for k in facts.__dataclass_fields__ if k not in ("locate", "segments")}
+    return dump(fields)
+
+
+PACKAGES = _packages()
+
+
+def test_there_are_packages_with_cpp_kernels():
+    assert len(PACKAGES) > 100
+
+
+@pytest.mark.parametrize("path", PACKAGES, ids=lambda p: str(Path(p).relative_to(REPO)))
+def test_lines_read_as_the_tree(path, monkeypatch):
+    compared = {"lines": 0, "tree": 0}
+    original = cppkernel.Planned._apart
+
+    def both(self, name, start, body, end):
+        by_tree = self.by_tree(name, start, body, end)
+        by_lines = self.by_lines(name, start, body, end)
+        if by_lines is None:
+            compared["tree"] += 1
+            return by_tree
+        assert _shape(by_lines) == _shape(by_tree), name
+        for pos, _ in (d for defs in by_tree.defs.values() for d in defs):
+            assert by_lines.locate(pos) == by_tree.locate(pos)
+        compared["lines"] += 1
+        return by_lines
+
+    monkeypatch.setattr(cppkernel.Planned, "_apart", both)
+    api.lint(path, api.Options(pair=False), keep_going=True)
+    assert original is not both
+    assert compared["lines"] + compared["tree"] > 0
+
+
+def _read(text: bytes):
+    data = b'extern "C" void cpp_fused_0(const float* in_ptr0, float* out_ptr0, const int64_t ks0)\n{\n' + text + b"}\n"
+    body, end = data.index(b"{") + 1, data.rindex(b"}")
+    return cpplines.read("cpp_fused_0", data, 0, body, end, "k.cpp", 200, cppkernel.Lines(data),
+                         lambda: ts.parse(data)[0])
+
+
+LOOP = (b"    #pragma omp parallel\n    {\n        #pragma omp for\n"
+        b"        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(ks0); x0+=static_cast<int64_t>(1L))\n"
+        b"        {\n            auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];\n"
+        b"            AOTI_TORCH_CHECK((0 <= tmp0) & (tmp0 < 64L), \"index out of bounds: 0 <= tmp0 < 64L\");\n"
+        b"            out_ptr0[static_cast<int64_t>(x0)] = tmp0;\n        }\n    }\n")
+
+
+def test_a_kernel_of_plain_lines_is_read_by_lines():
+    facts = _read(LOOP)
+    assert facts is not None and facts.params == ("in_ptr0", "out_ptr0", "ks0")
+    assert [a.message for a in facts.assertions] == ["index out of bounds: 0 <= tmp0 < 64L"]
+    assert facts.assertions[0].parallel is True and facts.assertions[0].space == "(ks0)"
+    assert list(facts.extents) == ["x0"] and facts.extents["x0"][0][2] == "ks0"
+    assert [s.pointer for s in facts.stores] == ["out_ptr0"] and facts.stores[0].value is not None
+
+
+@pytest.mark.parametrize("text", [
+    b"    auto tmp0 = [&]\n    {\n        return 1;\n    }\n    ;\n",       # a lambda over several lines
+    b"    auto tmp0 = in_ptr0[0]; // a comment after a statement\n",
+    b"    #if 1\n    auto tmp0 = in_ptr0[0];\n    #endif\n",                      # a preprocessor block
+    b"    for(int64_t x0=0; x0<ks0; x0+=1)\n        out_ptr0[x0] = 1;\n",         # a loop body without braces
+    b"    {\n    auto tmp0 = in_ptr0[0];\n",                                      # unbalanced
+    b"    auto tmp0 = (in_ptr0[0];\n",                                             # a syntax error
+    b"    auto tmp0 = " + b"in_ptr0[0] + " * 100 + b"1;\n",                        # a line too long to parse here
+])
+def test_a_kernel_with_a_line_of_another_shape_is_parsed_whole(text):
+    assert _read(LOOP) is not None
+    assert _read(LOOP + text) is None
