@@ -110,3 +110,20 @@ def test_a_kernel_of_plain_lines_is_read_by_lines():
 def test_a_kernel_with_a_line_of_another_shape_is_parsed_whole(text):
     assert _read(LOOP) is not None
     assert _read(LOOP + text) is None
+
+
+def test_the_line_table_gives_tree_sitters_points():
+    import random
+    import re
+
+    rng = random.Random(1)
+    for n in (0, 1, 4095, 4096, 4097, 20_000):
+        for alphabet in (b"ab\n", b"abcdefgh", b"\n"):
+            data = bytes(rng.choice(alphabet) for _ in range(n))
+            table = cppkernel.Lines(data)
+            starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+            for byte in {0, n, *(rng.randint(0, n) for _ in range(40))}:
+                row = max(i for i, s in enumerate(starts) if s <= byte)
+                assert table.point(byte) == (row, byte - starts[row]), (n, alphabet, byte)
+    data = b"int a;\nint b;\n  int c;\n"
+    assert cppkernel.Lines(data).point(data.index(b"int c")) == (2, 2)

@@ -87,6 +87,17 @@ def expr_dims(model: Model, expr: str | None) -> list[DimRef] | None:
     (an unbacked or unparsed symbol) or the expression cannot be parsed."""
     if not expr:
         return []
+    memo = _MEMO.get()
+    if memo is None:
+        return _expr_dims(model, expr)
+    key = ("dims", id(model), expr)  # replicated kernels ask of the same buffer sizes and extents
+    if key not in memo:
+        memo[key] = (model, _expr_dims(model, expr))
+    found = memo[key][1]
+    return None if found is None else list(found)
+
+
+def _expr_dims(model: Model, expr: str) -> list[DimRef] | None:
     try:
         names = intervals.names(expr)
     except ValueError:
@@ -267,6 +278,16 @@ def parse_witness(text: str) -> list[tuple[str, tuple[int, ...]]]:
 def outside_declared(model: Model, witness: str) -> list[tuple[DimRef, int]]:
     """The dims a witness sets outside the exported program's declared range (`Dim("n", min=2)` and
     n = 0): sizes the caller promised never to send. Empty without a declared range."""
+    memo = _MEMO.get()
+    if memo is None:
+        return _outside_declared(model, witness)
+    key = ("outside", id(model), witness)  # every finding asks of each of its witnesses
+    if key not in memo:
+        memo[key] = (model, _outside_declared(model, witness))
+    return list(memo[key][1])
+
+
+def _outside_declared(model: Model, witness: str) -> list[tuple[DimRef, int]]:
     out = []
     for inp, (_, shape) in zip(model.inputs, parse_witness(witness)):
         for d in inp.dims:

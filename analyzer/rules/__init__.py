@@ -442,10 +442,9 @@ def _located(found: Iterable[Finding], package: "Package", ctx: Context) -> Iter
     """Each of `found` with its package and source line."""
     models = {m.name: m for m in package.models}
     for f in found:
-        if not f.package:
-            f = replace(f, package=ctx.package)
+        changes: dict[str, Any] = {} if f.package else {"package": ctx.package}
         if not f.snippet and f.model in models:
             line = models[f.model].line_text(f.location)
             if line is not None:
-                f = replace(f, snippet=(line,))
-        yield f
+                changes["snippet"] = (line,)
+        yield replace(f, **changes) if changes else f

@@ -174,11 +174,22 @@ def _empty_choice(model: Model, access: Access, order: "_Order", accept=None) ->
         return None
     at = order.at.get((access.kernel, access.launch), len(model.launches))
 
-    def works(choice) -> bool:
+    def empties(choice) -> bool:  # the buffer empty while the loops run: what the launch adds is checked below
         if W.evaluate_at(model, access.numel, choice) != 0:
             return False
         runs = _space_at(model, access.space_expr, choice, order.floors)
-        if runs is None or runs <= 0:
+        return runs is not None and runs > 0
+
+    # Kernels repeat a buffer size and loop count (one per copy of a fused op): whether any zero
+    # choice empties the buffer while the loops run is asked once for each pair.
+    pair = (access.numel, access.space_expr)
+    if pair not in order.emptied:
+        order.emptied[pair] = W.zero_choice(model, refs, empties) is not None
+    if not order.emptied[pair]:
+        return None
+
+    def works(choice) -> bool:
+        if not empties(choice):
             return False
         tripped = W.tripped_assertion(model, choice)
         if tripped is not None and order.first.get(tripped.kernel, len(model.launches)) <= at:
@@ -212,6 +223,8 @@ class _Order:
             self.first.setdefault(launch.kernel, i)
         self.floors = {name: str(sym.min) for name, sym in model.symbols.items()
                        if sym.unbacked and sym.min is not None and sym.min >= 1}
+        # (buffer size, loop count) -> whether a zero choice empties the buffer while the loops run.
+        self.emptied: dict[tuple[str, str], bool] = {}
 
 
 def _empty_extern_before(model: Model, choice, before: int) -> bool:
