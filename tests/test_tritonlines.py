@@ -144,3 +144,19 @@ def test_segments_are_the_values_text() -> None:
     assert "tl.load(in_ptr0 + (xindex % ks0), xmask)" in texts
     assert "(triton_helpers.maximum(\n        tmp0, ks0))" in texts
     assert [facts.segments[id(s.value)] for s in facts.stores] == ["tmp1 / 2"]
+
+
+def test_a_comments_indent_is_counted_as_line_by_line() -> None:
+    import random
+
+    rng = random.Random(1)
+    alphabet = [" ", " ", " ", "\t", "a", "\n", "\r", "\x1c", "\u2028", "\xa0"]
+    for _ in range(20_000):
+        body = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        quoted = "/*\n" + body + "\n*/"
+        got = tritonsrc.triton_comment(quoted, 0)
+        expected_indent = min((len(line) - len(line.lstrip(" ")) for line in ("  " + quoted[2:-2]).split("\n")
+                               if line.strip()), default=0)
+        assert got[2] == expected_indent, repr(body)
+    plain = "    async_compile.triton('k', '''\n    def k():\n        pass\n    ''', device_str='cuda')\n"
+    assert tritonsrc.triton_comment("/*\n" + plain + "*/", 10)[:3] == ("\ndef k():\n    pass\n", 12, 4)
