@@ -127,3 +127,21 @@ def test_the_line_table_gives_tree_sitters_points():
                 assert table.point(byte) == (row, byte - starts[row]), (n, alphabet, byte)
     data = b"int a;\nint b;\n  int c;\n"
     assert cppkernel.Lines(data).point(data.index(b"int c")) == (2, 2)
+
+
+def test_a_member_of_distinct_lines_goes_back_to_whole_parses():
+    data = b"".join(b'extern "C" void cpp_fused_%d(const float* in_ptr0, float* out_ptr0)\n{\n' % k
+                    + b"".join(b"    auto tmp%d = in_ptr0[%d] * %d;\n" % (i, k * 1000 + i, i) for i in range(100))
+                    + b"}\n" for k in range(30))
+    whole = ts.parse(data)[0]
+    apart = cppkernel.Apart(lines=cppkernel.Lines(data), parse=lambda *args: whole, data=data)
+    planned = cppkernel.Planned("k.cpp", 200, apart.lines, apart)
+    read = []
+    for k in range(30):
+        start = data.index(b'extern "C" void cpp_fused_%d(' % k)
+        body = data.index(b"{", start) + 1
+        read.append(planned.by_lines(f"cpp_fused_{k}", start, body, data.index(b"\n}\n", body) + 1) is not None)
+    # Every line new: read by lines until 2,000 lines were read, then each kernel parsed whole.
+    assert read == [True] * 20 + [False] * 10
+    assert planned.reads.new == planned.reads.lines == 2000 and not planned.reads.worth_it()
+    assert cpplines.Reads(lines=4000, new=1900).worth_it() and cpplines.Reads(lines=1999, new=1999).worth_it()

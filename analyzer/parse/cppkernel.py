@@ -41,6 +41,7 @@ class Planned:
     def __init__(self, path: str, max_depth: int, lines: "Lines | None", apart: "Apart | None") -> None:
         self.path, self.max_depth, self.lines, self.apart = path, max_depth, lines, apart
         self.slots: list[KernelFacts | tuple[str, int, int, int]] = []
+        self.reads = cpplines.Reads()
 
     def read(self) -> list[KernelFacts]:
         out = []
@@ -56,11 +57,12 @@ class Planned:
     def by_lines(self, name: str, start: int, body: int, end: int) -> KernelFacts | None:
         """The kernel read line by line (cpplines.py); None where one of its lines is not of a shape read there."""
         apart = self.apart
-        if apart is None or apart.data is None or apart.parse is None or self.lines is None:
+        if apart is None or apart.data is None or apart.parse is None or self.lines is None \
+                or not self.reads.worth_it():
             return None
         parse = apart.parse
         return cpplines.read(name, apart.data, start, body, end, self.path, self.max_depth, self.lines,
-                             lambda: parse(start, end + 1, (body, end)))
+                             lambda: parse(start, end + 1, (body, end)), self.reads)
 
     def by_tree(self, name: str, start: int, body: int, end: int) -> KernelFacts:
         """The kernel parsed whole on its own."""

@@ -61,6 +61,22 @@ class _Line:
     rare: bool = False  # it does more than define (most lines of a kernel only define a `tmpN`)
 
 
+@dataclass
+class Reads:
+    """The lines a member's kernels read here, and how many of them were new (parsed)."""
+
+    lines: int = 0
+    new: int = 0
+
+    def worth_it(self) -> bool:
+        """Whether reading by lines still pays: a new line costs up to twice its share of parsing its
+        kernel whole, a known one about a third (measured on 40,000 distinct lines and on 6,248
+        copies of one kernel), so a member whose kernels share fewer than half their lines is parsed
+        kernel by kernel after its first 2,000 lines. The twelve largest committed CPU packages
+        share 58 to 84 % of their kernels' lines."""
+        return self.lines < 2000 or 2 * self.new <= self.lines
+
+
 _MISSING = _Line(_Kind.COMMENT)  # (a line not yet read: compared by identity)
 _LINES: dict[int, dict[bytes, _Line | None]] = {}  # max_depth -> line -> its facts
 _HEADS: dict[bytes, tuple[int, tuple[tuple[str, str], ...]] | None] = {}
@@ -181,11 +197,11 @@ _TEXT_LINE = re.compile(rb"[ \t]*([^\s][^\n]*?)[ \t\r]*$", re.M)
 
 
 def read(name: str, data: bytes, start: int, body: int, end: int, path: str, max_depth: int,
-         lines, parse_head: Callable[[], ts.Tree]) -> KernelFacts | None:
+         lines, parse_head: Callable[[], ts.Tree], reads: Reads | None = None) -> KernelFacts | None:
     """The facts of the kernel `name` whose head starts at `start` and whose body's inside is
     `data[body:end]`; None when a line of it is of a shape not read here (before its head is parsed)."""
     defs: dict[str, list[tuple[int, ast.expr]]] = {}
-    walked = _walk(defs, data, body, end, max_depth)
+    walked = _walk(defs, data, body, end, max_depth, reads or Reads())
     head = _head(name, data, start, body, parse_head) if walked is not None else None
     if walked is None or head is None:
         return None
@@ -197,8 +213,16 @@ def read(name: str, data: bytes, start: int, body: int, end: int, path: str, max
     return facts
 
 
+def _known(known_lines: dict[bytes, _Line | None], text: bytes, max_depth: int, reads: Reads) -> _Line | None:
+    reads.lines += 1
+    if (line := known_lines.get(text, _MISSING)) is _MISSING:
+        reads.new += 1
+        line = _remember(known_lines, text, _read_line(text, max_depth))
+    return line
+
+
 def _walk(defs: dict[str, list[tuple[int, ast.expr]]], data: bytes, body: int, end: int,
-          max_depth: int) -> tuple[Expressions, list[list], list] | None:
+          max_depth: int, reads: Reads) -> tuple[Expressions, list[list], list] | None:
     """The definitions of the lines of `data[body:end]` into `defs`; their expressions, loops and
     the lines with more to read; None when a line is not of a shape read here or the blocks do
     not nest as the lines say."""
@@ -210,10 +234,7 @@ def _walk(defs: dict[str, list[tuple[int, ast.expr]]], data: bytes, body: int, e
     loops: list[list] = []
     rare: list[tuple[int, _Line, bool, list[tuple[str, int]]]] = []
     for m in _TEXT_LINE.finditer(data, body, end):
-        text = m.group(1)
-        if (line := known_lines.get(text, _MISSING)) is _MISSING:
-            line = _remember(known_lines, text, _read_line(text, max_depth))
-        if line is None:
+        if (line := _known(known_lines, m.group(1), max_depth, reads)) is None:
             return None
         at = m.start(1)
         kind = line.kind
