@@ -145,3 +145,13 @@ def test_a_member_of_distinct_lines_goes_back_to_whole_parses():
     assert read == [True] * 20 + [False] * 10
     assert planned.reads.new == planned.reads.lines == 2000 and not planned.reads.worth_it()
     assert cpplines.Reads(lines=4000, new=1900).worth_it() and cpplines.Reads(lines=1999, new=1999).worth_it()
+
+
+def test_one_long_kernel_of_distinct_lines_goes_back_to_its_whole_parse():
+    text = b"".join(b"    auto tmp%d = in_ptr0[%d] * %d;\n" % (i, 7_000_000 + i, i) for i in range(5000))
+    reads = cpplines.Reads()
+    data = b'extern "C" void cpp_fused_0(const float* in_ptr0, float* out_ptr0, const int64_t ks0)\n{\n' + text + b"}\n"
+    body, end = data.index(b"{") + 1, data.rindex(b"}")
+    assert cpplines.read("cpp_fused_0", data, 0, body, end, "k.cpp", 200, cppkernel.Lines(data),
+                         lambda: ts.parse(data)[0], reads) is None
+    assert reads.new == 2048 and not reads.worth_it()   # stopped at the second check past 2,000 lines

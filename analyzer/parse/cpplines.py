@@ -214,9 +214,12 @@ def read(name: str, data: bytes, start: int, body: int, end: int, path: str, max
 
 
 def _known(known_lines: dict[bytes, _Line | None], text: bytes, max_depth: int, reads: Reads) -> _Line | None:
+    """The line's facts; None also when, inside one long kernel, reading by lines stops paying."""
     reads.lines += 1
     if (line := known_lines.get(text, _MISSING)) is _MISSING:
         reads.new += 1
+        if not reads.new % 1024 and not reads.worth_it():
+            return None
         line = _remember(known_lines, text, _read_line(text, max_depth))
     return line
 
