@@ -12,7 +12,7 @@ from . import ts
 from ..core.budget import poll
 from ..core.findings import Location
 from ..expr.values import Values, division
-from .kernels import KernelFacts, RawDivision, product
+from .kernels import KernelFacts, RawAssertion, RawDivision, RawReduction, bound_to_py, parse_message, product
 
 # The Python text of a division (expr.syntax.divisor_of: `/`, `//`, `%`, `mod(`, `floordiv(`, `fmod(`).
 _DIVIDES = re.compile(r"[/%]|\b(?:mod|floordiv|fmod)\(")
@@ -111,3 +111,38 @@ def divisions(facts: KernelFacts, locate: Callable[[int], Location], dividing: s
                 if found is not None:
                     facts.divisions.append(RawDivision(*found[:2], locate(pos), found[2],
                                                        product(loops_around(facts, pos))))
+
+
+def assertion(facts: KernelFacts, message: str, location: Location, pos: int, parallel: bool) -> RawAssertion:
+    """The fact of `AOTI_TORCH_CHECK(cond, message)` at byte `pos` (the loops around it already known)."""
+    lower, index_var, bound = parse_message(message)
+    return RawAssertion(message, index_var, lower, bound, bound_to_py(bound) if bound else None, location, pos,
+                        product(loops_around(facts, pos)), parallel)
+
+
+def reductions(facts: KernelFacts, accumulations, locate: Callable[[int], Location]) -> None:
+    """Accumulators like `tmp_acc0_vec = max_masked_reduce(tmp_acc0_vec, tmp0, n)` inside a loop,
+    from (accumulator, reduction, byte, [(loop variable, loop start byte), innermost first]) in
+    document order, the first of each accumulator and reduction kept.
+
+    The reduced extent is the product of the loops that enclose the accumulation but not the
+    accumulator's declaration (those are the loops it reduces over)."""
+    seen: set[tuple[str, str]] = set()
+    for left, op, pos, enclosing in accumulations:
+        acc = left.removesuffix("_vec")
+        if (acc, op) in seen:
+            continue
+        seen.add((acc, op))
+        # The accumulator's declaration (already among the kernel's definitions, by byte offset).
+        declared = [p for p, _ in facts.defs.get(acc, ()) if p < pos]
+        decl_byte = max(declared) if declared else None
+        inner: list[str] = []
+        outer: list[str] = []
+        for var, loop_byte in enclosing:
+            extent = facts.extent_at(var, loop_byte)
+            # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.
+            if extent is None or var.endswith("_inner"):
+                continue
+            # Loops around the declaration are the kernel's own iteration space, not the reduction.
+            (outer if decl_byte is not None and loop_byte <= decl_byte else inner).append(extent)
+        facts.reductions.append(RawReduction(op, product(inner), locate(pos), product(outer)))

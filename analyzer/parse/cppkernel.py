@@ -13,8 +13,8 @@ from typing import Callable
 
 from . import cpplines, ts
 from ..core.findings import Location
-from .cppfacts import Expressions, accumulated, divisions, loops_around
-from .kernels import KernelFacts, RawAssertion, RawReduction, bound_to_py, parse_message, product
+from .cppfacts import Expressions, accumulated, assertion, divisions, reductions
+from .kernels import KernelFacts
 from .stores import cpp_stores
 
 _CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
@@ -215,12 +215,8 @@ def _cpp_assertions(facts: KernelFacts, calls: list[dict[str, ts.Node]], path: s
         message = ts.string_value(args[1]) if len(args) >= 2 else None
         if message is None:
             continue
-        lower, index_var, bound = parse_message(message)
-        line, col = ts.position(c["statement"])
-        pos = ts.span(c["statement"])[0]
-        facts.assertions.append(RawAssertion(message, index_var, lower, bound, bound_to_py(bound) if bound else None,
-                                             Location(path, line, col), pos, product(loops_around(facts, pos)),
-                                             ts.in_omp_parallel(c["statement"])))
+        facts.assertions.append(assertion(facts, message, Location(path, *ts.position(c["statement"])),
+                                          ts.span(c["statement"])[0], ts.in_omp_parallel(c["statement"])))
 
 
 def _cpp_location(path: str, body: ts.Node, byte: int) -> Location:
@@ -230,34 +226,7 @@ def _cpp_location(path: str, body: ts.Node, byte: int) -> Location:
 
 def _cpp_reductions(facts: KernelFacts, body: ts.Node, path: str, max_depth: int,
                     assignments: list[dict[str, ts.Node]]) -> None:
-    """Accumulators like `tmp_acc0_vec = max_masked_reduce(tmp_acc0_vec, tmp0, n)` inside a loop.
-
-    The reduced extent is the product of the loops that enclose the accumulation but not the
-    accumulator's declaration (those are the loops it reduces over).
-    """
-    seen: set[tuple[str, str]] = set()
-    for m in assignments:
-        found = accumulated(m["left"], m["right"])
-        if found is None:
-            continue
-        left, op = found
-        acc = left.removesuffix("_vec")
-        if (acc, op) in seen:
-            continue
-        seen.add((acc, op))
-        stmt = m["statement"]
-        stmt_byte, _ = ts.span(stmt)
-        # The accumulator's declaration (already among the kernel's definitions, by byte offset).
-        declared = [pos for pos, _ in facts.defs.get(acc, ()) if pos < stmt_byte]
-        decl_byte = max(declared) if declared else None
-        loops: list[str] = []
-        outer: list[str] = []
-        for var, loop_byte in ts.enclosing_loops(stmt, body):
-            extent = facts.extent_at(var, loop_byte)
-            # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.
-            if extent is None or var.endswith("_inner"):
-                continue
-            # Loops around the declaration are the kernel's own iteration space, not the reduction.
-            (outer if decl_byte is not None and loop_byte <= decl_byte else loops).append(extent)
-        line, col = ts.position(stmt)
-        facts.reductions.append(RawReduction(op, product(loops), Location(path, line, col), product(outer)))
+    """The kernel's accumulations (cppfacts.reductions), with the loops around each from the tree."""
+    found = ((*acc, ts.span(m["statement"])[0], list(ts.enclosing_loops(m["statement"], body)))
+             for m in assignments if (acc := accumulated(m["left"], m["right"])) is not None)
+    reductions(facts, found, lambda pos: _cpp_location(path, body, pos))

@@ -21,8 +21,9 @@ from typing import Callable
 
 from . import ts
 from ..core.findings import Location
-from .cppfacts import Expressions, accumulated, divisions, loops_around, python_of
-from .kernels import KernelFacts, RawAssertion, RawReduction, bound_to_py, parse_message, product
+from . import cppfacts
+from .cppfacts import Expressions, accumulated, assertion, divisions, python_of
+from .kernels import KernelFacts
 from .stores import RawStore, store_target, unmatched_stores
 
 _PREFIX, _SUFFIX = b"void _(){\n", b"\n}"
@@ -294,12 +295,8 @@ def _finish(facts: KernelFacts, to_ast: Expressions, loops: list[list], rare: li
     stores: list[tuple[str, int, bool, tuple[ast.expr, bool] | None]] = []
     reductions: list[tuple[str, str, int, list[tuple[str, int]]]] = []
     for at, line, parallel, enclosing in rare:
-        for message, rel in line.checks:
-            pos = at + rel
-            lower, index_var, bound = parse_message(message)
-            facts.assertions.append(RawAssertion(message, index_var, lower, bound,
-                                                 bound_to_py(bound) if bound else None, lines.location(path, pos), pos,
-                                                 product(loops_around(facts, pos)), parallel))
+        facts.assertions.extend(assertion(facts, message, lines.location(path, at + rel), at + rel, parallel)
+                                for message, rel in line.checks)
         stores.extend((pointer, at + rel, plain, known) for pointer, rel, plain, known in line.stores)
         reductions.extend((acc, op, at + rel, enclosing) for acc, op, rel in line.accumulates)
         facts.messages.extend((message, lines.location(path, at + rel)) for message, rel in line.throws)
@@ -310,27 +307,6 @@ def _finish(facts: KernelFacts, to_ast: Expressions, loops: list[list], rare: li
     else:
         facts.stores = []
     divisions(facts, facts.locate or (lambda pos: Location(path)), to_ast.dividing)
-    _reductions(facts, reductions, path, lines)
+    cppfacts.reductions(facts, reductions, functools.partial(lines.location, path))
     if to_ast.problems:
         facts.problem = f"{to_ast.problems} expression(s) in {facts.name} could not be analysed"
-
-
-def _reductions(facts: KernelFacts, reductions: list, path: str, lines) -> None:
-    """As cppkernel's: the reduced extent is the product of the loops around the accumulation but
-    not around the accumulator's declaration."""
-    seen: set[tuple[str, str]] = set()
-    for left, op, pos, enclosing in reductions:
-        acc = left.removesuffix("_vec")
-        if (acc, op) in seen:
-            continue
-        seen.add((acc, op))
-        declared = [p for p, _ in facts.defs.get(acc, ()) if p < pos]
-        decl_byte = max(declared) if declared else None
-        inner: list[str] = []
-        outer: list[str] = []
-        for var, loop_byte in enclosing:
-            extent = facts.extent_at(var, loop_byte)
-            if extent is None or var.endswith("_inner"):
-                continue
-            (outer if decl_byte is not None and loop_byte <= decl_byte else inner).append(extent)
-        facts.reductions.append(RawReduction(op, product(inner), lines.location(path, pos), product(outer)))
