@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from typing import Callable
 
 from . import ts
@@ -23,6 +24,34 @@ _DIVIDES = re.compile(r"[/%]|\b(?:mod|floordiv|fmod)\(")
 _EXPRESSIONS: dict[tuple[bytes, int], tuple[ast.expr, bool]] = {}
 _EXPRESSIONS_KEPT = 50_000
 _REDUCE_OPS = ("max", "min", "argmax", "argmin", "prod")
+# What either reader reads of a kernel's body, as one query group (six walks cost about three
+# times one); `loops` first: matches_each compiles the group of the first name.
+KERNEL_QUERIES = ("loops", "declarations", "calls", "assignments", "throws", "stores")
+
+
+def parameters(params: ts.Node) -> tuple[tuple[str, str], ...]:
+    """(name, type) of each parameter of a kernel's head. Names and types recur in every kernel:
+    one string each (a tenth of the facts at 50 MB)."""
+    return tuple((sys.intern(name), sys.intern(" ".join(declaration.replace(name, "").split())))
+                 for name, declaration in ts.parameters(params))
+
+
+def check_message(call: dict[str, ts.Node]) -> str | None:
+    """The message of a `calls` match that is `AOTI_TORCH_CHECK(cond, "...")`; None for any other call."""
+    if ts.text(call["function"]).strip() != "AOTI_TORCH_CHECK":
+        return None
+    args = ts.children(call["args"])
+    return ts.string_value(args[1]) if len(args) >= 2 else None
+
+
+def thrown_message(throw: dict[str, ts.Node]) -> str | None:
+    """The literal message of a `throws` match, when short enough to route (500 characters)."""
+    message = ts.string_value(throw["message"])
+    return message if message and len(message) <= 500 else None
+
+
+def problem_text(problems: int, kernel: str) -> str | None:
+    return f"{problems} expression(s) in {kernel} could not be analysed" if problems else None
 
 
 def python_of(node: ts.Node, max_depth: int) -> tuple[ast.expr, bool] | None:

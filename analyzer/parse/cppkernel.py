@@ -13,14 +13,12 @@ from typing import Callable
 
 from . import cpplines, ts
 from ..core.findings import Location
-from .cppfacts import Expressions, accumulated, assertion, divisions, reductions
+from .cppfacts import (KERNEL_QUERIES, Expressions, accumulated, assertion, check_message, divisions, parameters,
+                       problem_text, reductions, thrown_message)
 from .kernels import KernelFacts
 from .stores import cpp_stores
 
 _CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
-# What `_cpp_kernel` reads of a kernel's body, compiled as one query and read in one walk (six
-# walks cost about three times one); `loops` first: matches_each compiles the group of the first name.
-_KERNEL_QUERIES = ("loops", "declarations", "calls", "assignments", "throws", "stores")
 
 
 def parse_cpp(tree: ts.Tree, path: str, max_depth: int = 200,
@@ -159,19 +157,14 @@ class Apart:
 
 
 def _cpp_kernel(name: str, m: dict, path: str, max_depth: int, lines: Lines | None = None) -> KernelFacts:
-    params = []
-    types: dict[str, str] = {}
-    # Names, types and extents recur in every kernel: one string each (a tenth of the facts at 50 MB).
-    for pname, declaration in ts.parameters(m["params"]):
-        params.append(sys.intern(pname))
-        types[params[-1]] = sys.intern(" ".join(declaration.replace(pname, "").split()))
-    line, col = ts.position(m["function"])
-    facts = KernelFacts(name, "cpp", tuple(params), Location(path, line, col), param_types=types)
+    params = parameters(m["params"])
+    facts = KernelFacts(name, "cpp", tuple(p for p, _ in params), Location(path, *ts.position(m["function"])),
+                        param_types=dict(params))
     body = m["body"]
     facts.locate = (lambda pos: _cpp_location(path, body, pos)) if lines is None else functools.partial(lines.location, path)
     to_ast = Expressions(max_depth)
-    matched: dict[str, list[dict[str, ts.Node]]] = {query: [] for query in _KERNEL_QUERIES}
-    for query, match in ts.matches_each(_KERNEL_QUERIES, body):
+    matched: dict[str, list[dict[str, ts.Node]]] = {query: [] for query in KERNEL_QUERIES}
+    for query, match in ts.matches_each(KERNEL_QUERIES, body):
         matched[query].append(match)
     _cpp_definitions(facts, matched, to_ast)
     _cpp_assertions(facts, matched["calls"], path)
@@ -179,11 +172,9 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int, lines: Lines | No
     divisions(facts, lambda pos: _cpp_location(path, body, pos), to_ast.dividing)
     _cpp_reductions(facts, body, path, max_depth, matched["assignments"])
     for t in matched["throws"]:
-        message = ts.string_value(t["message"])
-        if message and len(message) <= 500:
+        if (message := thrown_message(t)) is not None:
             facts.messages.append((message, Location(path, *ts.position(t["throw"]))))
-    if to_ast.problems:
-        facts.problem = f"{to_ast.problems} expression(s) in {name} could not be analysed"
+    facts.problem = problem_text(to_ast.problems, name)
     return facts
 
 
@@ -209,11 +200,7 @@ def _cpp_definitions(facts: KernelFacts, matched: dict[str, list[dict[str, ts.No
 def _cpp_assertions(facts: KernelFacts, calls: list[dict[str, ts.Node]], path: str) -> None:
     """`AOTI_TORCH_CHECK(cond, "index out of bounds: ...")` statements."""
     for c in calls:
-        if ts.text(c["function"]).strip() != "AOTI_TORCH_CHECK":
-            continue
-        args = ts.children(c["args"])
-        message = ts.string_value(args[1]) if len(args) >= 2 else None
-        if message is None:
+        if (message := check_message(c)) is None:
             continue
         facts.assertions.append(assertion(facts, message, Location(path, *ts.position(c["statement"])),
                                           ts.span(c["statement"])[0], ts.in_omp_parallel(c["statement"])))

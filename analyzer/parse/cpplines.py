@@ -20,14 +20,13 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import ts
-from ..core.findings import Location
 from . import cppfacts
-from .cppfacts import Expressions, accumulated, assertion, divisions, python_of
+from .cppfacts import (KERNEL_QUERIES, Expressions, accumulated, assertion, check_message, divisions, parameters,
+                       problem_text, python_of, thrown_message)
 from .kernels import KernelFacts
 from .stores import RawStore, store_target, unmatched_stores
 
 _PREFIX, _SUFFIX = b"void _(){\n", b"\n}"
-_QUERIES = ("loops", "declarations", "calls", "assignments", "throws", "stores")
 # Distinct lines (and heads) remembered, across kernels and packages, and the longest line read
 # here: a longer one sends its kernel to the whole parse, whose time and memory the budget bounds
 # (one line here is parsed in one call that cannot be stopped), and the cache stays within 20 MB.
@@ -129,7 +128,7 @@ def _facts(kind: _Kind, statement: ts.Node, max_depth: int) -> _Line | None:
         return ts.span(node)[0] - len(_PREFIX)
 
     defs, checks, stores, accumulates, throws, loops = [], [], [], [], [], []
-    for query, m in ts.matches_each(_QUERIES, statement):
+    for query, m in ts.matches_each(KERNEL_QUERIES, statement):
         if query == "declarations":
             if ts.is_loop_initializer(m["declaration"]) or ts.is_direct_init(m["value"]):
                 continue
@@ -141,24 +140,18 @@ def _facts(kind: _Kind, statement: ts.Node, max_depth: int) -> _Line | None:
                 extent = None
             loops.append((sys.intern(ts.text(m["var"])), extent))
         elif query == "calls":
-            if ts.text(m["function"]).strip() != "AOTI_TORCH_CHECK":
-                continue
-            args = ts.children(m["args"])
-            message = ts.string_value(args[1]) if len(args) >= 2 else None
-            if message is not None:
+            if (message := check_message(m)) is not None:
                 checks.append((message, rel(m["statement"])))
         elif query == "assignments":
             found = accumulated(m["left"], m["right"])
             if found is not None:
                 accumulates.append((*found, rel(m["statement"])))
         elif query == "stores":
-            pointer = store_target(m)
-            if pointer is not None:
-                plain = "operator" not in m or ts.text(m["operator"]) == "="  # `+=` and friends: not read
+            if (target := store_target(m)) is not None:
+                pointer, plain = target
                 stores.append((pointer, rel(m["statement"]), plain, python_of(m["value"], max_depth) if plain else None))
         elif query == "throws":
-            message = ts.string_value(m["message"])
-            if message and len(message) <= 500:
+            if (message := thrown_message(m)) is not None:
                 throws.append((message, rel(m["throw"])))
     if kind is _Kind.FOR:
         if len(loops) != 1 or defs or checks or stores or accumulates or throws:
@@ -185,11 +178,7 @@ def _head(name: str, data: bytes, start: int, body: int,
     if key in _HEADS:
         return _HEADS[key]
     found = [f for f in ts.functions(parse_head().root_node) if ts.text(f["name"]).strip() == name]
-    value = None
-    if found:
-        params = tuple((sys.intern(p), sys.intern(" ".join(d.replace(p, "").split())))
-                       for p, d in ts.parameters(found[0]["params"]))
-        value = (ts.span(found[0]["function"])[0] - start, params)
+    value = (ts.span(found[0]["function"])[0] - start, parameters(found[0]["params"])) if found else None
     return _remember(_HEADS, key, value)
 
 
@@ -306,7 +295,7 @@ def _finish(facts: KernelFacts, to_ast: Expressions, loops: list[list], rare: li
         facts.stores = unmatched_stores(outs, found, body_text.decode("utf-8", "replace"))
     else:
         facts.stores = []
-    divisions(facts, facts.locate or (lambda pos: Location(path)), to_ast.dividing)
-    cppfacts.reductions(facts, reductions, functools.partial(lines.location, path))
-    if to_ast.problems:
-        facts.problem = f"{to_ast.problems} expression(s) in {facts.name} could not be analysed"
+    locate = functools.partial(lines.location, path)
+    divisions(facts, locate, to_ast.dividing)
+    cppfacts.reductions(facts, reductions, locate)
+    facts.problem = problem_text(to_ast.problems, facts.name)

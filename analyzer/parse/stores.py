@@ -106,12 +106,14 @@ def out_pointer_uses(text: str) -> dict[str, int]:
     return uses
 
 
-def store_target(m: dict[str, ts.Node]) -> str | None:
-    """The `out_ptrN` a `stores` match writes; None for a call of another method or another target."""
+def store_target(m: dict[str, ts.Node]) -> tuple[str, bool] | None:
+    """(the `out_ptrN` a `stores` match writes, whether with a plain `=`: `+=` and friends are not
+    read); None for a call of another method or another target."""
     if "method" in m and ts.text(m["method"]) != "store":
         return None
-    return next((sys.intern(ts.text(i)) for i in ts.identifiers(m["target"]) if _OUT_POINTER.fullmatch(ts.text(i))),
-                None)
+    pointer = next((sys.intern(ts.text(i)) for i in ts.identifiers(m["target"]) if _OUT_POINTER.fullmatch(ts.text(i))),
+                   None)
+    return None if pointer is None else (pointer, "operator" not in m or ts.text(m["operator"]) == "=")
 
 
 def cpp_stores(params: tuple[str, ...], body: ts.Node, to_ast: Callable[[ts.Node], ast.expr],
@@ -124,10 +126,9 @@ def cpp_stores(params: tuple[str, ...], body: ts.Node, to_ast: Callable[[ts.Node
         return []
     stores: list[RawStore] = []
     for m in ts.matches("stores", body) if matched is None else matched:
-        pointer = store_target(m)
-        if pointer is None:
+        if (target := store_target(m)) is None:
             continue
-        plain = "operator" not in m or ts.text(m["operator"]) == "="  # `+=` and friends: not read
+        pointer, plain = target
         stores.append(RawStore(pointer, ts.span(m["statement"])[0], to_ast(m["value"]) if plain else None))
     return unmatched_stores(outs, stores, ts.text(body))
 
