@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from analyzer.app import api
+from analyzer.core.model import DimRef
+from analyzer.explain import contract
 from analyzer.query import witness as W
 from conftest import FIXTURES, finding_refs
 
@@ -59,6 +61,23 @@ def _dims(folder: Path) -> dict[str, dict[str, list[tuple[int, int]]]]:
 def _lint(folder: Path, name: str) -> tuple:
     return tuple(api.lint(str(folder / f"{name}.cpu.stripped.pt2"),
                           api.Options(select=("ALL",), exported_program=str(folder / f"{name}.ep.pt2"))).findings)
+
+
+@lru_cache(maxsize=None)
+def _package(folder: Path, name: str):
+    return api.load(str(folder / f"{name}.cpu.stripped.pt2"),
+                    api.Options(exported_program=str(folder / f"{name}.ep.pt2")))
+
+
+@lru_cache(maxsize=None)
+def _contract(folder: Path, name: str):
+    (model,) = _package(folder, name).models
+    return contract.build(name, model, _lint(folder, name))
+
+
+def _check(error: str) -> str:
+    """`Expected u2 <= 1024` of `RuntimeError: Expected u2 <= 1024 but received 1025`."""
+    return error[error.index("Expected "):].split(" but received")[0]
 
 
 @lru_cache(maxsize=None)
@@ -133,7 +152,28 @@ class Round:
         """Each failed probe of `name` that no finding explains: its label -> its outcome."""
         records = [r for r in self.records() if r["name"] == name]
         assert records, name
-        return {r["label"]: outcome(r) for r in records if outcome(r) in FAILURES and not self.explained_by(name, r)}
+        return {r["label"]: outcome(r) for r in records if outcome(r) in FAILURES
+                and not self.explained_by(name, r) and not self.rejected_by_contract(name, r)}
+
+    def rejected_by_contract(self, name: str, record: dict) -> bool:
+        """A probe outside the declared range that raised the error `aoti-lint contract` says the
+        package gives there at every call: run_impl's check of a size tied to the dim (`Expected u2 <=
+        1024`, u2 = bincount's size, which must equal nodes). The contract enforced, not a failure;
+        `contract`'s own words are what is compared, so a contract that says otherwise fails it."""
+        error = record["aoti"].get("error", "")
+        if outcome(record) != "raised" or "Expected " not in error:
+            return False
+        (model,) = _package(self.folder, name).models
+        conditions = _contract(self.folder, name).conditions
+        for i, axis, size in self._probed(name, record):
+            dim = model.dim(DimRef(i, axis))
+            if dim is None or not (dim.declared_max is not None and size > dim.declared_max
+                                   or dim.declared_min is not None and size < dim.declared_min):
+                return False
+            said = [c.reason for c in conditions if c.ref == DimRef(i, axis) and "rejected at every call" in c.reason]
+            if not any(f"`{_check(error)}`" in reason for reason in said):
+                return False
+        return bool(self._probed(name, record))
 
     def witness_runs(self, name: str, finding) -> list[dict]:
         """The probes of `name` at a finding's witness: its own witness probe, or an edge probe whose

@@ -88,13 +88,7 @@ def test_findings_are_pinned(name: str) -> None:
 # -- what the packages did --------------------------------------------------------------------------------
 
 # Failed probes that no finding explains: (model, probe label) -> (their outcome, why).
-KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
-    ("sage_mean", "nodes=max+1"): (
-        "raised", "1025 nodes, above the declared max 1024: run_impl's always-on `Expected u2 <= 1024` (u2: "
-                  "bincount's output size, which run_impl ties to nodes) rejects it with a RuntimeError where "
-                  "eager returns. A clean error outside the declared contract; no rule reports a max that a "
-                  "tied size's check enforces at every call"),
-}
+KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -205,6 +199,33 @@ def test_a_size_tied_to_a_dim_is_checked_at_every_call() -> None:
     assert "Expected u2 >= 2" in f.detail and "bincount" in f.detail
     run = _record("sage_mean", "nodes=1")
     assert outcome(run) == "raised" and "Expected u2 >= 2" in run["aoti"]["error"]
+
+
+def test_a_tied_size_rejects_past_the_declared_max_at_every_call() -> None:
+    """sage_mean nodes = 1025, past the declared max 1024: run_impl's always-on `Expected u2 <= 1024`
+    (u2 must equal nodes) raises where eager returns. The contract says the package rejects it at every
+    call with that check (not "only with AOTI_RUNTIME_CHECK_INPUTS=1"), and `why` routes the error to
+    nodes, not to bincount's input."""
+    from analyzer.explain import contract
+    from analyzer.explain.why import explain_failure
+
+    run = _record("sage_mean", "nodes=max+1")
+    assert outcome(run) == "raised" and ROUND.rejected_by_contract("sage_mean", run)
+    assert "nodes=max+1" not in ROUND.unexplained("sage_mean")
+    (model,) = _models("sage_mean")
+    reasons = [c.reason for c in contract.build("sage_mean", model).conditions if (c.ref.input, c.ref.dim) == (0, 0)]
+    assert any("rejected at every call by run_impl's `Expected u2 <= 1024`" in r for r in reasons), reasons
+    assert any("rejected at every call by run_impl's `Expected u2 >= 2`" in r for r in reasons), reasons
+    (cand,) = explain_failure(api_package("sage_mean"), run["aoti"]["error"]).candidates
+    assert cand.key == "why.symbol.tied" and [(r.input, r.dim) for r in cand.bound_sources] == [(0, 0)]
+    assert "x.shape[0] was 1025" in cand.cause or "arg2_1.size(0) was 1025" in cand.cause
+
+
+def api_package(name: str):
+    from analyzer.app import api
+
+    return api.load(str(FIXTURES / "stranger7" / f"{name}.cpu.stripped.pt2"),
+                    api.Options(exported_program=str(FIXTURES / "stranger7" / f"{name}.ep.pt2")))
 
 
 def _models(name: str):

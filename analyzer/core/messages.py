@@ -428,6 +428,11 @@ WHY = Catalog("WHY", {
     # run_impl's check of a data-dependent size (`Expected u0 >= 2 but received 1`)
     "why.symbol": "{symbol} is not an input size but {origin}; it was {got}, and the package was compiled for "
                   "{symbol} {expected}, which run_impl checks at every call",
+    "why.symbol.tied": "{symbol} is the size {call} returns, which run_impl requires to equal {where}: it was "
+                       "{got}, so {dim} was {got} (or a value of an input that {call} reads gave that size), and "
+                       "the package was compiled for {symbol} {expected}, which run_impl checks at every call{declared}",
+    "why.symbol.tied.fix": "keep {dim} {expected} (handle other inputs outside the model), or re-export with a Dim "
+                           "range that allows {got} and recompile",
     "why.symbol.call": "the size of what {call} returned from {who}",
     "why.symbol.values": "a size read from the values of {who}",
     "why.symbol.fix": "keep {who} such that {symbol} {expected} (e.g. handle inputs that give {got} outside the "

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ..query import sizes
+from ..query import externs, sizes
 from ..query import witness as W
 from ..core.findings import Finding
 from ..link.input_layout import stride_text
@@ -183,12 +183,23 @@ def _range_conditions(model: Model, ref: DimRef, d: Dim) -> list[Condition]:
         unchecked = enforced("unchecked", Enforcement(d.enforced))
         if d.min is not None and d.min > 0:
             out.append(Condition(Kind.RANGE, f"{symbol} < {d.min}", ref,
-                                 f"the package was compiled for {shown} >= {d.min} ({unchecked})",
+                                 f"the package was compiled for {shown} >= {d.min} "
+                                 f"({_tied_check(model, ref, d.min - 1) or unchecked})",
                                  UnenforcedLowerBound.code))
         if d.max is not None and d.max < sizes.INT32_MAX:
             out.append(Condition(Kind.RANGE, f"{symbol} > {d.max}", ref,
-                                 f"the package was compiled for {shown} <= {d.max} ({unchecked})"))
+                                 f"the package was compiled for {shown} <= {d.max} "
+                                 f"({_tied_check(model, ref, d.max + 1) or unchecked})"))
     return out
+
+
+def _tied_check(model: Model, ref: DimRef, size: int) -> str | None:
+    """Words for run_impl's always-on check of a size tied to the dim that rejects `size`, or None."""
+    tied = externs.tied_bound(model, ref, size)
+    if tied is None:
+        return None
+    return (f"rejected at every call by run_impl's `Expected {tied.symbol} {tied.op} {tied.bound}`: "
+            f"{tied.symbol}, the size {tied.call} returns, must equal {model.inputs[ref.input].dim_display(ref.dim)}")
 
 
 def _finding_condition(model: Model, rule: Rule, f: Finding) -> Condition | None:
@@ -225,7 +236,7 @@ def render_text(contracts: Sequence[Contract]) -> str:
                              f"(checked: {enforced('who', d.enforced)})")
         layouts = [inp for inp in c.inputs if inp.strides is not None and inp.layout_enforced != Enforcement.ALWAYS]
         if c.conditions or layouts:
-            lines.append("  calls the package does not reject by default, and what happens:")
+            lines.append("  calls the package does not reject by default, or rejects with an error that names no input, and what happens:")
             for cond in c.conditions:
                 code = f" [{cond.code}]" if cond.code else ""
                 lines.append(f"    {_t(_condition_text(c, cond.expr))}: {_t(cond.reason)}{code}")

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.model import DimRef, Launch, Model
-from .witness import Assignment, evaluate_at
+from .witness import Assignment, evaluate_at, symbol_of
 
 # `aten.convolution` and `aten._convolution` (the same leading arguments), on CPU, CUDA or any device;
 # not mkldnn's or cudnn's own entry points, whose arguments differ.
@@ -157,3 +157,41 @@ def conv_floor(model: Model, ref: DimRef, n: int) -> Launch | None:
         if stride[axis] == n and dilation[axis] * (int(kernel) - 1) + 1 - 2 * padding[axis] == n:
             return launch
     return None
+
+
+@dataclass(frozen=True)
+class TiedBound:
+    """run_impl's always-on check of an unbacked size that it also requires to equal an input dim
+    (`Expected Eq(s77, u2)`, `Expected u2 <= 1024`): every call with the dim outside [min, max] fails
+    with `RuntimeError: Expected u2 <= 1024 but received ...`, whatever the environment. `call` is
+    the op returning the size (bincount's); `op` and `bound` the side the size breaks."""
+
+    symbol: str
+    op: str
+    bound: int
+    call: str
+
+
+def tied_bound(model: Model, ref: DimRef, size: int) -> TiedBound | None:
+    """The always-on check of an unbacked size tied to input dim `ref` that rejects `size`, or None."""
+    symbol = symbol_of(model, ref)
+    if symbol is None:
+        return None
+    for sym in model.symbols.values():
+        if not sym.unbacked or sym.tied != symbol:
+            continue
+        for op, bound, broken in ((">=", sym.min, sym.min is not None and size < sym.min),
+                                  ("<=", sym.max, sym.max is not None and size > sym.max)):
+            if broken and bound is not None:
+                producer = next((l for l in model.launches if l.extern and sym.expr in l.outputs), None)
+                return TiedBound(sym.name, op, bound, size_call(producer))
+    return None
+
+
+def size_call(launch: Launch | None) -> str:
+    """The call that returns a size: its op where it runs through the proxy executor (bincount's),
+    else its shim; run_impl itself when none is known."""
+    if launch is None:
+        return "run_impl"
+    nodes = launch.source_nodes
+    return nodes[-1] if nodes and "proxy_executor" in launch.kernel else launch.kernel

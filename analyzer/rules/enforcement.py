@@ -14,7 +14,7 @@ from typing import Mapping
 from ..expr import intervals
 from ..query import counting, externs, guards as G, relations, sizes, witness as W
 from ..core.findings import Location
-from ..core.model import ConstantKind, DimRef, Enforcement, Launch, Model, shim_op, where
+from ..core.model import ConstantKind, DimRef, Enforcement, Model, shim_op, where
 from ..core.messages import listed
 from ..query.severity import Consequence, fails_like_eager
 from .words_inputs import UnenforcedLowerBoundWords as LowerBound
@@ -307,9 +307,11 @@ def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, st
     for sym in model.symbols.values():
         if not sym.unbacked or not sym.min or sym.min <= 0:
             continue
+        if symbol and sym.tied == symbol:   # `Expected Eq(s77, u2)`: u2 is the size
+            tied = externs.tied_bound(model, ref, size)
+            if tied is not None and tied.op == ">=":
+                return tied.symbol, tied.bound, tied.call
         producer = next((l for l in model.launches if l.extern and sym.expr in l.outputs), None)
-        if symbol and sym.tied == symbol and size < sym.min:   # `Expected Eq(s77, u2)`: u2 is the size
-            return sym.name, sym.min, _call_name(producer)
         if producer is None or counting.counting_op(producer.kernel) is None:
             continue
         for inp in model.inputs:
@@ -325,15 +327,6 @@ def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, st
             if numel < sym.min:
                 return sym.name, sym.min, producer.kernel
     return None
-
-
-def _call_name(launch: Launch | None) -> str:
-    """The call that returns a size: its op where it runs through the proxy executor (bincount's),
-    else its shim; run_impl itself when none is known."""
-    if launch is None:
-        return "run_impl"
-    nodes = launch.source_nodes
-    return nodes[-1] if nodes and "proxy_executor" in launch.kernel else launch.kernel
 
 
 def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from ...parse import proxy
-from ...query import relations, sizes
+from ...query import externs, relations, sizes
 from ...query import witness as W
 from ...core.findings import Location
 from ...core.model import Assertion, Dim, DimRef, Input, Model, Package, Relation
@@ -331,12 +331,24 @@ def _symbol_candidates(package: Package, failure: Failure) -> list[Candidate]:
         origin = WHY["why.symbol.call"].format(call=producer.kernel, who=who) \
             if producer is not None and "item" not in producer.kernel else WHY["why.symbol.values"].format(who=who)
         fields = dict(symbol=sym.name, expected=failure.expected, got=failure.got, origin=origin, who=who)
+        key = "why.symbol"
+        refs: tuple[DimRef, ...] = ()
+        # `Expected Eq(s77, u2)`: the size must equal an input dim, so the dim is what was out of range.
+        tied = W.symbol_dims(model).get(sym.tied or "")
+        if tied is not None:
+            dim = model.dim(tied)
+            key, refs = "why.symbol.tied", (tied,)
+            fields.update(call=externs.size_call(producer), where=model.describe(tied),
+                          dim=model.inputs[tied.input].dim_display(tied.dim),
+                          declared=f"; the exported program declares {declared_span(dim)}"
+                          if dim is not None and has_declared(dim) else "")
         out.append(Candidate(kind=FailureKind.SYMBOL_ASSERT, model=model.name, message=failure.message,
-                             cause=WHY["why.symbol"].format(**fields), fix=WHY["why.symbol.fix"].format(**fields),
+                             cause=WHY[key].format(**fields), fix=WHY[f"{key}.fix"].format(**fields),
                              kernel=producer.kernel if producer is not None else None,
                              location=producer.location if producer is not None else sym.location,
-                             index_sources=inputs, chain=tuple(c for c in (producer and producer.comment,) if c),
-                             key="why.symbol", failure=failure))
+                             bound_sources=refs, index_sources=inputs,
+                             chain=tuple(c for c in (producer and producer.comment,) if c),
+                             key=key, failure=failure))
     return out
 
 
