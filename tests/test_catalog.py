@@ -139,6 +139,10 @@ def _why() -> None:
                                 "RuntimeError: Expected u0 >= 2 but received 1"))
     render_text(explain_failure(api.load(FIXTURES / "stress" / "pkgs" / "item_arange.cpu.stripped.pt2"),
                                 "RuntimeError: Expected u0 <= 64 but received 65"))
+    # A size run_impl ties to an input dim (bincount's, `Expected Eq(s77, u2)`) past its bound.
+    render_text(explain_failure(api.load(FIXTURES / "stranger7" / "sage_mean.cpu.stripped.pt2", api.Options(
+        exported_program=str(FIXTURES / "stranger7" / "sage_mean.ep.pt2"))),
+                                "RuntimeError: Expected u2 <= 1024 but received 1025"))
     # run_impl's check of a size it divides by (BLOOM's seq).
     render_text(explain_failure(api.load(FIXTURES / "stranger3" / "bloom.cpu.stripped.pt2"),
                                 "RuntimeError: Integer floor division by zero"))
