@@ -58,3 +58,19 @@ def test_floordiv_of_a_multiple_minus_a_remainder_folds():
         assert simplify(kept) == kept
     for s in range(0, 40):  # the fold agrees with Python's floor division
         assert (64 * s - 1) // 64 == s - 1 and (8 * s - 8) // 8 == s - 1
+
+
+def test_python_mod_of_a_negative_dividend():
+    """`c10::div_mod` (sympy's PythonMod) takes the divisor's sign: ViTDet's window padding
+    `div_mod(-(h // 8), 2)` is 1 at h = 8 (C++'s `%` would give -1), exact at points and within one
+    period, [0, b - 1] across periods; a divisor that is not a positive constant is refused."""
+    assert intervals.evaluate("mod(-(h // 8), 2)", {"h": 8}) == 1
+    assert intervals.evaluate("mod(-(h // 8), 2)", {"h": 16}) == 0
+    assert intervals.evaluate_interval("mod(x, 4)", {"x": (-7, -5)}) == (1, 3)
+    assert intervals.evaluate_interval("mod(x, 4)", {"x": (-7, 9)}) == (0, 3)
+    for divisor in ("y", "0", "-2"):
+        with pytest.raises(ValueError):
+            intervals.evaluate_interval(f"mod(x, {divisor})", {"x": (1, 9), "y": (1, 3)})
+    # The window count of ViTDet's run_impl check, `!= 0` from h = 8 on: 0 below it.
+    expr = "floordiv(floordiv(h, 8) + mod(-1*floordiv(h, 8), 2), 2)"
+    assert [intervals.evaluate(expr, {"h": h}) for h in (0, 7, 8, 15, 16, 24)] == [0, 0, 1, 1, 1, 2]

@@ -228,6 +228,16 @@ def _binop(op: ast.operator, a: float, b: float) -> float:
     raise ValueError("unsupported operator")
 
 
+def _python_mod(a: Interval, b: Interval) -> Interval:
+    """`mod(a, b)` (c10::div_mod, sympy's PythonMod): the remainder takes the divisor's sign, so for a
+    positive constant divisor it lies in [0, b - 1] whatever a's sign, and is exact within one period."""
+    if b[0] == b[1] and b[0] > 0 and not math.isinf(b[0]):
+        if not math.isinf(a[0]) and not math.isinf(a[1]) and a[0] // b[0] == a[1] // b[0]:
+            return a[0] % b[0], a[1] % b[0]
+        return 0.0, b[0] - 1
+    raise ValueError("modulo by a divisor that is not a positive constant")
+
+
 def _mod(a: Interval, b: Interval) -> Interval:
     if b[0] > 0 and a[0] >= 0:
         # Within one period of a constant modulus (a point among them) the remainder is exact:
@@ -335,6 +345,8 @@ def _eval(node: ast.AST, ranges, default, depth: int) -> Interval:
             return min(a[0] for a in args), min(a[1] for a in args)
         if fn == "floordiv" and len(args) == 2:
             return _eval(ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1]), ranges, default, d)
+        if fn == "mod" and len(args) == 2:
+            return _python_mod(args[0], args[1])
         if fn in ("trunc", "floor", "ceil") and len(args) == 1:
             rounders: dict[str, Callable[[float], int]] = {"trunc": math.trunc, "floor": math.floor, "ceil": math.ceil}
             f = rounders[fn]

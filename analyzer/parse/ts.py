@@ -529,6 +529,8 @@ _PASS_THROUGH_CALLS = {
 }
 _RENAMED_CALLS = {
     "c10::div_floor_integer": "floordiv", "div_floor_integer": "floordiv",
+    # sympy's PythonMod (a remainder with the divisor's sign), as kernels' own `mod` helper computes it.
+    "c10::div_mod": "mod", "div_mod": "mod",
     "c10::div_floor_floating": "floordiv", "std::max": "max", "std::min": "min",
     "max_propagate_nan": "max", "min_propagate_nan": "min",
 }
