@@ -524,13 +524,11 @@ def statements(body: Node) -> Iterator[tuple[Statement, Node]]:
 _NUMBER_SUFFIX = re.compile(r"(?<=[0-9.])(?:[uU]?[lL]{1,2}|[lL]{1,2}[uU]?|[uU]|[fF])$")
 _PASS_THROUGH_CALLS = {
     "static_cast", "reinterpret_cast", "c10::convert", "convert", "int64_t", "int32_t",
-    "VecMask", "Vectorized", "VectorizedN", "std::move", "move", "c10::load",
-    "wrap_with_raii_handle_if_needed",
+    "VecMask", "Vectorized", "VectorizedN", "std::move", "move", "c10::load", "wrap_with_raii_handle_if_needed",
 }
+# `c10::div_mod` is sympy's PythonMod: a remainder with the divisor's sign, as kernels' own `mod` computes it.
 _RENAMED_CALLS = {
-    "c10::div_floor_integer": "floordiv", "div_floor_integer": "floordiv",
-    # sympy's PythonMod (a remainder with the divisor's sign), as kernels' own `mod` helper computes it.
-    "c10::div_mod": "mod", "div_mod": "mod",
+    "c10::div_floor_integer": "floordiv", "div_floor_integer": "floordiv", "c10::div_mod": "mod", "div_mod": "mod",
     "c10::div_floor_floating": "floordiv", "std::max": "max", "std::min": "min",
     "max_propagate_nan": "max", "min_propagate_nan": "min",
 }
