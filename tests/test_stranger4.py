@@ -218,3 +218,13 @@ def test_confirm_confirms_every_error_and_explains_every_failure(name: str) -> N
     # The record is of these packages: confirm saw the rules check reports now (the counts differ:
     # unenforced-lower-bound is one finding per model under the policy, it was one per input).
     assert {f["code"] for f in rec["findings"]} == {f.code for f in _lint(name)}
+
+
+def test_marian_position_findings_name_each_launch_table() -> None:
+    """Marian launches one kernel for the encoder's and the decoder's sinusoidal tables: the finding
+    about the target length names the decoder's table (its launch's constant), the one about the
+    source length the encoder's; before, both named the encoder's, "ambiguous"."""
+    by_dim = {(f.input, f.dim): f for f in _lint("marian") if f.code == "AOTI003"}
+    assert by_dim[0, 1].source.module == "inner.model.encoder.embed_positions"
+    assert by_dim[1, 1].source.module == "inner.model.decoder.embed_positions"
+    assert not by_dim[0, 1].source.ambiguous and not by_dim[1, 1].source.ambiguous

@@ -199,7 +199,7 @@ def test_encoder_decoder_position_tables_raise_as_eager_and_empty_sequences_kill
         for ref, dim in (((0, 1), "src"), ((1, 1), "tgt")):
             f = _finding(name, "AOTI003", ref)
             assert str(f.severity) == "info" and f.message.endswith("(eager rejects it too)")
-            assert f.source.rows == 64 or (name, dim) == ("pegasus", "src")
+            assert f.source.rows == 64
             for size in ("65", "max+1"):
                 run = _record(name, f"{dim}={size}")
                 assert outcome(run) == "rejected" and "< 64L" in run["aoti"]["error"], (name, dim, size)
@@ -209,21 +209,22 @@ def test_encoder_decoder_position_tables_raise_as_eager_and_empty_sequences_kill
         assert str(f.severity) == "error" and "SIGFPE" in f.message
 
 
-def test_the_table_a_position_finding_names_today() -> None:
-    """What the AOTI003 findings of the two encoder-decoders name as their source, pinned as it is
-    (the wheel said the same): Pegasus' src finding is about `tmp9 < 64L`, the encoder's position table
-    (`inner_model_encoder_embed_positions_weight`), but names the token table fused into the same kernel
-    (`encoder.embed_tokens`, 100 rows); both target findings are about kernels the wrapper launches with
-    `inner_model_decoder_embed_positions_weight` (Pegasus: the encoder's kernel launched a second time
-    with s59), and name the encoder's table."""
+def test_a_position_finding_names_the_table_its_launch_reads() -> None:
+    """The AOTI003 findings of the two encoder-decoders name the table their check guards, read at the
+    launch whose sizes they are about: Pegasus' src finding (`tmp9 < 64L`) names the encoder's position
+    table, not the 100-row token table fused into the same kernel; both target findings are about
+    kernels the wrapper launches with `inner_model_decoder_embed_positions_weight` (Pegasus: the
+    encoder's kernel launched a second time with s59) and name the decoder's table. The wheel of the
+    round named `encoder.embed_tokens` and the encoder's table there."""
     src = _finding("pegasus", "AOTI003", (0, 1))
     assert (src.source.module, src.source.rows, src.kernel) == (
-        "inner.model.encoder.embed_tokens", 100, "cpp_fused_add_arange_embedding_mul_native_layer_norm_0")
-    assert "tmp9 < 64L" in src.detail
+        "inner.model.encoder.embed_positions", 64, "cpp_fused_add_arange_embedding_mul_native_layer_norm_0")
+    assert "tmp9 < 64L" in src.detail and not src.source.ambiguous
     for name, kernel in (("pegasus", "cpp_fused_add_arange_embedding_mul_native_layer_norm_view_2"),
                          ("blenderbot_small", "cpp_fused_add_arange_embedding_native_layer_norm_view_4")):
         tgt = _finding(name, "AOTI003", (1, 1))
-        assert (tgt.source.module, tgt.kernel) == ("inner.model.encoder.embed_positions", kernel)
+        assert (tgt.source.module, tgt.kernel) == ("inner.model.decoder.embed_positions", kernel)
+        assert not tgt.source.ambiguous
         wrapper = _member(name, ".wrapper.cpp")
         (launch,) = [ln for ln in wrapper.splitlines() if f"    {kernel}(" in ln and "s59" in ln]
         assert "inner_model_decoder_embed_positions_weight" in launch

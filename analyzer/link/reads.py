@@ -77,7 +77,7 @@ def constant_reads(facts: KernelFacts, values: Values | None, model: Model, indi
 
     `indices`: the kernel's launches in `model.launches`; `param_map(facts, i)`: a launch's
     size-parameter map (parameter -> expression over root symbols); `sources(expr)`: the input dims an expression reads. One record per (pointer,
-    index), from the first launch that passes a constant; located by `facts.locate`. `values`: the
+    index) and each (constant, maximum) its launches give it; located by `facts.locate`. `values`: the
     kernel's value ranges, made here (only for a kernel given a constant) when None."""
     locate = facts.locate or (lambda _: facts.location)
     if constants is None:
@@ -109,6 +109,9 @@ def constant_reads(facts: KernelFacts, values: Values | None, model: Model, indi
                     continue
                 seen.add(key)
                 slot = params.index(ptr)
+                # Each launch that passes another constant or sizes reads its own table (a kernel
+                # launched for an encoder's positions and for a decoder's): a record each.
+                read: set[tuple[str, str]] = set()
                 for launch, mapping in launches:
                     if slot >= len(launch.args):
                         continue
@@ -122,11 +125,13 @@ def constant_reads(facts: KernelFacts, values: Values | None, model: Model, indi
                     refs = sources(index_max)
                     if not refs:
                         break  # a static index: bounded at compile time
+                    if (const.name, index_max) in read:
+                        continue
+                    read.add((const.name, index_max))
                     out.append(ConstantRead(kernel=facts.name, pointer=ptr, constant=const.name,
                                             numel=math.prod(const.shape), shape=tuple(const.shape),
                                             fqn=const.original_fqn, index_max=index_max, sources=refs,
                                             location=locate(pos)))
-                    break
     return out
 
 

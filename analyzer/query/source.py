@@ -295,14 +295,33 @@ def _index_text(node: GraphNode, producers: dict[str, GraphNode], depth: int = 0
 
 # -- findings and assertions ----------------------------------------------------------------------
 
+def table_read(model: Model, a: Assertion) -> ConstantRead | None:
+    """The read of the constant table a constant-bound check guards: a read in the check's kernel
+    from a constant of that many rows, the one whose index reads the check's own dims where the
+    kernel reads several (a kernel launched for an encoder's table and for a decoder's)."""
+    if a.bound_value is None:
+        return None
+    reads = [r for r in model.constant_reads if r.kernel == a.kernel and r.shape and r.shape[0] == a.bound_value]
+    same = [r for r in reads if set(r.sources) & set(a.index_extent_sources)]
+    return (same or reads)[0] if reads else None
+
+
 def for_assertion(attributor: Attributor, a: Assertion) -> Source | None:
-    """The index op behind an assertion: a constant bound prefers the table of that many rows, a
-    dynamic bound the node indexing the input whose dim is the bound."""
+    """The index op behind an assertion: a constant bound the node reading its table (else one
+    indexing a table of that many rows), a dynamic bound the node indexing the input whose dim is the
+    bound."""
     model = attributor.model
+    table = table_read(model, a)
+    placeholders = _placeholders(table.fqn) if table is not None and table.fqn else set()
+    nodes = attributor.candidates(a.kernel)[0] if a.kernel else []
+    if not any(short_op(n.op) in INDEX_OPS and placeholders.intersection(n.args) for n in nodes):
+        placeholders = set()   # no index node reads it by name (a slice of it, a traced constant)
     names = {user for r in a.bound_sources
              if 0 <= r.input < len(model.inputs) and (user := model.inputs[r.input].user_name)}
 
     def prefer(node: GraphNode) -> bool:
+        if placeholders:
+            return bool(placeholders.intersection(node.args))
         if a.bound_value is not None:
             shape = node.arg_shapes[0] if node.arg_shapes else None
             return shape is not None and len(shape) > 0 and shape[0] == a.bound_value
@@ -336,11 +355,16 @@ def for_finding(attributor: Attributor, f: Finding) -> Source | None:
 
 
 def for_constant(attributor: Attributor, kernel: str, fqn: str) -> Source | None:
-    """The node of `kernel` that reads the parameter or buffer `fqn`: export names its placeholder
-    `p_`/`b_`/`c_` + the path with dots as underscores (`self.pos[:, :n]` -> slice of `p_pos`)."""
-    flat = fqn.replace(".", "_")
-    names = {prefix + flat for prefix in ("p_", "b_", "c_")}
+    """The node of `kernel` that reads the parameter or buffer `fqn` (`self.pos[:, :n]` -> slice of `p_pos`)."""
+    names = _placeholders(fqn)
     return attributor.attribute(kernel, None, lambda node: bool(names.intersection(node.args)))
+
+
+def _placeholders(fqn: str) -> set[str]:
+    """Export's names for the placeholder of parameter or buffer `fqn`: `p_`/`b_`/`c_` + the path with
+    dots as underscores."""
+    flat = fqn.replace(".", "_")
+    return {prefix + flat for prefix in ("p_", "b_", "c_")}
 
 
 def attribute(models: Iterable[Model], findings: Iterable[Finding]) -> Iterator[Finding]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..expr import intervals
-from ..query import counting, externs, guards as G, relations, sizes, witness as W
+from ..query import counting, externs, guards as G, relations, sizes, source, witness as W
 from ..core.findings import Location
-from ..core.model import ConstantKind, DimRef, Enforcement, Model, shim_op, where
+from ..core.model import Assertion, ConstantKind, DimRef, Enforcement, Model, shim_op, where
 from ..core.messages import listed
 from ..query.severity import Consequence, fails_like_eager
 from .words_inputs import UnenforcedLowerBoundWords as LowerBound
@@ -128,13 +128,11 @@ def constant_label(model: Model, name: str) -> str:
     return f"{const.original_fqn or const.name} ({shape}, constant {const.name})"
 
 
-def table_of(model: Model, kernel: str, bound: int) -> str | None:
-    """The constant a kernel's constant-bound index selects rows of: a read in the same kernel from a
-    constant whose first dim equals the bound (`inner.wpe.weight (128x64)` for `tmp6 < 128`)."""
-    for read in model.constant_reads:
-        if read.kernel == kernel and read.shape and read.shape[0] == bound:
-            return constant_label(model, read.constant)
-    return None
+def table_of(model: Model, a: Assertion) -> str | None:
+    """The constant a constant-bound check selects rows of (`inner.wpe.weight (128x64)` for `tmp6 <
+    128L`): source.table_read's."""
+    read = source.table_read(model, a)
+    return constant_label(model, read.constant) if read is not None else None
 
 
 def eager_rejects_past_range(model: Model, a, outcome: str) -> str | None:
@@ -162,7 +160,7 @@ def unenforced_max(rule, model: Model, ctx, a, refs: list[DimRef], outcome: dict
         return None
     ref, size = found
     outside, _ = past_max_outside_contract(model, refs, ctx.runtime_checks)
-    table = table_of(model, a.kernel, a.bound_value)
+    table = table_of(model, a)
     assignment = {ref: size}
     fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, a.index_extent),
                   dim_display=W.dim_display(model, ref), where=where(ref),
