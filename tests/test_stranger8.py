@@ -268,3 +268,15 @@ def test_gpt_neo_past_its_position_table_aborts() -> None:
     assert outcome(run) == "crash" and run["signal"] == "SIGABRT"
     assert outcome(_record("gpt_neo", "seq=0")) == "silent"
     assert outcome(_record("gpt_neo", "seq=64")) == "ran"
+
+
+def test_a_guard_broken_from_above_is_called_a_maximum() -> None:
+    """DPT's position grid: `128 < 32*(w//8)*(h//8)` breaks at h = 16 (below the size where every guard
+    holds: a minimum), `512 >= 32*(w//8)*(h//8)` at h = 72 (above it: a maximum, whose fix names
+    `Dim(..., max=...)`), `512 == ...` at 24 (a relation). The wheel of the round called all three
+    comparisons minimums."""
+    kinds = {f.witness: (f.message, f.fix) for f in _lint("dpt") if f.code == "AOTI020"}
+    assert set(kinds) == {"x.shape = (2, 3, 16, 16)", "x.shape = (2, 3, 24, 16)", "x.shape = (2, 3, 72, 16)"}
+    assert "a minimum" in kinds["x.shape = (2, 3, 16, 16)"][0] and "min=" in kinds["x.shape = (2, 3, 16, 16)"][1]
+    assert "a relation" in kinds["x.shape = (2, 3, 24, 16)"][0]
+    assert "a maximum" in kinds["x.shape = (2, 3, 72, 16)"][0] and "max=" in kinds["x.shape = (2, 3, 72, 16)"][1]

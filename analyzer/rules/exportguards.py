@@ -26,14 +26,19 @@ def _user_text(model: Model, text: str) -> str:
     return out
 
 
-def _kind(guard: str) -> str:
-    """What the guard asks of the sizes, in a few words (the headline's)."""
-    return "a multiple" if "%" in guard else "a minimum" if any(op in guard for op in (">", "<")) else "a relation"
+def _kind(guard: str, size: int, held: int | None) -> str:
+    """What the guard asks of the sizes, in a few words (the headline's): a comparison broken by a
+    size below the one where every guard holds asks for a minimum, above it for a maximum."""
+    if "%" in guard:
+        return "a multiple"
+    if not any(op in guard for op in (">", "<")):
+        return "a relation"
+    return "a maximum" if held is not None and size > held else "a minimum"
 
 
-def _hint(guard: str) -> str:
-    return "4 * Dim('k')" if "% 4" in guard else "Dim('n', min=...)" if any(op in guard for op in (">", "<")) \
-        else "a Dim of that form"
+def _hint(kind: str, guard: str) -> str:
+    return {"a multiple": "4 * Dim('k')" if "% 4" in guard else "a Dim of that form",
+            "a minimum": "Dim('n', min=...)", "a maximum": "Dim('n', max=...)"}.get(kind, "a Dim of that form")
 
 
 @register
@@ -111,11 +116,12 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
             dims = [(ref, size, W.witness(model, {**base, ref: size})) for ref, size in broken.dims]
             ref, size, _ = dims[0]
             sizes_text = listed([f"{W.dim_display(model, r)} = {s}" for r, s, _ in dims], " or ")
-            fields = dict(guard=broken.guard, kind=_kind(broken.guard), breaks=sizes_text,
+            kind = _kind(broken.guard, size, G.base_sizes(model).get(ref))
+            fields = dict(guard=broken.guard, kind=kind, breaks=sizes_text,
                           is_are="is" if len(dims) == 1 else "are", breaks_verb="breaks" if len(dims) == 1 else "break",
                           also=self.MESSAGES["unchecked-export-guard.also"].format(
                               count=len(broken.also), s="" if len(broken.also) == 1 else "s") if broken.also else "",
-                          size=size, guard_user=_user_text(model, broken.guard), hint=_hint(broken.guard),
+                          size=size, guard_user=_user_text(model, broken.guard), hint=_hint(kind, broken.guard),
                           where=where(ref))
             chain = [self.CHAIN["unchecked-export-guard"].format(
                 guard=broken.guard, assignment=W.assignment_text(model, {**base, r: s})) for r, s, _ in dims]
