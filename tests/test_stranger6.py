@@ -73,7 +73,7 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI019", "info", ()),
     },
     "jagged_pos": {
-        ("AOTI001", "info", ((1, 0),)),      # n = 0 with tokens: SIGSEGV, eager raises (see below)
+        ("AOTI001", "error", ((1, 0),)),     # n = 0 with tokens: SIGSEGV, eager raises (see below)
         ("AOTI002", "info", ((0, 0), (1, 0))),
         ("AOTI019", "info", ()),
     },
@@ -196,10 +196,11 @@ def test_an_index_read_from_an_extern_output_an_empty_input_shrinks() -> None:
     tensor, which the package takes to hold values.shape[0] elements (`assert_size_stride(buf4, {s59})`
     only with AOTI_RUNTIME_CHECK_INPUTS=1); the kernel reads its index from there past the end: SIGSEGV
     where eager raises a size error. AOTI001 says the read runs past the buffer (not that the check
-    raises), an info: eager rejects the input too."""
+    raises), an error: eager raises a catchable error for the same input, the package dies, as a CPU
+    check aborting inside an OpenMP region does (CTRL's AOTI003, stranger7)."""
     f = _finding("jagged_pos", "AOTI001")
-    assert f.message_fields["outcome"] == "overread" and str(f.severity) == "info"
-    assert f.message.endswith("(eager rejects it too)") and "overruns a buffer" in f.message and "buf4" in f.detail
+    assert f.message_fields["outcome"] == "overread" and str(f.severity) == "error"
+    assert "eager rejects" not in f.message and "overruns a buffer" in f.message and "buf4" in f.detail
     run = _record("jagged_pos", "n=0")
     assert outcome(run) == "crash" and run["signal"] == "SIGSEGV" and not run["eager"]["ok"]
     assert ROUND.explained_by("jagged_pos", run)

@@ -80,7 +80,7 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI019", "info", ()),
     },
     "seg_mean": {
-        ("AOTI001", "info", ((1, 0),)),           # b = 0: SIGSEGV (eager raises), see below
+        ("AOTI001", "error", ((1, 0),)),          # b = 0: SIGSEGV (eager raises), see below
         ("AOTI002", "info", ((0, 0), (1, 0))),
         ("AOTI019", "info", ()),
     },
@@ -234,10 +234,12 @@ def test_an_empty_segment_count_crashes_the_process() -> None:
     """seg_mean at b = 0 with rows: repeat_interleave of an empty `lengths` returns an empty buffer
     whatever `output_size`, the index_add kernel reads `total` ids from it and the process dies
     (SIGSEGV) where eager raises index_add's size error. AOTI001 describes exactly that (a read past
-    the end of repeat_interleave's buffer, "a crash such as SIGSEGV") yet stays an info because eager
-    rejects the input too, where a CTRL-style abort (stranger7) is an error."""
+    the end of repeat_interleave's buffer, "a crash such as SIGSEGV"), an error: the package is worse
+    than eager's catchable error, as a CTRL-style abort (stranger7) is. The wheel of the round made it an
+    info ("eager rejects it too")."""
     f = _finding("seg_mean", "AOTI001")
-    assert str(f.severity) == "info" and "SIGSEGV" in f.detail and "repeat_interleave" in f.detail
+    assert str(f.severity) == "error" and "SIGSEGV" in f.detail and "repeat_interleave" in f.detail
+    assert "eager rejects" not in f.message
     assert f.witness == "values.shape = (3, 16), lengths.shape = (0,)"
     for label in ("b=0", "witness:empty-index-bound:1"):
         run = _record("seg_mean", label)

@@ -96,8 +96,9 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
     is out of range for eager too: the input is the caller's mistake, and where the package fails no
     worse than eager (it raises, or asserts on CUDA) the finding says so and is an info. It stays an
     error where the check aborts the process (inside a CPU OpenMP region) or the index is not data
-    (an iteration range the empty size does not shrink). An index read from an extern output that the
-    empty input shrinks (`repeat_interleave` of empty lengths) is read past it first: said, an info.
+    (an iteration range the empty size does not shrink), and where the index is read from an extern
+    output that the empty input shrinks (`repeat_interleave` of empty lengths): the kernel reads past
+    that buffer before the check (a SIGSEGV where eager raises), said, an error.
 
     ## Example
     ```python
@@ -175,9 +176,10 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
                    f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
             # Index values read from an input (or computed from one by an op with a known range, such as
             # bucketize's [0, len]) into a dim the witness empties: invalid for eager too, which raises as
-            # the package does (unless it aborts; an overrun extern output is the same input, read further).
+            # the package does; not where the package is worse: it aborts, or reads an extern output past
+            # its end before any check (a crash or garbage where eager raises).
             data = bool(a.index_sources) and (a.index_extent is None or bool(a.index_ops)) and \
-                (short is not None or fails_like_eager(fields["outcome"]))
+                short is None and fails_like_eager(fields["outcome"])
             yield self.finding(
                 model, ctx, message.format(**fields), a.location, subject=a, eager_rejects=convolution or (E.EAGER["index"] if data else None),
                 kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
