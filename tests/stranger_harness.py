@@ -18,6 +18,7 @@ from pathlib import Path
 from analyzer.app import api
 from analyzer.core.model import DimRef
 from analyzer.explain import contract
+from analyzer.query import guards as G
 from analyzer.query import witness as W
 from conftest import FIXTURES, finding_refs
 
@@ -85,6 +86,12 @@ def _records(folder: Path) -> tuple[dict, ...]:
     return tuple(json.loads((folder / "runtime.json").read_text()))
 
 
+# Rules whose failure at a size holds at every larger one (a table, a range): a witness explains the
+# probes at and above it.
+_ONWARD = frozenset({"index-exceeds-constant-bound", "read-past-constant", "compiled-range-narrower-than-declared",
+                     "index-exceeds-dynamic-bound"})
+
+
 def _witness_sizes(finding, ref: tuple[int, int]) -> set[int]:
     """The sizes at `ref` (input, axis) of a finding's witnesses and of its dim's own."""
     sizes = set()
@@ -131,22 +138,51 @@ class Round:
     def explained_by(self, name: str, record: dict) -> list:
         """The findings that explain a failed probe: its own finding (a witness probe), or a finding
         about the probed dim with a witness at that size, or below the largest witness of a lower-bound
-        finding (`< 3 runs unchecked` covers 0, 1 and 2), or at or above a witness above 1 of another
-        rule (a table bound or a range: every larger size too)."""
+        finding (`< 3 runs unchecked` covers 0, 1 and 2), or at or above a witness above 1 of a rule
+        whose failure grows with the size (a table bound or a range: every larger size too), or an
+        export guard's finding whose guard the probe's shapes break."""
         if record["label"].startswith("witness:"):
             summary = record["finding"]
             return [f for f in self.lint(name)
                     if (f.code, f.input, f.dim) == (summary["code"], summary["input"], summary["dim"])]
         found = []
-        for i, axis, size in self._probed(name, record):
-            for f in self.lint(name):
+        probed = self._probed(name, record)
+        for f in self.lint(name):
+            # A guard's finding names the dims of its smallest witnesses; the probe breaks the guard
+            # or not, whichever of its dims it moved (the normal sizes keep every guard).
+            if probed and f.rule == "unchecked-export-guard" and self._breaks_guard(name, record, f):
+                found.append(f)
+                continue
+            for i, axis, size in probed:
                 if (i, axis) in finding_refs(f):
                     sizes = _witness_sizes(f, (i, axis))
                     lower = f.rule == "unenforced-lower-bound"
                     if size in sizes or (lower and size <= max(sizes, default=-1)) or \
-                            (not lower and any(1 < s <= size for s in sizes)):
+                            (f.rule in _ONWARD and any(1 < s <= size for s in sizes)):
                         found.append(f)
         return found
+
+    def _breaks_guard(self, name: str, record: dict, finding) -> bool:
+        """Whether the probe's shapes make the finding's guard (or one it lists) false while the
+        model's normal sizes keep it: a guard is no threshold (`h % 4 == 0`, `(h // 8) == 4`), so a
+        larger size than the witness need not break it."""
+        return self._guard_false(name, record, finding) and not self._guard_false(name, self.record(name, "normal"), finding)
+
+    def _guard_false(self, name: str, record: dict, finding) -> bool:
+        (model,) = _package(self.folder, name).models
+        guards = G.compile_guards([finding.subject.guard, *finding.subject.also])
+        dims = self.dims()[name]
+        shapes = {}
+        for inp in model.inputs:
+            shape = []
+            for d in inp.dims:
+                named = [dim for dim, at in dims.items() if (inp.index, d.dim) in at]
+                shape.append(d.value if d.value is not None else record["sizes"][named[0]] if named else None)
+            if None in shape:
+                return False
+            shapes[inp.user_name or inp.name] = tuple(shape)
+        values = guards.evaluate(shapes)
+        return any(G.holds(values, g) is False for g in guards.guards)
 
     def unexplained(self, name: str) -> dict[str, str]:
         """Each failed probe of `name` that no finding explains: its label -> its outcome."""
