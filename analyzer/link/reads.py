@@ -18,6 +18,7 @@ from typing import Callable, Iterable
 
 from ..expr import intervals
 from ..parse.kernels import KernelFacts, Values
+from ..core.findings import Location
 from ..core.model import Constant, ConstantRead, DimRef, Model
 from .context import LinkContext
 
@@ -108,30 +109,33 @@ def constant_reads(facts: KernelFacts, values: Values | None, model: Model, indi
                 if key in seen:
                     continue
                 seen.add(key)
-                slot = params.index(ptr)
-                # Each launch that passes another constant or sizes reads its own table (a kernel
-                # launched for an encoder's positions and for a decoder's): a record each.
-                read: set[tuple[str, str]] = set()
-                for launch, mapping in launches:
-                    if slot >= len(launch.args):
-                        continue
-                    const = constants.get(launch.args[slot])
-                    if const is None or not const.shape:
-                        continue
-                    try:
-                        index_max = intervals.simplify(intervals.substitute(upper, mapping))
-                    except ValueError:
-                        continue
-                    refs = sources(index_max)
-                    if not refs:
-                        break  # a static index: bounded at compile time
-                    if (const.name, index_max) in read:
-                        continue
-                    read.add((const.name, index_max))
-                    out.append(ConstantRead(kernel=facts.name, pointer=ptr, constant=const.name,
-                                            numel=math.prod(const.shape), shape=tuple(const.shape),
-                                            fqn=const.original_fqn, index_max=index_max, sources=refs,
-                                            location=locate(pos)))
+                out.extend(_launch_reads(facts.name, ptr, params.index(ptr), upper, launches, constants,
+                                         sources, functools.partial(locate, pos)))
+    return out
+
+
+def _launch_reads(kernel: str, ptr: str, slot: int, upper: str, launches: list, constants: dict[str, Constant],
+                  sources: Callable[[str], tuple[DimRef, ...]], location: Callable[[], Location]) -> list[ConstantRead]:
+    """The reads of pointer `ptr` at an index reaching `upper`: one per launch that passes it another
+    constant or sizes (a kernel launched for an encoder's position table and for a decoder's)."""
+    out: list[ConstantRead] = []
+    read: set[tuple[str, str]] = set()
+    for launch, mapping in launches:
+        const = constants.get(launch.args[slot]) if slot < len(launch.args) else None
+        if const is None or not const.shape:
+            continue
+        try:
+            index_max = intervals.simplify(intervals.substitute(upper, mapping))
+        except ValueError:
+            continue
+        refs = sources(index_max)
+        if not refs:
+            break  # a static index: bounded at compile time
+        if (const.name, index_max) not in read:
+            read.add((const.name, index_max))
+            out.append(ConstantRead(kernel=kernel, pointer=ptr, constant=const.name, numel=math.prod(const.shape),
+                                    shape=tuple(const.shape), fqn=const.original_fqn, index_max=index_max,
+                                    sources=refs, location=location()))
     return out
 
 

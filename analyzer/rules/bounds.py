@@ -95,10 +95,9 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
     When the index values are read from an input (`x[idx]` with `x` empty and `idx` not), every value
     is out of range for eager too: the input is the caller's mistake, and where the package fails no
     worse than eager (it raises, or asserts on CUDA) the finding says so and is an info. It stays an
-    error where the check aborts the process (inside a CPU OpenMP region) or the index is not data
-    (an iteration range the empty size does not shrink), and where the index is read from an extern
-    output that the empty input shrinks (`repeat_interleave` of empty lengths): the kernel reads past
-    that buffer before the check (a SIGSEGV where eager raises), said, an error.
+    error where the check aborts the process (inside a CPU OpenMP region), the index is not data (an
+    iteration range the empty size does not shrink), or it is read from an extern output the empty
+    input shrinks (`repeat_interleave` of empty lengths): read past its end first (SIGSEGV), said.
 
     ## Example
     ```python
