@@ -305,11 +305,9 @@ def rejecting_assert(model: Model, ref: DimRef, size: int) -> tuple[str, int, st
     for sym in model.symbols.values():
         if not sym.unbacked or not sym.min or sym.min <= 0:
             continue
-        if symbol and sym.tied == symbol:   # `Expected Eq(s77, u2)`: u2 is the size
-            tied = externs.tied_bound(model, ref, size)
-            if tied is not None and tied.op == ">=":
-                return tied.symbol, tied.bound, tied.call
         producer = next((l for l in model.launches if l.extern and sym.expr in l.outputs), None)
+        if symbol and sym.tied == symbol and size < sym.min:   # `Expected Eq(s77, u2)`: u2 is the size
+            return sym.name, sym.min, externs.size_call(producer)
         if producer is None or counting.counting_op(producer.kernel) is None:
             continue
         for inp in model.inputs:
