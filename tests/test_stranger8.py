@@ -46,6 +46,8 @@ FINDINGS: dict[str, set[tuple]] = {
     "vitdet": _IMAGE | {
         ("AOTI020", "error", ((0, 2),)),          # (h // 8) == 4, witness 16
         ("AOTI020", "error", ((0, 3),)),          # (w // 8) == 4, witness 16
+        ("AOTI003", "error", ((0, 2),)),          # h > 39 past the 7-row relative positions: SIGABRT
+        ("AOTI003", "error", ((0, 3),)),          # w > 39: raises where eager returns
     },
     "espcn": _IMAGE | {
         ("AOTI020", "error", ((0, 2),)),          # (h % (h // 2)) == 0, witness 5
@@ -181,20 +183,6 @@ def test_auto_guards_of_the_vision_models_each_have_a_size_that_breaks_them() ->
         assert outcome(_record(name, f"{side}={size}")) == what, (name, side, size)
 
 
-def test_vitdet_past_its_traced_grid_reads_a_seven_row_relative_table() -> None:
-    """ViTDet traced at a 4x4 patch grid kept the global block's 7-row relative position tables
-    (2 * 4 - 1) uninterpolated: from h or w = 40 (grid 5) the index passes 6. Along h the check runs in
-    a parallel region and aborts, along w it raises; eager interpolates and returns. Only AOTI020 (the
-    `(h // 8) == 4` guard) covers these sizes; no AOTI003 names the 7-row check."""
-    assert "0 <= tmp19 < 7L" in _member("vitdet", ".kernel.cpp")
-    for size in ("40", "max+1"):
-        run = _record("vitdet", f"h={size}")
-        assert outcome(run) == "crash" and run["signal"] == "SIGABRT"
-        run = _record("vitdet", f"w={size}")
-        assert outcome(run) == "raised" and run["aoti"]["error"] == "RuntimeError: index out of bounds: 0 <= tmp19 < 7L"
-    assert not [f for f in _lint("vitdet") if f.code in ("AOTI003", "AOTI008")]
-
-
 def test_encoder_decoder_position_tables_raise_as_eager_and_empty_sequences_kill_the_process() -> None:
     """Pegasus' sinusoidal and BlenderbotSmall's learned 64-row tables: 65 source or target tokens raise
     `index out of bounds: ... < 64L` (eager: IndexError), an info each; 0 tokens reach CPU flash
@@ -286,3 +274,23 @@ def test_a_guard_broken_from_above_is_called_a_maximum() -> None:
     assert "a minimum" in kinds["x.shape = (2, 3, 16, 16)"][0] and "min=" in kinds["x.shape = (2, 3, 16, 16)"][1]
     assert "a relation" in kinds["x.shape = (2, 3, 24, 16)"][0]
     assert "a maximum" in kinds["x.shape = (2, 3, 72, 16)"][0] and "max=" in kinds["x.shape = (2, 3, 72, 16)"][1]
+
+
+def test_a_relative_position_table_the_export_fixed_is_read_past() -> None:
+    """ViTDet's global block reads its 7-row relative position tables at `(x0 - x1) * (g / g) + (g - 1) *
+    (g / g)` (g = h // 8, the grid; `g / g` the resize of the table to the grid the trace saw), wrapped
+    when negative: 2g - 1 rows, past 7 from h = 40. Export fixed the grid (`(h // 8) == 4`), so eager
+    interpolates the table there and returns; the package aborts along h (a check inside an OpenMP
+    region) and raises along w. Both AOTI003 are errors: past an export guard eager's rejection is not
+    known. The wheel of the round said nothing of the 7-row check (its index had no range: `x / x`)."""
+    by_dim = {(f.input, f.dim): f for f in _lint("vitdet") if f.code == "AOTI003"}
+    assert by_dim[0, 2].witness == "x.shape = (3, 3, 40, 16)" and "aborts" in by_dim[0, 2].message
+    assert by_dim[0, 3].witness == "x.shape = (3, 3, 16, 40)" and "raises" in by_dim[0, 3].message
+    assert "eager rejects" not in by_dim[0, 3].message
+    crash, raised = (_record("vitdet", f"witness:index-exceeds-constant-bound:{n}") for n in (1, 2))
+    assert outcome(crash) == "crash" and crash["signal"] == "SIGABRT" and outcome(raised) == "raised"
+    assert all("< 7L" in f.detail for f in by_dim.values()) and "0 <= tmp19 < 7L" in _member("vitdet", ".kernel.cpp")
+    for label, result in (("h=40", "crash"), ("h=max+1", "crash"), ("w=40", "raised"), ("w=max+1", "raised")):
+        run = _record("vitdet", label)
+        assert outcome(run) == result and run["eager"]["ok"], label
+    assert outcome(_record("vitdet", "normal")) == "ran"

@@ -193,6 +193,13 @@ class Values:
             a, b = rng(node.left, line, depth, upper), rng(node.right, line, depth, not upper)
             return None if a is None or b is None else f"({a}) - ({b})"
         if isinstance(op, ast.Mult):
+            # A factor that is a non-negative constant (`(ks0 // 8) / (ks0 // 8)`: a scale of 1, as
+            # Inductor writes a resize of a grid to itself) scales the other's bound the same way.
+            for factor, other in ((node.left, node.right), (node.right, node.left)):
+                scale = _scale(self, factor, line, depth)
+                if scale is not None:
+                    found = rng(other, line, depth, upper)
+                    return None if found is None else f"{scale} * ({found})"
             # Index arithmetic multiplies non-negative quantities (strides, sizes).
             if not (self._nonneg(node.left, line, depth - 1) and self._nonneg(node.right, line, depth - 1)):
                 return None
@@ -203,6 +210,8 @@ class Values:
                 return "0" if self._nonneg(node.left, line, depth - 1) else None
             b = rng(node.right, line, depth, True)
             return None if b is None else f"({b}) - 1"
+        if isinstance(op, ast.Div) and ast.dump(node.left) == ast.dump(node.right):
+            return "1"  # `x / x`: where x is 0 the kernel's loops over it do not run
         if isinstance(op, (ast.FloorDiv, ast.Div)):
             a, b = rng(node.left, line, depth, upper), rng(node.right, line, depth, not upper)
             if a is None or b is None:
@@ -244,6 +253,18 @@ class Values:
             if candidate in self.params:
                 return candidate
         return None
+
+
+def _scale(v: Values, node: ast.expr, line: int, depth: int) -> str | None:
+    """`node`'s value where it is one non-negative number (its bounds agree), else None."""
+    high = v._range(node, line, depth, True)
+    if high is None or intervals.names(high) or high != v._range(node, line, depth, False):
+        return None
+    try:
+        lo, hi = intervals.evaluate_interval(high, {})
+    except ValueError:
+        return None
+    return high if lo == hi and lo >= 0 else None
 
 
 # -- calls, one handler per short name (module functions over the engine, pyflakes' handler

@@ -258,6 +258,20 @@ def keeping(model: "Model", ref: "DimRef", sizes: Iterable[int]) -> tuple[int, d
     return None
 
 
+def breaks(model: "Model", choice: Mapping) -> bool:
+    """Whether sizes `choice` (the other dims at the guards' base sizes) break a guard of the exported
+    program that holds at those base sizes: there the traced graph is not the program eager runs (a
+    relative-position table eager would interpolate to the grid), so what eager does is not known."""
+    search = _Search.of(model)
+    if search is None:
+        return False
+    try:
+        base = search.base()
+        return not set(search.failing({**base, **choice})) <= set(search.failing(base))
+    except _Spent:
+        return False
+
+
 def base_sizes(model: "Model") -> dict:
     """Sizes at which export's guards hold (as near as `_base` finds), for the dims the guards
     read; empty without guards. Other dims' witnesses sit there, so that what a witness shows is

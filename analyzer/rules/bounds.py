@@ -8,7 +8,7 @@ import math
 from typing import Iterable
 
 from ..expr import intervals
-from ..query import externs, sizes, witness as W
+from ..query import externs, guards as G, sizes, witness as W
 from ..core.findings import DimWitness, Finding, Location, Severity
 from ..core.model import Assertion, DimRef, Enforcement, Model, where
 from ..core.dimtext import range_text
@@ -407,13 +407,13 @@ def _table_finding(rule: "IndexExceedsConstantBound", model: Model, ctx: Context
         index_var=a.index_var or "the index", extent=fields["extent"], assignment=W.assignment_text(model, assignment),
         value=int_text(None if value is None else value - 1), bound_value=bound_value))
     chain += E.value_reach(a)
-    # An error when the compiled range itself reaches past the bound: the package was built
-    # for those sizes and runs them into the check. Only the declared range doing so: a warning.
+    # An error when the compiled range reaches past the bound (the package runs those sizes into the
+    # check; the declared range only: a warning). Past an export guard eager runs other code: unknown.
     reaches = is_unbounded or _compiled_reaches(model, a)
+    eager = None if G.breaks(model, assignment) else E.eager_rejects_table(str(fields["outcome"])) if reaches else \
+        E.eager_rejects_past_range(model, a, str(fields["outcome"]))
     return rule.finding(
-        model, ctx, message.format(**fields), a.location, subject=a,
-        outside_contract=not reaches, eager_rejects=E.eager_rejects_table(str(fields["outcome"])) if reaches
-        else E.eager_rejects_past_range(model, a, str(fields["outcome"])),
+        model, ctx, message.format(**fields), a.location, subject=a, outside_contract=not reaches, eager_rejects=eager,
         kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
         witnesses=tuple(W.witness(model, {r: n}) for r, n in choices), fix=fix.format(**fields), chain=chain,
         dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices),
