@@ -301,9 +301,22 @@ def table_read(model: Model, a: Assertion) -> ConstantRead | None:
     kernel reads several (a kernel launched for an encoder's table and for a decoder's)."""
     if a.bound_value is None:
         return None
-    reads = [r for r in model.constant_reads if r.kernel == a.kernel and r.shape and r.shape[0] == a.bound_value]
+    reads = [r for r in _reads_by_kernel(model).get(a.kernel, ()) if r.shape and r.shape[0] == a.bound_value]
     same = [r for r in reads if set(r.sources) & set(a.index_extent_sources)]
     return (same or reads)[0] if reads else None
+
+
+def _reads_by_kernel(model: Model) -> dict[str, list[ConstantRead]]:
+    """The model's constant reads by kernel, kept on the linked model (a check repeated in thousands of
+    kernels asks for its table once per finding), keyed by what it is computed from."""
+    key = (id(model.constant_reads), len(model.constant_reads))
+    kept = model.__dict__.get("_reads_by_kernel")
+    if kept is None or kept[0] != key:
+        by_kernel: dict[str, list[ConstantRead]] = {}
+        for read in model.constant_reads:
+            by_kernel.setdefault(read.kernel, []).append(read)
+        kept = model.__dict__["_reads_by_kernel"] = (key, by_kernel)
+    return kept[1]
 
 
 def for_assertion(attributor: Attributor, a: Assertion) -> Source | None:
