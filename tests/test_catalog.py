@@ -143,6 +143,9 @@ def _why() -> None:
     render_text(explain_failure(api.load(FIXTURES / "stranger7" / "sage_mean.cpu.stripped.pt2", api.Options(
         exported_program=str(FIXTURES / "stranger7" / "sage_mean.ep.pt2"))),
                                 "RuntimeError: Expected u2 <= 1024 but received 1025"))
+    # A position computed from an input's values (left-padded rows) past its 64-row table.
+    render_text(explain_failure(api.load(FIXTURES / "stranger8" / "lpad_pos.cpu.stripped.pt2"),
+                                "what():  index out of bounds: 0 <= tmp15 < 64L"))
     # run_impl's check of a size it divides by (BLOOM's seq).
     render_text(explain_failure(api.load(FIXTURES / "stranger3" / "bloom.cpu.stripped.pt2"),
                                 "RuntimeError: Integer floor division by zero"))

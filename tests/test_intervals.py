@@ -74,3 +74,18 @@ def test_python_mod_of_a_negative_dividend():
     # The window count of ViTDet's run_impl check, `!= 0` from h = 8 on: 0 below it.
     expr = "floordiv(floordiv(h, 8) + mod(-1*floordiv(h, 8), 2), 2)"
     assert [intervals.evaluate(expr, {"h": h}) for h in (0, 7, 8, 15, 16, 24)] == [0, 0, 1, 1, 1, 2]
+
+
+def test_cancel_drops_terms_of_a_sum_that_cancel():
+    """For display: left-padded positions `max(x0 + v - seq, 0)` at x0 = seq - 1 read `max(VALUE - 1, 0)`;
+    terms kept in order, a positive one first and constants last; anything else as `simplify` gives it."""
+    cases = {"max(s27 - 1 + VALUE - s27, 0)": "max(VALUE - 1, 0)", "s27 - 1 - VALUE": "s27 - VALUE - 1",
+             "a - a": "0", "-s1 + s2 + s1": "s2", "-1 - a": "-a - 1", "((s27) - 1) + 1": "s27",
+             "2*a - a": "2 * a - a", "not an expression(": "not an expression("}
+    for expr, shown in cases.items():
+        assert intervals.cancel(expr) == shown, expr
+    # Each value the cancelled form gives, the original gives too.
+    for s27 in (0, 3, 129):
+        for value in (0, 1, 65):
+            env = {"s27": s27, "VALUE": value}
+            assert intervals.evaluate("max(s27 - 1 + VALUE - s27, 0)", env) == intervals.evaluate("max(VALUE - 1, 0)", env)

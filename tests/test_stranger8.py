@@ -72,6 +72,7 @@ FINDINGS: dict[str, set[tuple]] = {
     },
     "lpad_pos": {
         ("AOTI002", "error", ((0, 0), (0, 1))),   # seq = 0: SIGFPE in CPU flash attention
+        ("AOTI003", "info", ()),                  # a value >= 65 in lengths: SIGABRT where eager raises
         ("AOTI012", "info", ((1, 0),)),
         ("AOTI019", "info", ()),
     },
@@ -98,13 +99,6 @@ def test_findings_are_pinned(name: str) -> None:
 
 # Failed probes that no finding explains: (model, probe label) -> (their outcome, why).
 KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
-    ("lpad_pos", "seq=max+1"): (
-        "crash", "SIGABRT (`terminate called ... index out of bounds: 0 <= tmp15 < 64L`) where eager raises "
-                 "IndexError: the 64-row position table is read at `max(x0 + lengths[x1] - seq, 0)` (x0 < seq, "
-                 "lengths loaded from the input) in cpp_fused_add_arange_clamp_clone_embedding_sub_transpose_"
-                 "unsqueeze_0, checked inside `#pragma omp parallel`; with lengths up to seq = 129 the index "
-                 "passes 63. No finding names that check: no AOTI003 (its index is not a function of sizes "
-                 "alone), no AOTI008 (it is not reported as unlinked either), no AOTI016"),
     ("lpad_pos", "seq=63"): (
         "wrong", "the data, not the size: lengths = [3, 0] makes row 1 all padding; eager's "
                  "nn.MultiheadAttention fast path (`_native_multi_head_attention`, taken in eval under no_grad) "
@@ -239,14 +233,24 @@ def test_an_empty_segment_count_crashes_the_process() -> None:
         assert run["eager"]["error"].startswith("RuntimeError: index_add_(): Number of indices (0)")
 
 
-def test_a_position_table_read_at_lengths_aborts_unreported() -> None:
+def test_a_position_table_read_at_lengths_is_a_values_finding() -> None:
     """lpad_pos: the position index comes from an input's values (`arange(seq) + lengths - seq`), its
-    64-row table check runs in a parallel region; seq = 129 (lengths up to 129) aborts. No finding."""
+    64-row table check runs in a parallel region: seq = 129 with lengths up to 129 aborts (eager:
+    IndexError). No size breaks it: AOTI003 gives the value (65; at the normal sizes 64 runs, 65
+    aborts: checked by hand with the complete package) as an info, eager rejecting it too."""
     kernel = _member("lpad_pos", ".kernel.cpp")
     assert "AOTI_TORCH_CHECK((0 <= tmp15) & (tmp15 < 64L)" in kernel and "#pragma omp parallel" in kernel
     run = _record("lpad_pos", "seq=max+1")
     assert outcome(run) == "crash" and run["signal"] == "SIGABRT"
-    assert not [f for f in _lint("lpad_pos") if f.code in ("AOTI003", "AOTI008", "AOTI016")]
+    assert run["eager"]["error"].startswith("IndexError: index out of range")
+    (f,) = [f for f in _lint("lpad_pos") if f.code == "AOTI003"]
+    assert (str(f.severity), f.input, f.dim, f.message_key) == ("info", 1, None,
+                                                                 "index-exceeds-constant-bound.input-values")
+    assert f.witness.endswith("with a value of 65 in input 1 (lengths)") and "tmp15 < 64L" in f.detail
+    assert "kills the process" in f.detail or "abort" in f.detail, f.detail
+    assert ROUND.explained_by("lpad_pos", run) == [f]
+    # A token id is the caller's data: its own lookup (`tmp2 < 100L`) gets no finding.
+    assert not [f for f in _lint("lpad_pos") if f.code in ("AOTI008", "AOTI016")]
     f = _finding("lpad_pos", "AOTI002")
     assert str(f.severity) == "error" and "SIGFPE" in f.message
     assert outcome(_record("lpad_pos", "seq=0")) == "crash" and _record("lpad_pos", "seq=0")["signal"] == "SIGFPE"
@@ -294,3 +298,15 @@ def test_a_relative_position_table_the_export_fixed_is_read_past() -> None:
         run = _record("vitdet", label)
         assert outcome(run) == result and run["eager"]["ok"], label
     assert outcome(_record("vitdet", "normal")) == "ran"
+
+
+def test_why_names_the_value_a_position_computed_from_it_fails_at() -> None:
+    """`why` on lpad_pos's abort (seq = 129's log): a length of 65 or more (64 passes: the position is
+    at most `max(v - 1, 0)`), not "a value outside [0, 64)" as for a token id."""
+    from analyzer.explain.why import explain_failure
+
+    log = (ROUND.folder / "logs" / _record("lpad_pos", "seq=max+1")["log"]).read_text()
+    (cause, *_) = explain_failure(ROUND.package("lpad_pos"), log).candidates
+    assert cause.key == "why.index.position"
+    assert "of 65 or more" in cause.cause and "max(v - 1, 0)" in cause.cause
+    assert "`lengths.max() < 65`" in cause.fix

@@ -387,6 +387,10 @@ WHY = Catalog("WHY", {
     # where the index comes from
     "why.index.value": "a value of {who} was outside {span}",
     "why.index.values": "an index computed from the values of {who} was outside {span}",
+    "why.index.position": "a value of {who} of {value} or more: the position {index_var} computed from it reaches "
+                          "{bound} (it is at most {upper} for a value v)",
+    "why.index.position-fix": "keep every value of {who} below {value} before calling the model (e.g. "
+                              "`{name}.max() < {value}`), or size the indexed table for the longest input",
     "why.index.extent-dim": "{describe} was above {bound}{allowed}: {index_var} ranges over [0, {extent}) and must "
                             "stay < {bound}",
     "why.index.extent-allowed": " (the exported program allows up to {declared_max})",

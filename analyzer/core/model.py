@@ -229,23 +229,20 @@ class Assertion:
     bound_value: int | None = None    # set when the bound is a constant
     bound_sources: tuple[DimRef, ...] = ()
     index_sources: tuple[int, ...] = ()
-    # Upper end (exclusive) of the index's range when it comes from iteration ranges or
-    # arithmetic over sizes (e.g. `y0 = yindex` with `ymask = yindex < ynumel`): an expression
-    # over root symbols, or None when the index is data (loaded values) or unknown.
+    # Upper end (exclusive) of the index's range from iteration ranges or size arithmetic (`y0 =
+    # yindex`, `ymask = yindex < ynumel`), over root symbols; None for data (loaded values) or unknown.
     index_extent: str | None = None
     index_extent_sources: tuple[DimRef, ...] = ()
     # Inputs whose values (through unbacked symbols such as `u0 = x.item()`) set the extent.
     index_extent_value_inputs: tuple[int, ...] = ()
-    # Shims whose output ranges bound a loaded index (`bucketize_Tensor`, `topk`, `cumsum`): the
-    # extent is theirs, and so is the input that reaches it (analyzer.buffers).
+    # Shims whose output ranges bound a loaded index and its extent (`bucketize_Tensor`, `topk`, `cumsum`).
     index_ops: tuple[str, ...] = ()
     # The kernel parameters the index is loaded from (`in_ptr2`); the buffer and launch that wrote it,
     # when not an input or a constant: an extern call's output whose size the package only assumes.
     index_pointers: tuple[str, ...] = ()
     index_buffer: str | None = None
     index_writer: int | None = None
-    # The kernel's own iteration space around the check (as for `Division`): when a size makes it
-    # 0, the check never runs.
+    # The kernel's own iteration space around the check (as `Division`'s): at 0 the check never runs.
     space_expr: str | None = None
     # C++: the check runs inside an OpenMP parallel region, where its exception cannot propagate:
     # a failure aborts the process. False: it raises RuntimeError to the caller. None: Triton/unknown.
@@ -253,6 +250,9 @@ class Assertion:
     linked: bool = True
     unlinked_reason: str | None = None
     chain: tuple[str, ...] = ()
+    # An index loaded from one input's values, its maximum with that value read as `VALUE` (root
+    # symbols): `max(s27 - 1 + VALUE - s27, 0)` for positions `max(x0 + lengths[x1] - seq, 0)`.
+    value_upper: str | None = None
 
     def unlinked(self, reason: str) -> "Assertion":
         """This assertion, marked as not linked to the model's inputs, and why."""

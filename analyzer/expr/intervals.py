@@ -168,6 +168,50 @@ def simplify(expr: str) -> str:
         return expr
 
 
+def cancel(expr: str) -> str:
+    """`simplify`, with terms of a sum that cancel dropped (`s27 - 1 + VALUE - s27` -> `VALUE - 1`):
+    for display only, as keys and chains built from `simplify` keep their text."""
+    try:
+        tree = _Cancel().visit(_parse.__wrapped__(simplify(expr)))
+        return ast.unparse(_Fold().visit(tree))
+    except (RecursionError, ValueError, SyntaxError):
+        return expr
+
+
+class _Cancel(ast.NodeTransformer):
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
+            return node
+        terms: list[tuple[int, ast.expr]] = []
+        stack: list[tuple[int, ast.expr]] = [(1, node)]
+        while stack:
+            sign, part = stack.pop()
+            if isinstance(part, ast.BinOp) and isinstance(part.op, (ast.Add, ast.Sub)):
+                stack += [(sign if isinstance(part.op, ast.Add) else -sign, part.right), (sign, part.left)]
+            elif isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub):
+                stack.append((-sign, part.operand))
+            else:
+                terms.append((sign, part))
+        kept: list[tuple[int, ast.expr]] = []
+        for sign, part in terms:
+            twin = next((i for i, (s, t) in enumerate(kept) if s == -sign and ast.dump(t) == ast.dump(part)), None)
+            if twin is None:
+                kept.append((sign, part))
+            else:
+                del kept[twin]
+        if not kept:
+            return ast.Constant(0)
+        # A term added first, then the rest, constants last: `VALUE - 1`, not `-1 + VALUE`.
+        kept.sort(key=lambda t: (isinstance(t[1], ast.Constant), t[0] < 0))
+        first_sign, out = kept[0]
+        if first_sign < 0:
+            out = ast.UnaryOp(ast.USub(), out)
+        for sign, part in kept[1:]:
+            out = ast.BinOp(out, ast.Add() if sign > 0 else ast.Sub(), part)
+        return out
+
+
 def _fold_sum(node: ast.BinOp) -> ast.expr | None:
     """`2 + (s27 - 1) + 1` -> `s27 + 2`: a sum holding two or more whole constants, its terms in
     order and the constants added last; None for any other node (or a first term subtracted)."""

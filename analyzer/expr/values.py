@@ -34,6 +34,8 @@ class KernelFacts(Protocol):
     def extent_at(self, var: str, pos: int) -> str | None: ...
 
 _DEPTH_LIMIT = 60
+# The name a loaded input value is read as where a range is asked of it (Assertion.value_upper).
+VALUE = "VALUE"
 
 
 def division(values: "Values", node: ast.AST, line: int) -> tuple[str, str | None, bool] | None:

@@ -11,7 +11,7 @@ from ..core.messages import CHAIN
 from ..core.model import Assertion
 from ..core.dimtext import range_text
 from ..expr import intervals
-from ..expr.values import Values
+from ..expr.values import VALUE, Values
 from ..parse.kernels import KernelFacts, index_node
 from .buffers import BufferRanges
 from .context import LinkContext, intervals_names, where
@@ -84,6 +84,8 @@ def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, ra
     with contextlib.suppress(ValueError):  # the check's own iteration space, at the same launch
         a.space_expr = intervals.substitute(raw.space, mapping) if raw.space else None
     a.index_sources = tuple(sorted(index_inputs))
+    if len(index_inputs) == 1 and len(ptrs) == 1:
+        a.value_upper = _value_upper(facts, index, raw.line, ptrs, mapping)
     # An index loaded from buffers of known value range (buffers.py) still has an extent.
     _extent(ctx, a, upper if not ptrs else ranges.index_upper(facts, index, raw.line, li) or upper, mapping,
             bound_expr)
@@ -100,6 +102,16 @@ def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, ra
     if steps or via:  # an index loaded from buffers of known range: what they hold, else who wrote it
         a.chain = a.chain[:1] + (steps or ((via,) if via else ())) + a.chain[1:]
     return a
+
+
+def _value_upper(facts: KernelFacts, index, line: int, ptrs, mapping: dict[str, str]) -> str | None:
+    """The index's maximum at the launch with the one input value it loads read as `VALUE` (its
+    arithmetic with sizes and loop variables kept): None when it stays unknown."""
+    found = Values(facts, load_ranges={p: (VALUE, VALUE) for p in ptrs}).upper(index, line)
+    try:
+        return intervals.simplify(intervals.substitute(found, mapping)) if found else None
+    except ValueError:
+        return None
 
 
 def _extent(ctx: LinkContext, a: Assertion, found: str | None, mapping: dict[str, str], bound_expr: str) -> None:

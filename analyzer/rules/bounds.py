@@ -15,7 +15,7 @@ from ..core.dimtext import range_text
 from ..query.severity import Consequence, fails_like_eager
 from ..query.source import INDEX_OPS
 from . import Case, Context, FailingCondition, Rule, register
-from . import enforcement as E
+from . import enforcement as E, tablevalues as V
 from .words_kernels import EmptyIndexBoundWords, IndexExceedsConstantBoundWords, UnlinkedAssertionWords
 from ..core.messages import CHAIN, EFFECTS, FIXES, NO_BOUND, enforced
 
@@ -219,7 +219,11 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
     (a model that rebuilds a longer sinusoidal table, as M2M100 does), so there the lookup counts as
     eager's own only when the table is a learned weight (`ConstantType::Parameter`); a buffer's
     finding says nothing of eager and keeps its severity. Indices that are loaded values (an
-    embedding lookup of user tokens) are data errors, not shape errors, and are not reported.
+    embedding lookup of user tokens) are data errors, not shape errors, and are not reported; a
+    position computed from an input's values and sizes (`(arange(seq) + lengths - seq).clamp(0)`,
+    left-padded rows) is, with the smallest value that reads past the table (65 for 64 rows) as its
+    witness, an info: eager makes the same lookup and rejects those values too, though a check in a
+    parallel region aborts the process where eager raises.
 
     ## Why it matters
     Inputs that the package accepts by its own shape contract fail at run time: a device-side assert
@@ -278,6 +282,11 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
              exported="fixtures/launches/enc_dec_pos.ep.pt2"),
         Case("fixtures/stress/pkgs/item_arange.cpu.stripped.pt2", {
             "message_key": "index-exceeds-constant-bound.values", "input": 1}),
+        # Left-padded positions `(arange(seq) + lengths - seq).clamp(0)` into a 64-row table: a length
+        # of 65 aborts the process (an OpenMP region) where eager raises IndexError: an info.
+        Case("fixtures/stranger8/lpad_pos.cpu.stripped.pt2", {
+            "message_key": "index-exceeds-constant-bound.input-values", "severity": Severity.INFO, "input": 1,
+            "dim": None}),
         # seq declared and compiled <= 512, but that max is checked only with AOTI_RUNTIME_CHECK_INPUTS=1.
         Case("fixtures/pos_embedding_capped.cpu.stripped.pt2", {
             "message_key": "index-exceeds-constant-bound.unenforced-max", "severity": Severity.INFO}),
@@ -318,7 +327,7 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
                 continue
             refs = W.expr_dims(model, extent)
             if refs is None and a.index_extent_value_inputs:
-                finding = self._value_driven(model, ctx, a)
+                finding = V.unbacked_extent(self, model, ctx, a, outcome_fields(model, a))
                 if finding is not None:
                     yield finding
                 continue
@@ -341,37 +350,18 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
             if not choices:
                 continue
             yield _table_finding(self, model, ctx, a, extent, bound_value, choices)
+        yield from self._input_values(model, ctx)
 
-    def _value_driven(self, model: Model, ctx: Context, a: Assertion) -> Finding | None:
-        """An extent set by an input's *values* (`torch.arange(n.item())`): only a runtime assert on
-        the unbacked symbol (`torch._check(n <= 64)`, always run) can bound it."""
-        extent, bound_value = a.index_extent, a.bound_value
-        if extent is None or bound_value is None:  # pragma: no cover - the caller's `keep` gives both
-            return None
-        unbacked = {n: model.symbols[n] for n in intervals.names(extent)
-                    if n in model.symbols and model.symbols[n].unbacked}
-        ranges = dict(W.dim_ranges(model))
-        for name, sym in unbacked.items():
-            ranges[name] = (sym.min if sym.min is not None else 0, sym.max)
-        try:
-            _, high = intervals.evaluate_interval(extent, ranges)
-        except ValueError:
-            return None
-        if high <= bound_value:
-            return None
-        names = ", ".join(sorted(unbacked))
-        inputs = ", ".join(model.input_text(i) for i in a.index_extent_value_inputs if i < len(model.inputs))
-        value = bound_value + 1
-        fields = dict(assertion=a.message, kernel=a.kernel, extent=extent, symbols=names, inputs=inputs,
-                      bound_value=bound_value, value=value, **outcome_fields(model, a))
-        first = a.index_extent_value_inputs[0]
-        witness = self.MESSAGES["index-exceeds-constant-bound.values-witness"].format(
-            shapes=W.witness(model, {}), symbols=names, value=value, inputs=inputs)
-        return self.finding(
-            model, ctx, self.MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location, subject=a,
-            eager_rejects=E.eager_rejects_table(str(fields["outcome"])), kernel=a.kernel, input=first, symbol=names,
-            witness=witness, fix=self.FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
-            key=f"extent:values:in{first}>{bound_value};kernel:{a.kernel}")
+    def _input_values(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        """Positions computed from an input's values: one finding per input, expression and table
+        (kernels that fuse the same lookup repeat it)."""
+        seen: set[str] = set()
+        for a in unique_assertions(model, lambda a: a.linked and a.bound_value is not None and not a.index_extent
+                                   and a.value_upper is not None):
+            finding = V.input_values(self, model, ctx, a, outcome_fields(model, a))
+            if finding is not None and finding.key not in seen:
+                seen.add(finding.key)
+                yield finding
 
     def guard_condition(self, model: Model, finding: Finding) -> FailingCondition | None:
         """Positions past the table's rows; None for an extent the input's values set."""

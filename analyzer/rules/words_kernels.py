@@ -58,6 +58,8 @@ class IndexExceedsConstantBoundWords:
         "index-exceeds-constant-bound.unenforced-max":
             "{dim_name} > {limit} {verb} the {user_op}{site}: its max is unchecked",
         "index-exceeds-constant-bound.values": "a value >= {value} in {input_name} {verb} the {user_op}{site}",
+        "index-exceeds-constant-bound.input-values":
+            "a value >= {value} in {input_name} {verb} the {user_op}{site}: a position computed from it",
     })
     MESSAGES = Catalog("MESSAGES", {
         "index-exceeds-constant-bound.unbounded":
@@ -72,6 +74,11 @@ class IndexExceedsConstantBoundWords:
             "constant bound {bound_value}, {effect}",
         "index-exceeds-constant-bound.values-witness":
             "{shapes}; with {symbols} = {value} (read from the values of {inputs})",
+        "index-exceeds-constant-bound.input-values":
+            "\"{assertion}\" in {kernel}: the index is a position computed from the values of {inputs} and sizes, "
+            "at most {upper} for a value v; at the witness's sizes a value of {value} or more trips the constant "
+            "bound {bound_value}, {effect}",
+        "index-exceeds-constant-bound.input-values-witness": "{shapes}; with a value of {value} in {inputs}",
         "index-exceeds-constant-bound.unenforced-max":
             "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) is "
             "{max_text}; by default nothing stops a size above {limit}, which trips the constant bound "
@@ -88,6 +95,9 @@ class IndexExceedsConstantBoundWords:
         "index-exceeds-constant-bound.values":
             "bound the value in the model with `torch._check({symbols} <= {bound_value})` (the package then checks "
             "it at every call), or reject larger values before calling the model",
+        "index-exceeds-constant-bound.input-values":
+            "reject values of {inputs} of {value} or more before calling the model (a row longer than the table), "
+            "or size the indexed table for the longest input",
         "index-exceeds-constant-bound.unenforced-max":
             "run with AOTI_RUNTIME_CHECK_INPUTS=1 where the package was compiled with that max ({max_text}), or "
             "reject `{check_expr} > {limit}` before calling the model" + CONTRACT_HINT,
@@ -95,8 +105,11 @@ class IndexExceedsConstantBoundWords:
     CHAIN = Catalog("CHAIN", {
         "index-exceeds-constant-bound.extent": "{index_var} reaches {extent} - 1; with {assignment} that is {value} >= {bound_value}",
         "index-exceeds-constant-bound.value-reach": "{index_var} reaches that maximum for {reach}",
+        "index-exceeds-constant-bound.input-value":
+            "{index_var} is at most {upper} for a value v of {inputs}: {bound_value} or more from v = {value}",
     })
-    FRAGMENTS = frozenset({"index-exceeds-constant-bound.values-witness"})
+    FRAGMENTS = frozenset({"index-exceeds-constant-bound.values-witness",
+                           "index-exceeds-constant-bound.input-values-witness"})
 
 
 class DivisionByDynamicSizeWords:

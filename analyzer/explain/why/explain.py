@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from ...parse import proxy
-from ...query import externs, relations, sizes
+from ...query import externs, relations, sizes, valueindex as VI
 from ...query import witness as W
 from ...core.findings import Location
 from ...core.model import Assertion, Dim, DimRef, Input, Model, Package, Relation
@@ -253,6 +253,11 @@ def _index_cause(model: Model, a: Assertion, zero: bool, otherwise: bool = True)
     if a.bound_value is not None:
         if extent:
             return _extent_key(model, a), extent, _extent_fix(model, a)
+        value = VI.smallest_value(model, a)
+        if value is not None:  # a position computed from the values: past the table from `value`
+            return "why.index.position", WHY["why.index.position"].format(
+                who=who, value=value, index_var=a.index_var or "the index", bound=bound, upper=VI.shown(model, a)), \
+                WHY["why.index.position-fix"].format(who=who, value=value, name=model.inputs[a.index_sources[0]].display)
         if values:
             return _value_key(a), values, _values_fix(model, a, who, span_text)
         return ("why.index.constant-unlinked", WHY["why.index.constant-unlinked"].format(

@@ -1,0 +1,70 @@
+"""AOTI003's findings about indices the input's *values* set rather than its sizes: an extent an
+unbacked symbol gives (`torch.arange(n.item())`), and a position computed from an input's values
+with sizes (`max(x0 + lengths[x1] - seq, 0)`: left-padded positions from per-row lengths)."""
+
+from __future__ import annotations
+
+from ..expr import intervals
+from ..core.findings import Finding
+from ..core.model import Assertion, Model
+from ..query import valueindex as VI, witness as W
+from . import Context, Rule
+from . import enforcement as E
+
+def unbacked_extent(rule: Rule, model: Model, ctx: Context, a: Assertion,
+                    effect: dict) -> Finding | None:
+    """An extent set by an input's values (`torch.arange(n.item())`): only a runtime assert on the
+    unbacked symbol (`torch._check(n <= 64)`, always run) can bound it."""
+    extent, bound_value = a.index_extent, a.bound_value
+    if extent is None or bound_value is None:  # pragma: no cover - the caller's `keep` gives both
+        return None
+    unbacked = {n: model.symbols[n] for n in intervals.names(extent)
+                if n in model.symbols and model.symbols[n].unbacked}
+    ranges = dict(W.dim_ranges(model))
+    for name, sym in unbacked.items():
+        ranges[name] = (sym.min if sym.min is not None else 0, sym.max)
+    try:
+        _, high = intervals.evaluate_interval(extent, ranges)
+    except ValueError:
+        return None
+    if high <= bound_value:
+        return None
+    names = ", ".join(sorted(unbacked))
+    inputs = ", ".join(model.input_text(i) for i in a.index_extent_value_inputs if i < len(model.inputs))
+    value = bound_value + 1
+    fields = dict(assertion=a.message, kernel=a.kernel, extent=extent, symbols=names, inputs=inputs,
+                  bound_value=bound_value, value=value, **effect)
+    first = a.index_extent_value_inputs[0]
+    witness = rule.MESSAGES["index-exceeds-constant-bound.values-witness"].format(
+        shapes=W.witness(model, {}), symbols=names, value=value, inputs=inputs)
+    return rule.finding(
+        model, ctx, rule.MESSAGES["index-exceeds-constant-bound.values"].format(**fields), a.location, subject=a,
+        eager_rejects=E.eager_rejects_table(str(fields["outcome"])), kernel=a.kernel, input=first, symbol=names,
+        witness=witness, fix=rule.FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
+        key=f"extent:values:in{first}>{bound_value};kernel:{a.kernel}")
+
+
+def input_values(rule: Rule, model: Model, ctx: Context, a: Assertion,
+                 effect: dict) -> Finding | None:
+    """A position computed from one input's values and sizes that reaches past its table for a
+    value of that input (at the witness's sizes, whatever they are), while a lookup of the value
+    itself (token ids into their vocabulary) is the caller's data and is not reported. Eager makes
+    the same lookup, so eager rejects those values too: an info, whatever the check does."""
+    bound_value = a.bound_value
+    value = VI.smallest_value(model, a)
+    if value is None or bound_value is None:
+        return None
+    (first,) = a.index_sources
+    inputs = model.input_text(first)
+    shown = VI.shown(model, a)
+    fields = dict(assertion=a.message, kernel=a.kernel, inputs=inputs, upper=shown, bound_value=bound_value,
+                  value=value, **effect)
+    witness = rule.MESSAGES["index-exceeds-constant-bound.input-values-witness"].format(
+        shapes=W.witness(model, {}), value=value, inputs=inputs)
+    chain = (*a.chain, rule.CHAIN["index-exceeds-constant-bound.input-value"].format(
+        index_var=a.index_var or "the index", upper=shown, inputs=inputs, value=value, bound_value=bound_value))
+    return rule.finding(
+        model, ctx, rule.MESSAGES["index-exceeds-constant-bound.input-values"].format(**fields), a.location,
+        subject=a, eager_rejects=E.EAGER["table"], kernel=a.kernel, input=first, witness=witness,
+        fix=rule.FIXES["index-exceeds-constant-bound.input-values"].format(**fields), chain=chain,
+        key=f"extent:input-values:in{first}:{W.normalize_expr(model, a.value_upper or '')}>{bound_value}")
