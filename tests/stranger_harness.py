@@ -18,7 +18,7 @@ from pathlib import Path
 from analyzer.app import api
 from analyzer.core.model import DimRef
 from analyzer.explain import contract
-from analyzer.query import guards as G
+from analyzer.query import guards as G, relations
 from analyzer.query import witness as W
 from conftest import FIXTURES, finding_refs
 
@@ -164,10 +164,24 @@ class Round:
                 if (i, axis) in finding_refs(f):
                     sizes = _witness_sizes(f, (i, axis))
                     lower = f.rule == "unenforced-lower-bound"
-                    if size in sizes or (lower and size <= max(sizes, default=-1)) or \
+                    # Its witnesses below the compiled minimum (it also gives max + 1 of a declared
+                    # range above the compiled one, which covers no size below it).
+                    below = [s for s in sizes if s < self._compiled_min(name, i, axis)]
+                    if size in sizes or (lower and size <= max(below, default=-1)) or \
+                            (f.rule == "unenforced-divisibility" and self._breaks_multiple(name, i, axis, size)) or \
                             (f.rule in _ONWARD and any(1 < s <= size for s in sizes)):
                         found.append(f)
         return found
+
+    def _breaks_multiple(self, name: str, i: int, axis: int, size: int) -> bool:
+        """Whether `size` is no multiple the package requires of the dim (any such size, not only
+        the witness, runs the arithmetic compiled for multiples)."""
+        rel = relations.relation(self.package(name).models[0], DimRef(i, axis))
+        return rel is not None and not rel.fits(size)
+
+    def _compiled_min(self, name: str, i: int, axis: int) -> float:
+        dim = self.package(name).models[0].dim(DimRef(i, axis))
+        return float("inf") if dim is None or dim.min is None else dim.min
 
     def _fired(self, record: dict, finding) -> bool:
         """Whether a probe whose input values eager rejects (it raised) failed at the very check a

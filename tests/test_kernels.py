@@ -401,6 +401,24 @@ def test_running_max_and_min_keep_their_input_range():
     assert EXTERN_TRANSFERS["cummin"](("buf0", "-1", "buf2", "buf3"), (("4", "7"),), lambda i: None, 3) == ("0", "6")
 
 
+def test_a_sort_keeps_its_input_range_and_indexes_its_dim():
+    """`sort_stable(x, &stable, dim, descending, &values, &indices)` and `sort(x, dim, descending,
+    &values, &indices)`: the values output is x's values (topk's indices sorted back to their order
+    stay in [0, seq - 1]), the indices output [0, n - 1] along dim."""
+    from analyzer.link.buffers import EXTERN_TRANSFERS
+
+    shapes = (("2", "s27"),)
+    stable, plain = EXTERN_TRANSFERS["sort_stable"], EXTERN_TRANSFERS["sort"]
+    args = ("buf5", "&var_0", "1L", "0", "&buf7_handle", "&buf8_handle")
+    assert stable(args, shapes, lambda i: ("0", "s27 - 1"), 4) == ("0", "s27 - 1")
+    assert stable(args, shapes, lambda i: None, 4) is None
+    assert stable(args, shapes, lambda i: None, 5) == ("0", "s27 - 1")
+    args = ("buf5", "-1", "1", "&buf7_handle", "&buf8_handle")
+    assert plain(args, shapes, lambda i: ("0", "9"), 3) == ("0", "9")
+    assert plain(args, shapes, lambda i: None, 4) == ("0", "s27 - 1")
+    assert plain(args, shapes, lambda i: None, 1) is None
+
+
 def test_min_and_max_of_agreeing_ends_fold():
     assert intervals.simplify("s27 - min(0, 0)") == "s27"
     assert intervals.simplify("max(s27 - 1, s27 - 1)") == "s27 - 1"

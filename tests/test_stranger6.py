@@ -59,6 +59,7 @@ FINDINGS: dict[str, set[tuple]] = {
     },
     "mobilevit": {
         ("AOTI002", "info", ((0, 0), (0, 2), (0, 3))),
+        ("AOTI004", "warning", ((0, 2), (0, 3))),   # h or w = 1: an index `%` by a floor that is 0 (SIGFPE)
         ("AOTI013", "warning", ((0, 2), (0, 3))),   # x10: see test_mobilevit_...
         ("AOTI019", "info", ()),
         ("AOTI020", "error", ((0, 2),)),     # h = 17 breaks export's (1 + (h - 1) // 8) == 4
@@ -204,3 +205,16 @@ def test_an_index_read_from_an_extern_output_an_empty_input_shrinks() -> None:
     run = _record("jagged_pos", "n=0")
     assert outcome(run) == "crash" and run["signal"] == "SIGSEGV" and not run["eager"]["ok"]
     assert ROUND.explained_by("jagged_pos", run)
+
+
+def test_mobilevit_one_row_divides_its_patch_count_by_zero() -> None:
+    """MobileViT at h or w = 1 (eager returns): the unfolding kernels index patches with `%` by
+    `4 * ((1 + (h - 1) // 8) // 2) * ((1 + (w - 1) // 8) // 2)`, 0 for h or w in 1..8 while their loops
+    run: SIGFPE. AOTI004 names it (each dim, smallest size 1; the fix rejects sizes below 9). Its
+    witness was probed after the round on a rebuild of the same model: SIGFPE."""
+    f = _finding("mobilevit", "AOTI004")
+    assert (str(f.severity), f.message_key) == ("warning", "division-by-dynamic-size.index")
+    assert {(d.dim, d.size) for d in f.dims} == {(2, 1), (3, 1)} and "< 9" in f.fix
+    for label in ("h=1", "w=1", "witness:division-by-dynamic-size:1"):
+        run = _record("mobilevit", label)
+        assert outcome(run) == "crash" and run["signal"] == "SIGFPE" and run["eager"]["ok"]

@@ -271,9 +271,9 @@ class Division:
     location: Location
     integer: bool = False             # integer `/` or `%` (SIGFPE) vs float (NaN)
     in_wrapper: bool = False
-    # The kernel's own iteration space around the division (Triton `xnumel*ynumel`, C++ enclosing
-    # loops) over root symbols: when it is 0, the division never runs.
+    # The iteration space around it (Triton `xnumel*ynumel`, C++ loops), root symbols: at 0 it never runs.
     space_expr: str | None = None
+    index_math: bool = False          # C++ index arithmetic (`x0 % (2*(ks0 // 2))`): its divisor, not data
 
 
 @dataclass

@@ -38,12 +38,16 @@ _DEPTH_LIMIT = 60
 VALUE = "VALUE"
 
 
-def division(values: "Values", node: ast.AST, line: int) -> tuple[str, str | None, bool] | None:
-    """(divisor text, divisor over params, integer?) when `node` divides by a kernel size.
+def division(values: "Values", node: ast.AST, line: int, index_math: bool = False
+             ) -> tuple[str, str | None, bool, bool] | None:
+    """(divisor text, divisor over params, integer?, index arithmetic?) when `node` divides by a
+    kernel size.
 
     Float `/` by a size is a mean-like NaN source. Integer `%` / `//` (`mod(a, b)` in C++) count
-    only when the dividend is loaded data: index arithmetic like `xindex % ks0` runs only for
-    lanes that exist, so a zero size never reaches it.
+    only when the dividend is loaded data: Triton's index arithmetic like `xindex % ks0` runs for
+    every lane, masked or not, and a zero there traps nothing. `index_math`: count it too (a C++
+    loop runs it only where its loops do, whose extents the caller keeps: `x0 % (2*(ks0 // 2))` in a
+    loop over `2 + 2*((ks0 - 1) // 2)` divides by 0 at ks0 = 1 and kills the process).
     """
     found = divisor_of(node)
     if found is None:
@@ -52,9 +56,10 @@ def division(values: "Values", node: ast.AST, line: int) -> tuple[str, str | Non
     ptrs, sizes = values.sources(divisor, line, until_pointer=True)
     if not sizes or ptrs:
         return None
-    if integer and not values.sources(dividend, line, until_pointer=True)[0]:
+    arithmetic = integer and not values.sources(dividend, line, until_pointer=True)[0]
+    if arithmetic and not index_math:
         return None
-    return expr_text(divisor), values.upper(divisor, line), integer
+    return expr_text(divisor), values.upper(divisor, line), integer, arithmetic
 
 
 # A handler takes the node class it is registered for (dispatch by `type(node)`), hence Any.

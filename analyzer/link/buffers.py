@@ -84,6 +84,16 @@ def _indices(values_out: int, dim_arg: int) -> Callable[..., Range | None]:
     return transfer
 
 
+def _sorted(values_out: int, dim_arg: int) -> Callable[..., Range | None]:
+    """`sort(x, dim, descending, &values, &indices)`, `sort_stable(x, stable, dim, ...)`: the values
+    output holds x's values, so their range (topk's indices sorted back to their order stay in [0,
+    n - 1]); the indices output lies in [0, n - 1] along `dim`."""
+    def transfer(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None],
+                 out: int | None = None) -> Range | None:
+        return value_range(0) if out == values_out else _indices(values_out, dim_arg)(args, shapes, value_range, out)
+    return transfer
+
+
 def _running(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None], out: int | None = None
              ) -> Range | None:
     """`aoti_torch_cpu_cummax(buf0, 1L, &values, &indices)` (and cummin): a running max or min of values
@@ -103,8 +113,8 @@ EXTERN_TRANSFERS: dict[str, Callable[..., Range | None]] = {
     "bucketize_Tensor": _searched(1),
     "searchsorted_Tensor": _searched(0),
     "topk": _indices(5, 2),
-    "sort": _indices(4, 2),
-    "sort_stable": _indices(4, 2),
+    "sort": _sorted(3, 1),
+    "sort_stable": _sorted(4, 2),
     "cummax": _running,
     "cummin": _running,
 }

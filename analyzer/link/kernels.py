@@ -60,7 +60,7 @@ def _kernel(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, indices:
     for div in facts.divisions:
         for expr, sources, space in _over_launches(ctx, facts, div.divisor_expr, indices, div.space):
             model.divisions.append(Division(kname, div.divisor, expr, sources, div.location,
-                                            integer=div.integer, space_expr=space))
+                                            integer=div.integer, space_expr=space, index_math=div.index_math))
     for red in facts.reductions:
         for expr, sources, space in _over_launches(ctx, facts, red.extent_expr, indices, red.space):
             model.reductions.append(Reduction(kname, red.op, expr, sources, red.location, space))

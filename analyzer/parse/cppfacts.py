@@ -136,10 +136,10 @@ def divisions(facts: KernelFacts, locate: Callable[[int], Location], dividing: s
             if id(expr) not in dividing:
                 continue
             for sub in ast.walk(expr):
-                found = division(values, sub, pos)
+                found = division(values, sub, pos, index_math=True)
                 if found is not None:
                     facts.divisions.append(RawDivision(*found[:2], locate(pos), found[2],
-                                                       product(loops_around(facts, pos))))
+                                                       product(loops_around(facts, pos)), found[3]))
 
 
 def assertion(facts: KernelFacts, message: str, location: Location, pos: int, parallel: bool) -> RawAssertion:

@@ -56,6 +56,7 @@ class RawDivision:
     location: Location
     integer: bool = False
     space: str | None = None           # the line runs only when this (over kernel params) is > 0
+    index_math: bool = False           # C++ index arithmetic: the dividend is no loaded value
 
 
 @dataclass

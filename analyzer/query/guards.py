@@ -9,9 +9,9 @@ is compiled from that graph, so sizes that break a guard run code traced for oth
 Each guard is parsed with `ast` and compiled to a small expression DAG over a whitelist of node kinds
 (integer constants, `+ - * // %`, unary minus, comparisons, `and`/`or`/`not`, `min`/`max`, and the
 leaves `L['x'].size()[d]`, `L['x'].stride()[d]`, `L['x'].storage_offset()`); anything else makes the
-guard unreadable and it is left out. Identical subexpressions are shared, so the hundreds of guards a
-windowed model has are evaluated in one pass over a few hundred nodes per assignment of sizes.
-Strides are those of a contiguous tensor (the layout the package is compiled for).
+guard unreadable and it is left out. Identical subexpressions are shared: the hundreds of guards of a
+windowed model are one pass over a few hundred nodes per assignment of sizes. Strides are those of a
+contiguous tensor (the layout the package is compiled for).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
-
 
 if TYPE_CHECKING:
     from ..core.model import DimRef, Model
@@ -270,6 +269,18 @@ def breaks(model: "Model", choice: Mapping) -> bool:
         return not set(search.failing({**base, **choice})) <= set(search.failing(base))
     except _Spent:
         return False
+
+
+def flips(model: "Model", guard: str, ref: "DimRef", sizes: range) -> int:
+    """How often `guard` turns from holding to failing or back over `sizes` of `ref` (the other dims
+    at base sizes): 1 for a bound (`h >= 16`), more for a parity (`2*(n // 2) < n`); 0 unknown."""
+    search = _Search.of(model)
+    index = next((k for k, g in enumerate(search.facts.guards) if g.text == guard), -1) if search else -1
+    try:
+        states = [index in search.failing({**search.base(), ref: n}) for n in sizes] if search and index >= 0 else []
+    except _Spent:
+        return 0
+    return sum(a != b for a, b in zip(states, states[1:]))
 
 
 def base_sizes(model: "Model") -> dict:

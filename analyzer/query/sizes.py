@@ -50,9 +50,10 @@ def can_be_zero(dim: Dim | None) -> bool:
     return accepts(dim, 0)
 
 
-def env_check_rejects_zero(dim: Dim | None) -> bool:
-    """True when setting AOTI_RUNTIME_CHECK_INPUTS=1 would make the package reject size 0 here."""
-    return dim is not None and dim.value is None and dim.enforced == Enforcement.ENV and (dim.min or 0) >= 1 \
+def env_check_rejects_zero(dim: Dim | None, size: int = 0) -> bool:
+    """True when setting AOTI_RUNTIME_CHECK_INPUTS=1 would make the package reject size 0 (or `size`,
+    below the minimum) here."""
+    return dim is not None and dim.value is None and dim.enforced == Enforcement.ENV and (dim.min or 0) > size \
         and not dim.lower_unchecked
 
 

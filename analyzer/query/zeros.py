@@ -93,3 +93,22 @@ def _never_zero(expr: str, ranges: dict[str, tuple[int, float]]) -> bool:
                    for values in itertools.product(*heads.values()))
     except (ValueError, ZeroDivisionError, KeyError):
         return False
+
+
+def zeros_above_zero(model: "Model", expr: str | None, sources, space: str | None) -> list:
+    """(dim, size) for each of `sources` with a size above 0 (up to HEAD) that the package lets
+    through and that makes `expr` exactly 0 while `space`, the loops around it, still run, the
+    smallest such size of each, smallest first: a floor that reaches 0 before the size does (`2*(s //
+    2)` at s = 1; `(1 + (h - 1) // 8) // 2` at h = 1 to 8)."""
+    from . import sizes
+    from .witness import empties, evaluate_at
+
+    found: list = []
+    if not expr:
+        return found
+    for ref in sources:
+        size = next((n for n in range(1, HEAD + 1) if sizes.accepts(model.dim(ref), n)
+                     and evaluate_at(model, expr, {ref: n}) == 0 and not empties(model, space, {ref: n})), None)
+        if size is not None:
+            found.append((ref, size))
+    return sorted(found, key=lambda pair: pair[1])

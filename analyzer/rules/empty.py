@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..query import externs, witness as W
-from ..core.findings import Finding, Severity
+from ..query import externs, sizes, witness as W, zeros as Z
+from ..core.findings import DimWitness, Finding, Severity
 from ..core.model import DimRef, Division, Model, Reduction, where
 from ..core.dimtext import range_text
 from ..query.severity import Consequence
@@ -63,7 +63,12 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
     division), the kernel does no work at all.
     When every empty size the division can see is one a convolution rejects (its input, padded,
     is smaller than its kernel: eager PyTorch and the package both raise `Kernel size can't be
-    greater than actual input size`), the finding says so and is an info.
+    greater than actual input size`), the finding says so and is an info. A C++ kernel's own index
+    arithmetic (`x0 % (2*(ks0 // 2))`) is reported where its divisor, a floor of sizes, is 0 at a
+    size above 0 that the package lets through while the loops around it still run (a sequence of
+    1 pooled in pairs): the smallest such size is the witness, an error (a warning outside the
+    declared range); not where a failed index check or a convolution too small for that size
+    stops the call first.
 
     ## Why it matters
     A float division by 0 gives NaN (0/0) or inf, silently: no error, just poisoned outputs that
@@ -102,11 +107,22 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
         Case("fixtures/empty_reduce.cpu.stripped.pt2", {"message_key": "division-by-dynamic-size.float", "input": 0,
                                                          "dim": 0}),
         Case("fixtures/empty_reduce.cuda.stripped.pt2", {"message_key": "division-by-dynamic-size.float"}),
+        # Funnel's pooled attention, `x0 % (2*(ks0 // 2))` in loops over `2 + 2*((ks0 - 1) // 2)`: at
+        # seq = 1 the divisor is 0 and the loops run: SIGFPE (probed), below the compiled min 6.
+        Case("fixtures/stranger9/funnel.cpu.stripped.pt2", {"message_key": "division-by-dynamic-size.index",
+                                                             "input": 0, "dim": 1, "severity": Severity.WARNING,
+                                                             "witness": "x.shape = (2, 1)"},
+             exported="fixtures/stranger9/funnel.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         seen: set[tuple] = set()
         for d in model.divisions:
+            if d.index_math:
+                finding = self._index_math(model, ctx, d, seen)
+                if finding is not None:
+                    yield finding
+                continue
             # An integer division in run_impl's size arithmetic kills the process where it runs,
             # before any later allocation can raise.
             found = _first_empty(model, seen, (d.kernel, d.divisor_expr, d.integer, d.in_wrapper),
@@ -131,6 +147,43 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
                 chain=chain,
                 key=f"div:{W.normalize_expr(model, d.divisor_expr)};{variant};"
                     f"{'wrapper' if d.in_wrapper else 'kernel:' + d.kernel}")
+
+    def _index_math(self, model: Model, ctx: Context, d: Division, seen: set) -> Finding | None:
+        """A C++ kernel's index arithmetic divided by a floor of sizes that reaches 0 at a size above
+        0 while its loops run (at 0 the loops, the wrapper or a convolution stop first), each dim that
+        alone can do so with its smallest such size."""
+        ident = ("index", d.kernel, d.divisor_expr)
+        # Unless a failed index check or a convolution too small for the size (eager's own error, a
+        # patch embedding: it runs first) stops the call before.
+        choices = [(r, n) for r, n in Z.zeros_above_zero(model, d.divisor_expr, d.sources, d.space_expr)
+                   if W.tripped_assertion(model, {r: n}) is None and externs.rejecting_call(model, {r: n}) is None]
+        if not choices or ident in seen:
+            return None
+        seen.add(ident)
+        ref, size = choices[0]
+        choice, dim = {ref: size}, model.known_dim(ref)
+        # The fix rejects every size from there up to the first that divides by something again.
+        above = next((n for n in range(size + 1, size + Z.HEAD) if W.evaluate_at(model, d.divisor_expr or "0", {ref: n})),
+                     size + 1)
+        fields = dict(kernel=d.kernel, divisor=d.divisor, divisor_expr=W.display_expr(model, d.divisor_expr),
+                      dim_display=W.dim_display(model, ref), where=where(ref), range_text=range_text(dim), size=size,
+                      check_expr=W.check_expr(model, ref), above=above,
+                      env=self.FIXES["division-by-dynamic-size.env-below"].format(min=dim.min)
+                      if sizes.env_check_rejects_zero(dim, size) else "")
+        chain = (self.CHAIN["division-by-dynamic-size.divides"].format(kernel=d.kernel, divisor=d.divisor),
+                 self.CHAIN["division-by-dynamic-size.divisor"].format(
+                     divisor=d.divisor, divisor_display=W.display_expr(model, d.divisor_expr), divisor_expr=d.divisor_expr),
+                 _range_step(model, ref, dim),
+                 self.CHAIN["division-by-dynamic-size.divisor-zero"].format(assignment=W.assignment_text(model, choice)))
+        return self.finding(
+            model, ctx, self.MESSAGES["division-by-dynamic-size.index"].format(**fields), d.location, subject=d,
+            consequence=Consequence.FAILS, op="the integer division in the kernel's index arithmetic",
+            kernel=d.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+            witnesses=tuple(W.witness(model, {r: n}) for r, n in choices),
+            dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices)
+            if len(choices) > 1 else (),
+            fix=self.FIXES["division-by-dynamic-size.index"].format(**fields), chain=chain,
+            key=f"div:{W.normalize_expr(model, d.divisor_expr)};index;kernel:{d.kernel}")
 
     def guard_condition(self, model: Model, finding: Finding) -> FailingCondition | None:
         d = finding.subject

@@ -9,7 +9,7 @@ from ..query import witness as W
 from ..core.findings import DimWitness, Finding, Severity
 from ..query.severity import Consequence
 from ..core.messages import listed
-from ..core.model import Model, where
+from ..core.model import DimRef, Model, where
 from ..core.dimtext import compiled_span, declared_span
 from ..query.sizes import effective_max, effective_min
 from . import Case, Context, Rule, register
@@ -26,12 +26,17 @@ def _user_text(model: Model, text: str) -> str:
     return out
 
 
-def _kind(guard: str, size: int, held: int | None) -> str:
+def _kind(model: Model, guard: str, ref: DimRef, size: int, held: int | None) -> str:
     """What the guard asks of the sizes, in a few words (the headline's): a comparison broken by a
-    size below the one where every guard holds asks for a minimum, above it for a maximum."""
+    size below the one where every guard holds asks for a minimum, above it for a maximum; one that
+    holds and fails by turns between the two (SEW's `2*((n - 1) // 2) < n - 1`: n even) is a relation."""
     if "%" in guard:
         return "a multiple"
     if not any(op in guard for op in (">", "<")):
+        return "a relation"
+    # Past both by more than their distance (a period of a floor's parity can be longer than it).
+    if held is not None and G.flips(model, guard, ref, range(min(size, held), max(size, held) + 2 * abs(size - held)
+                                                             + 64)) > 1:
         return "a relation"
     return "a maximum" if held is not None and size > held else "a minimum"
 
@@ -116,7 +121,7 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
             dims = [(ref, size, W.witness(model, {**base, ref: size})) for ref, size in broken.dims]
             ref, size, _ = dims[0]
             sizes_text = listed([f"{W.dim_display(model, r)} = {s}" for r, s, _ in dims], " or ")
-            kind = _kind(broken.guard, size, G.base_sizes(model).get(ref))
+            kind = _kind(model, broken.guard, ref, size, G.base_sizes(model).get(ref))
             fields = dict(guard=broken.guard, kind=kind, breaks=sizes_text,
                           is_are="is" if len(dims) == 1 else "are", breaks_verb="breaks" if len(dims) == 1 else "break",
                           also=self.MESSAGES["unchecked-export-guard.also"].format(

@@ -120,6 +120,8 @@ class DivisionByDynamicSizeWords:
         "division-by-dynamic-size.integer": "empty {dim_name} kills the process: integer division by 0 in the {user_op}{site}",
         "division-by-dynamic-size.integer-kernel":
             "empty {dim_name}: integer division by 0 in the {user_op}{site} (undefined result)",
+        "division-by-dynamic-size.index":
+            "{dim_name} = {size} kills the process: integer division by 0 in the {user_op}{site}",
     })
     MESSAGES = Catalog("MESSAGES", {
         "division-by-dynamic-size.float":
@@ -132,6 +134,10 @@ class DivisionByDynamicSizeWords:
             "{kernel} computes an integer `/` or `%` by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} "
             "({where}) is empty ({range_text}): the result of an integer division by zero is undefined on CUDA "
             "and an error on CPU",
+        "division-by-dynamic-size.index":
+            "{kernel} computes its indices with an integer `/` or `%` by `{divisor}` = {divisor_expr}, which is 0 "
+            "when {dim_display} ({where}) is {size} ({range_text}) while the loops around it run: integer division "
+            "by zero kills the process (SIGFPE)",
     })
     FIXES = Catalog("FIXES", {
         "division-by-dynamic-size.float":
@@ -139,6 +145,12 @@ class DivisionByDynamicSizeWords:
             "division in the model (e.g. divide by `max(n, 1)`)" + CONTRACT_HINT,
         "division-by-dynamic-size.integer":
             "reject empty inputs before calling the model (`if {check_expr} == 0: ...`){env}" + CONTRACT_HINT,
+        "division-by-dynamic-size.index":
+            "reject `{check_expr} < {above}` before calling the model{env}, or export with `Dim(..., min={above})`"
+            + CONTRACT_HINT,
+        "division-by-dynamic-size.env-below":
+            ", or run with AOTI_RUNTIME_CHECK_INPUTS=1 so that the package's own check rejects sizes below {min} "
+            "with a clear error",
     })
     CHAIN = Catalog("CHAIN", {
         "division-by-dynamic-size.divides": "{kernel} divides by {divisor}",

@@ -1,0 +1,310 @@
+"""The ninth stranger round (fixtures/stranger9): ten model families of no earlier fixture set (Funnel
+with factorized relative attention, XLM, MBart, UMT5, SEW, a SegNet-style max_unpool2d net, an
+optical-flow warp by grid_sample, an adaptive-pooling head, top-k token pruning with a gather and a
+one-hot, a capacity-routed mixture of experts), compiled for CPU with torch 2.13 and linted from the
+built wheel before any change was made for them.
+
+What aoti-lint says is pinned next to what the packages did, from committed records only (nothing
+here compiles): `runtime.json` (fixtures/real/probe.py: each package through `aoti_load_package` in
+a child process against eager, every dynamic dim at 0, 1 and max + 1, the sizes that break a
+multiple or a window or reach a table's edge, and the primary size witness of every finding).
+Every probe that fails is explained by a finding about its dim, or is a known gap listed here with
+its reason; a finding at warning or above whose witness does not fail is listed with its reason."""
+
+from __future__ import annotations
+
+import zipfile
+
+import pytest
+
+from conftest import FIXTURES, finding_refs, pin
+from stranger_harness import FAILURES, Round, outcome
+
+ROUND = Round(FIXTURES / "stranger9")
+NAMES = ["funnel", "xlm", "mbart", "umt5", "sew", "segnet", "flow_warp", "adaptive_head", "topk_prune", "moe"]
+_lint, _records, _record = ROUND.lint, ROUND.records, ROUND.record
+
+
+# -- the findings ---------------------------------------------------------------------------------------
+
+_LAYOUT = ("AOTI019", "info", ())
+_IMAGE = {("AOTI002", "info", ((0, 0), (0, 2), (0, 3))), _LAYOUT}
+
+# (code, severity, the (input, dim) pairs it names), per package; AOTI019 (the unchecked layout of
+# every input) names no dim.
+FINDINGS: dict[str, set[tuple]] = {
+    "funnel": {
+        ("AOTI020", "error", ((0, 1),)),          # (32 + 64*((seq-1)//2)) == (-32 + 32*seq): seq even, witness 7
+        ("AOTI002", "info", ((0, 1),)),           # < 6 (witnesses 5, 0 and 4097)
+        ("AOTI004", "warning", ((0, 1),)),        # seq = 1: `x0 % (2*(ks0 // 2))` divides by 0 (SIGFPE)
+        ("AOTI010", "info", ((0, 1),)),           # > 4096 never compiled for (Dim.AUTO)
+        _LAYOUT,
+    },
+    "xlm": {
+        ("AOTI002", "info", ((0, 1),)),
+        ("AOTI013", "warning", ((0, 1),)),        # 65 past the 64-column position_ids: run_impl rejects first
+        _LAYOUT,
+    },
+    "mbart": {
+        ("AOTI002", "error", ((0, 1), (1, 1))),   # src or tgt = 0: SIGFPE in CPU flash attention
+        ("AOTI003", "info", ((0, 1),)),           # 65 past the 64 + 2-row tables: raises, as eager
+        ("AOTI003", "info", ((1, 1),)),
+        _LAYOUT,
+    },
+    "umt5": {
+        ("AOTI002", "error", ((0, 1), (1, 1))),   # src or tgt = 0: SIGFPE
+        _LAYOUT,
+    },
+    "sew": {
+        ("AOTI020", "error", ((0, 1),)),          # x2: witnesses t = 60 and t = 100 (an odd frame count)
+        ("AOTI002", "warning", ((0, 0), (0, 1))),  # t < 60 (Dim.AUTO's min): at 59 a SIGFPE
+        ("AOTI004", "info", ((0, 1),)),           # t = 0: group_norm divides by 0
+        _LAYOUT,
+    },
+    "segnet": set(_IMAGE),
+    "flow_warp": _IMAGE | {
+        ("AOTI012", "info", ((1, 0),)),           # b's dims are never compared with a's
+        ("AOTI012", "info", ((1, 2),)),
+        ("AOTI012", "info", ((1, 3),)),
+    },
+    "adaptive_head": set(_IMAGE),                 # nothing of the pooling's traced 16x16 bins (KNOWN_GAPS)
+    "topk_prune": {
+        ("AOTI002", "info", ((0, 0), (0, 1))),
+        ("AOTI003", "info", ((0, 1),)),           # > 64 past the position table: raises, as eager
+        ("AOTI004", "info", ((0, 1),)),           # seq = 0: the mean divides by 0
+        ("AOTI010", "info", ((0, 1),)),           # > 8193 never compiled for (Dim.AUTO)
+        _LAYOUT,
+    },
+    "moe": {
+        ("AOTI002", "info", ((0, 1),)),
+        _LAYOUT,
+    },
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_findings_are_pinned(name: str) -> None:
+    assert {pin(f) for f in _lint(name)} == FINDINGS[name]
+
+
+# -- what the packages did --------------------------------------------------------------------------------
+
+_POOL = ("the adaptive pooling's bins are those of the traced 16x16 feature map (h = w = 32): kernel "
+         "cpp_fused__adaptive_avg_pool2d_adaptive_max_pool2d_relu_1 reads in_ptr0 (the stride-2 conv's output, "
+         "((h-1)//2+1) x ((w-1)//2+1), strides from ks1, ks2) from row `16L*x1 // 7` to `(22L + 16L*x1) // 7` and "
+         "column `(16L*x2 + 16L*x2_inner) // 7` (x1, x2 < 7): constants where eager uses the map's size, under a "
+         "mask that compares constants only and no AOTI_TORCH_CHECK. Export kept no guard (the graph is right; "
+         "Inductor's lowering took the size hint), so no rule has a check or a guard to report: ")
+_SMALL = _POOL + "a map smaller than 16 is read past its rows (garbage, max diff up to 1e37, NaN)"
+_LARGE = _POOL + "a map larger than 16 is pooled over its top-left 16 x 16 only"
+
+# Failed probes that no finding explains: (model, probe label) -> (their outcome, why).
+KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
+    **{("adaptive_head", f"{side}={size}"): ("wrong", _SMALL) for side in "hw" for size in (5, 13, 14, 15, 27, 29)},
+    **{("adaptive_head", f"{side}=max+1"): ("wrong", _LARGE) for side in "hw"},
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_failing_probe_is_explained_or_a_known_gap(name: str) -> None:
+    unexplained = ROUND.unexplained(name)
+    gaps = {label for model, label in KNOWN_GAPS if model == name}
+    assert set(unexplained) == gaps, unexplained
+    assert all(unexplained[label] == KNOWN_GAPS[name, label][0] for label in gaps)
+
+
+def test_every_model_ran_like_eager_at_its_normal_sizes() -> None:
+    for name in NAMES:
+        assert outcome(_record(name, "normal")) == "ran", name
+
+
+def test_every_dim_was_probed_at_0_1_and_past_its_max() -> None:
+    for name in NAMES:
+        labels = {r["label"] for r in _records() if r["name"] == name}
+        for dim in ROUND.dims()[name]:
+            assert {f"{dim}=0", f"{dim}=1", f"{dim}=max+1"} <= labels, (name, dim)
+
+
+# Findings at warning or above whose witness runs like eager: (model, code, witness) -> why.
+NOT_REPRODUCED: dict[tuple[str, str, str], str] = {
+    ("xlm", "AOTI013", "x.shape = (2, 65)"): (
+        "the read past `inner.position_ids` (64 columns, sliced `[:, :seq]`) is behind run_impl's check of an "
+        "unbacked size: `if (!(u0 <= 64L)) throw ... \"Expected u0 <= 64\"`, u0 the largest row length "
+        "`(ids != pad).sum(1).max()` (XLM's `assert lengths.max() <= slen`); the probe's ids hold no padding, so "
+        "u0 = 65 is rejected before any kernel, as eager raises (`The expanded size of the tensor (65) must "
+        "match the existing size (64)`): `rejected`. Only ids with padding (every row at most 64 tokens long at "
+        "seq > 64) reach the read, and there the package returns where eager raises (one pad per row at "
+        "seq = 65, checked by hand: silent); a size alone cannot"),
+    ("sew", "AOTI020", "x.shape = (2, 100)"): (
+        "the guard `2*min(...) < (t // 20) - 1` is SEW's `if upsampled.shape[1] < n_input_timesteps: pad` "
+        "(the pad to the frame count after the squeeze by 2): it holds at an odd frame count (the traced 19) "
+        "and breaks at every even one (t = 100, 140, 420); there the traced branch pads by 0 frames, the values "
+        "eager's. Not a minimum, as the finding says: t = 419 keeps it, 420 breaks it"),
+    ("sew", "AOTI020", "x.shape = (2, 60)"): (
+        "the guard `min((t//20 - 1) // 2, 1 + (t//20 - 3) // 2) > 1` is the squeezed length (min of the "
+        "pooled and the position-conv lengths) != 1, the size-1 specialisation of the traced 9; at t = 60 it is "
+        "1 and the package computes what eager does"),
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_error_finding_witness_fails(name: str) -> None:
+    for f in _lint(name):
+        if str(f.severity) not in ("error", "warning") or not f.witness:
+            continue
+        runs = ROUND.witness_runs(name, f)
+        failed = any(outcome(r) in FAILURES for r in runs)
+        assert runs, (name, f.code, f.witness)
+        assert failed != ((name, f.code, f.witness) in NOT_REPRODUCED), (name, f.code, f.witness,
+                                                                           [outcome(r) for r in runs])
+
+
+# -- what the findings say, against what happened -------------------------------------------------------
+
+def _finding(name: str, code: str, ref: tuple[int, int] | None = None):
+    (f,) = [f for f in _lint(name) if f.code == code and (ref is None or ref in finding_refs(f))]
+    return f
+
+
+def _member(name: str, suffix: str) -> str:
+    with zipfile.ZipFile(FIXTURES / "stranger9" / f"{name}.cpu.stripped.pt2") as z:
+        (member,) = [m for m in z.namelist() if m.endswith(suffix)]
+        return z.read(member).decode()
+
+
+def _outcomes(name: str, labels) -> dict[str, str]:
+    return {label: outcome(_record(name, label)) for label in labels}
+
+
+def test_adaptive_pooling_bins_are_those_of_the_traced_feature_map() -> None:
+    """AdaptiveAvgPool2d((7, 7)) and AdaptiveMaxPool2d((7, 7)) over a feature map of dynamic size: the
+    fused kernel's bin bounds are the traced 16x16 map's (`16L*x1 // 7` to `(22L + 16L*x1) // 7`), its
+    strides the map's own. At h or w = 31 (a 16-wide map, as traced) the package runs like eager; any other
+    size inside the declared [3, 256] returns other values (garbage read past the map where it is smaller,
+    its top-left 16x16 where larger). Export kept no guard and the kernel has no check: no finding names
+    it (KNOWN_GAPS)."""
+    kernel = _member("adaptive_head", ".kernel.cpp")
+    assert "c10::div_floor_integer(static_cast<int64_t>(16L*x1), static_cast<int64_t>(7L))" in kernel
+    assert "c10::div_floor_integer(static_cast<int64_t>(22L + 16L*x1), static_cast<int64_t>(7L))" in kernel
+    assert "AOTI_TORCH_CHECK" not in kernel
+    for side in "hw":
+        assert _outcomes("adaptive_head", [f"{side}=31"]) == {f"{side}=31": "ran"}
+        sizes = [f"{side}={n}" for n in (5, 13, 14, 15, 27, 29)]
+        assert set(_outcomes("adaptive_head", sizes).values()) == {"wrong"}
+    assert {f.code for f in _lint("adaptive_head")} == {"AOTI002", "AOTI019"}
+    assert _record("adaptive_head", "h=5")["aoti"]["max_abs_diff"] > 1e30  # h = 5: a 3x3 map, read past
+
+
+def test_funnel_odd_lengths_break_the_pooling_guard() -> None:
+    """Funnel's sequence (Dim.AUTO, traced at 16) is pooled by 2 with the cls token kept apart: export
+    assumed `(32 + 64*((seq-1)//2)) == (-32 + 32*seq)` (seq even), a relation (AOTI020, witness 7). Every
+    odd length returns other values (NaN rows among them), every even one at or above 4 runs like eager.
+    seq = 1 kills the process (SIGFPE: `x0 % (2L*(ks0 // 2))` in the decoder's upsampling kernel, a
+    modulo by 0, in loops over `2 + 2*((ks0 - 1) // 2)` that still run) where eager returns. The round's
+    wheel said only AOTI002's info about sizes below 6 (words about empty tensors at 0); AOTI004 now
+    names the modulo, witness seq = 1 (a warning: below the compiled 6)."""
+    f = _finding("funnel", "AOTI020")
+    assert f.witness == "x.shape = (2, 7)" and "a relation" in f.message
+    odd = ["seq=3", "seq=5", "seq=17", "seq=33", "seq=max+1", "witness:unchecked-export-guard:1"]
+    assert set(_outcomes("funnel", odd).values()) == {"wrong"}
+    assert _outcomes("funnel", ["seq=4", "normal"]) == {"seq=4": "ran", "normal": "ran"}
+    run = _record("funnel", "seq=1")
+    assert outcome(run) == "crash" and run["signal"] == "SIGFPE" and run["eager"]["ok"]
+    low = _finding("funnel", "AOTI002")
+    assert str(low.severity) == "info" and "SIGFPE" not in low.message
+    div = _finding("funnel", "AOTI004")
+    assert (str(div.severity), div.witness, div.message_key) == ("warning", "x.shape = (2, 1)",
+                                                                 "division-by-dynamic-size.index")
+    assert "SIGFPE" in div.detail and div in ROUND.explained_by("funnel", run)
+    assert "% static_cast<int64_t>(2L*(c10::div_floor_integer(static_cast<int64_t>(ks0)" in _member("funnel", ".kernel.cpp")
+
+
+def test_offset_position_tables_raise_as_eager_and_empty_sequences_kill_the_process() -> None:
+    """MBart's learned tables have 64 + 2 rows, read at arange(seq) + 2: 65 source or target tokens raise
+    `index out of bounds: tmp9 < 66L` (eager: IndexError), an info each naming the 66-row table and
+    "> 64"; 0 tokens reach CPU flash attention, SIGFPE (eager raises a reshape error), an error. UMT5's
+    relative position buckets have no table edge: 129 runs like eager."""
+    for ref, dim, side in (((0, 1), "src", "encoder"), ((1, 1), "tgt", "decoder")):
+        f = _finding("mbart", "AOTI003", ref)
+        assert str(f.severity) == "info" and f.message.endswith("(eager rejects it too)")
+        assert "> 64" in f.message and "tmp9 < 66L" in f.detail
+        assert (f.source.module, f.source.rows) == (f"inner.model.{side}.embed_positions", 66)
+        for size in ("65", "max+1"):
+            run = _record("mbart", f"{dim}={size}")
+            assert outcome(run) == "rejected" and "tmp9 < 66L" in run["aoti"]["error"], (dim, size)
+        assert outcome(_record("mbart", f"{dim}=64")) == "ran"
+        for name in ("mbart", "umt5"):
+            run = _record(name, f"{dim}=0")
+            assert outcome(run) == "crash" and run["signal"] == "SIGFPE", (name, dim)
+        assert outcome(_record("umt5", f"{dim}=max+1")) == "ran"
+    for name in ("mbart", "umt5"):
+        f = _finding(name, "AOTI002")
+        assert str(f.severity) == "error" and "SIGFPE" in f.message
+    assert not [f for f in _lint("umt5") if f.code == "AOTI003"]
+
+
+def test_xlm_read_past_its_position_ids_is_rejected_by_an_unbacked_check_first() -> None:
+    """XLM slices its 64-column `position_ids` buffer to the sequence: AOTI013 (warning) says 65 reads past
+    it. The package never gets there with unpadded ids: run_impl checks the unbacked u0 (the largest row
+    length, XLM's `assert lengths.max() <= slen`) against 64 and raises, as eager raises (NOT_REPRODUCED)."""
+    f = _finding("xlm", "AOTI013")
+    assert str(f.severity) == "warning" and f.witness == "x.shape = (2, 65)"
+    assert "inner.position_ids" in f.message
+    assert 'throw std::runtime_error("Expected u0 <= 64 but received "' in _member("xlm", ".wrapper.cpp")
+    for label in ("seq=max+1", "witness:read-past-constant:1"):
+        run = _record("xlm", label)
+        assert outcome(run) == "rejected" and run["aoti"]["error"] == "RuntimeError: Expected u0 <= 64 but received 65"
+    assert _outcomes("xlm", ["seq=63", "seq=64"]) == {"seq=63": "ran", "seq=64": "ran"}
+
+
+def test_sew_squeeze_guards_are_no_minimums_and_run_like_eager() -> None:
+    """SEW's squeeze (mean-pool by 2) and upsampling kept two guards on the frame count (t // 20 - 1):
+    the pad branch after upsampling (odd counts) and the squeezed length != 1. The round's wheel called
+    both "a minimum" (witnesses 100 and 60); the first, `2*((n - 1) // 2) < n - 1` with n = t // 20,
+    holds and fails by turns (t = 100, 140, 420 break it, 419 keeps it): now "a relation". Both are
+    errors, and at both witnesses the package returns eager's values (NOT_REPRODUCED).
+    Below the compiled 60, t = 49 and 59 kill the process (SIGFPE), AOTI002's warning."""
+    guards = {f.witness: f for f in _lint("sew") if f.code == "AOTI020"}
+    assert set(guards) == {"x.shape = (2, 100)", "x.shape = (2, 60)"}
+    assert all(str(f.severity) == "error" for f in guards.values())
+    assert "a relation" in guards["x.shape = (2, 100)"].message and "a minimum" in guards["x.shape = (2, 60)"].message
+    sizes = ["t=69", "t=100", "t=140", "t=419", "t=420", "witness:unchecked-export-guard:1",
+             "witness:unchecked-export-guard:2"]
+    assert set(_outcomes("sew", sizes).values()) == {"ran"}
+    for label in ("t=49", "t=59"):
+        run = _record("sew", label)
+        assert outcome(run) == "crash" and run["signal"] == "SIGFPE"
+    low = _finding("sew", "AOTI002")
+    assert str(low.severity) == "warning" and "SIGFPE" in low.message
+
+
+def test_positions_of_kept_tokens_raise_as_eager_past_their_table() -> None:
+    """topk_prune reads a 64-row position table at the kept tokens' original indices (topk, sorted): at
+    65 tokens or more the kernel's `0 <= tmp7 < 64L` raises (eager: IndexError), outside any OpenMP
+    region. The round's wheel named no table: the index is topk's indices sorted (`sort_stable`'s values
+    output), which the linker gave no range. A sort's values now keep its input's range ([0, seq - 1]
+    for topk's indices): AOTI003 says seq > 64, an info (the check raises, as eager's lookup)."""
+    kernel = _member("topk_prune", ".kernel.cpp")
+    assert 'AOTI_TORCH_CHECK((0 <= tmp7) & (tmp7 < 64L), "index out of bounds: 0 <= tmp7 < 64L")' in kernel
+    for label in ("seq=65", "seq=127", "seq=max+1"):
+        run = _record("topk_prune", label)
+        assert outcome(run) == "rejected" and "tmp7 < 64L" in run["aoti"]["error"], label
+    assert outcome(_record("topk_prune", "seq=64")) == "ran"
+    (f,) = [f for f in _lint("topk_prune") if f.code in ("AOTI003", "AOTI013")]
+    assert (f.code, str(f.severity), f.witness) == ("AOTI003", "info", "x.shape = (3, 65, 32)")
+    assert (f.source.rows, f.source.code) == (64, "h = h + self.pos(kept) + self.bucket(F.one_hot(order % 8, "
+                                                  "8).to(x.dtype))")
+
+
+def test_unpooling_warping_and_routing_run_like_eager_inside_their_ranges() -> None:
+    """SegNet's max_unpool2d (indices from max_pool2d, output_size given), the flow warp's grid_sample and
+    the capacity-routed experts (cumsum slots, index_put into a buffer sized by seq) run like eager at
+    every probed size where eager runs, but where AOTI002's lower bounds cover them (flow_warp h, w = 1:
+    the grid divides by h - 1 = 0)."""
+    for name in ("segnet", "flow_warp", "moe"):
+        for r in _records():
+            if r["name"] != name or outcome(r) not in FAILURES:
+                continue
+            assert any(f.code == "AOTI002" for f in ROUND.explained_by(name, r)), (name, r["label"])
+    assert outcome(_record("segnet", "h=3")) == "silent"  # the second pooling is empty: eager raises
+    assert _outcomes("moe", ["seq=0", "seq=1", "seq=max+1"]) == {"seq=0": "ran", "seq=1": "ran", "seq=max+1": "ran"}
