@@ -90,11 +90,16 @@ LIMITATIONS: dict[str, str] = {
         "that it fails."),
     "index-exceeds-constant-bound": (
         STATIC + " Only positional indices (from iteration ranges and sizes) are checked; an index that is "
-        "loaded data (token ids into an embedding) is a data error and is not reported. Upper bounds "
-        "recorded as 2147483647 (32-bit indexing) are treated as unbounded."),
+        "loaded data (token ids into an embedding) is a data error and is not reported. A position computed "
+        "from one input's values and sizes gets the smallest value that reads past the table at the witness's "
+        "sizes (not at every size), and is an info: which values callers send is not in the package. Upper "
+        "bounds recorded as 2147483647 (32-bit indexing) are treated as unbounded."),
     "division-by-dynamic-size": (
         STATIC + " Divisions hidden inside library calls (extern kernels, cuBLAS) are not seen; when an index "
-        "assertion trips on the same empty input first, the division is not reported."),
+        "assertion trips on the same empty input first, the division is not reported. A kernel's own index "
+        "arithmetic is read in C++ kernels only (a Triton lane divides masked or not, and traps nothing), "
+        "at sizes up to 64 above 0, and is not reported where a convolution rejects that size (whether it "
+        "runs first is not known)."),
     "empty-reduction": (
         STATIC + " Reductions inside extern kernels are not seen; `sum`/`prod` over empty dims are not "
         "reported because their results match eager."),
