@@ -258,3 +258,36 @@ class Round:
         return bool(record["sizes"]) and all(
             i < len(shapes) and axis < len(shapes[i]) and shapes[i][axis] == size
             for dim, size in record["sizes"].items() for i, axis in dims.get(dim, ()))
+
+    # -- the checks every round makes (tests/test_stranger7.py on) ---------------------------------
+
+    def check_explained(self, name: str, known_gaps: dict[tuple[str, str], tuple[str, str]]) -> None:
+        """Every failing probe of `name` is explained by a finding or is in `known_gaps` ((model,
+        label) -> (its outcome, why)) with that outcome, and no known gap is explained."""
+        unexplained = self.unexplained(name)
+        gaps = {label for model, label in known_gaps if model == name}
+        assert set(unexplained) == gaps, unexplained
+        assert all(unexplained[label] == known_gaps[name, label][0] for label in gaps)
+
+    def check_normal_sizes_ran(self, names: list[str]) -> None:
+        for name in names:
+            assert outcome(self.record(name, "normal")) == "ran", name
+
+    def check_edges_probed(self, names: list[str]) -> None:
+        """Every dynamic dim of every model was probed at 0, 1 and past its max."""
+        for name in names:
+            labels = {r["label"] for r in self.records() if r["name"] == name}
+            for dim in self.dims()[name]:
+                assert {f"{dim}=0", f"{dim}=1", f"{dim}=max+1"} <= labels, (name, dim)
+
+    def check_witnesses_fail(self, name: str, not_reproduced: dict[tuple[str, str, str], str]) -> None:
+        """Every finding of `name` at warning or above with a witness was probed there and failed,
+        unless `not_reproduced` ((model, code, witness) -> why) lists it; a listed one did not fail."""
+        for f in self.lint(name):
+            if str(f.severity) not in ("error", "warning") or not f.witness:
+                continue
+            runs = self.witness_runs(name, f)
+            failed = any(outcome(r) in FAILURES for r in runs)
+            assert runs, (name, f.code, f.witness)
+            assert failed != ((name, f.code, f.witness) in not_reproduced), (name, f.code, f.witness,
+                                                                               [outcome(r) for r in runs])

@@ -18,7 +18,7 @@ import zipfile
 import pytest
 
 from conftest import FIXTURES, finding_refs, pin
-from stranger_harness import FAILURES, Round, outcome
+from stranger_harness import Round, outcome
 
 ROUND = Round(FIXTURES / "stranger8")
 NAMES = ["pvt", "dpt", "vitdet", "espcn", "gpt_neo", "pegasus", "blenderbot_small", "lpad_pos", "gin", "seg_mean"]
@@ -115,22 +115,15 @@ KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_failing_probe_is_explained_or_a_known_gap(name: str) -> None:
-    unexplained = ROUND.unexplained(name)
-    gaps = {label for model, label in KNOWN_GAPS if model == name}
-    assert set(unexplained) == gaps, unexplained
-    assert all(unexplained[label] == KNOWN_GAPS[name, label][0] for label in gaps)
+    ROUND.check_explained(name, KNOWN_GAPS)
 
 
 def test_every_model_ran_like_eager_at_its_normal_sizes() -> None:
-    for name in NAMES:
-        assert outcome(_record(name, "normal")) == "ran", name
+    ROUND.check_normal_sizes_ran(NAMES)
 
 
 def test_every_dim_was_probed_at_0_1_and_past_its_max() -> None:
-    for name in NAMES:
-        labels = {r["label"] for r in _records() if r["name"] == name}
-        for dim in ROUND.dims()[name]:
-            assert {f"{dim}=0", f"{dim}=1", f"{dim}=max+1"} <= labels, (name, dim)
+    ROUND.check_edges_probed(NAMES)
 
 
 # Findings at warning or above whose witness runs like eager: (model, code, witness) -> why.
@@ -139,14 +132,7 @@ NOT_REPRODUCED: dict[tuple[str, str, str], str] = {}
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_error_finding_witness_fails(name: str) -> None:
-    for f in _lint(name):
-        if str(f.severity) not in ("error", "warning") or not f.witness:
-            continue
-        runs = ROUND.witness_runs(name, f)
-        failed = any(outcome(r) in FAILURES for r in runs)
-        assert runs, (name, f.code, f.witness)
-        assert failed != ((name, f.code, f.witness) in NOT_REPRODUCED), (name, f.code, f.witness,
-                                                                           [outcome(r) for r in runs])
+    ROUND.check_witnesses_fail(name, NOT_REPRODUCED)
 
 
 # -- what the findings say, against what happened -------------------------------------------------------

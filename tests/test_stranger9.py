@@ -107,22 +107,15 @@ KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_failing_probe_is_explained_or_a_known_gap(name: str) -> None:
-    unexplained = ROUND.unexplained(name)
-    gaps = {label for model, label in KNOWN_GAPS if model == name}
-    assert set(unexplained) == gaps, unexplained
-    assert all(unexplained[label] == KNOWN_GAPS[name, label][0] for label in gaps)
+    ROUND.check_explained(name, KNOWN_GAPS)
 
 
 def test_every_model_ran_like_eager_at_its_normal_sizes() -> None:
-    for name in NAMES:
-        assert outcome(_record(name, "normal")) == "ran", name
+    ROUND.check_normal_sizes_ran(NAMES)
 
 
 def test_every_dim_was_probed_at_0_1_and_past_its_max() -> None:
-    for name in NAMES:
-        labels = {r["label"] for r in _records() if r["name"] == name}
-        for dim in ROUND.dims()[name]:
-            assert {f"{dim}=0", f"{dim}=1", f"{dim}=max+1"} <= labels, (name, dim)
+    ROUND.check_edges_probed(NAMES)
 
 
 # Findings at warning or above whose witness runs like eager: (model, code, witness) -> why.
@@ -139,7 +132,7 @@ NOT_REPRODUCED: dict[tuple[str, str, str], str] = {
         "the guard `2*min(...) < (t // 20) - 1` is SEW's `if upsampled.shape[1] < n_input_timesteps: pad` "
         "(the pad to the frame count after the squeeze by 2): it holds at an odd frame count (the traced 19) "
         "and breaks at every even one (t = 100, 140, 420); there the traced branch pads by 0 frames, the values "
-        "eager's. Not a minimum, as the finding says: t = 419 keeps it, 420 breaks it"),
+        "eager's. No minimum (t = 419 keeps it, 420 breaks it): the round's wheel said a minimum, now a relation"),
     ("sew", "AOTI020", "x.shape = (2, 60)"): (
         "the guard `min((t//20 - 1) // 2, 1 + (t//20 - 3) // 2) > 1` is the squeezed length (min of the "
         "pooled and the position-conv lengths) != 1, the size-1 specialisation of the traced 9; at t = 60 it is "
@@ -149,14 +142,7 @@ NOT_REPRODUCED: dict[tuple[str, str, str], str] = {
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_error_finding_witness_fails(name: str) -> None:
-    for f in _lint(name):
-        if str(f.severity) not in ("error", "warning") or not f.witness:
-            continue
-        runs = ROUND.witness_runs(name, f)
-        failed = any(outcome(r) in FAILURES for r in runs)
-        assert runs, (name, f.code, f.witness)
-        assert failed != ((name, f.code, f.witness) in NOT_REPRODUCED), (name, f.code, f.witness,
-                                                                           [outcome(r) for r in runs])
+    ROUND.check_witnesses_fail(name, NOT_REPRODUCED)
 
 
 # -- what the findings say, against what happened -------------------------------------------------------
