@@ -84,8 +84,6 @@ def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, ra
     with contextlib.suppress(ValueError):  # the check's own iteration space, at the same launch
         a.space_expr = intervals.substitute(raw.space, mapping) if raw.space else None
     a.index_sources = tuple(sorted(index_inputs))
-    if len(index_inputs) == 1 and len(ptrs) == 1:
-        a.value_upper = _value_upper(facts, index, raw.line, ptrs, mapping)
     # An index loaded from buffers of known value range (buffers.py) still has an extent.
     _extent(ctx, a, upper if not ptrs else ranges.index_upper(facts, index, raw.line, li) or upper, mapping,
             bound_expr)
@@ -93,6 +91,9 @@ def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, ra
     if ident in seen:
         return None
     seen.add(ident)
+    if len(index_inputs) == 1 and len(ptrs) == 1 and not a.index_extent and a.bound_value is not None:
+        # Only a table's check without an extent asks for it (query.valueindex).
+        a.value_upper = _value_upper(facts, index, raw.line, ptrs, mapping)
     a.chain = _chain(ctx, facts, raw, a, li, mapping)
     steps = ranges.steps(facts, li, ptrs) if a.index_extent and ptrs else ()
     if steps:

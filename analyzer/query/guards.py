@@ -226,9 +226,8 @@ class Broken:
 
 
 def unchecked(model: "Model") -> list[Broken]:
-    """The model's guards that no check of the package enforces, simplest first: a guard is listed
-    when it fails at a size where the simpler ones listed before it all hold (the hundreds of guards a
-    windowed model keeps restate a few assumptions)."""
+    """The model's guards that no check of the package enforces, simplest first: listed when it fails
+    at a size where the simpler ones before it hold (a windowed model's hundreds restate a few)."""
     search = _Search.of(model)
     if search is None:
         return []
@@ -241,8 +240,7 @@ def unchecked(model: "Model") -> list[Broken]:
 def keeping(model: "Model", ref: "DimRef", sizes: Iterable[int]) -> tuple[int, dict] | None:
     """The first of `sizes` for `ref` at which no guard fails that does not fail already at the
     guards' base sizes (the other dims at those sizes), with that base; None without guards over the
-    dim or when none of `sizes` keeps them. A witness for another assumption (a multiple the
-    package needs) that breaks none of export's guards shows that assumption alone."""
+    dim or when none keeps them: a witness of another assumption (a multiple) that shows it alone."""
     search = _Search.of(model)
     if search is None or ref not in search.facts.refs:
         return None
@@ -272,12 +270,14 @@ def breaks(model: "Model", choice: Mapping) -> bool:
 
 
 def flips(model: "Model", guard: str, ref: "DimRef", sizes: range) -> int:
-    """How often `guard` turns from holding to failing or back over `sizes` of `ref` (the other dims
-    at base sizes): 1 for a bound (`h >= 16`), more for a parity (`2*(n // 2) < n`); 0 unknown."""
+    """How often `guard` flips over `sizes` of `ref`, others at base: 1 for a bound, more for a parity."""
     search = _Search.of(model)
     index = next((k for k, g in enumerate(search.facts.guards) if g.text == guard), -1) if search else -1
+    if search is None or index < 0:
+        return 0
     try:
-        states = [index in search.failing({**search.base(), ref: n}) for n in sizes] if search and index >= 0 else []
+        base = search.base()  # once: each call charges what finding it cost
+        states = [index in search.failing({**base, ref: n}) for n in sizes]
     except _Spent:
         return 0
     return sum(a != b for a, b in zip(states, states[1:]))

@@ -11,6 +11,7 @@ from ..query import valueindex as VI, witness as W
 from . import Context, Rule
 from . import enforcement as E
 
+
 def unbacked_extent(rule: Rule, model: Model, ctx: Context, a: Assertion,
                     effect: dict) -> Finding | None:
     """An extent set by an input's values (`torch.arange(n.item())`): only a runtime assert on the
