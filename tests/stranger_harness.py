@@ -18,6 +18,7 @@ from pathlib import Path
 from analyzer.app import api
 from analyzer.core.model import DimRef
 from analyzer.explain import contract
+from analyzer.expr import intervals
 from analyzer.query import guards as G, relations
 from analyzer.query import witness as W
 from conftest import FIXTURES, finding_refs
@@ -160,6 +161,14 @@ class Round:
             if probed and f.rule == "unchecked-export-guard" and self._breaks_guard(name, record, f):
                 found.append(f)
                 continue
+            # A pooling compiled for the traced map: every size that gives the map another size.
+            if probed and f.rule == "adaptive-pool-traced-size" and self._untraced_map(name, probed, f):
+                found.append(f)
+                continue
+            # A stride simplified for the traced size: every size where the two strides differ.
+            if probed and f.rule == "stride-from-traced-size" and self._strides_differ(name, probed, f):
+                found.append(f)
+                continue
             for i, axis, size in probed:
                 if (i, axis) in finding_refs(f):
                     sizes = _witness_sizes(f, (i, axis))
@@ -172,6 +181,31 @@ class Round:
                             (f.rule in _ONWARD and any(1 < s <= size for s in sizes)):
                         found.append(f)
         return found
+
+    def _untraced_map(self, name: str, probed: list[tuple[int, int, int]], finding) -> bool:
+        """Whether a probed size gives the pooled map a size its kernel was not lowered for (not its
+        bins' numerator; where they divided, a size no multiple of the bins)."""
+        model = self.package(name).models[0]
+        for d in finding.subject.dims:
+            symbol = model.known_dim(d.ref).declared_expr
+            for i, axis, size in probed:
+                if (i, axis) == (d.ref.input, d.ref.dim):
+                    at = intervals.evaluate(d.expr, {symbol: size})
+                    if at >= 1 and (at not in d.traced if d.traced else at % d.bins != 0):
+                        return True
+        return False
+
+    def _strides_differ(self, name: str, probed: list[tuple[int, int, int]], finding) -> bool:
+        """Whether a probed size makes the finding's two strides differ (both at least 1)."""
+        model = self.package(name).models[0]
+        read = finding.subject
+        for i, axis, size in probed:
+            if DimRef(i, axis) in read.sources:
+                values = {W.symbol_of(model, DimRef(i, axis)): size}
+                a, b = (intervals.evaluate(e, values) for e in (read.first, read.second))
+                if a != b and min(a, b) >= 1:
+                    return True
+        return False
 
     def _breaks_multiple(self, name: str, i: int, axis: int, size: int) -> bool:
         """Whether `size` is no multiple the package requires of the dim (any such size, not only

@@ -335,3 +335,73 @@ def test_a_guard_that_two_sizes_differ_is_a_specialization_not_a_branch(text: st
 
     guard = G.GuardSet().add(text)
     assert guard is not None and G.inequality_guard(guard) is left_out
+
+
+# -- adaptive pooling lowered for the traced map ----------------------------------------------------------
+
+
+def test_adaptive_max_pool_compiled_for_the_traced_map() -> None:
+    """`adaptive_max_pool2d(x, (4, 4))` traced at 12 x 12: the traced size divides, and Inductor pools a
+    fixed 3 x 3 window (`3L*x2`), the output `h // 3` rows. AOTI021 names both sides, witness 6 x 6 (the
+    compiled minimum, no multiple of 4): a 2 x 2 output where eager's is 4 x 4, with the variable too;
+    every other map probed but the traced one is wrong, and nothing else explains it."""
+    [f] = [f for f in _lint("adaptive_max") if f.code == "AOTI021"]
+    assert f.severity == Severity.ERROR and f.witness == "x.shape = (2, 3, 6, 6)"
+    assert [(d.input, d.dim, d.size) for d in f.dims] == [(0, 2, 6), (0, 3, 6)]
+    assert "a fixed window" in f.detail and (f.source.line, f.source.op) == (101, "aten.adaptive_max_pool2d.default")
+    for checks in (False, True):
+        assert _probe("adaptive_max", "6x6", checks)["package"] == "wrong shape (2, 3, 2, 2), eager (2, 3, 4, 4)"
+        assert _probe("adaptive_max", "12x12", checks)["package"] == "like eager"
+    for label in ("13x12", "16x12", "24x24"):
+        assert _probe("adaptive_max", label, True)["package"].startswith(("wrong shape", "wrong values")), label
+    assert not [f for f in _lint("adaptive_max", with_ep=False) if f.code == "AOTI021"]
+
+
+@pytest.mark.parametrize(("text", "bins"), [
+    # C++ (adaptive_head's kernel): the bin starts, scalar and vectorized; the end `(22L + 16L*x1) // 7` is no start.
+    ("c10::div_floor_integer(static_cast<int64_t>(16L*x1), static_cast<int64_t>(7L)) + "
+     "c10::div_floor_integer(static_cast<int64_t>(16L*x2 + 16L*x2_inner), static_cast<int64_t>(7L)) + "
+     "c10::div_floor_integer(static_cast<int64_t>(22L + 16L*x1), static_cast<int64_t>(7L))", ((16, 7),)),
+    # Triton prints a floor of non-negative terms as `//`, else with its helper.
+    ("tmp0 = tl.load(in_ptr0 + (x0 + 8*((16*x1) // 7)), xmask)", ((16, 7),)),
+    ("tmp0 = triton_helpers.div_floor_integer((12*x2),  5)", ((12, 5),)),
+    # A floor by a size symbol or by 1 is no bin.
+    ("c10::div_floor_integer(static_cast<int64_t>(ks1*ks2), static_cast<int64_t>(16L)) + ((3*x1) // 1)", ()),
+])
+def test_pool_bins_are_read_from_either_kind_of_kernel(text: str, bins: tuple) -> None:
+    from analyzer.parse.kernels import MAX_BINS, pool_bins
+
+    assert pool_bins(text) == bins
+    many = " ".join(f"(({n}*x1) // 7)" for n in range(2, 200))
+    assert len(pool_bins(many)) == MAX_BINS
+
+
+def test_a_pooling_at_its_traced_size_only_or_through_aten_is_not_reported() -> None:
+    """adaptive_head's model edited: with h and w accepted at 31 and 32 only (a 16-wide map, the traced
+    one) no side has a witness; with the kernel's launch an ATen call (a fallback computes the bins at
+    run time) nothing is lowered for the traced size; with no bins found the witness is a size no
+    multiple of the 7 bins."""
+    import copy
+
+    from analyzer.query import traced as pooling
+
+    folder = FIXTURES / "stranger9"
+    package = api.load(str(folder / "adaptive_head.cpu.stripped.pt2"),
+                       api.Options(exported_program=str(folder / "adaptive_head.ep.pt2")))
+    (model,) = package.models
+    avg, pool = pooling.traced_pools(model)   # both nodes, one fused kernel: one finding after merging
+    assert (avg.op, pool.op, avg.kernel) == ("adaptive_avg_pool2d", "adaptive_max_pool2d", pool.kernel)
+    assert [(d.side, d.traced, d.witness, d.map_size) for d in pool.dims] == [("rows", (16,), 3, 2),
+                                                                                ("columns", (16,), 3, 2)]
+    narrow = copy.deepcopy(model)
+    for dim in narrow.inputs[0].dims[2:]:
+        dim.min, dim.max = 31, 32
+    assert not list(pooling.traced_pools(narrow))
+    fallback = copy.deepcopy(model)
+    for launch in fallback.launches:
+        launch.extern = launch.extern or "adaptive" in launch.kernel
+    assert not list(pooling.traced_pools(fallback))
+    unbinned = copy.deepcopy(model)
+    unbinned.kernels[pool.kernel].pool_bins = ()
+    _, pool = pooling.traced_pools(unbinned)
+    assert [(d.traced, d.witness, d.map_size) for d in pool.dims] == [((), 3, 2), ((), 3, 2)]

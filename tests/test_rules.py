@@ -375,6 +375,8 @@ EXPECTED_RULES = [
     ("AOTI018", "read-from-empty-buffer", Severity.ERROR),
     ("AOTI019", "unchecked-input-layout", Severity.INFO),
     ("AOTI020", "unchecked-export-guard", Severity.ERROR),
+    ("AOTI021", "adaptive-pool-traced-size", Severity.ERROR),
+    ("AOTI022", "stride-from-traced-size", Severity.ERROR),
 ]
 
 

@@ -67,7 +67,9 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI012", "info", ((1, 2),)),
         ("AOTI012", "info", ((1, 3),)),
     },
-    "adaptive_head": set(_IMAGE),                 # nothing of the pooling's traced 16x16 bins (KNOWN_GAPS)
+    "adaptive_head": _IMAGE | {
+        ("AOTI021", "error", ((0, 2), (0, 3))),   # the pooling's bins are the traced 16x16 map's: h or w = 3
+    },
     "topk_prune": {
         ("AOTI002", "info", ((0, 0), (0, 1))),
         ("AOTI003", "info", ((0, 1),)),           # > 64 past the position table: raises, as eager
@@ -89,20 +91,8 @@ def test_findings_are_pinned(name: str) -> None:
 
 # -- what the packages did --------------------------------------------------------------------------------
 
-_POOL = ("the adaptive pooling's bins are those of the traced 16x16 feature map (h = w = 32): kernel "
-         "cpp_fused__adaptive_avg_pool2d_adaptive_max_pool2d_relu_1 reads in_ptr0 (the stride-2 conv's output, "
-         "((h-1)//2+1) x ((w-1)//2+1), strides from ks1, ks2) from row `16L*x1 // 7` to `(22L + 16L*x1) // 7` and "
-         "column `(16L*x2 + 16L*x2_inner) // 7` (x1, x2 < 7): constants where eager uses the map's size, under a "
-         "mask that compares constants only and no AOTI_TORCH_CHECK. Export kept no guard (the graph is right; "
-         "Inductor's lowering took the size hint), so no rule has a check or a guard to report: ")
-_SMALL = _POOL + "a map smaller than 16 is read past its rows (garbage, max diff up to 1e37, NaN)"
-_LARGE = _POOL + "a map larger than 16 is pooled over its top-left 16 x 16 only"
-
 # Failed probes that no finding explains: (model, probe label) -> (their outcome, why).
-KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
-    **{("adaptive_head", f"{side}={size}"): ("wrong", _SMALL) for side in "hw" for size in (5, 13, 14, 15, 27, 29)},
-    **{("adaptive_head", f"{side}=max+1"): ("wrong", _LARGE) for side in "hw"},
-}
+KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -163,22 +153,31 @@ def _outcomes(name: str, labels) -> dict[str, str]:
 
 
 def test_adaptive_pooling_bins_are_those_of_the_traced_feature_map() -> None:
-    """AdaptiveAvgPool2d((7, 7)) and AdaptiveMaxPool2d((7, 7)) over a feature map of dynamic size: the
-    fused kernel's bin bounds are the traced 16x16 map's (`16L*x1 // 7` to `(22L + 16L*x1) // 7`), its
-    strides the map's own. At h or w = 31 (a 16-wide map, as traced) the package runs like eager; any other
-    size inside the declared [3, 256] returns other values (garbage read past the map where it is smaller,
-    its top-left 16x16 where larger). Export kept no guard and the kernel has no check: no finding names
-    it (KNOWN_GAPS)."""
+    """AdaptiveAvgPool2d((7, 7)) and AdaptiveMaxPool2d((7, 7)) over a feature map of dynamic size
+    ((h - 1)//2 + 1 by (w - 1)//2 + 1, after a stride-2 conv): Inductor's lowering read the map's size
+    with `guard_int`, so the fused kernel's bins are the traced 16x16 map's (`16L*x1 // 7` to
+    `(22L + 16L*x1) // 7`) while its strides are the map's own, and nothing checks the guard. At h or
+    w = 31 (a 16-wide map, as traced) the package runs like eager; any other size inside the declared
+    [3, 256] returns other values (garbage read past the map where it is smaller, its top-left 16x16
+    where larger). The round's wheel said nothing of it (a known gap then); AOTI021 now names both
+    sides, witness h = w = 3 (a 2x2 map: NaN where eager returns), an error."""
     kernel = _member("adaptive_head", ".kernel.cpp")
     assert "c10::div_floor_integer(static_cast<int64_t>(16L*x1), static_cast<int64_t>(7L))" in kernel
     assert "c10::div_floor_integer(static_cast<int64_t>(22L + 16L*x1), static_cast<int64_t>(7L))" in kernel
     assert "AOTI_TORCH_CHECK" not in kernel
     for side in "hw":
         assert _outcomes("adaptive_head", [f"{side}=31"]) == {f"{side}=31": "ran"}
-        sizes = [f"{side}={n}" for n in (5, 13, 14, 15, 27, 29)]
+        sizes = [f"{side}={n}" for n in (5, 13, 14, 15, 27, 29, "max+1")]
         assert set(_outcomes("adaptive_head", sizes).values()) == {"wrong"}
-    assert {f.code for f in _lint("adaptive_head")} == {"AOTI002", "AOTI019"}
     assert _record("adaptive_head", "h=5")["aoti"]["max_abs_diff"] > 1e30  # h = 5: a 3x3 map, read past
+    f = _finding("adaptive_head", "AOTI021")
+    assert (str(f.severity), f.witness) == ("error", "x.shape = (3, 3, 3, 3)")
+    assert [(d.input, d.dim, d.size) for d in f.dims] == [(0, 2, 3), (0, 3, 3)]
+    assert "bins compiled for 16 rows" in f.message and f.source.line == 182
+    run = _record("adaptive_head", "witness:adaptive-pool-traced-size:1")
+    assert outcome(run) == "wrong" and run["aoti"]["nan"] == 30 and run["eager"]["nan"] == 0
+    assert f in ROUND.explained_by("adaptive_head", _record("adaptive_head", "h=max+1"))
+    assert f not in ROUND.explained_by("adaptive_head", _record("adaptive_head", "h=31"))
 
 
 def test_funnel_odd_lengths_break_the_pooling_guard() -> None:

@@ -19,7 +19,7 @@ from typing import cast
 
 from ..read import archive, layout
 from ..core import budget
-from ..parse import cppkernel, helper_worker, helpertext, kernels, triage, tritonsrc, ts, wrapper
+from ..parse import cppkernel, helper_worker, helpertext, kernels, loadstrides, triage, tritonsrc, ts, wrapper
 from ..core.findings import Location
 from ..link.link import link_model
 from ..query import zeros as Z
@@ -199,6 +199,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                 planned = cppkernel.plan_cpp(tree, member, limits.max_nesting, None, sources[member], apart)
             del tree  # the kernels parsed apart need only their own trees
             kernel_facts.extend(planned.read())
+    _add_text_facts(kernel_facts, wrapper_facts, sources)
     binaries = tuple(members.binaries)
     cpp_only = members.cmake is not None and not any(b.endswith(".so") for b in binaries)
     with unexpected(f"{pkg.label}: {members.prefix.rstrip('/')}"):
@@ -215,6 +216,43 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
 
 
 _SYMBOL = re.compile(r"[A-Za-z_]\w*")
+
+
+def _add_text_facts(found: list[kernels.KernelFacts], facts: "wrapper.WrapperFacts | None",
+                    sources: dict[str, bytes]) -> None:
+    """What kernels' text gives beside their parse: an adaptive pooling kernel's bins (named so by
+    Inductor's descriptive names; C++ or Triton) and a C++ kernel's loads stepped by two strides. C++
+    kernels are cut at each `extern "C"` of their member, one pass over it."""
+    by_path: dict[str, dict[str, kernels.KernelFacts]] = {}
+    for k in found:
+        if k.kind == "triton":
+            helper = facts.helpers.get(f"call_{k.name}") if facts is not None else None
+            if "adaptive_" in k.name and "pool" in k.name and helper is not None:
+                k.pool_bins = kernels.pool_bins(helper.triton_source or "")
+        else:
+            by_path.setdefault(k.location.path, {})[k.name] = k
+    for path, named in by_path.items():
+        data = sources.get(path, b"")
+        if b"div_floor_integer" not in data and not any("adaptive_" in name for name in named):
+            continue  # neither fact can be there: the member is not decoded
+        text = data.decode("utf-8", "replace")
+        starts = [m.start() for m in _EXTERN.finditer(text)]
+        line, pos = 1, 0
+        for start, end in zip(starts, starts[1:] + [len(text)]):
+            line, pos = line + text.count("\n", pos, start), start
+            head = _KERNEL_NAME.match(text, start)
+            kernel = named.get(head.group(1)) if head else None
+            if kernel is None:
+                continue
+            # A declaration (`extern "C" void k(...);`) yields nothing: the definition's facts are kept.
+            chunk = text[start:end]
+            if "adaptive_" in kernel.name and "pool" in kernel.name:
+                kernel.pool_bins = kernel.pool_bins or kernels.pool_bins(chunk)
+            kernel.strides.extend(loadstrides.stride_pairs(chunk, path, line))
+
+
+_EXTERN = re.compile(r'extern "C"')
+_KERNEL_NAME = re.compile(r'extern "C"\s+void\s+(\w+)\s*\(')
 
 
 def _metadata(pkg: "archive.Package", members: "archive.ModelMembers", problems: list[Problem]) -> dict:

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any
 
 from .findings import Location
+from .records import StrideRead
 
 
 class TextEnum(str, Enum):
@@ -209,8 +210,7 @@ class Launch:
 
     @property
     def source_nodes(self) -> tuple[str, ...]:
-        """The exported graph's nodes the launch computes, as its comment names them (`[arange,
-        embedding, add]`); empty without such a comment."""
+        """The exported graph's nodes the launch computes, as its comment names them (or empty)."""
         found = _SOURCE_NODES.search(self.comment or "")
         return tuple(n.strip() for n in found.group(1).split(",") if n.strip()) if found else ()
 
@@ -242,8 +242,7 @@ class Assertion:
     index_pointers: tuple[str, ...] = ()
     index_buffer: str | None = None
     index_writer: int | None = None
-    # The kernel's own iteration space around the check (as `Division`'s): at 0 the check never runs.
-    space_expr: str | None = None
+    space_expr: str | None = None     # the kernel's iteration space around it (as `Division`'s)
     # C++: the check runs inside an OpenMP parallel region, where its exception cannot propagate:
     # a failure aborts the process. False: it raises RuntimeError to the caller. None: Triton/unknown.
     parallel: bool | None = None
@@ -374,6 +373,8 @@ class Kernel:
     param_types: dict[str, str] = field(default_factory=dict)
     location: Location | None = None
     has_source: bool = True
+    # `(a*x1) // b` in an adaptive pooling's index (its bins): (a, b), a the map size it was lowered for.
+    pool_bins: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -404,6 +405,9 @@ class GraphNode:
     arg_shapes: tuple[tuple[int | None, ...] | None, ...] = ()
     stack_trace: str | None = None
     module_stack: tuple[tuple[str, str], ...] = ()
+    # Argument sizes, a dynamic one as text (`(s53 - 1)//2 + 1`); int-list arguments (`output_size`).
+    arg_sizes: tuple[tuple[int | str, ...] | None, ...] = ()
+    int_lists: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass
@@ -428,6 +432,7 @@ class Model:
     constant_reads: list[ConstantRead] = field(default_factory=list)
     size_checks: list[SizeCheck] = field(default_factory=list)
     accesses: list[Access] = field(default_factory=list)
+    stride_reads: list[StrideRead] = field(default_factory=list)
     # Derived-dim relations (analyzer.query.relations), one per input dim at most.
     relations: list[Relation] = field(default_factory=list)
     # The exported program's range_constraints: symbol or expression -> (min, max), None unbounded.
@@ -436,21 +441,18 @@ class Model:
     guards: list[str] = field(default_factory=list)
     # (kernel, message, location) of kernels' other literal checks (not index bounds).
     kernel_messages: list[tuple[str, str, Location]] = field(default_factory=list)
-    # (symbol, message, location) of run_impl's checks that a size is not 0 before it divides by it
-    # (`AOTI_TORCH_CHECK(s27 != 0, "Integer floor division by zero");`): always on, a size of 0
-    # there raises that RuntimeError (wrapper facts, kept for the model's own size symbols).
+    # (symbol, message, location) of run_impl's always-on checks that a size is not 0 before it divides
+    # by it (`AOTI_TORCH_CHECK(s27 != 0, "Integer floor division by zero");`): that RuntimeError at 0.
     zero_checks: list[tuple[str, str, Location]] = field(default_factory=list)
     checks_gated: bool | None = None   # True: check_input_N run only with AOTI_RUNTIME_CHECK_INPUTS
     problems: list[Problem] = field(default_factory=list)
-    # The exported program's graph in order (empty without one): where attribution finds user code.
-    graph: list[GraphNode] = field(default_factory=list)
+    graph: list[GraphNode] = field(default_factory=list)   # the exported program's, in order (or empty)
     # member path -> {line: text} for the lines that locations point at (report snippets).
     source_lines: dict[str, dict[int, str]] = field(default_factory=dict)
 
     @property
     def device_key(self) -> Any:
-        """The metadata's `AOTI_DEVICE_KEY` (cpu, cuda) as written; None where it has none (`device`
-        then comes from the wrapper)."""
+        """The metadata's `AOTI_DEVICE_KEY` (cpu, cuda) as written; None without one (see `device`)."""
         return self.metadata.get("AOTI_DEVICE_KEY")
 
     @property
@@ -477,15 +479,13 @@ class Model:
 
     def input_text(self, index: int) -> str:
         """`input 1 (idx)`: an input by position, with the user's name where known."""
-        if 0 <= index < len(self.inputs):
-            return f"{input_position(index)} ({self.inputs[index].display})"
-        return input_position(index)
+        return f"{input_position(index)} ({self.inputs[index].display})" if 0 <= index < len(self.inputs) \
+            else input_position(index)
 
     def describe(self, ref: DimRef) -> str:
         """`input 0 dim 0 (arg0_1.size(0))`, with the user's name where known."""
         if 0 <= ref.input < len(self.inputs):
-            inp = self.inputs[ref.input]
-            return f"{where(ref)} ({inp.dim_display(ref.dim)})"
+            return f"{where(ref)} ({self.inputs[ref.input].dim_display(ref.dim)})"
         return where(ref)
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from ..core.budget import poll
 from ..core.model import Division, Kernel, Problem, ProblemKind, Reduction
+from ..core.records import StrideRead
 from ..expr import intervals
 from ..expr.values import Values
 from ..parse.kernels import KernelFacts
@@ -48,7 +49,7 @@ def _kernel(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, indices:
     """One kernel with source, launched at `indices` (its launches in `model.launches`)."""
     model, kname = ctx.model, facts.name
     model.kernels[kname] = Kernel(kname, facts.kind, facts.params, dict(facts.param_types),
-                                  facts.location, has_source=True)
+                                  facts.location, has_source=True, pool_bins=facts.pool_bins)
     if facts.problem:
         model.problems.append(Problem(f"{kname}: {facts.problem}", facts.location, kind=ProblemKind.PARSE))
     model.kernel_messages.extend((kname, message, loc) for message, loc in facts.messages)
@@ -64,6 +65,28 @@ def _kernel(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, indices:
     for red in facts.reductions:
         for expr, sources, space in _over_launches(ctx, facts, red.extent_expr, indices, red.space):
             model.reductions.append(Reduction(kname, red.op, expr, sources, red.location, space))
+    for raw in facts.strides:
+        model.stride_reads.extend(_stride_reads(ctx, facts, raw, indices))
+
+
+def _stride_reads(ctx: LinkContext, facts: KernelFacts, raw, indices: list[int]) -> Iterator[StrideRead]:
+    """A load's two strides at each launch that gives them input sizes, once per distinct pair."""
+    seen: set[tuple] = set()
+    position = facts.params.index(raw.pointer) if raw.pointer in facts.params else None
+    for li in indices:
+        mapping = ctx.param_map(facts, li)
+        try:
+            first, second = (intervals.substitute(e, mapping) for e in (raw.first, raw.second))
+            extent = intervals.substitute(raw.extent, mapping) if raw.extent else None
+        except ValueError:
+            continue
+        sources = ctx.sources(f"({first}) - ({second})")
+        launch = ctx.model.launches[li]
+        buffer = launch.args[position] if position is not None and position < len(launch.args) else raw.pointer
+        if sources and (first, second, buffer) not in seen:
+            seen.add((first, second, buffer))
+            yield StrideRead(facts.name, raw.pointer, ctx.canonical(buffer), first, second, sources, raw.location,
+                             extent)
 
 
 def _over_launches(ctx: LinkContext, facts: KernelFacts, expr: str | None, indices: list[int],

@@ -103,6 +103,30 @@ class KernelFacts:
     # Read line by line (tritonlines.py): id of an assigned or stored value -> its text, which
     # helper_worker sends instead of cutting it from the source by the node's position.
     segments: dict[int, str] | None = None
+    pool_bins: tuple[tuple[int, int], ...] = ()   # `pool_bins()` of an adaptive pooling kernel's text
+    strides: list = field(default_factory=list)   # loadstrides.RawStride of a C++ kernel's text
+
+
+# An adaptive pooling's bin start `(a*x1) // b` (C++: `div_floor_integer(static_cast<int64_t>(16L*x1), ...(7L))`,
+# vectorized `16L*x2 + 16L*x2_inner`; Triton: `(16*x3) // 7` or `triton_helpers.div_floor_integer((16*x1),  7)`):
+# a map of a rows pooled into b bins.
+_CPP_BINS = re.compile(r"div_floor_integer\(static_cast<int64_t>\((\d+)L\*x\w+(?: \+ \1L\*x\w+)*\), "
+                       r"static_cast<int64_t>\((\d+)L\)\)")
+_TRITON_BINS = re.compile(r"\((\d+)\*x\w+\) // (\d+)\b|div_floor_integer\(\((\d+)\*x\w+\),\s+(\d+)\)")
+MAX_BINS = 16
+
+
+def pool_bins(text: str) -> tuple[tuple[int, int], ...]:
+    """The distinct `(a, b)` of an adaptive pooling kernel's bin starts `(a*x) // b` (b > 1), at most
+    MAX_BINS: the map size it was lowered for and the bins it pools it into."""
+    found: dict[tuple[int, int], None] = {}
+    for pattern in (_CPP_BINS, _TRITON_BINS):
+        for m in pattern.finditer(text):
+            groups = [g for g in m.groups() if g is not None]
+            pair = (int(groups[0]), int(groups[1]))
+            if pair[1] > 1 and len(found) < MAX_BINS:
+                found[pair] = None
+    return tuple(found)
 
 
 def parse_message(message: str) -> tuple[int | None, str | None, str]:

@@ -359,9 +359,11 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
         name = node.get("name") or (_get(first[1], "name") or _get(first[1], "as_name") if first else None)
         if not isinstance(name, str):
             continue
-        args, shapes = [], []
+        args, shapes, texts, ints = [], [], [], []
         for entry in node.get("inputs") or []:
             arg = _union(_get(entry, "arg")) if isinstance(entry, dict) else None
+            if arg is not None and arg[0] == "as_ints" and isinstance(arg[1], list):
+                ints.append(tuple(v for v in arg[1] if isinstance(v, int)))
             if arg is None or arg[0] not in ("as_tensor", "as_sym_int"):
                 continue
             arg_name = _get(arg[1], "name") or _get(arg[1], "as_name")
@@ -371,13 +373,15 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
             meta = tensors.get(arg_name) if arg[0] == "as_tensor" else None
             sizes = meta.get("sizes") if isinstance(meta, dict) else None
             shapes.append(tuple(_static_size(s) for s in sizes) if isinstance(sizes, list) else None)
+            texts.append(tuple(_size_text(s) for s in sizes) if isinstance(sizes, list) else None)
         meta = node.get("metadata")
         if not isinstance(meta, dict):
             meta = {}
         trace = meta.get("stack_trace")
         out.append(GraphNode(name=name, op=node["target"].removeprefix("torch.ops."), args=tuple(args),
                              arg_shapes=tuple(shapes), stack_trace=trace if isinstance(trace, str) else None,
-                             module_stack=_module_stack(meta.get("nn_module_stack"))))
+                             module_stack=_module_stack(meta.get("nn_module_stack")), arg_sizes=tuple(texts),
+                             int_lists=tuple(ints)))
     return tuple(out)
 
 
@@ -386,6 +390,16 @@ def _static_size(size: Any) -> int | None:
     if entry is not None and entry[0] == "as_int" and isinstance(entry[1], int):
         return entry[1]
     return None
+
+
+def _size_text(size: Any) -> int | str:
+    """A size as an int, or a dynamic one as its expression text ("?" where unreadable)."""
+    static = _static_size(size)
+    if static is not None:
+        return static
+    entry = _union(size)
+    text = _get(entry[1], "expr_str") if entry is not None and entry[0] == "as_expr" else None
+    return expr_text(text) if isinstance(text, str) else "?"
 
 
 def _module_stack(text: Any) -> tuple[tuple[str, str], ...]:

@@ -52,6 +52,13 @@ OPTIONS: dict[str, str] = {
         "Needs an exported program (`--exported-program`, or one inside the package) of torch 2.9 or later: "
         "its `guards_code` is what it reads. `--runtime-checks` does not change the verdict: the guards are "
         "checked neither by default nor with AOTI_RUNTIME_CHECK_INPUTS=1."),
+    "adaptive-pool-traced-size": (
+        "Needs an exported program (`--exported-program`, or one inside the package): its graph names the "
+        "pooling and its map's sizes. `--runtime-checks` does not change the verdict: nothing checks the "
+        "traced size, not even AOTI_RUNTIME_CHECK_INPUTS=1."),
+    "stride-from-traced-size": (
+        "None: it reads the package's kernels only. `--runtime-checks` does not change the verdict: nothing "
+        "checks the sizes where the strides agree, not even AOTI_RUNTIME_CHECK_INPUTS=1."),
     "unchecked-input-layout": (
         "`--runtime-checks off` (or `runtime-checks = \"off\"` in `[tool.aoti-lint]`: production does not set "
         "AOTI_RUNTIME_CHECK_INPUTS): a warning (the model returns wrong values silently); `--runtime-checks on`: "
@@ -165,6 +172,20 @@ LIMITATIONS: dict[str, str] = {
         "anything but sizes, strides and storage offsets (or of a form outside the parser's whitelist) is "
         "skipped. What the broken guard does at run time is not derived: the probes of fixtures/recall show "
         "wrong shapes and wrong values."),
+    "adaptive-pool-traced-size": (
+        "Only `adaptive_avg_pool2d` and `adaptive_max_pool2d` (the lowerings seen to read a map's size with "
+        "`guard_int`; Inductor's nearest upsampling does too, but its probes ran like eager), over a map whose "
+        "side follows one input dim; the kernel is found by Inductor's descriptive names (the default "
+        "`triton.descriptive_names`), and the traced size by the bins `(a*x) // b` in its text (where the "
+        "traced size divided into a fixed window, any size no multiple of the bins stands for it). Sizes are "
+        "tried up to 4096 above each dim's smallest; a size a convolution before the pooling rejects is skipped."),
+    "stride-from-traced-size": (
+        "C++ kernels only (Triton's loads are not read), and only kernels that floor a size "
+        "(`div_floor_integer`): a simplification without a floor is not seen. A stride is read from a term "
+        "of the index holding one loop variable and otherwise constants and size parameters; two strides "
+        "are compared over one size parameter at sizes 1 to 256 and must agree at one and differ at another "
+        "where both step. Which of the two loads is wrong is not said (the one eager's layout disagrees "
+        "with); the witness keeps the loop running at least twice."),
     "unchecked-input-layout": (
         "Torch 2.6 packages record no input checks: their layout is not known and nothing is reported. "
         "Inductor checks only static strides in `check_input_N`; a stride in size symbols is read from "

@@ -59,7 +59,7 @@ if TYPE_CHECKING:  # model.py is plain data; rules read it, the framework only p
 
 # The family modules, imported by `all_rules()`; each registers its rules on import.
 RULE_MODULES: tuple[str, ...] = ("bounds", "ranges", "empty", "package", "reads", "derived", "datarange", "access",
-                                  "strides", "exportguards")
+                                  "strides", "exportguards", "traced")
 
 DOC_SECTIONS: tuple[str, ...] = ("What it does", "Why it matters", "Example", "Fix")
 

@@ -47,6 +47,9 @@ def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, source
     return choice, ref, model.dim(ref), how
 
 
+_FLOAT_DIVISION_OPS = DIVISION_OPS - {"floor_divide", "remainder", "fmod"}
+
+
 @register
 class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
     """A division by a size that the package accepts as 0.
@@ -131,9 +134,15 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
                 continue
             choice, ref, dim, rejected = found
             variant = "float" if not d.integer else "integer" if d.in_wrapper else "integer-kernel"
+            # A float division in a kernel whose only division op is a mean: eager's mean of an empty
+            # dim is NaN too, so the package differs only where another op raises first in eager.
+            mean = variant == "float" and not d.in_wrapper and \
+                {op for op in kernel_ops(d.kernel) if op in _FLOAT_DIVISION_OPS} == {"mean"} and \
+                not any(r.op in REPORTED_OPS and set(r.sources) & set(d.sources) for r in model.reductions)
             fields = dict(kernel=d.kernel, divisor=d.divisor, divisor_expr=W.display_expr(model, d.divisor_expr),
                           dim_display=W.dim_display(model, ref), where=where(ref), range_text=range_text(dim),
-                          check_expr=W.check_expr(model, ref), env=env_clause(dim))
+                          check_expr=W.check_expr(model, ref), env=env_clause(dim),
+                          same=self.MESSAGES["division-by-dynamic-size.mean"] if mean else "")
             chain = (self.CHAIN["division-by-dynamic-size.divides"].format(kernel=d.kernel, divisor=d.divisor),
                      self.CHAIN["division-by-dynamic-size.divisor"].format(divisor=d.divisor, divisor_display=W.display_expr(model, d.divisor_expr),
                                              divisor_expr=d.divisor_expr),
@@ -143,10 +152,17 @@ class DivisionByDynamicSize(DivisionByDynamicSizeWords, Rule):
             yield self.finding(
                 model, ctx, self.MESSAGES[f"division-by-dynamic-size.{variant}"].format(**fields), d.location, subject=d,
                 kernel=None if d.in_wrapper else d.kernel, input=ref.input, dim=ref.dim, eager_rejects=rejected,
+                consequence=Consequence.ASSUMED if mean else None,
                 symbol=W.symbol_of(model, ref), witness=W.witness(model, choice), fix=self.FIXES[fix_key].format(**fields),
                 chain=chain,
                 key=f"div:{W.normalize_expr(model, d.divisor_expr)};{variant};"
                     f"{'wrapper' if d.in_wrapper else 'kernel:' + d.kernel}")
+
+    def user_ops_of(self, subject: object) -> frozenset[str] | None:
+        """A float division is no integer op's (`remainder` fused beside a mean)."""
+        if isinstance(subject, Division) and not subject.integer:
+            return _FLOAT_DIVISION_OPS
+        return self.user_ops
 
     def _index_math(self, model: Model, ctx: Context, d: Division, seen: set) -> Finding | None:
         """A C++ kernel's index arithmetic divided by a floor of sizes that reaches 0 at a size above

@@ -126,7 +126,10 @@ class DivisionByDynamicSizeWords:
     MESSAGES = Catalog("MESSAGES", {
         "division-by-dynamic-size.float":
             "{kernel} divides by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} ({where}) is empty "
-            "({range_text}): the result is NaN (0/0) or inf, silently",
+            "({range_text}): the result is NaN (0/0) or inf, silently{same}",
+        "division-by-dynamic-size.mean":
+            "; eager's mean of an empty dim is NaN too, so the package differs from eager only where another "
+            "op raises on the empty input first in eager (an `amax`, an index: their own findings say so)",
         "division-by-dynamic-size.integer":
             "{kernel} computes an integer `/` or `%` by `{divisor}` = {divisor_expr}, which is 0 when {dim_display} "
             "({where}) is empty ({range_text}): integer division by zero kills the process (SIGFPE)",
@@ -157,6 +160,7 @@ class DivisionByDynamicSizeWords:
         "division-by-dynamic-size.divisor": "{divisor} = {divisor_display} (over {divisor_expr})",
         "division-by-dynamic-size.divisor-zero": "with {assignment} the divisor is 0",
     })
+    FRAGMENTS = frozenset({"division-by-dynamic-size.mean"})
 
 
 class EmptyReductionWords:

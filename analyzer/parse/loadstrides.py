@@ -1,0 +1,171 @@
+"""Loads of one buffer that step one loop variable by two different strides (C++ kernels, from text).
+
+Inductor simplifies an index with the traced sizes' properties it never guards: ball query's
+centroids `xyz[:, ::4]` read at `12*x0*((3 + n) // 4)` (ceil(n / 4) * 12, which is `3*n` only when n
+is a multiple of 4, as the traced 64 is) beside the neighbours' `3*n*x0` of the same buffer. Two
+strides over the same size symbol that agree at some sizes and differ at others are such a
+simplification: where they differ, one of the loads reads other elements than eager's (and the
+last rows past the buffer). Read from the kernel's text with Python's `ast` (never executed); only
+kernels that floor a size (`div_floor_integer`) are read.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from ..core.findings import Location
+from ..expr import intervals
+
+_LOAD = re.compile(r"\b(in_ptr\d+|in_out_ptr\d+)(\[|\s\+\s)")
+_LONG = re.compile(r"\b(\d+)L\b")
+_LOOP = re.compile(r"x\d+(?:_inner)?")
+_SIZE = re.compile(r"ks\d+")
+_FOR = re.compile(r"for\s*\(\s*int64_t\s+(x\d+)\s*=\s*static_cast<int64_t>\(0L\);\s*\1\s*<\s*"
+                  r"static_cast<int64_t>\((.{1,500}?)\);\s*\1\s*\+=")
+MAX_LOADS = 2000          # loads read per kernel
+MAX_CHARS = 2000          # characters of one index
+TRY = range(1, 257)       # sizes at which two strides are compared
+
+
+@dataclass(frozen=True)
+class RawStride:
+    """`pointer` stepped by `var` with stride `first` at one load and `second` at another (kernel
+    parameters, Python syntax); `location` is the second load's."""
+
+    pointer: str
+    var: str
+    first: str
+    second: str
+    location: Location
+    extent: str | None = None     # the loop's extent (from 0), Python syntax
+
+
+def _balanced(text: str, start: int, close: str) -> int:
+    """The index of the bracket closing the one before `start` (-1: none within MAX_CHARS)."""
+    depth = 0
+    for i in range(start, min(len(text), start + MAX_CHARS)):
+        c = text[i]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            if depth == 0:
+                return i if c == close else -1
+            depth -= 1
+    return -1
+
+
+def _index(text: str, m: re.Match) -> str | None:
+    """The index text of a load at `m`: `in_ptr0[...]` or `loadu(in_ptr0 + ..., n)`."""
+    if m.group(2) == "[":
+        end = _balanced(text, m.end(), "]")
+        return text[m.end():end] if end > 0 else None
+    end = _balanced(text, m.end(), ")")
+    inner = text[m.end():end] if end > 0 else ""
+    # `loadu(in_ptr0 + static_cast<int64_t>(x3 + ...), static_cast<int64_t>(16))`: the first argument.
+    depth = 0
+    for i, c in enumerate(inner):
+        depth += c in "(["
+        depth -= c in ")]"
+        if c == "," and depth == 0:
+            return inner[:i]
+    return inner or None
+
+
+def _python(index: str) -> ast.expr | None:
+    text = index.replace("static_cast<int64_t>", "").replace("c10::div_floor_integer", "_floordiv") \
+        .replace("std::max", "max").replace("std::min", "min")
+    text = _LONG.sub(r"\1", text)
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return _Floor().visit(node)
+
+
+class _Floor(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "_floordiv" and len(node.args) == 2:
+            return ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1])
+        return node
+
+
+def _terms(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _terms(node.left) + _terms(node.right)
+    return [node]
+
+
+def _factors(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _factors(node.left) + _factors(node.right)
+    return [node]
+
+
+def _strides(node: ast.expr) -> dict[str, str]:
+    """Loop variable -> its stride (the product of the other factors of its one term), for the terms
+    that hold one loop variable and otherwise only constants and size parameters."""
+    out: dict[str, str] = {}
+    for term in _terms(node):
+        factors = _factors(term)
+        loops = [f for f in factors if isinstance(f, ast.Name) and _LOOP.fullmatch(f.id)]
+        rest = [f for f in factors if f not in loops]
+        names = {n.id for f in rest for n in ast.walk(f) if isinstance(n, ast.Name)}
+        if len(loops) != 1 or any(not _SIZE.fullmatch(n) and n not in ("max", "min") for n in names):
+            continue
+        stride = " * ".join(f"({ast.unparse(f)})" for f in rest) or "1"
+        out.setdefault(loops[0].id, stride)
+    return out
+
+
+def _differ_by_size(first: str, second: str) -> bool:
+    """Two strides over the same one size parameter that agree at some sizes and differ at others where
+    both step (at least 1: a stride of 0 is a dim of no rows, read by no iteration)."""
+    symbols = intervals.names(first) | intervals.names(second)
+    sizes = {n for n in symbols if _SIZE.fullmatch(n)}
+    if len(sizes) != 1 or intervals.names(first) & sizes != intervals.names(second) & sizes:
+        return False
+    (symbol,) = sizes
+    agree = differ = False
+    for n in TRY:
+        try:
+            a, b = intervals.evaluate(first, {symbol: n}), intervals.evaluate(second, {symbol: n})
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return False
+        agree, differ = agree or a == b, differ or (a != b and min(a, b) >= 1)
+        if agree and differ:
+            return True
+    return False
+
+
+def stride_pairs(text: str, path: str, first_line: int) -> list[RawStride]:
+    """The loads of `text` (one C++ kernel, starting at `first_line` of `path`) that step a pointer by
+    a loop variable with a stride another load of it disagrees with at some sizes."""
+    if "div_floor_integer" not in text:
+        return []
+    # C++ kernels reuse `x1` for successive loops: a variable is the loop opened last before the load.
+    loops = {m.start(): (m.group(1), m.group(2)) for m in _FOR.finditer(text)}
+    seen: dict[tuple[str, str, int], str] = {}
+    out: list[RawStride] = []
+    reported: set[tuple[str, str, str, str]] = set()
+    for count, m in enumerate(_LOAD.finditer(text)):
+        if count >= MAX_LOADS:
+            break
+        index = _index(text, m)
+        node = _python(index) if index else None
+        if node is None:
+            continue
+        for var, stride in _strides(node).items():
+            opened = max((at for at, (name, _) in loops.items() if name == var.removesuffix("_inner") and at < m.start()),
+                         default=-1)
+            first = seen.setdefault((m.group(1), var, opened), stride)
+            key = (m.group(1), var, first, stride)
+            if first != stride and key not in reported and _differ_by_size(first, stride):
+                reported.add(key)
+                line = first_line + text.count("\n", 0, m.start())
+                extent = _python(loops[opened][1]) if opened >= 0 else None
+                out.append(RawStride(m.group(1), var, first, stride, Location(path, line, 1),
+                                     ast.unparse(extent) if extent is not None else None))
+    return out

@@ -1,0 +1,163 @@
+"""What Inductor compiled for the traced sizes without a guard: adaptive poolings lowered for the
+traced size of a map whose size is dynamic, and loads whose stride it simplified with a property of
+the traced sizes (analyzer/parse/loadstrides.py).
+
+Inductor's lowerings of `_adaptive_avg_pool2d` and `adaptive_max_pool2d` read the pooled map's height
+and width with `V.graph.sizevars.guard_int`: the example's sizes become constants of the kernel (its
+bins `16*x1 // 7` for a 16-row map pooled into 7, or a fixed window of 16 // 7... where they divide)
+and the guard that would pin the map to them is not checked by an AOTInductor package. Which node
+was lowered so, and over which sizes, needs the exported program (the node, its map's size
+expressions, its `output_size`) and the package (a generated kernel named for the op, not the ATen
+fallback; the bins in its text).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..core.model import DimRef, GraphNode, Model
+from ..core.records import StrideRead
+from ..expr import intervals
+from . import externs
+from . import witness as W
+from .sizes import effective_max, effective_min
+
+ADAPTIVE_OPS = {"aten.adaptive_avg_pool2d.default": "adaptive_avg_pool2d",
+                "aten._adaptive_avg_pool2d.default": "adaptive_avg_pool2d",
+                "aten.adaptive_max_pool2d.default": "adaptive_max_pool2d"}
+SEARCH = 4096      # sizes tried above a dim's smallest accepted one
+
+
+@dataclass(frozen=True)
+class PooledDim:
+    """One dynamic side of the pooled map: the input dim it follows, the map's size expression over
+    the exported program's symbols, the bins, the map sizes the kernel was lowered for (its bins'
+    numerators; empty where they divide and the kernel pools a fixed window), and the smallest size
+    of the input dim the package accepts where the map has another size, and the map's size there."""
+
+    ref: DimRef
+    side: str                     # "rows" or "columns" of the map
+    expr: str
+    bins: int
+    traced: tuple[int, ...]
+    witness: int
+    map_size: int
+
+
+@dataclass(frozen=True)
+class TracedPool:
+    node: GraphNode
+    op: str                       # `adaptive_avg_pool2d`
+    kernel: str
+    dims: tuple[PooledDim, ...]
+
+
+def traced_pools(model: Model) -> Iterator[TracedPool]:
+    """Each adaptive pooling of the exported program over a map of dynamic size that the package
+    computes in a generated kernel, with the sides that have a witness (one bin per side is a mean or
+    a max over the map: left out)."""
+    symbols = {d.declared_expr: DimRef(i, d.dim) for i, inp in enumerate(model.inputs) for d in inp.dims
+               if d.declared_expr}
+    for node in model.graph:
+        op = ADAPTIVE_OPS.get(node.op)
+        if op is None or not node.arg_sizes or not node.arg_sizes[0] or not node.int_lists:
+            continue
+        sizes, out = node.arg_sizes[0], node.int_lists[0]
+        if len(sizes) < 2 or len(out) != 2 or all(o == 1 for o in out):
+            continue
+        kernel = _lowered(model, op)
+        if kernel is None:
+            continue
+        bins = model.kernels[kernel].pool_bins
+        dims = []
+        for side, text, n in zip(("rows", "columns"), sizes[-2:], out):
+            if not isinstance(text, str) or text == "?":
+                continue
+            names = intervals.names(text)
+            if len(names) != 1 or next(iter(names)) not in symbols:
+                continue
+            ref = symbols[next(iter(names))]
+            traced = tuple(sorted({a for a, b in bins if b == n}))
+            found = _witness(model, ref, text, n, traced)
+            if found is not None:
+                dims.append(PooledDim(ref, side, text, n, traced, *found))
+        if dims:
+            yield TracedPool(node, op, kernel, tuple(dims))
+
+
+def _lowered(model: Model, op: str) -> str | None:
+    """The generated kernel launched for the op (Inductor names a fused kernel for its ops), or None
+    where the package calls ATen's (a fallback computes the bins from the map's size)."""
+    launched = {launch.kernel for launch in model.launches if not launch.extern}
+    for name in model.kernels:
+        if op in name and name in launched:
+            return name
+    return None
+
+
+def _witness(model: Model, ref: DimRef, expr: str, bins: int, traced: tuple[int, ...]) -> tuple[int, int] | None:
+    """The smallest size of `ref` the package accepts where the map is not empty and has a size it was
+    not lowered for (not a numerator of its bins; where the traced size divided into a fixed window, one
+    no multiple of the bins, which the traced one was), and no convolution rejects; (size, map size)."""
+    dim = model.known_dim(ref)
+    low = effective_min(dim)
+    high = effective_max(dim)
+    top = low + SEARCH if high is None else min(high, low + SEARCH)
+    symbol = dim.declared_expr or ""
+    for size in range(low, top + 1):
+        try:
+            value = intervals.evaluate(expr, {symbol: size})
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+        if math.isnan(value) or value < 1 or value != int(value):
+            continue
+        at = int(value)
+        if (at in traced) if traced else (at % bins == 0):
+            continue
+        if externs.rejecting_call(model, {ref: size}) is None:
+            return size, at
+    return None
+
+
+# -- loads stepped by two strides --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StrideBreak:
+    """A `StrideRead`'s smallest breaking size: `ref` at `size` (the strides `first_at`, `second_at`),
+    the others at the witness's sizes, where the loop runs at least twice."""
+
+    ref: DimRef
+    size: int
+    first_at: int
+    second_at: int
+    agree: tuple[int, ...]        # the sizes up to 64 where the two agree
+
+
+def stride_break(model: Model, read: StrideRead) -> StrideBreak | None:
+    """Where two strides of one load disagree (both at least 1) at a size of its one input dim the
+    package accepts; None where they never do or the read follows several dims."""
+    if len(read.sources) != 1:
+        return None
+    ref = read.sources[0]
+    dim = model.known_dim(ref)
+    symbol = W.symbol_of(model, ref)
+    if symbol is None:
+        return None
+    low, high = effective_min(dim), effective_max(dim)
+    top = low + SEARCH if high is None else min(high, low + SEARCH)
+    values = W.symbol_values(model, {ref: max(low, 1)})
+    for size in range(max(low, 1), top + 1):
+        values[symbol] = size
+        a, b = (W.evaluate_symbols(e, values) for e in (read.first, read.second))
+        if a is None or b is None or a == b or min(a, b) < 1:
+            continue
+        extent = W.evaluate_symbols(read.extent, values) if read.extent else None
+        if extent is not None and extent < 2:
+            continue
+        agree = tuple(n for n in range(1, 65) if W.evaluate_symbols(read.first, {symbol: n})
+                      == W.evaluate_symbols(read.second, {symbol: n}))
+        return StrideBreak(ref, size, int(a), int(b), agree)
+    return None
