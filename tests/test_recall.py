@@ -67,6 +67,18 @@ def test_guards_are_parsed_over_a_whitelist_and_evaluated_without_eval() -> None
     assert guards.layout_guard(gs.guards[3]) and not guards.layout_guard(gs.guards[0])
 
 
+@pytest.mark.parametrize("text", ["min(L['a'].size()[1] // 20, 3) > 1", "1 < min(L['a'].size()[1] // 20, 3)",
+                                  "min(L['a'].size()[1] // 20, 3) >= 2", "2 <= min(L['a'].size()[1] // 20, 3)"])
+def test_a_size_above_one_is_a_specialization_broken_at_0_only(text: str) -> None:
+    """SEW's `min(...) > 1`: at 1 (t = 20..39 here) it holds as export's 0/1 specialization; at 0 it breaks."""
+    gs = guards.compile_guards([text])
+    [g] = gs.guards
+    assert [guards.holds(gs.evaluate({"a": (2, t)}), gs.guards[0]) for t in (19, 20, 39, 40)] == [False, True, True, True]
+    assert g.text == text
+    above_two = guards.compile_guards(["min(L['a'].size()[1] // 20, 3) > 2"])
+    assert guards.holds(above_two.evaluate({"a": (2, 40)}), above_two.guards[0]) is False
+
+
 def test_identical_subexpressions_are_shared() -> None:
     texts = [f"((L['a'].size()[2] // 4) + ((4 + (-1)*((L['a'].size()[2] // 4) % 4)) % 4)) != {n}" for n in range(50)]
     gs = guards.compile_guards(texts)

@@ -56,7 +56,7 @@ FINDINGS: dict[str, set[tuple]] = {
         _LAYOUT,
     },
     "sew": {
-        ("AOTI020", "error", ((0, 1),)),          # x2: witnesses t = 60 and t = 100 (an odd frame count)
+        ("AOTI020", "error", ((0, 1),)),          # witness t = 60 (an even frame count: a relation)
         ("AOTI002", "warning", ((0, 0), (0, 1))),  # t < 60 (Dim.AUTO's min): at 59 a SIGFPE
         ("AOTI004", "info", ((0, 1),)),           # t = 0: group_norm divides by 0
         _LAYOUT,
@@ -118,15 +118,13 @@ NOT_REPRODUCED: dict[tuple[str, str, str], str] = {
         "match the existing size (64)`): `rejected`. Only ids with padding (every row at most 64 tokens long at "
         "seq > 64) reach the read, and there the package returns where eager raises (one pad per row at "
         "seq = 65, checked by hand: silent); a size alone cannot"),
-    ("sew", "AOTI020", "x.shape = (2, 100)"): (
+    ("sew", "AOTI020", "x.shape = (2, 60)"): (
         "the guard `2*min(...) < (t // 20) - 1` is SEW's `if upsampled.shape[1] < n_input_timesteps: pad` "
         "(the pad to the frame count after the squeeze by 2): it holds at an odd frame count (the traced 19) "
-        "and breaks at every even one (t = 100, 140, 420); there the traced branch pads by 0 frames, the values "
-        "eager's. No minimum (t = 419 keeps it, 420 breaks it): the round's wheel said a minimum, now a relation"),
-    ("sew", "AOTI020", "x.shape = (2, 60)"): (
-        "the guard `min((t//20 - 1) // 2, 1 + (t//20 - 3) // 2) > 1` is the squeezed length (min of the "
-        "pooled and the position-conv lengths) != 1, the size-1 specialisation of the traced 9; at t = 60 it is "
-        "1 and the package computes what eager does"),
+        "and breaks at every even one (t = 60, 100, 140, 420); there the traced branch pads by 0 frames, the "
+        "values eager's. No minimum (t = 419 keeps it, 420 breaks it): the round's wheel said a minimum, now a "
+        "relation. Its witness was 100 while the size-1 specialization `min(...) > 1` took 60 (now read as "
+        "`> 0`: it never breaks); at 60 the package computes what eager does too"),
 }
 
 
@@ -244,18 +242,20 @@ def test_xlm_read_past_its_position_ids_is_rejected_by_an_unbacked_check_first()
 
 def test_sew_squeeze_guards_are_no_minimums_and_run_like_eager() -> None:
     """SEW's squeeze (mean-pool by 2) and upsampling kept two guards on the frame count (t // 20 - 1):
-    the pad branch after upsampling (odd counts) and the squeezed length != 1. The round's wheel called
+    the pad branch after upsampling (odd counts) and the squeezed length > 1. The round's wheel called
     both "a minimum" (witnesses 100 and 60); the first, `2*((n - 1) // 2) < n - 1` with n = t // 20,
-    holds and fails by turns (t = 100, 140, 420 break it, 419 keeps it): now "a relation". Both are
-    errors, and at both witnesses the package returns eager's values (NOT_REPRODUCED).
+    holds and fails by turns (t = 60, 100, 140, 420 break it, 419 keeps it): now "a relation". The
+    second, `min(...) > 1`, is export's 0/1 specialization of the squeezed length (it is 1 at t = 60,
+    never 0): read as `> 0`, no size the package accepts breaks it, and the relation's smallest witness
+    is 60. An error, and there the package returns eager's values (NOT_REPRODUCED), as at 100, 140, 420.
     Below the compiled 60, t = 49 and 59 kill the process (SIGFPE), AOTI002's warning."""
-    guards = {f.witness: f for f in _lint("sew") if f.code == "AOTI020"}
-    assert set(guards) == {"x.shape = (2, 100)", "x.shape = (2, 60)"}
-    assert all(str(f.severity) == "error" for f in guards.values())
-    assert "a relation" in guards["x.shape = (2, 100)"].message and "a minimum" in guards["x.shape = (2, 60)"].message
+    (guard,) = [f for f in _lint("sew") if f.code == "AOTI020"]
+    assert (str(guard.severity), guard.witness) == ("error", "x.shape = (2, 60)") and "a relation" in guard.message
+    assert "> 1" not in guard.message_fields["guard"]
     sizes = ["t=69", "t=100", "t=140", "t=419", "t=420", "witness:unchecked-export-guard:1",
              "witness:unchecked-export-guard:2"]
     assert set(_outcomes("sew", sizes).values()) == {"ran"}
+    assert _record("sew", "witness:unchecked-export-guard:2")["sizes"] == {"batch": 2, "t": 60}
     for label in ("t=49", "t=59"):
         run = _record("sew", label)
         assert outcome(run) == "crash" and run["signal"] == "SIGFPE"

@@ -64,7 +64,7 @@ class GuardSet:
         try:
             tree = ast.parse(text.strip(), mode="eval")
             leaves: set[Leaf] = set()
-            root = self._node(tree.body, leaves, 0)
+            root = self._node(_above_one(tree.body), leaves, 0)
         except (Unreadable, SyntaxError, ValueError, RecursionError, MemoryError):
             # Nodes added before the failure stay: they are valid, and later guards may share them.
             self.unreadable.append(text)
@@ -119,6 +119,24 @@ class GuardSet:
         for op, payload, kids in self.nodes:
             out.append(_apply(op, payload, [out[k] for k in kids], sizes))
         return out
+
+
+def _above_one(node: ast.expr) -> ast.expr:
+    """`E > 1` (`1 < E`, `E >= 2`, `2 <= E`) read as `E > 0`: export's 0/1 specialization of a size
+    (SEW's squeezed length `min(...) > 1`), which a size of 1 breaks at its one point only, where the
+    package computes what eager does (probed), as `inequality_guard`'s `!= 1`; at 0 it stays broken."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return node
+    op, left, right = node.ops[0], node.left, node.comparators[0]
+
+    def const(side: ast.expr, value: int) -> bool:
+        return isinstance(side, ast.Constant) and type(side.value) is int and side.value == value
+
+    if isinstance(op, ast.Gt) and const(right, 1) or isinstance(op, ast.GtE) and const(right, 2):
+        return ast.Compare(left, [ast.Gt()], [ast.Constant(0)])
+    if isinstance(op, ast.Lt) and const(left, 1) or isinstance(op, ast.LtE) and const(left, 2):
+        return ast.Compare(ast.Constant(0), [ast.Lt()], [right])
+    return node
 
 
 def _leaf(node: ast.AST) -> Leaf | None:

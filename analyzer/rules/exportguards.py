@@ -64,7 +64,8 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
     the simplest that breaks at a size no simpler one does is reported (the others restate it).
     Left out are the guards export derives from strides (`max(1, ...)` products) and those that two
     size expressions differ (`(hp // 7) != 1`, `seq != 32`), kept for views and slices: broken, the
-    package ran like eager in every probe (a window attention padded to one window, MPT at 32). A
+    package ran like eager in every probe (a window attention padded to one window, MPT at 32); a
+    size above 1 (`min(...) > 1`, export's 0/1 specialization) is read as above 0 for that reason. A
     remainder by a constant compared (`h % 4 != 0`) is the model's branch and is reported.
 
     ## Why it matters
