@@ -417,3 +417,26 @@ def test_a_pooling_at_its_traced_size_only_or_through_aten_is_not_reported() -> 
     unbinned.kernels[pool.kernel].pool_bins = ()
     _, pool = pooling.traced_pools(unbinned)
     assert [(d.traced, d.witness, d.map_size) for d in pool.dims] == [((), 3, 2), ((), 3, 2)]
+
+
+def test_load_strides_are_read_from_kernel_text_within_bounds() -> None:
+    """loadstrides: ball query's two strides are found once per pair; a load past MAX_LOADS, an index
+    longer than MAX_CHARS or one without a size parameter is not read, and the count says how many
+    loads were (a member's kernels share MAX_MEMBER_LOADS)."""
+    from analyzer.parse import loadstrides as L
+
+    loop = "for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(ks0); x0+=static_cast<int64_t>(1L))\n{\n"
+    centroid = ("auto tmp0 = in_ptr0[static_cast<int64_t>(12L*x1 + 12L*x0*(c10::div_floor_integer("
+                "static_cast<int64_t>(3L + ks1), static_cast<int64_t>(4L))))];\n")
+    point = "auto tmp1 = at::vec::Vectorized<float>::loadu(in_ptr0 + static_cast<int64_t>(3L*x2 + 3L*ks1*x0), 16);\n"
+    pairs, read = L.stride_pairs(loop + centroid + point, "k.cpp", 10)
+    assert read == 2 and [(p.pointer, p.var, p.first, p.second, p.extent, p.location.line) for p in pairs] == [
+        ("in_ptr0", "x0", "(12) * ((3 + ks1) // 4)", "(3) * (ks1)", "ks0", 13)]
+    # The same strides in two successive loops over x0: each loop's own first stride.
+    assert len(L.stride_pairs(loop + centroid + "}\n" + loop + point, "k.cpp", 1)[0]) == 0
+    many = loop + centroid * (L.MAX_LOADS + 5) + point
+    assert L.stride_pairs(many, "k.cpp", 1) == ([], L.MAX_LOADS + 1)
+    assert L.stride_pairs(loop + centroid + point, "k.cpp", 1, max_loads=1) == ([], 2)
+    long = "auto t = in_ptr0[" + "(" * (L.MAX_CHARS + 1) + "];\n"
+    assert L.stride_pairs(loop + long + centroid + point, "k.cpp", 1)[0]
+    assert L.stride_pairs(centroid.replace("div_floor_integer", "floor"), "k.cpp", 1) == ([], 0)

@@ -237,7 +237,7 @@ def _add_text_facts(found: list[kernels.KernelFacts], facts: "wrapper.WrapperFac
             continue  # neither fact can be there: the member is not decoded
         text = data.decode("utf-8", "replace")
         starts = [m.start() for m in _EXTERN.finditer(text)]
-        line, pos = 1, 0
+        line, pos, loads = 1, 0, loadstrides.MAX_MEMBER_LOADS
         for start, end in zip(starts, starts[1:] + [len(text)]):
             line, pos = line + text.count("\n", pos, start), start
             head = _KERNEL_NAME.match(text, start)
@@ -248,7 +248,10 @@ def _add_text_facts(found: list[kernels.KernelFacts], facts: "wrapper.WrapperFac
             chunk = text[start:end]
             if "adaptive_" in kernel.name and "pool" in kernel.name:
                 kernel.pool_bins = kernel.pool_bins or kernels.pool_bins(chunk)
-            kernel.strides.extend(loadstrides.stride_pairs(chunk, path, line))
+            if loads > 0:
+                pairs, read = loadstrides.stride_pairs(chunk, path, line, loads)
+                kernel.strides.extend(pairs)
+                loads -= read
 
 
 _EXTERN = re.compile(r'extern "C"')

@@ -12,9 +12,12 @@ kernels that floor a size (`div_floor_integer`) are read.
 from __future__ import annotations
 
 import ast
+import bisect
+import functools
 import re
 from dataclasses import dataclass
 
+from ..core.budget import poll
 from ..core.findings import Location
 from ..expr import intervals
 
@@ -25,6 +28,7 @@ _SIZE = re.compile(r"ks\d+")
 _FOR = re.compile(r"for\s*\(\s*int64_t\s+(x\d+)\s*=\s*static_cast<int64_t>\(0L\);\s*\1\s*<\s*"
                   r"static_cast<int64_t>\((.{1,500}?)\);\s*\1\s*\+=")
 MAX_LOADS = 2000          # loads read per kernel
+MAX_MEMBER_LOADS = 20000  # and per member: a hostile member's cost stays a scan
 MAX_CHARS = 2000          # characters of one index
 TRY = range(1, 257)       # sizes at which two strides are compared
 
@@ -120,6 +124,7 @@ def _strides(node: ast.expr) -> dict[str, str]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _differ_by_size(first: str, second: str) -> bool:
     """Two strides over the same one size parameter that agree at some sizes and differ at others where
     both step (at least 1: a stride of 0 is a dim of no rows, read by no iteration)."""
@@ -140,32 +145,40 @@ def _differ_by_size(first: str, second: str) -> bool:
     return False
 
 
-def stride_pairs(text: str, path: str, first_line: int) -> list[RawStride]:
+def stride_pairs(text: str, path: str, first_line: int, max_loads: int = MAX_LOADS) -> tuple[list[RawStride], int]:
     """The loads of `text` (one C++ kernel, starting at `first_line` of `path`) that step a pointer by
-    a loop variable with a stride another load of it disagrees with at some sizes."""
+    a loop variable with a stride another load of it disagrees with at some sizes, and how many loads
+    were read (at most `max_loads`: a member's kernels share MAX_MEMBER_LOADS)."""
     if "div_floor_integer" not in text:
-        return []
+        return [], 0
     # C++ kernels reuse `x1` for successive loops: a variable is the loop opened last before the load.
-    loops = {m.start(): (m.group(1), m.group(2)) for m in _FOR.finditer(text)}
+    loops: dict[str, list[tuple[int, str]]] = {}
+    for found in _FOR.finditer(text):
+        loops.setdefault(found.group(1), []).append((found.start(), found.group(2)))
     seen: dict[tuple[str, str, int], str] = {}
     out: list[RawStride] = []
     reported: set[tuple[str, str, str, str]] = set()
-    for count, m in enumerate(_LOAD.finditer(text)):
-        if count >= MAX_LOADS:
+    count = 0
+    for count, m in enumerate(_LOAD.finditer(text), start=1):
+        if count > min(max_loads, MAX_LOADS):
             break
+        if count % 256 == 0:
+            poll("reading the loads of a kernel")
         index = _index(text, m)
-        node = _python(index) if index else None
+        # Only an index over a size parameter can step by a stride that depends on one.
+        node = _python(index) if index and "ks" in index else None
         if node is None:
             continue
         for var, stride in _strides(node).items():
-            opened = max((at for at, (name, _) in loops.items() if name == var.removesuffix("_inner") and at < m.start()),
-                         default=-1)
+            starts = loops.get(var.removesuffix("_inner"), [])
+            at = bisect.bisect_left(starts, (m.start(), "")) - 1
+            opened = starts[at][0] if at >= 0 else -1
             first = seen.setdefault((m.group(1), var, opened), stride)
             key = (m.group(1), var, first, stride)
             if first != stride and key not in reported and _differ_by_size(first, stride):
                 reported.add(key)
                 line = first_line + text.count("\n", 0, m.start())
-                extent = _python(loops[opened][1]) if opened >= 0 else None
+                extent = _python(starts[at][1]) if at >= 0 else None
                 out.append(RawStride(m.group(1), var, first, stride, Location(path, line, 1),
                                      ast.unparse(extent) if extent is not None else None))
-    return out
+    return out, count
