@@ -20,6 +20,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from .guardforms import Guard, Leaf, above_one, inequality_guard, layout_guard
+
 if TYPE_CHECKING:
     from ..core.model import DimRef, Model
 
@@ -32,22 +34,6 @@ _BIG = 2**63             # past int64: unknown (a guard would never compute it)
 
 class Unreadable(ValueError):
     """A guard outside the whitelist."""
-
-
-@dataclass(frozen=True)
-class Leaf:
-    """`L['x'].size()[d]` ("size"), `.stride()[d]` ("stride"), `.storage_offset()` ("offset", d -1)."""
-
-    input: str
-    kind: str
-    dim: int
-
-
-@dataclass(frozen=True)
-class Guard:
-    text: str
-    root: int                      # node index in the GuardSet
-    leaves: frozenset[Leaf]
 
 
 class GuardSet:
@@ -64,7 +50,7 @@ class GuardSet:
         try:
             tree = ast.parse(text.strip(), mode="eval")
             leaves: set[Leaf] = set()
-            root = self._node(_above_one(tree.body), leaves, 0)
+            root = self._node(above_one(tree.body), leaves, 0)
         except (Unreadable, SyntaxError, ValueError, RecursionError, MemoryError):
             # Nodes added before the failure stay: they are valid, and later guards may share them.
             self.unreadable.append(text)
@@ -119,24 +105,6 @@ class GuardSet:
         for op, payload, kids in self.nodes:
             out.append(_apply(op, payload, [out[k] for k in kids], sizes))
         return out
-
-
-def _above_one(node: ast.expr) -> ast.expr:
-    """`E > 1` (`1 < E`, `E >= 2`, `2 <= E`) read as `E > 0`: export's 0/1 specialization of a size
-    (SEW's squeezed length `min(...) > 1`), which a size of 1 breaks at its one point only, where the
-    package computes what eager does (probed), as `inequality_guard`'s `!= 1`; at 0 it stays broken."""
-    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
-        return node
-    op, left, right = node.ops[0], node.left, node.comparators[0]
-
-    def const(side: ast.expr, value: int) -> bool:
-        return isinstance(side, ast.Constant) and type(side.value) is int and side.value == value
-
-    if isinstance(op, ast.Gt) and const(right, 1) or isinstance(op, ast.GtE) and const(right, 2):
-        return ast.Compare(left, [ast.Gt()], [ast.Constant(0)])
-    if isinstance(op, ast.Lt) and const(left, 1) or isinstance(op, ast.LtE) and const(left, 2):
-        return ast.Compare(ast.Constant(0), [ast.Lt()], [right])
-    return node
 
 
 def _leaf(node: ast.AST) -> Leaf | None:
@@ -493,26 +461,3 @@ def _dims_of(leaf: Leaf, model: "Model", names: Mapping[str, int]) -> range:
     if leaf.kind == "stride":
         return range(leaf.dim + 1, rank) if 0 <= leaf.dim < rank else range(0)
     return range(0)
-
-
-def layout_guard(guard: Guard) -> bool:
-    """A guard export derived from strides: `.stride()` leaves, or the `max(1, size)` products that
-    contiguous strides are. It restates a layout the compiled code computes from the sizes itself (a
-    window padded to a multiple runs like eager, probed), not a branch of the model."""
-    return any(leaf.kind == "stride" for leaf in guard.leaves) or "max(1," in guard.text.replace(" ", "")
-
-
-def inequality_guard(guard: Guard) -> bool:
-    """A guard that two size expressions differ (`(hp // 7) != 1`: more than one window; MPT's `seq
-    != 32`): export's specialization of a size that a view, a slice or a broadcast asked about, not a
-    branch the compiled code takes. Broken at its one point the package runs as at any other size,
-    as eager does (probed: a window attention padded to one 7-row window, MPT at seq = 32). A
-    remainder by a constant compared (`h % 4 != 0`: the example was not a multiple, so the model
-    padded) is a branch; one by a size (`(b*nh) % (b*nh*nw // 49) != 0`) is a reshape's own check."""
-    try:
-        tree = ast.parse(guard.text.strip(), mode="eval").body
-    except SyntaxError:
-        return False
-    return isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.NotEq) \
-        and not any(isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod) and isinstance(side.right, ast.Constant)
-                    for side in (tree.left, *tree.comparators))

@@ -207,7 +207,7 @@ class ReadPastConstantWords:
     HEADLINES = Catalog("HEADLINES", {
         "read-past-constant": "{dim_name} > {limit} silently reads past the end of {table_name}{site}",
         "read-past-constant.checked":
-            "{dim_name} > {limit} reads past the end of {table_name}{site} into an index check",
+            "{dim_name} > {limit} reads past {table_name}{site}: wrong values or a failed index check",
     })
     MESSAGES = Catalog("MESSAGES", {
         "read-past-constant":
