@@ -440,3 +440,31 @@ def test_load_strides_are_read_from_kernel_text_within_bounds() -> None:
     long = "auto t = in_ptr0[" + "(" * (L.MAX_CHARS + 1) + "];\n"
     assert L.stride_pairs(loop + long + centroid + point, "k.cpp", 1)[0]
     assert L.stride_pairs(centroid.replace("div_floor_integer", "floor"), "k.cpp", 1) == ([], 0)
+
+
+def test_stride_reads_the_rule_leaves_out_or_words_otherwise() -> None:
+    """ball_query's model edited: strides that differ only where one is below 1 give no finding; a
+    buffer that is no input is named as the wrapper names it; strides that agree at sizes that are no
+    multiples are listed, and ones that never agree up to 64 say so."""
+    import copy
+    from dataclasses import replace
+
+    from analyzer.core.model import Package
+    from analyzer.rules import Context, run_rules, select_rules
+
+    folder = FIXTURES / "stranger10"
+    (model,) = api.load(str(folder / "ball_query.cpu.stripped.pt2"),
+                        api.Options(exported_program=str(folder / "ball_query.ep.pt2"))).models
+    read = model.stride_reads[0]
+    edited = copy.deepcopy(model)
+    edited.stride_reads = [
+        replace(read, first="s53", second="max(1, s53)"),                     # equal wherever both step
+        replace(read, buffer="buf3", first="s53", second="max(s53, 10)"),     # agree from 10 on
+        replace(read, buffer="buf4", first="s53", second="s53 + 100"),         # never agree
+    ]
+    found = [f for f in run_rules(Package("p.pt2", [edited]), select_rules(("AOTI022",), ()), Context())
+             if f.code == "AOTI022"]
+    assert [(f.witness, f.message_fields["buffer"], f.message_fields["agree"]) for f in found] == [
+        ("xyz.shape = (3, 8, 3), feats.shape = (3, 8, 16)", "buf3", "xyz.shape[1] is one of 10, 11, 12, 13, ..."),
+        ("xyz.shape = (3, 8, 3), feats.shape = (3, 8, 16)", "buf4", "xyz.shape[1] takes sizes above 64"),
+    ]
