@@ -312,7 +312,10 @@ class Round:
         for name in names:
             labels = {r["label"] for r in self.records() if r["name"] == name}
             for dim in self.dims()[name]:
-                assert {f"{dim}=0", f"{dim}=1", f"{dim}=max+1"} <= labels, (name, dim)
+                # A dim declared as a multiple (`8 * Dim("hp")`) is probed by its size: `hp:size=0`, ...
+                sized = {f"{dim}:size=0", f"{dim}:size=1"} <= labels and any(
+                    label.startswith(f"{dim}:size=") and label.endswith("(max+1)") for label in labels)
+                assert sized or {f"{dim}=0", f"{dim}=1", f"{dim}=max+1"} <= labels, (name, dim)
 
     def check_witnesses_fail(self, name: str, not_reproduced: dict[tuple[str, str, str], str]) -> None:
         """Every finding of `name` at warning or above with a witness was probed there and failed,
