@@ -67,10 +67,12 @@ def traced_pools(model: Model) -> Iterator[TracedPool]:
         sizes, out = node.arg_sizes[0], node.int_lists[0]
         if len(sizes) < 2 or len(out) != 2 or all(o == 1 for o in out):
             continue
-        kernel = _lowered(model, op)
-        if kernel is None:
+        kernels = _lowered(model, op)
+        if not kernels:
             continue
-        bins = model.kernels[kernel].pool_bins
+        # Several poolings of one op: which kernel is whose is not known, so a witness avoids every
+        # traced size any of them was lowered for (each is another size for the others too).
+        kernel, bins = kernels[0], {pair for name in kernels for pair in model.kernels[name].pool_bins}
         dims = []
         for side, text, n in zip(("rows", "columns"), sizes[-2:], out):
             if not isinstance(text, str) or text == "?":
@@ -87,14 +89,11 @@ def traced_pools(model: Model) -> Iterator[TracedPool]:
             yield TracedPool(node, op, kernel, tuple(dims))
 
 
-def _lowered(model: Model, op: str) -> str | None:
-    """The generated kernel launched for the op (Inductor names a fused kernel for its ops), or None
+def _lowered(model: Model, op: str) -> list[str]:
+    """The generated kernels launched for the op (Inductor names a fused kernel for its ops); none
     where the package calls ATen's (a fallback computes the bins from the map's size)."""
     launched = {launch.kernel for launch in model.launches if not launch.extern}
-    for name in model.kernels:
-        if op in name and name in launched:
-            return name
-    return None
+    return [name for name in model.kernels if op in name and name in launched]
 
 
 def _witness(model: Model, ref: DimRef, expr: str, bins: int, traced: tuple[int, ...]) -> tuple[int, int] | None:

@@ -351,6 +351,7 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
         return ()
     tensors = tensors if isinstance(tensors, dict) else {}
     out = []
+    seen: dict[str, str] = {}   # a graph repeats a few size expressions on every node
     for node in nodes:
         if not isinstance(node, dict) or not isinstance(node.get("target"), str):
             continue
@@ -373,7 +374,7 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
             meta = tensors.get(arg_name) if arg[0] == "as_tensor" else None
             sizes = meta.get("sizes") if isinstance(meta, dict) else None
             shapes.append(tuple(_static_size(s) for s in sizes) if isinstance(sizes, list) else None)
-            texts.append(tuple(_size_text(s) for s in sizes) if isinstance(sizes, list) else None)
+            texts.append(tuple(_size_text(s, seen) for s in sizes) if isinstance(sizes, list) else None)
         meta = node.get("metadata")
         if not isinstance(meta, dict):
             meta = {}
@@ -392,14 +393,19 @@ def _static_size(size: Any) -> int | None:
     return None
 
 
-def _size_text(size: Any) -> int | str:
-    """A size as an int, or a dynamic one as its expression text ("?" where unreadable)."""
+def _size_text(size: Any, seen: dict[str, str]) -> int | str:
+    """A size as an int, or a dynamic one as its expression text ("?" where unreadable); `seen`
+    keeps the texts already rendered."""
     static = _static_size(size)
     if static is not None:
         return static
     entry = _union(size)
     text = _get(entry[1], "expr_str") if entry is not None and entry[0] == "as_expr" else None
-    return expr_text(text) if isinstance(text, str) else "?"
+    if not isinstance(text, str):
+        return "?"
+    if text not in seen:
+        seen[text] = expr_text(text)
+    return seen[text]
 
 
 def _module_stack(text: Any) -> tuple[tuple[str, str], ...]:
