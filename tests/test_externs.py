@@ -10,7 +10,7 @@ import pytest
 from analyzer.app import api
 from analyzer.core.model import DimRef
 from analyzer.parse.calls import _int_array
-from analyzer.query.externs import assumed_output, conv_floor, rejecting_call
+from analyzer.query.externs import assumed_output, rejecting_call
 from conftest import FIXTURES
 
 
@@ -125,14 +125,3 @@ def test_an_extern_output_sized_from_elsewhere_shrinks_with_its_empty_input() ->
     assert assumed_output(model, "buf5", kernel, empty) is None                # a generated kernel
     model.size_checks = [dataclasses.replace(c, gated=False) if c.tensor == "buf4" else c for c in model.size_checks]
     assert assumed_output(model, "buf4", writer, empty) is None                # checked at every call
-
-
-def test_a_patch_convolution_defines_the_floor_by_its_stride() -> None:
-    """YOLOS on CUDA: a k8 s8 convolution reads x [b, 3, h, w] itself: h // 8 and w // 8 are its own
-    output sizes; not a floor by another n, nor of the batch or channel dims; STN's 3x3 padding-1
-    convolution keeps the size (its floor is by 1, never a quotient)."""
-    (model,) = api.load(str(FIXTURES / "stranger7" / "cuda" / "yolos.cuda.stripped.pt2")).models
-    assert conv_floor(model, DimRef(0, 2), 8) is not None and conv_floor(model, DimRef(0, 3), 8) is not None
-    assert conv_floor(model, DimRef(0, 3), 4) is None and conv_floor(model, DimRef(0, 0), 8) is None
-    assert conv_floor(model, DimRef(1, 0), 8) is None
-    assert conv_floor(_stn(), DimRef(0, 2), 3) is None

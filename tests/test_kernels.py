@@ -199,6 +199,10 @@ def _cpp(source: bytes):
     ("index out of bounds: y0 < 512", (None, "y0", "512")),
     ("index out of bounds: tmp11 < 512L", (None, "tmp11", "512L")),
     ("index out of bounds: 0 <= tmp3 < ks0*ks1", (0, "tmp3", "ks0*ks1")),
+    # Kernels tiled over two axes (torch 2.11 CUDA) check the index broadcast to the tile.
+    ("index out of bounds: 0 <= tl.broadcast_to(tmp15, [YBLOCK, XBLOCK]) < ks1", (0, "tmp15", "ks1")),
+    ("index out of bounds: tl.broadcast_to(x3, [YBLOCK, XBLOCK]) < 64", (None, "x3", "64")),
+    ("index out of bounds: tl.broadcast_to(tmp1, tmp2) < 64", (None, None, "")),
     ("something else", (None, None, "")),
 ])
 def test_parse_message(message, expected):

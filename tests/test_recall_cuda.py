@@ -30,11 +30,9 @@ def _pins(name: str, device: str) -> set[tuple]:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_cuda_findings_are_the_cpu_ones(name: str) -> None:
-    cpu, cuda = _pins(name, "cpu"), _pins(name, "cuda")
-    # torch 2.13's run_impl ties vals to boundaries (`assert_size_stride`); torch 2.11 writes no such
-    # assert for inputs.
-    only_cpu = {("AOTI012", "info", ((2, 0),))} if name == "bucketize_table" else set()
-    assert cpu - cuda == only_cpu and cuda == cpu - only_cpu
+    # torch 2.13's run_impl ties vals to boundaries (`assert_size_stride`, with the variable); torch
+    # 2.11 writes no such assert for inputs: the tie is the exported program's shared Dim, checked nowhere.
+    assert _pins(name, "cpu") == _pins(name, "cuda")
 
 
 @lru_cache(maxsize=None)

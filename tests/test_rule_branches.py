@@ -295,8 +295,10 @@ def test_dim_equality_of_a_dim_whose_witness_size_is_zero():
 # -- derived.py --------------------------------------------------------------------------------------
 
 def _derived_model(**rel) -> Model:
-    """swin_merge on CPU: x [b, 2*h, ...] read as `s6 = (1.0/2.0)*arg0_1_size_1` (a quotient)."""
+    """swin_merge on CPU: x [b, 2*h, ...] read as `s6 = (1.0/2.0)*arg0_1_size_1` (a quotient: the graph
+    holds no symbol of the size itself)."""
     model = _one_dim_model()
+    model.inputs[0].dims[0].symbol, model.symbols = None, {}
     fields = dict(ref=DimRef(0, 0), n=2, symbol="s6", enforced=Enforcement.ENV, location=Location(WRAPPER, 12, 5),
                   evidence=(Evidence.QUOTIENT,))
     fields.update(rel)
@@ -312,6 +314,12 @@ def test_divisibility_only_where_the_package_reads_a_quotient_and_does_not_check
     # compiled for exactly 2: every size in range is a multiple of 2.
     model = _derived_model()
     model.inputs[0].dims[0].max = 2
+    assert _run(model, "unenforced-divisibility") == []
+    # The graph reads the size itself (s77) and derives the quotient from it (`ps0 = s77 // 2`, a
+    # strided slice's length or a convolution's output size): eager floors alike, nothing is assumed.
+    model = _derived_model(symbol="ps0")
+    model.inputs[0].dims[0].symbol = "s77"
+    model.symbols = {"s77": Symbol("s77", "s77", DimRef(0, 0), Location(WRAPPER, 10, 5))}
     assert _run(model, "unenforced-divisibility") == []
 
 

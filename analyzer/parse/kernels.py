@@ -29,7 +29,8 @@ MESSAGE_RE = re.compile(
 )
 # The index: a variable (`tmp4`) or, where Inductor checks an index it computed, an expression of
 # them (`2 + x0`: BART's positions, an arange shifted by the padding offset).
-_INDEX = re.compile(r"\w+|[\w+\-* ()]+")
+_INDEX = re.compile(r"\w+|[\w+\-*%/ ()]+")
+_BROADCAST = re.compile(r"tl\.broadcast_to\(([\w+\-*%/ ()]+),\s*\[[\w, ]*\]\)")
 _REDUCTIONS = {
     "max2": "max", "max": "max", "min2": "min", "min": "min", "argmax": "argmax", "argmin": "argmin",
     "prod": "prod", "max_with_index": "argmax", "min_with_index": "argmin",
@@ -134,6 +135,11 @@ def parse_message(message: str) -> tuple[int | None, str | None, str]:
     `index out of bounds: 2 + x0 < 130` -> (None, "2 + x0", "130")."""
     m = MESSAGE_RE.search(message)
     var = re.sub(r"(?<=\d)[lL]+\b", "", m.group("var").strip()) if m else ""
+    # A kernel tiled over two axes (YBLOCK x XBLOCK) checks `tl.broadcast_to(tmp15, [YBLOCK, XBLOCK])`:
+    # the broadcast is the same index.
+    wrapped = _BROADCAST.fullmatch(var)
+    if wrapped is not None:
+        var = wrapped.group(1).strip()
     if not m or not _INDEX.fullmatch(var) or index_node(var) is None:
         return None, None, ""
     lower = int(m.group("lower")) if m.group("lower") is not None else None

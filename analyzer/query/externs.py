@@ -21,7 +21,7 @@ _CONVOLUTION = re.compile(r"aoti_torch_(?:cpu_|cuda_)?_?convolution")
 _ARRAY = re.compile(r"array\(([-\d,\s]*)\)")
 _SYMBOL = re.compile(r"\b[a-z]+\d+\b")   # a size symbol (`s59`, `u0`, `ps1`)
 # aoti_torch_*_convolution(input, weight, bias, stride, len, padding, len, dilation, len, transposed, ...)
-_STRIDE, _PADDING, _DILATION, _TRANSPOSED = 3, 5, 7, 9
+_PADDING, _DILATION, _TRANSPOSED = 5, 7, 9
 
 
 @dataclass(frozen=True)
@@ -131,32 +131,6 @@ def _count(model: Model, shape: tuple[str, ...], choice: Assignment | None) -> i
             return None
         total *= int(value)
     return total
-
-
-def conv_floor(model: Model, ref: DimRef, n: int) -> Launch | None:
-    """The convolution reading input dim `ref` itself whose own output size there is `size // n` at
-    every size: stride n and a dilated kernel of n plus twice the padding (a k8 s8 patch embedding:
-    `floor((size + 2p - d(k - 1) - 1) / n) + 1`). A quotient by n that the package reads is then the
-    op's floor, which eager takes too, not an assumption that the size is a multiple. None when none."""
-    if not 0 <= ref.input < len(model.inputs):
-        return None
-    name = model.inputs[ref.input].name
-    for launch in model.launches:
-        args, shapes = launch.args, launch.arg_shapes
-        if not (launch.extern and _CONVOLUTION.fullmatch(launch.kernel)) or not args or args[0] != name or \
-                len(args) <= _TRANSPOSED or args[_TRANSPOSED] != "0" or len(shapes) < 2:
-            continue
-        source, weight = shapes[0], shapes[1]
-        if not source or not weight or len(source) != len(weight) or not 0 <= ref.dim - 2 < len(weight) - 2:
-            continue
-        spatial, axis = len(weight) - 2, ref.dim - 2
-        stride, padding, dilation = (_ints(args[i], spatial) for i in (_STRIDE, _PADDING, _DILATION))
-        kernel = weight[ref.dim]
-        if stride is None or padding is None or dilation is None or not kernel.isdigit():
-            continue
-        if stride[axis] == n and dilation[axis] * (int(kernel) - 1) + 1 - 2 * padding[axis] == n:
-            return launch
-    return None
 
 
 @dataclass(frozen=True)

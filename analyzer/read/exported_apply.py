@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core import budget
-from ..core.model import Model, Package, Problem, ProblemKind, input_position
+from ..core.model import Enforcement, Model, Package, Problem, ProblemKind, input_position
 from .exported import ExportedProgram, read_exported_program, read_exported_programs
 
 if TYPE_CHECKING:  # for the annotations
@@ -66,13 +66,16 @@ def apply(model: Model, ep: ExportedProgram | None, input_names: Sequence[str] =
                             shared.setdefault(decl.symbol, []).append(dim)
             # Dims the export declared with one Dim are equal by contract. Where the package kept no
             # symbol for one of them (torch 2.11 CUDA wrappers emit no assert_size_stride), give it
-            # the symbol of its twin, so witnesses keep them equal.
+            # the symbol of its twin, so witnesses keep them equal: the package never reads that dim
+            # and checks the equality nowhere (a tie enforced by nothing, unenforced-dim-equality's).
             for dims in shared.values():
                 symbols = [d.symbol for d in dims if d.symbol]
                 if symbols:
                     for dim in dims:
                         if dim.symbol is None:
                             dim.symbol = symbols[0]
+                            if not dim.tied_expr:
+                                dim.tied_expr, dim.tie_enforced = symbols[0], Enforcement.NONE
     for inp, name in zip(model.inputs, names):
         if name:
             inp.user_name = name

@@ -450,7 +450,10 @@ class UnlinkedAssertion(UnlinkedAssertionWords, Rule):
     consequence = Consequence.SILENT
     user_ops = INDEX_OPS
 
-    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)
+    VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),
+             # A kernel tiled over two axes checks `0 <= tl.broadcast_to(tmp15, [YBLOCK, XBLOCK]) < ks1`:
+             # the broadcast index is linked as `tmp15` (topk's indices into the points).
+             Case("fixtures/stranger10/cuda/ball_query.cuda.stripped.pt2"))
     INVALID = (
         # The bound renamed to a name that is no kernel parameter.
         Case("fixtures/gather_dyn.cpu.stripped.pt2", {"message_key": "unlinked-assertion",

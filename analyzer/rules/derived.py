@@ -6,7 +6,7 @@ import re
 
 from typing import Iterable
 
-from ..query import externs, guards as G, relations as R, sizes, witness as W
+from ..query import guards as G, relations as R, sizes, witness as W
 from ..core.findings import Finding, Location
 from ..core.model import Enforcement, Evidence, Model, Relation, where
 from ..core.dimtext import span
@@ -38,7 +38,8 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
     computes with the rounded size: silent wrong values, confirmed at run time on every real fixture).
     A relation only the exported program declares (run_impl reads no quotient) is not reported: it
     shapes witnesses and the contract's guard only; nor is a quotient that is a patch convolution's
-    own output size (`ps0 = s0 // 8` of a size the graph holds as `s0`, under a k8 s8 conv).
+    own output size or a strided slice's length (`ps0 = s0 // 8`, `(s0 + 3) // 4` of a size the graph
+    holds as `s0`: the package computes them from the real size, as eager does).
 
     ## Why it matters
     The compiled code computes with the rounded-down size: a length of 801 runs as 800. The result has
@@ -68,7 +69,9 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
              # ViT's 32x32 images are static: patch 8 divides them at compile time.
              Case("fixtures/real/vit.cpu.stripped.pt2", exported="fixtures/real/vit.ep.pt2"),
              # YOLOS on CUDA: `ps0 = s0 // 8` is its k8 s8 patch convolution's own output size.
-             Case("fixtures/stranger7/cuda/yolos.cuda.stripped.pt2"))
+             Case("fixtures/stranger7/cuda/yolos.cuda.stripped.pt2"),
+             # `ps2 = (s53 + 3) // 4`, the length of `xyz[:, ::4]`, computed from the size s53 itself.
+             Case("fixtures/stranger10/cuda/ball_query.cuda.stripped.pt2"))
     INVALID = (
         # `20 * Dim("k", min=4, max=800)` for stride-20 convolutions: 801 runs as 800.
         Case("fixtures/real/wav2vec2_fe.cpu.stripped.pt2", {"message_key": "unenforced-divisibility", "input": 0,
@@ -123,17 +126,19 @@ _GRAPH_SYMBOL = re.compile(r"s\d+")   # a size symbol of the compiled graph's sh
 
 
 def _op_floor(model: Model, rel: Relation) -> bool:
-    """The quotient is a patch convolution's own output size, not an assumption: the size is a symbol
-    of the compiled graph (`int64_t s0 = arg24_1_size[3];`, then `ps0 = s0 // 8`), a convolution of
-    stride n reads that input with a kernel whose output is `size // n`, and no declaration says
-    `n * Dim(...)`. Eager floors alike. A package whose graph knows only the quotient (`s45 =
-    (1.0/8.0)*arg5_1_size_2`) computes the input's strides from `8*s45`: there the multiple is assumed."""
+    """The quotient is a value the package computes from the real size, not an assumption: the
+    size is a symbol of the compiled graph (`int64_t s0 = arg24_1_size[3];`), and run_impl derives
+    the quotient from it (`ps0 = s0 // 8` under a k8 s8 patch convolution, `ps2 = (s53 + 3) // 4`
+    the length of a strided slice `xyz[:, ::4]`); eager floors alike, and the size itself is never
+    rebuilt from the quotient. A package whose graph knows only the quotient (`s45 =
+    (1.0/8.0)*arg5_1_size_2`) computes the input's strides from `8*s45`: there the multiple is assumed.
+    The exported program's `8 * Dim` declares it, whatever the package reads."""
     name = model.known_dim(rel.ref).symbol or ""
     own = model.symbols.get(name)
     # The size is a symbol of its own in the compiled graph (`s0`), not an expression over the
     # quotient's (`8*s45`, read through a raw `arg5_1_size_2`).
-    return not rel.offset and Evidence.EXPORTED not in rel.evidence and own is not None and own.source == rel.ref \
-        and _GRAPH_SYMBOL.fullmatch(name) is not None and externs.conv_floor(model, rel.ref, rel.n) is not None
+    return Evidence.EXPORTED not in rel.evidence and own is not None and own.source == rel.ref \
+        and _GRAPH_SYMBOL.fullmatch(name) is not None
 
 
 def _keeping_guards(model: Model, rel: Relation, size: int) -> tuple[int, dict]:

@@ -13,6 +13,7 @@ from ..core.model import DimRef, Model, where
 from ..core.dimtext import compiled_span, declared_span
 from ..query.sizes import effective_max, effective_min
 from . import Case, Context, Rule, register
+from . import enforcement as E
 from .bounds import model_location
 from .words_inputs import UncheckedExportGuardWords
 
@@ -108,6 +109,9 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
         Case("fixtures/versions/2.13/index_add.cpu.stripped.pt2", exported="fixtures/versions/2.13/index_add.ep.pt2"),
         # `y.shape[0] == 1 + x.shape[0]` (torch._check): a tie, checked with the variable (AOTI012's).
         Case("fixtures/stranger2/tai_shifted.cpu.stripped.pt2", exported="fixtures/stranger2/tai_shifted.ep.pt2"),
+        # `feats.shape[1] == xyz.shape[1]` (one Dim): the torch 2.11 CUDA package never reads feats' n and
+        # checks the equality nowhere: a tie (AOTI012's), whose breaking inputs eager rejects too.
+        Case("fixtures/stranger10/cuda/ball_query.cuda.stripped.pt2", exported="fixtures/stranger10/ball_query.ep.pt2"),
     )
     INVALID = (
         # transformers' Swin as a toy: `if h % 4: pad` and `if min(h, w) <= window` under Dim.AUTO.
@@ -140,9 +144,12 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
                                 "of the package that concerns it"))
             if base:
                 chain.append(self.CHAIN["unchecked-export-guard.base"].format(assignment=W.assignment_text(model, base)))
+            # Where a convolution raises at every witness (its input smaller than its kernel), eager
+            # raises the same error: the caller's input, not the package's failure.
+            rejected = [E.convolution_rejects(model, {**base, r: s}) for r, s, _ in dims]
             yield self.finding(
                 model, ctx, self.MESSAGES["unchecked-export-guard"].format(**fields), model_location(model), subject=broken,
-                input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
+                eager_rejects=rejected[0] if all(rejected) else None, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witnesses=tuple(w for _, _, w in dims), fix=self.FIXES["unchecked-export-guard"].format(**fields),
                 chain=tuple(chain),
                 dims=tuple(DimWitness(r.input, r.dim, s, w) for r, s, w in dims) if len(dims) > 1 else (),

@@ -264,7 +264,8 @@ class UnenforcedDimEquality(UnenforcedDimEqualityWords, Rule):
     Finds input dimensions the package never reads itself because it was compiled to assume they
     equal another dimension (or an expression of one: `index_put`'s values and indices share `m`,
     `y` of shape `[n + 1, 8]` next to `x` of shape `[2 * n, 8]`). The only check is the wrapper's
-    `assert_size_stride(...)`, which runs only with `AOTI_RUNTIME_CHECK_INPUTS=1`.
+    `assert_size_stride(...)`, which runs only with `AOTI_RUNTIME_CHECK_INPUTS=1`; wrappers without it
+    (torch 2.11 CUDA, CPU before 2.13) check nothing: there the exported program's shared `Dim` tells.
 
     ## Why it matters
     A caller that breaks the relation gets no error: kernels index the tensor with the other
@@ -282,7 +283,7 @@ class UnenforcedDimEquality(UnenforcedDimEqualityWords, Rule):
 
     ## Fix
     Check the relation before calling the model (`assert v.shape[0] == idx.shape[0]`), or run with
-    `AOTI_RUNTIME_CHECK_INPUTS=1` so that the package's own `assert_size_stride` rejects it.
+    `AOTI_RUNTIME_CHECK_INPUTS=1` so that the package's own `assert_size_stride` (if any) rejects it.
     """
 
     name = "unenforced-dim-equality"
@@ -293,8 +294,11 @@ class UnenforcedDimEquality(UnenforcedDimEqualityWords, Rule):
 
     VALID = (Case("fixtures/gather_dyn.cpu.stripped.pt2"),)  # x and idx are independent
     INVALID = (
-        Case("fixtures/stress/pkgs/index_put.cpu.stripped.pt2", {"message_key": "unenforced-dim-equality", "input": 2,
-                                                                  "dim": 0}),
+        Case("fixtures/stress/pkgs/index_put.cpu.stripped.pt2", {"message_key": "unenforced-dim-equality", "input": 2, "dim": 0}),
+        # torch 2.11 CUDA (and CPU before 2.13) write no assert_size_stride: one Dim, checked nowhere.
+        Case("fixtures/stranger10/cuda/ball_query.cuda.stripped.pt2", {"input": 1, "dim": 1, "fix": (
+            "check `feats.shape[1] == xyz.shape[1]` before calling the model: the package has no check of it, not "
+            "even with AOTI_RUNTIME_CHECK_INPUTS=1")}, exported="fixtures/stranger10/ball_query.ep.pt2"),
         Case("fixtures/stress/pkgs/gather3d_dim0.cpu.stripped.pt2", {"input": 1, "dim": 2}),
     )
 
@@ -311,15 +315,14 @@ class UnenforcedDimEquality(UnenforcedDimEqualityWords, Rule):
                 if expected < 1:
                     continue
                 shapes[ref.input][ref.dim] = expected - 1
-                fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref),
-                              expr=W.display_expr(model, dim.tied_expr), enforcement=enforced("sentence", dim.tie_enforced),
-                              check_expr=W.check_expr(model, ref))
+                fields = dict(dim_display=inp.dim_display(dim.dim), where=where(ref), check_expr=W.check_expr(model, ref),
+                              expr=W.display_expr(model, dim.tied_expr), enforcement=enforced("sentence", dim.tie_enforced))
                 location = dim.tie_location or dim.check_location or model_location(model)
                 yield self.finding(
                     model, ctx, self.MESSAGES["unenforced-dim-equality"].format(**fields), location, subject=dim,
                     input=ref.input, dim=ref.dim, symbol=dim.symbol,
                     witness=W.format_witness(model, [tuple(s) for s in shapes]),
-                    fix=self.FIXES["unenforced-dim-equality"].format(**fields),
+                    fix=self.FIXES["unenforced-dim-equality" + (".none" * (dim.tie_enforced == Enforcement.NONE))].format(**fields),
                     chain=(self.CHAIN["unenforced-dim-equality"].format(describe=model.describe(ref), expr=fields["expr"], tied_expr=dim.tied_expr),),
                     key=f"tie:in{ref.input}.d{ref.dim}=={W.normalize_expr(model, dim.tied_expr)}")
 

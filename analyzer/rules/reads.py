@@ -85,6 +85,11 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
     INVALID = (Case("fixtures/real/bert.cpu.stripped.pt2", {"message_key": "read-past-constant.checked", "input": 0, "dim": 1,
                                                             "severity": Severity.WARNING},
                     exported="fixtures/real/bert.ep.pt2"),
+               # ELECTRA's check runs outside any OpenMP region: a failure raises (65 returned wrong values).
+               Case("fixtures/stranger10/electra.cpu.stripped.pt2",
+                    {"message_key": "read-past-constant.checked", "input": 0, "dim": 1,
+                     "message": "`x.shape[1]` > 64 reads past `inner.embeddings.position_ids`: wrong values or a "
+                                "failed index check"}, exported="fixtures/stranger10/electra.ep.pt2"),
                # `table.as_strided((len, 16), (16, 1))` adds no guard: the compiled and declared ranges
                # themselves let the read pass the 128 rows, an error where nothing bounds the size
                # (x: Dim("n")), a warning where a max exists (y: Dim("m", max=256)); both probed.
@@ -132,7 +137,11 @@ class ReadPastConstant(ReadPastConstantWords, Rule):
             check = checking.get((read.kernel, read.pointer))
             key = "read-past-constant" if check is None else "read-past-constant.checked"
             if check is not None:
-                fields.update(assertion=check.message, effect=outcome_fields(model, check)["effect"])
+                outcome = outcome_fields(model, check)
+                # An abort (an OpenMP region) is what a user sees; elsewhere a raise or a wrong value.
+                verdict = "check-aborts" if outcome["outcome"] == "cpu.abort" else "check-fails"
+                fields.update(assertion=check.message, effect=outcome["effect"],
+                              check_outcome=self.MESSAGES[f"read-past-constant.{verdict}"].format())
             chain = (self.CHAIN["read-past-constant"].format(pointer=read.pointer, kernel=read.kernel, table=table, index_max=fields["index_max"],
                                   value="?" if value is None else int(value),
                                   assignment=W.assignment_text(model, assignment), numel=read.numel),)

@@ -269,6 +269,9 @@ class UnenforcedDimEqualityWords:
         "unenforced-dim-equality":
             "check `{check_expr} == {expr}` before calling the model, or run with AOTI_RUNTIME_CHECK_INPUTS=1 so "
             "that the package's own assert_size_stride rejects a mismatch",
+        "unenforced-dim-equality.none":
+            "check `{check_expr} == {expr}` before calling the model: the package has no check of it, not even with "
+            "AOTI_RUNTIME_CHECK_INPUTS=1",
     })
     CHAIN = Catalog("CHAIN", {
         "unenforced-dim-equality": "{describe} must equal {expr} ({tied_expr})",

@@ -207,7 +207,7 @@ class ReadPastConstantWords:
     HEADLINES = Catalog("HEADLINES", {
         "read-past-constant": "{dim_name} > {limit} silently reads past the end of {table_name}{site}",
         "read-past-constant.checked":
-            "{dim_name} > {limit} reads past {table_name}{site}: wrong values or a failed index check",
+            "{dim_name} > {limit} reads past {table_name}{site}: wrong values or {check_outcome}",
     })
     MESSAGES = Catalog("MESSAGES", {
         "read-past-constant":
@@ -219,7 +219,11 @@ class ReadPastConstantWords:
             "{dim_display} ({where}) is above {limit} ({max_text}): nothing checks that index, and the kernel's "
             "\"{assertion}\" checks the values read past the end, whatever lies in memory there: out of range, the "
             "check fails ({effect}); in range, wrong values; eager PyTorch raises",
+        # What the headline says the check does with the garbage it reads (filled into `check_outcome`).
+        "read-past-constant.check-fails": "a failed index check",
+        "read-past-constant.check-aborts": "an abort",
     })
+    FRAGMENTS = frozenset({"read-past-constant.check-fails", "read-past-constant.check-aborts"})
     FIXES = Catalog("FIXES", {
         "read-past-constant":
             "reject `{check_expr} > {limit}` before calling the model, or run with AOTI_RUNTIME_CHECK_INPUTS=1 where "
