@@ -374,7 +374,7 @@ class _Search:
 def _facts(model: "Model") -> _Facts | None:
     """The model's guards over dims the search can move (None without one), and each dim's window."""
     from . import relations, sizes as S
-    from ..core.model import DimRef
+    from ..core.model import DimRef, Enforcement
 
     found = compile_guards(model.guards)
     names = {(inp.user_name or inp.name): inp.index for inp in model.inputs}
@@ -391,11 +391,12 @@ def _facts(model: "Model") -> _Facts | None:
         dim, rel = model.known_dim(ref), relations.relation(model, ref)
         low, high = S.effective_min(dim), S.effective_max(dim)
         top = low + WINDOW if high is None else min(high, low + WINDOW)
-        # A size that breaks a multiple is never a guard's witness: the package checks it (with the
-        # variable), or the export declares it (`8 * Dim`: outside the user's own contract), or the
-        # package reads its quotient and unenforced-divisibility reports it; the guards that matter
-        # are those the multiples keep.
-        return [v for v in range(low, top + 1) if rel is None or rel.fits(v)]
+        # A size that breaks a multiple is never a guard's witness where the package checks it (with
+        # the variable), the export declares it (`8 * Dim`: outside the user's own contract) or the
+        # package assumes it (unenforced-divisibility's); a floor of the real size (a patch
+        # convolution's `s0 // 4`) assumes nothing, and its guards (`s0 % 4 == 0`) are this search's.
+        keep = rel is None or (rel.enforced == Enforcement.NONE and relations.from_own_size(model, rel))
+        return [v for v in range(low, top + 1) if keep or rel.fits(v)]
 
     reads = [frozenset(DimRef(names[leaf.input], d) for leaf in g.leaves for d in _dims_of(leaf, model, names))
              for g in guards]

@@ -7,7 +7,9 @@ for the other dims of a witness).
 
 from __future__ import annotations
 
-from ..core.model import Model, Relation, DimRef
+import re
+
+from ..core.model import DimRef, Evidence, Model, Relation
 from .sizes import effective_max, effective_min
 
 
@@ -19,6 +21,22 @@ def relation(model: Model, ref: DimRef) -> Relation | None:
         if rel.ref == ref:
             return rel
     return None
+
+
+def from_own_size(model: Model, rel: Relation) -> bool:
+    """The relation's quotient is a value the package computes from the real size, not an assumption:
+    the size is a symbol of the compiled graph (`int64_t s0 = arg24_1_size[3];`), run_impl derives the
+    quotient from it (`ps0 = s0 // 8` under a k8 s8 patch convolution, `ps2 = (s53 + 3) // 4` the length
+    of a strided slice `xyz[:, ::4]`), and eager floors alike. A package whose graph knows only the
+    quotient (`s45 = (1.0/8.0)*arg5_1_size_2`) computes the input's strides from `8*s45`: there the
+    multiple is assumed; and the exported program's `8 * Dim` declares it, whatever the package reads."""
+    name = model.known_dim(rel.ref).symbol or ""
+    own = model.symbols.get(name)
+    return Evidence.EXPORTED not in rel.evidence and own is not None and own.source == rel.ref \
+        and _GRAPH_SYMBOL.fullmatch(name) is not None
+
+
+_GRAPH_SYMBOL = re.compile(r"s\d+")   # a size symbol of the compiled graph's shape environment
 
 
 def multiple_text(rel: Relation) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from typing import Iterable
 
 from ..query import guards as G, relations as R, sizes, witness as W
@@ -100,7 +98,7 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
             ref = rel.ref
             if Evidence.QUOTIENT not in rel.evidence:
                 continue     # declared only: nothing says how the package reads the dim
-            if _op_floor(model, rel):
+            if R.from_own_size(model, rel):
                 continue
             # A size that breaks none of export's own guards too (BEiT's patch grid): what happens
             # there is this assumption's doing alone.
@@ -120,25 +118,6 @@ class UnenforcedDivisibility(UnenforcedDivisibilityWords, Rule):
                 model, ctx, message.format(**fields), rel.location or Location(model.wrapper_path or model.name),
                 subject=rel, input=ref.input, dim=ref.dim, symbol=rel.symbol, witness=W.witness(model, {**base, ref: size}),
                 fix=fix.format(**fields), chain=tuple(chain), key=f"divisible:in{ref.input}.d{ref.dim}%{rel.n}")
-
-
-_GRAPH_SYMBOL = re.compile(r"s\d+")   # a size symbol of the compiled graph's shape environment
-
-
-def _op_floor(model: Model, rel: Relation) -> bool:
-    """The quotient is a value the package computes from the real size, not an assumption: the
-    size is a symbol of the compiled graph (`int64_t s0 = arg24_1_size[3];`), and run_impl derives
-    the quotient from it (`ps0 = s0 // 8` under a k8 s8 patch convolution, `ps2 = (s53 + 3) // 4`
-    the length of a strided slice `xyz[:, ::4]`); eager floors alike, and the size itself is never
-    rebuilt from the quotient. A package whose graph knows only the quotient (`s45 =
-    (1.0/8.0)*arg5_1_size_2`) computes the input's strides from `8*s45`: there the multiple is assumed.
-    The exported program's `8 * Dim` declares it, whatever the package reads."""
-    name = model.known_dim(rel.ref).symbol or ""
-    own = model.symbols.get(name)
-    # The size is a symbol of its own in the compiled graph (`s0`), not an expression over the
-    # quotient's (`8*s45`, read through a raw `arg5_1_size_2`).
-    return Evidence.EXPORTED not in rel.evidence and own is not None and own.source == rel.ref \
-        and _GRAPH_SYMBOL.fullmatch(name) is not None
 
 
 def _keeping_guards(model: Model, rel: Relation, size: int) -> tuple[int, dict]:

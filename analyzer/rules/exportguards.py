@@ -118,6 +118,9 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
         Case("fixtures/recall/swin_win.cpu.stripped.pt2", {"message_key": "unchecked-export-guard", "input": 0,
                                                            "dim": 2, "severity": Severity.ERROR},
              exported="fixtures/recall/swin_win.ep.pt2"),
+        # `h >= 10` checked by nothing on CUDA; at 8 a valid convolution raises in eager and the package alike.
+        Case("fixtures/stranger11/cuda/unet_crop.cuda.stripped.pt2", {"input": 0, "dim": 2, "severity": Severity.INFO},
+             exported="fixtures/stranger11/unet_crop.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
