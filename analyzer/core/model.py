@@ -284,19 +284,18 @@ class Reduction:
     extent_expr: str | None
     sources: tuple[DimRef, ...]
     location: Location
-    # The kernel's own iteration space (Triton `xnumel*ynumel`, C++ loops around the accumulator)
-    # over root symbols: when it is 0, the identity is never used.
+    # The kernel's own iteration space (Triton `xnumel*ynumel`, C++ loops): at 0 the identity is unused.
     space_expr: str | None = None
 
 
 @dataclass
 class ConstantRead:
-    """A kernel's load from a constant (parameter, buffer) of static size at an index that ranges
-    over input sizes (`in_ptr2[x1]` with `x1` in `[0, s27)`): `index_max` is the largest element
-    index read, over root symbols; `numel` the constant's element count."""
+    """A kernel's load from a constant of static size at an index over input sizes (`in_ptr2[x1]`, `x1`
+    in `[0, s27)`), or a `view` of it passed to an extern call (`reinterpret_tensor_wrapper(pe, ...)`):
+    `index_max` is the largest element index read, over root symbols; `numel` its element count."""
 
     kernel: str
-    pointer: str                      # the kernel parameter (`in_ptr2`)
+    pointer: str                      # the kernel parameter (`in_ptr2`), or `argument 1` of a view
     constant: str                     # the wrapper's constant name
     numel: int
     index_max: str
@@ -304,6 +303,7 @@ class ConstantRead:
     location: Location
     shape: tuple[int, ...] | None = None
     fqn: str | None = None            # constants_info_[i].original_fqn (`embeddings.position_ids`)
+    view: bool = False
 
 
 @dataclass

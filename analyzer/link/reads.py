@@ -161,3 +161,41 @@ def annotate(ctx: LinkContext) -> None:
         if name in launches:
             model.constant_reads += constant_reads(facts, None, model, launches[name], ctx.param_map, ctx.sources,
                                                    constants)
+    model.constant_reads += view_reads(model, ctx.wrapper.int_arrays, constants, ctx.resolve, ctx.sources)
+
+
+# `reinterpret_tensor_wrapper(name, ndim, int_array_A, int_array_B, offset)` passed to an extern call.
+_VIEW = re.compile(r"^\s*reinterpret_tensor_wrapper\(\s*(\w+)\s*,\s*\d+\s*,\s*(int_array_\d+)\s*,\s*"
+                   r"(int_array_\d+)\s*,\s*(.+)\)\s*$")
+
+
+def view_reads(model: Model, int_arrays: dict[str, tuple[str, ...]], constants: dict[str, Constant],
+               resolve: Callable[[str], str], sources: Callable[[str], tuple[DimRef, ...]]) -> list[ConstantRead]:
+    """Views of constants the wrapper passes to extern calls whose last element moves with an input
+    size: Wav2Vec2-Conformer's relative positions, `reinterpret_tensor_wrapper(pe, 2, {2*(s27 // 20) - 3,
+    32}, {32, 1}, 2080 - 32*(s27 // 20))` into `aoti_torch_cpu_mm_out`, reach element `offset + sum((size
+    - 1) * stride)` of the 127 x 32 buffer, past its end once `s27 // 20` passes 65. ATen reads the
+    view as given: no check."""
+    out: list[ConstantRead] = []
+    for launch in model.launches:
+        if not launch.extern:
+            continue
+        for slot, arg in enumerate(launch.args):
+            found = _VIEW.match(arg)
+            const = constants.get(found.group(1)) if found else None
+            if found is None or const is None or not const.shape:
+                continue
+            sizes, strides = int_arrays.get(found.group(2)), int_arrays.get(found.group(3))
+            if sizes is None or strides is None or len(sizes) != len(strides):
+                continue
+            terms = [f"({found.group(4)})"] + [f"(({size}) - 1) * ({stride})" for size, stride in zip(sizes, strides)]
+            try:
+                last = intervals.simplify(resolve(" + ".join(terms)))
+            except ValueError:
+                continue
+            refs = sources(last)
+            if refs:
+                out.append(ConstantRead(kernel=launch.kernel, pointer=f"argument {slot}", constant=const.name,
+                                        numel=math.prod(const.shape), shape=tuple(const.shape), fqn=const.original_fqn,
+                                        index_max=last, sources=refs, location=launch.location, view=True))
+    return out

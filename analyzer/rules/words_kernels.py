@@ -208,6 +208,7 @@ class ReadPastConstantWords:
         "read-past-constant": "{dim_name} > {limit} silently reads past the end of {table_name}{site}",
         "read-past-constant.checked":
             "{dim_name} > {limit} reads past {table_name}{site}: wrong values or {check_outcome}",
+        "read-past-constant.view": "{dim_name} > {limit} silently reads past the end of {table_name}{site}",
     })
     MESSAGES = Catalog("MESSAGES", {
         "read-past-constant":
@@ -219,6 +220,11 @@ class ReadPastConstantWords:
             "{dim_display} ({where}) is above {limit} ({max_text}): nothing checks that index, and the kernel's "
             "\"{assertion}\" checks the values read past the end, whatever lies in memory there: out of range, the "
             "check fails ({effect}); in range, wrong values; eager PyTorch raises",
+        "read-past-constant.view":
+            "{kernel} is passed a view of {table} reaching element index {index_max}, past its {numel} elements "
+            "when {dim_display} ({where}) is above {limit} ({max_text}): ATen reads the view as given, so the call "
+            "silently reads past the end of the constant (wrong values, or a crash), where eager PyTorch computes "
+            "with the real size or raises",
         # What the headline says the check does with the garbage it reads (filled into `check_outcome`).
         "read-past-constant.check-fails": "a failed index check",
         "read-past-constant.check-aborts": "an abort",
