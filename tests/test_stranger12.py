@@ -8,9 +8,9 @@ What aoti-lint says is pinned next to what the packages did, from committed reco
 here compiles): `runtime.json` (fixtures/real/probe.py: each package through `aoti_load_package` in
 a child process against eager, every dynamic dim at 0, 1 and max + 1, the sizes that break a multiple
 or reach a table's edge, and the primary size witness of every finding). The failing probes no
-finding explains, as `Round.explained_by` ties them, are KNOWN_GAPS (the round had one real gap of the
-analyzer, a constant viewed past its end in the wrapper, read since; two are explained in substance by a
-finding the harness cannot tie to a size); the findings at warning or
+finding explains, as `Round.explained_by` ties them, would be KNOWN_GAPS (the round had three: a
+constant viewed past its end in the wrapper, and two aborts past a table whose finding gave a frame
+count, not a size; both read since); the findings at warning or
 above whose witness runs like eager are listed with their reason."""
 
 from __future__ import annotations
@@ -64,7 +64,9 @@ FINDINGS: dict[str, set[tuple]] = {
     "fold_sr": _IMAGE | {("AOTI014", "error", ((0, 2),)), ("AOTI014", "error", ((0, 3),))},
     "length_reg": {
         ("AOTI002", "info", ((0, 0),)),
-        ("AOTI003", "error", ()),                 # the frame count u0 (repeat_interleave) past the 256-row table
+        # The frame count u0 (repeat_interleave of durations clamped to [1, 8]) at most 8n: past the 256-row
+        # table only above the declared n <= 32 (the round's wheel: an error at n = 3 with u0 = 257).
+        ("AOTI003", "warning", ((0, 0),)),
         _LAYOUT,
     },
 }
@@ -75,17 +77,7 @@ def test_findings_are_pinned(name: str) -> None:
     assert {pin(f) for f in _lint(name)} == FINDINGS[name]
 
 
-_LENGTH_REG_GAP = (
-    "crash", "SIGABRT where eager raises IndexError: the frame count u0 = sum of the predicted durations "
-    "(repeat_interleave) passes the 256-row position table (283 frames at n = 90, 312 at 100), and the kernel's "
-    "`index out of bounds: tmp11 < 256L` check throws inside an OpenMP region. AOTI003's error says exactly that "
-    "(the log's `what()` is its check's message), but its witness is a value of u0, not a size, and "
-    "Round.explained_by ties a values finding to a probe only for key `.input-values` (this one is `.values`): "
-    "explained in substance, not by the harness")
-
 KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
-    ("length_reg", "n=90"): _LENGTH_REG_GAP,
-    ("length_reg", "n=100"): _LENGTH_REG_GAP,
 }
 
 
@@ -104,12 +96,12 @@ def test_every_dim_was_probed_at_0_1_and_past_its_max() -> None:
 
 # Findings at warning or above whose witness runs like eager: (model, code, witness) -> why.
 NOT_REPRODUCED: dict[tuple[str, str, str], str] = {
-    ("length_reg", "AOTI003", "x.shape = (3, 32); with u0 = 257 (read from the values of input 0 (x))"): (
-        "u0 is repeat_interleave's output length, the sum of n durations clamped to [1, 8]: at n = 3 it is at most "
-        "24, never 257, so the probe at the witness's shape runs (a value of u0 is no input a caller can set). "
-        "u0 <= 8n also means no n in the declared [0, 32] reaches 257 (8 * 32 = 256): the abort needs n >= 33, "
-        "above the declared max (unchecked by default), and with these weights n >= 82 (n = 90: 283 frames, "
-        "the crash above)"),
+    ("length_reg", "AOTI003", "x.shape = (33, 32)"): (
+        "the data, not the size: u0, the frame count, is the sum of the n durations clamped to [1, 8], at most "
+        "8n = 264 at n = 33, which passes the 256-row table only where the durations sum past 256; with these "
+        "weights they average about 3 (n = 33: about 100 frames, runs like eager), and the abort needs n >= 82 "
+        "(n = 90: 283 frames, n = 100: 312, both SIGABRT at the check this finding names). A shape cannot say "
+        "which durations the model predicts"),
 }
 
 
@@ -142,10 +134,13 @@ def test_conformer_reads_around_its_position_buffer_above_the_compiled_max() -> 
 
 def test_length_regulator_overrun_aborts_at_the_check_aoti003_names() -> None:
     """FastSpeech's length regulator: the frame count is data-derived (repeat_interleave of predicted
-    durations). AOTI003 (error) names the 256-row table's check; the probes past it (n = 90, 100) abort
-    at that very check, while n = 80 (252 frames) and the witness's shape (n = 3) run like eager."""
+    durations, clamped to [1, 8]). The round's wheel gave an error at n = 3 "with u0 = 257", a frame
+    count no 3 durations can reach; now u0 is read at its bound 8n (the repeats' range times their
+    count): past the table only above the declared 32, a warning, witness n = 33. The probes past it
+    (n = 90, 100) abort at that very check; n = 80 (252 frames), max + 1 and the witness run like eager."""
     (f,) = _findings("length_reg", "AOTI003")
-    assert str(f.severity) == "error" and f.message_key == "index-exceeds-constant-bound.values"
+    assert str(f.severity) == "warning" and f.message_key == "index-exceeds-constant-bound.unenforced-max"
+    assert "at most 8 * x.shape[0]" in "\n".join(f.chain)
     for label in ("n=90", "n=100"):
         run = _record("length_reg", label)
         assert outcome(run) == "crash" and run["signal"] == "SIGABRT"

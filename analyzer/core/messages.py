@@ -291,6 +291,8 @@ CHAIN = Catalog("CHAIN", {
     "bound-constant": "must be < {bound} (a constant)",
     "bound-expr": "so the bound is {bound_expr}",
     "unbacked": "{symbols} is read from the values of {input}, e.g. `.item()`: no shape check bounds it",
+    # An unbacked size its op bounds by what its input holds (repeat_interleave: the sum of its repeats).
+    "unbacked-bound": "{symbol} is an output length its op bounds by what its input holds: at most {bound}",
     "range": "{symbol} = {dim}, {range}",
     "read-by": "read by {kernel}",
     "read-by-more": "read by {count} more kernels",

@@ -194,6 +194,7 @@ class Symbol:
     min: int | None = None
     max: int | None = None
     tied: str | None = None
+    max_expr: str | None = None  # over root symbols, what its op bounds it by (repeat_interleave: 8*s77)
 
 
 @dataclass
@@ -243,8 +244,7 @@ class Assertion:
     index_buffer: str | None = None
     index_writer: int | None = None
     space_expr: str | None = None     # the kernel's iteration space around it (as `Division`'s)
-    # C++: the check runs inside an OpenMP parallel region, where its exception cannot propagate:
-    # a failure aborts the process. False: it raises RuntimeError to the caller. None: Triton/unknown.
+    # C++: True in an OpenMP region (its exception cannot leave: abort), False raises; None: Triton/unknown.
     parallel: bool | None = None
     linked: bool = True
     unlinked_reason: str | None = None

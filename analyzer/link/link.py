@@ -56,6 +56,7 @@ def _run_passes(ctx: LinkContext, annotate) -> None:
     launches.link_launches(ctx)
     ranges = buffers.BufferRanges(ctx)
     symbols.unbacked_sources(ctx)
+    symbols.unbacked_bounds(ctx, ranges.buffer_range, ranges.shapes)
     link_kernels(ctx, ranges)
     reads.annotate(ctx)
     storebounds.annotate(ctx)

@@ -4,10 +4,12 @@ whose values an unbacked symbol (`u0`) was read from."""
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
 
 from ..core.findings import Location
-from ..core.model import DimRef, Division, Symbol
+from ..core.model import DimRef, Division, Symbol, shim_op
 from ..expr import intervals
 from ..expr.syntax import divisor_texts
 from .context import LinkContext, intervals_names
@@ -69,3 +71,33 @@ def unbacked_sources(ctx: LinkContext) -> None:
         for name in names:
             found |= ctx.buffer_inputs(name, end)
         sym.value_inputs = tuple(sorted(found))
+
+
+def unbacked_bounds(ctx: LinkContext, buffer_range, shapes) -> None:
+    """An unbacked size that an op's output length bounds by what its input holds: repeat_interleave's
+    length is the sum of its repeats, at most their maximum times their count (FastSpeech's length
+    regulator: durations clamped to [1, 8], `u0 <= 8*s77`). `buffer_range(buf, before)` and
+    `shapes(launch)` are the buffer ranges' (buffers.py). Runs once those exist."""
+    model = ctx.model
+    for sym in model.symbols.values():
+        if not sym.unbacked or sym.max_expr is not None:
+            continue
+        writers = ctx.producers.get(ctx.canonical(sym.expr), ())
+        if not writers:
+            continue
+        index = writers[-1]
+        launch = model.launches[index]
+        if not launch.extern or shim_op(launch.kernel) != "repeat_interleave_Tensor" or not launch.args:
+            continue
+        found, shape = buffer_range(launch.args[0], index), (shapes(index) or (None,))[0]
+        if found is None or not shape or len(shape) != 1:
+            continue
+        try:
+            low, high = intervals.evaluate_interval(found[0], {})[0], found[1]
+            with contextlib.suppress(ValueError):  # repeats are integers: a float bound (`8.0`) floors
+                high = str(math.floor(intervals.evaluate_interval(high, {})[1]))
+            bound = intervals.simplify(f"({high}) * ({shape[0]})")
+        except (ValueError, OverflowError):
+            continue
+        if low >= 0 and intervals_names(bound) <= set(ctx.root):
+            sym.max_expr = bound

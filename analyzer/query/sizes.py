@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.model import Dim, Enforcement
+from ..core.model import Dim, Enforcement, Model
+from ..expr import intervals
 
 if TYPE_CHECKING:
     from ..core.model import Package
@@ -129,3 +130,23 @@ def as_deployed(package: "Package", runtime_checks: str | None) -> "Package":
         models.append(replace(model, inputs=inputs, relations=relations,
                               checks_gated=False if model.checks_gated else model.checks_gated))
     return replace(package, models=models)
+
+
+def bounded_extent(model: Model, extent: str) -> tuple[str, tuple[str, ...]] | None:
+    """`extent` with each unbacked size replaced by the bound its op gives it (`Symbol.max_expr`: a
+    repeat_interleave's length, at most its largest repeat times their count), and the symbols
+    replaced; None unless it reads an unbacked size and every one it reads has such a bound. The
+    extents that reach here grow with those sizes (`u0`, `min(u0, max(0, u0 - 1))`): an upper bound."""
+    try:
+        names = intervals.names(extent)
+    except ValueError:
+        return None
+    unbacked = sorted(n for n in names if n in model.symbols and model.symbols[n].unbacked)
+    bounds = {n: model.symbols[n].max_expr for n in unbacked}
+    if not unbacked or any(b is None for b in bounds.values()):
+        return None
+    try:
+        return intervals.simplify(intervals.substitute(extent, {n: f"({b})" for n, b in bounds.items()})), \
+            tuple(unbacked)
+    except ValueError:
+        return None

@@ -1,11 +1,15 @@
 """AOTI003's findings about indices the input's *values* set rather than its sizes: an extent an
-unbacked symbol gives (`torch.arange(n.item())`), and a position computed from an input's values
-with sizes (`max(x0 + lengths[x1] - seq, 0)`: left-padded positions from per-row lengths)."""
+unbacked symbol gives (`torch.arange(n.item())`; `bounded`: one its op bounds by input sizes, read at
+that bound), and a position computed from an input's values with sizes (`max(x0 + lengths[x1] - seq,
+0)`: left-padded positions from per-row lengths)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..expr import intervals
 from ..core.findings import Finding
+from ..core.messages import CHAIN
 from ..core.model import Assertion, Model
 from ..query import valueindex as VI, witness as W
 from . import Context, Rule
@@ -69,3 +73,10 @@ def input_values(rule: Rule, model: Model, ctx: Context, a: Assertion,
         subject=a, eager_rejects=E.EAGER["table"], kernel=a.kernel, input=first, witness=witness,
         fix=rule.FIXES["index-exceeds-constant-bound.input-values"].format(**fields), chain=chain,
         key=f"extent:input-values:in{first}:{W.normalize_expr(model, a.value_upper or '')}>{bound_value}")
+
+
+def bounded(model: Model, a: Assertion, extent: str, symbols: tuple[str, ...]) -> Assertion:
+    """`a` with its extent read at the bound of its unbacked sizes, the chain saying so."""
+    steps = tuple(CHAIN["unbacked-bound"].format(symbol=n, bound=W.display_expr(model, model.symbols[n].max_expr or ""))
+                  for n in symbols)
+    return replace(a, index_extent=extent, chain=(*a.chain, *steps))
