@@ -42,6 +42,7 @@ def outcome(record: dict) -> str:
 
 
 FAILURES = {"crash", "raised", "silent", "wrong"}
+_VALUE_KEYS = ("index-exceeds-constant-bound.input-values", "index-exceeds-constant-bound.values")
 
 
 # Cached by folder, not on Round's methods: lru_cache on a method keeps its instance alive (B019).
@@ -153,7 +154,9 @@ class Round:
         found = []
         probed = self._probed(name, record)
         for f in self.lint(name):
-            if f.message_key == "index-exceeds-constant-bound.input-values" and self._fired(record, f):
+            # A finding whose witness is a value (positions from an input's values, an unbacked size the
+            # values set): the probe failed at the very check it names.
+            if f.message_key in _VALUE_KEYS and self._fired(record, f):
                 found.append(f)
                 continue
             # A guard's finding names the dims of its smallest witnesses; the probe breaks the guard
