@@ -229,6 +229,9 @@ def _add_text_facts(found: list[kernels.KernelFacts], facts: "wrapper.WrapperFac
             helper = facts.helpers.get(f"call_{k.name}") if facts is not None else None
             if "adaptive_" in k.name and "pool" in k.name and helper is not None:
                 k.pool_bins = kernels.pool_bins(helper.triton_source or "")
+            if helper is not None and helper.triton_source:
+                k.strides.extend(loadstrides.triton_stride_pairs(helper.triton_source, k.location.path,
+                                                                 helper.source_first_line, helper.source_indent))
         else:
             by_path.setdefault(k.location.path, {})[k.name] = k
     for path, named in by_path.items():

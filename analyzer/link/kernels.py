@@ -83,10 +83,33 @@ def _stride_reads(ctx: LinkContext, facts: KernelFacts, raw, indices: list[int])
         sources = ctx.sources(f"({first}) - ({second})")
         launch = ctx.model.launches[li]
         buffer = launch.args[position] if position is not None and position < len(launch.args) else raw.pointer
-        if sources and (first, second, buffer) not in seen:
-            seen.add((first, second, buffer))
+        # Strides that agree at some sizes and differ at others (a Triton kernel's relate only through
+        # its launch's arguments), once per buffer and values: texts of one stride differ by a term of 0.
+        signature = _agree_and_differ(ctx, first, second)
+        if sources and signature is not None and (signature, buffer) not in seen:
+            seen.add((signature, buffer))
             yield StrideRead(facts.name, raw.pointer, ctx.canonical(buffer), first, second, sources, raw.location,
                              extent)
+
+
+def _agree_and_differ(ctx: LinkContext, first: str, second: str) -> tuple | None:
+    """The two strides' values at sizes 1..64 of their one root symbol, when they agree at one of them
+    and differ at another where both step (at least 1); None otherwise."""
+    try:
+        names = [n for n in intervals.names(f"({first}) - ({second})") if n in ctx.root]
+    except ValueError:
+        return None
+    if len(names) != 1:
+        return None
+    values = []
+    for n in range(1, 65):
+        try:
+            values.append((intervals.evaluate(first, {names[0]: n}), intervals.evaluate(second, {names[0]: n})))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            values.append((None, None))
+    agree = any(a is not None and a == b for a, b in values)
+    differ = any(a is not None and b is not None and a != b and min(a, b) >= 1 for a, b in values)
+    return tuple(values) if agree and differ else None
 
 
 def _over_launches(ctx: LinkContext, facts: KernelFacts, expr: str | None, indices: list[int],

@@ -182,3 +182,85 @@ def stride_pairs(text: str, path: str, first_line: int, max_loads: int = MAX_LOA
                 out.append(RawStride(m.group(1), var, first, stride, Location(path, line, 1),
                                      ast.unparse(extent) if extent is not None else None))
     return out, count
+
+
+# -- Triton: the same simplification over one flattened index -----------------------------------------
+# A Triton kernel's loop is `xindex`, cut into digits by the size parameters: ball query's centroids are
+# `tl.load(in_ptr0 + (12*x3))` with `x3 = xindex // ks0` (point-major rows of ceil(n / 4) centroids), the
+# points `tl.load(in_ptr0 + (3*x0 + 3*ks0*x2))` with `x2 = xindex // ks1`. Stepping xindex by one of its
+# divisors (ks1, the batch) moves each load by its stride there: 12*(ks1 // ks0) and 3*ks0, equal only
+# where ks1 = ks0 * ks0 // 4, which the launch decides (ks0 = n, ks1 = n * ((n + 3) // 4)). The pairs
+# are kept per (pointer, divisor) when their texts differ; the linker keeps those that agree at some
+# sizes and differ at others.
+_TRITON_LOAD = re.compile(r"tl\.load\((in_ptr\d+|in_out_ptr\d+) \+ \(")
+_XDEF = re.compile(r"^\s+(x\d+) = (.+?)\s*$", re.M)
+_DIGIT = re.compile(r"\(?\(?xindex(?: // (\w+))?\)?(?: % (\w+))?\)?")
+
+
+def triton_stride_pairs(source: str, path: str, first_line: int, indent: int) -> list[RawStride]:
+    """The loads of one Triton kernel's `source` that step a pointer, along a divisor of `xindex`, by
+    texts another load of it does not share; located at `first_line` (source line 1) of `path`."""
+    if "xindex // ks" not in source:
+        return []  # no digit of xindex that a size sets
+    # The loads are in the kernel's body: the decorator's dicts above it are most of the text.
+    body = max(0, source.rfind("\ndef "))
+    pointers = _TRITON_LOAD.findall(source, body)
+    twice = {p for p in pointers if pointers.count(p) > 1}
+    if not twice:
+        return []  # no pointer loaded twice
+    digits: dict[str, str] = {}
+    divisors: list[str] = []
+    for found in _XDEF.finditer(source, body):
+        var, text = found.group(1), found.group(2)
+        shape = _DIGIT.fullmatch(text)
+        if shape is None or "xindex" not in text:
+            continue
+        digits[var] = text
+        if shape.group(1):
+            divisors.append(shape.group(1))
+    if not divisors:
+        return []
+    out: list[RawStride] = []
+    seen: dict[tuple[str, str], str] = {}
+    reported: set[tuple[str, str, str]] = set()
+    for count, m in enumerate(_TRITON_LOAD.finditer(source, body), start=1):
+        if count > MAX_LOADS:
+            break
+        if m.group(1) not in twice:
+            continue
+        end = _balanced(source, m.end(), ")")
+        index = _digit_index(source[m.end():end] if end > 0 else "", digits)
+        if index is None:
+            continue
+        for divisor in dict.fromkeys(divisors):
+            try:
+                step = intervals.simplify(f"({_at(index, divisor)}) - ({_at(index, '0')})")
+            except ValueError:
+                continue
+            first = seen.setdefault((m.group(1), divisor), step)
+            if first != step and (m.group(1), divisor, step) not in reported:
+                reported.add((m.group(1), divisor, step))
+                line = first_line + source.count("\n", 0, m.start())
+                out.append(RawStride(m.group(1), f"xindex // {divisor}", first, step,
+                                     Location(path, line, indent + 1)))
+    return out
+
+
+def _digit_index(text: str, digits: dict[str, str]) -> str | None:
+    """A load's index with each digit of xindex written out (`12*x3` -> `12*(xindex // ks0)`); None
+    unless it reads only digits, size parameters and constants."""
+    names = set(_WORD.findall(text))  # the words of an index are its names (`tl.` calls are not digits)
+    if not names & digits.keys() or any(n not in digits and not _SIZE.fullmatch(n) for n in names):
+        return None
+    return _WORD.sub(lambda w: f"({digits[w.group(0)]})" if w.group(0) in digits else w.group(0), text.strip())
+
+
+def _at(index: str, value: str) -> str:
+    """`index` at xindex = `value`, its digits at 0 and at a whole divisor written out (`0 // ks0` is
+    0, `ks1 % ks1` is 0, `ks1 // ks1` is 1)."""
+    text = _WORD.sub(lambda w: f"({value})" if w.group(0) == "xindex" else w.group(0), index)
+    text = re.sub(r"\(\(0\) (?://|%) \w+\)", "0", text)
+    return re.sub(r"\(\((\w+)\) (//|%) \1\)", lambda w: "1" if w.group(2) == "//" else "0", text)
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")

@@ -189,7 +189,11 @@ class StrideFromTracedSize(TracedStrideWords, Rule):
     Inductor simplified with a property of the traced sizes it never guards: ball query's centroids
     `xyz[:, ::4]` read at `12*x0*((3 + n) // 4)`, which is the points' own `3*n*x0` only when n is a
     multiple of 4, as the traced 64 is. The witness is the smallest size the package accepts where the
-    two differ and the loop runs at least twice (one row is read alike by both).
+    two differ and the loop runs at least twice (one row is read alike by both). A Triton kernel has
+    one flattened index, `xindex`, cut into digits by the size parameters (`x3 = xindex // ks0`): its
+    loads are compared by the step each takes when xindex moves by one of those divisors (the CUDA
+    ball query's `12*x3` against `3*ks0*x2`, `x2 = xindex // ks1`), related through the launch's
+    arguments (`ks1 = n * ((n + 3) // 4)`).
 
     ## Why it matters
     Where the strides differ, one load reads other elements than eager does for every row after the
@@ -227,6 +231,11 @@ class StrideFromTracedSize(TracedStrideWords, Rule):
         # Ball query traced at n = 64: centroids at `12*x0*((3 + n)//4)`, points at `3*n*x0`.
         Case("fixtures/stranger10/ball_query.cpu.stripped.pt2",
              {"message_key": "stride-from-traced-size", "input": 0, "dim": 1}),
+        # On CUDA: `12*x3` (x3 = xindex // ks0) and `3*ks0*x2` (x2 = xindex // ks1) step the batch by
+        # 12*((n + 3) // 4) and 3*n.
+        Case("fixtures/stranger10/cuda/ball_query.cuda.stripped.pt2",
+             {"input": 0, "dim": 1, "witness": "xyz.shape = (3, 9, 3), feats.shape = (3, 9, 16)"},
+             exported="fixtures/stranger10/ball_query.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
