@@ -8,9 +8,10 @@ What aoti-lint says is pinned next to what the packages did, from committed reco
 here compiles): `runtime.json` (fixtures/real/probe.py: each package through `aoti_load_package` in
 a child process against eager, every dynamic dim at 0, 1 and max + 1, the sizes that break a multiple
 or reach a table's edge, and the primary size witness of every finding). The failing probes no
-finding explains, as `Round.explained_by` ties them, are KNOWN_GAPS (three: a float column of the
-input cast to row ids past a 64-row table, and two aborts past a rotary cache whose position is a
-cumsum of the mask, which the round's AOTI003 reads as the mask's own value); no finding at warning or
+finding explains, as `Round.explained_by` ties them, are KNOWN_GAPS (the round had three: a float column
+of the input cast to row ids past a 64-row table, still one; and two aborts past a rotary cache whose
+position is a cumsum of the mask, which the round's AOTI003 read as the mask's own value, read since as
+the running sum it is); no finding at warning or
 above has a witness that runs like eager."""
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ FINDINGS: dict[str, set[tuple]] = {
     "ctc_greedy": {("AOTI002", "info", ((0, 0), (0, 1))), _LAYOUT},
     "rope_cumsum": {
         ("AOTI002", "info", ((0, 1),)),
-        ("AOTI003", "info", ()),                  # "a value >= 65 in `mask`": the cumsum read as the value
+        # The position is the running sum of the mask (after the round: at most seq * v - 1), its second
+        # witness a mask of ones at seq 65; the round's wheel read the cumsum as the value ("a value >= 65").
+        ("AOTI003", "info", ((0, 1),)),
         ("AOTI012", "info", ((1, 1),)),
         _LAYOUT,
     },
@@ -89,17 +92,6 @@ KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
         "lookup of an input's own value (a token id) to the caller; a float column cast to an index is no token "
         "id: an info `a value >= 64 in patches (columns 0, 1: row and column ids) aborts the embedding` would "
         "explain it"),
-    ("rope_cumsum", "seq=86"): (
-        "crash",
-        "SIGABRT at the cos/sin cache's check `0 <= tmp12 < 64L` (position_ids = cumsum(mask) - 1 reaches seq - 1 "
-        "in the unpadded row); the log holds `terminate called recursively` (two OpenMP threads threw) and no "
-        "`what():`, so the harness cannot tie it to AOTI003's info (65, 80, 129 print it and are tied; which "
-        "sizes do is a thread race: the first probe run tied 86 and not 129). That info reads the cumsum as the "
-        "mask's value (`at most max(v - 1, 0)`): a warning on seq, `ids.shape[1]` > 64 aborts (declared 128), "
-        "witness 65, would explain every size from 65 on"),
-    ("rope_cumsum", "seq=87"): (
-        "crash",
-        "seq 87: as seq=86 (`terminate called recursively`, no `what():`), the cache check past 64 positions"),
 }
 
 
@@ -135,23 +127,23 @@ def _log(record: dict) -> str:
 
 def test_rotary_cache_from_a_mask_cumsum_aborts_inside_the_declared_range() -> None:
     """Rotary positions `cumsum(mask) - 1` into a 64-row cos/sin cache, seq declared [0, 128]: 63 and 64 run
-    like eager, every size from 65 aborts (SIGABRT; eager raises IndexError). The round's AOTI003 is an info
-    about the mask's values ("a value >= 65"), its chain reading the cumsum's output as at most the value
-    itself: the cumsum of an input is no range the linker knows (buffers.py bounds a cumsum of a kernel's
-    0/1 store, not of an input), so no finding names seq. Three of the five aborts print the check's
-    `what():` and are tied to it; two threw on two threads at once (no `what():`) and are KNOWN_GAPS."""
+    like eager, every size from 65 aborts (SIGABRT; eager raises IndexError). The round's AOTI003 read the
+    cumsum's output as the mask's own value ("a value >= 65", `at most max(v - 1, 0)`), and two of the five
+    aborts (86, 87: two OpenMP threads threw at once, no `what():` in the log) were tied to nothing. Now the
+    linker reads the loaded buffer through the cumsum with the input's value as v: at most `seq * v - 1`,
+    and the finding has a second witness, a mask of ones at seq 65, which covers every size from 65 on.
+    Still an info: the same lookup past the table raises in eager."""
     (f,) = _findings("rope_cumsum", "AOTI003")
     assert str(f.severity) == "info" and f.message_key == "index-exceeds-constant-bound.input-values"
     chain = "\n".join(f.chain)
-    assert "aoti_torch_cpu_cumsum" in chain and "at most max(v - 1, 0)" in chain
+    assert "aoti_torch_cpu_cumsum" in chain and "at most max(ids.shape[1] * v - 1, 0)" in chain
+    assert f.witnesses[1] == "ids.shape = (2, 65), mask.shape = (2, 65); with a value of 1 in input 1 (mask)"
     for label in ("seq=63", "seq=64"):
         assert outcome(_record("rope_cumsum", label)) == "ran", label
     for label in ("seq=65", "seq=80", "seq=86", "seq=87", "seq=max+1"):
         run = _record("rope_cumsum", label)
         assert outcome(run) == "crash" and run["signal"] == "SIGABRT", label
-        tied = f"what():  {f.subject.message}" in _log(run)
-        assert tied == (("rope_cumsum", label) not in KNOWN_GAPS), label
-        assert tied or "terminate called recursively" in _log(run), label
+        assert f in ROUND.explained_by("rope_cumsum", run), label
 
 
 def test_pix2struct_row_ids_from_a_float_column_abort_unreported() -> None:

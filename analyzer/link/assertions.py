@@ -92,8 +92,13 @@ def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, ra
         return None
     seen.add(ident)
     if len(index_inputs) == 1 and len(ptrs) == 1 and not a.index_extent and a.bound_value is not None:
-        # Only a table's check without an extent asks for it (query.valueindex).
-        a.value_upper = _value_upper(facts, index, raw.line, ptrs, mapping)
+        # Only a table's check without an extent asks for it (query.valueindex): the input's value as
+        # VALUE, through what the ops between make of it (a cumsum of a mask sums `n` of them).
+        (ptr,) = ptrs
+        slot = facts.params.index(ptr)
+        loaded = BufferRanges(ctx, ctx.model.inputs[next(iter(index_inputs))].name).buffer_range(
+            launch.args[slot], li) if slot < len(launch.args) else None
+        a.value_upper = _value_upper(facts, index, raw.line, ptrs, mapping, loaded)
     a.chain = _chain(ctx, facts, raw, a, li, mapping)
     steps = ranges.steps(facts, li, ptrs) if a.index_extent and ptrs else ()
     if steps:
@@ -105,10 +110,13 @@ def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, ra
     return a
 
 
-def _value_upper(facts: KernelFacts, index, line: int, ptrs, mapping: dict[str, str]) -> str | None:
+def _value_upper(facts: KernelFacts, index, line: int, ptrs, mapping: dict[str, str],
+                 loaded: tuple[str, str] | None = None) -> str | None:
     """The index's maximum at the launch with the one input value it loads read as `VALUE` (its
-    arithmetic with sizes and loop variables kept): None when it stays unknown."""
-    found = Values(facts, load_ranges={p: (VALUE, VALUE) for p in ptrs}).upper(index, line)
+    arithmetic with sizes and loop variables kept; `loaded`: the loaded buffer's range over VALUE
+    where an op made it from the input, `(min(0, s27*VALUE), s27*VALUE)` for a cumsum along s27):
+    None when it stays unknown."""
+    found = Values(facts, load_ranges={p: loaded or (VALUE, VALUE) for p in ptrs}).upper(index, line)
     try:
         return intervals.simplify(intervals.substitute(found, mapping)) if found else None
     except ValueError:

@@ -25,7 +25,7 @@ from ..core.model import shim_op
 from .context import LinkContext
 from .shapes import ShapeReader
 from ..expr.syntax import POINTER_PARAM, scan_sum_range
-from ..expr.values import Values
+from ..expr.values import VALUE, Values
 
 Range = tuple[str, str]
 _DEPTH = 20
@@ -131,7 +131,10 @@ class BufferRanges:
     """Answers `load_ranges(facts, launch)`: the known value range of each buffer a launch passes
     to a kernel's pointer parameters. Built by the linker once its launches exist."""
 
-    def __init__(self, ctx: LinkContext) -> None:
+    def __init__(self, ctx: LinkContext, values_of: str | None = None) -> None:
+        # `values_of`: an input whose values read as `VALUE` (a position computed from them: the
+        # running sum of a mask); without it an input's values are unknown.
+        self.values_of = values_of
         self.model, self.wrapper, self.kfacts = ctx.model, ctx.wrapper, ctx.kfacts
         self.producers, self.canonical, self.resolve, self.param_map = ctx.producers, ctx.canonical, ctx.resolve, \
             ctx.param_map
@@ -239,6 +242,8 @@ class BufferRanges:
     def buffer_range(self, buf: str, before: int, depth: int = 0) -> Range | None:
         """Range of the values in `buf` as launch `before` reads it, or None (unknown)."""
         buf = self.canonical(buf)
+        if buf == self.values_of:
+            return VALUE, VALUE
         key = (buf, before)
         if key in self._memo:
             return self._memo[key]

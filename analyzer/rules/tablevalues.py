@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..expr import intervals
-from ..core.findings import Finding
+from ..expr.values import VALUE
+from ..core.findings import DimWitness, Finding
 from ..core.messages import CHAIN
-from ..core.model import Assertion, Model
+from ..core.model import Assertion, DimRef, Model
 from ..query import valueindex as VI, witness as W
 from . import Context, Rule
 from . import enforcement as E
@@ -68,9 +69,16 @@ def input_values(rule: Rule, model: Model, ctx: Context, a: Assertion,
         shapes=W.witness(model, {}), value=value, inputs=inputs)
     chain = (*a.chain, rule.CHAIN["index-exceeds-constant-bound.input-value"].format(
         index_var=a.index_var or "the index", upper=shown, inputs=inputs, value=value, bound_value=bound_value))
+    # A position that grows with a size too (the running sum of a mask): the smallest size at which
+    # values of 1 (a mask of ones) reach the bound, a witness of its own.
+    sized = _at_ones(model, a.value_upper or "", bound_value)
+    dims = () if sized is None else (DimWitness(sized[0].input, sized[0].dim, sized[1], rule.MESSAGES[
+        "index-exceeds-constant-bound.input-values-witness"].format(
+            shapes=W.witness(model, {sized[0]: sized[1]}), value=1, inputs=inputs)),)
     return rule.finding(
         model, ctx, rule.MESSAGES["index-exceeds-constant-bound.input-values"].format(**fields), a.location,
-        subject=a, eager_rejects=E.EAGER["table"], kernel=a.kernel, input=first, witness=witness,
+        subject=a, eager_rejects=E.EAGER["table"], kernel=a.kernel, input=first, witness=witness, dims=dims,
+        witnesses=(witness, *(d.witness for d in dims)) if dims else (),
         fix=rule.FIXES["index-exceeds-constant-bound.input-values"].format(**fields), chain=chain,
         key=f"extent:input-values:in{first}:{W.normalize_expr(model, a.value_upper or '')}>{bound_value}")
 
@@ -80,3 +88,11 @@ def bounded(model: Model, a: Assertion, extent: str, symbols: tuple[str, ...]) -
     steps = tuple(CHAIN["unbacked-bound"].format(symbol=n, bound=W.display_expr(model, model.symbols[n].max_expr or ""))
                   for n in symbols)
     return replace(a, index_extent=extent, chain=(*a.chain, *steps))
+
+
+def _at_ones(model: Model, upper: str, bound_value: int) -> tuple[DimRef, int] | None:
+    """The first dim (and its smallest size the package accepts) at which the position `upper`, with the
+    input's values at 1, reaches the table's bound; None where it stays below at every size."""
+    at_one = intervals.substitute(upper, {VALUE: "1"})  # `upper` parsed already (VI.smallest_value)
+    sizes = ((ref, W.smallest_exceeding(model, at_one, ref, bound_value - 1)) for ref in W.expr_dims(model, at_one) or ())
+    return next(((ref, size) for ref, size in sizes if size is not None), None)
