@@ -101,7 +101,7 @@ def _agree_and_differ(ctx: LinkContext, first: str, second: str) -> tuple | None
         return None
     if len(names) != 1:
         return None
-    values = []
+    values: list[tuple[float | None, float | None]] = []
     for n in range(1, 65):
         try:
             values.append((intervals.evaluate(first, {names[0]: n}), intervals.evaluate(second, {names[0]: n})))

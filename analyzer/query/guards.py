@@ -395,8 +395,9 @@ def _facts(model: "Model") -> _Facts | None:
         # the variable), the export declares it (`8 * Dim`: outside the user's own contract) or the
         # package assumes it (unenforced-divisibility's); a floor of the real size (a patch
         # convolution's `s0 // 4`) assumes nothing, and its guards (`s0 % 4 == 0`) are this search's.
-        keep = rel is None or (rel.enforced == Enforcement.NONE and relations.from_own_size(model, rel))
-        return [v for v in range(low, top + 1) if keep or rel.fits(v)]
+        if rel is None or (rel.enforced == Enforcement.NONE and relations.from_own_size(model, rel)):
+            return list(range(low, top + 1))
+        return [v for v in range(low, top + 1) if rel.fits(v)]
 
     reads = [frozenset(DimRef(names[leaf.input], d) for leaf in g.leaves for d in _dims_of(leaf, model, names))
              for g in guards]
