@@ -52,6 +52,7 @@ FINDINGS: dict[str, set[tuple]] = {
     },
     "pix2struct": {
         ("AOTI002", "error", ((0, 0), (0, 1))),   # seq = 0: SIGFPE in flash attention
+        ("AOTI003", "info", ()),                  # after the round: row ids from a float column, 64 rows
         ("AOTI012", "info", ((1, 0),)), ("AOTI012", "info", ((1, 1),)),
         _LAYOUT,
     },
@@ -83,16 +84,8 @@ def test_findings_are_pinned(name: str) -> None:
     assert {pin(f) for f in _lint(name)} == FINDINGS[name]
 
 
-KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
-    ("pix2struct", "seq=505"): (
-        "crash",
-        "SIGABRT where eager raises IndexError: the row ids are column 0 of the float input `patches`, cast to "
-        "int64 in the embedding kernel (`c10::convert<int64_t>(in_ptr1[50L*x0])`, `AOTI_TORCH_CHECK(0 <= tmp6 < "
-        "64L)` inside an OpenMP region); these inputs number the rows i // 8 + 1, 64 at seq 505. AOTI003 leaves a "
-        "lookup of an input's own value (a token id) to the caller; a float column cast to an index is no token "
-        "id: an info `a value >= 64 in patches (columns 0, 1: row and column ids) aborts the embedding` would "
-        "explain it"),
-}
+# After the round: none (pix2struct at 505 patches, a float column cast to row ids, is an AOTI003 info).
+KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -146,16 +139,22 @@ def test_rotary_cache_from_a_mask_cumsum_aborts_inside_the_declared_range() -> N
         assert f in ROUND.explained_by("rope_cumsum", run), label
 
 
-def test_pix2struct_row_ids_from_a_float_column_abort_unreported() -> None:
+def test_pix2struct_row_ids_from_a_float_column_abort() -> None:
     """Pix2Struct reads its row and column tables (64 rows) at the first two columns of the float input,
     cast to int64 in the kernel. The inputs here number rows i // 8 + 1: 504 patches reach row 63 and run,
-    505 reach 64 and abort (eager raises). No finding names those values; seq = 0 is AOTI002's error (flash
-    attention divides by zero: SIGFPE at both the edge and the witness)."""
-    assert not _findings("pix2struct", "AOTI003")
+    505 reach 64 and abort (eager raises). The round's wheel said nothing (a lookup of an input's own value
+    is left to the caller, as token ids are); a float cast to an index is no id, and AOTI003 now says a
+    value of 64 in `patches` aborts the embedding (an info: eager raises there too). seq = 0 is AOTI002's
+    error (flash attention divides by zero: SIGFPE at both the edge and the witness)."""
+    (f,) = _findings("pix2struct", "AOTI003")
+    assert str(f.severity) == "info" and f.message_key == "index-exceeds-constant-bound.cast-values"
+    assert f.witness == "patches.shape = (3, 3, 50), mask.shape = (3, 3); with a value of 64 in input 0 (patches)"
+    assert "float32 value of input 0 (patches) cast to an integer" in f.detail
     assert outcome(_record("pix2struct", "seq=504")) == "ran"
     run = _record("pix2struct", "seq=505")
     assert outcome(run) == "crash" and run["signal"] == "SIGABRT"
     assert "index out of bounds: 0 <= tmp6 < 64L" in _log(run) and "IndexError" in run["eager"]["error"]
+    assert f in ROUND.explained_by("pix2struct", run)
     (f,) = _findings("pix2struct", "AOTI002")
     assert str(f.severity) == "error" and f.witness == "patches.shape = (3, 0, 50), mask.shape = (3, 0)"
     for label in ("seq=0", "witness:unenforced-lower-bound:1"):

@@ -223,7 +223,8 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
     position computed from an input's values and sizes (`(arange(seq) + lengths - seq).clamp(0)`,
     left-padded rows) is, with the smallest value that reads past the table (65 for 64 rows) as its
     witness, an info: eager makes the same lookup and rejects those values too, though a check in a
-    parallel region aborts the process where eager raises.
+    parallel region aborts the process where eager raises. So is a floating-point input's own value
+    cast to an index (row ids in a column of patches): no id the caller is told to keep in range.
 
     ## Why it matters
     Inputs that the package accepts by its own shape contract fail at run time: a device-side assert
@@ -287,6 +288,9 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
         Case("fixtures/stranger8/lpad_pos.cpu.stripped.pt2", {
             "message_key": "index-exceeds-constant-bound.input-values", "severity": Severity.INFO, "input": 1,
             "dim": None}),
+        # Pix2Struct's row ids, its float patches' first column cast in the kernel, into a 64-row table.
+        Case("fixtures/stranger13/pix2struct.cpu.stripped.pt2", {
+            "message_key": "index-exceeds-constant-bound.cast-values", "severity": Severity.INFO, "input": 0}),
         # seq declared and compiled <= 512, but that max is checked only with AOTI_RUNTIME_CHECK_INPUTS=1.
         Case("fixtures/pos_embedding_capped.cpu.stripped.pt2", {
             "message_key": "index-exceeds-constant-bound.unenforced-max", "severity": Severity.INFO}),
@@ -356,18 +360,10 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
             if not choices:
                 continue
             yield _table_finding(self, model, ctx, a, extent, bound_value, choices)
-        yield from self._input_values(model, ctx)
-
-    def _input_values(self, model: Model, ctx: Context) -> Iterable[Finding]:
-        """Positions computed from an input's values: one finding per input, expression and table
-        (kernels that fuse the same lookup repeat it)."""
-        seen: set[str] = set()
-        for a in unique_assertions(model, lambda a: a.linked and a.bound_value is not None and not a.index_extent
-                                   and a.value_upper is not None):
-            finding = V.input_values(self, model, ctx, a, outcome_fields(model, a))
-            if finding is not None and finding.key not in seen:
-                seen.add(finding.key)
-                yield finding
+        # Positions computed from an input's values (kernels that fuse the same lookup repeat it).
+        valued = unique_assertions(model, lambda a: a.linked and a.bound_value is not None and not a.index_extent
+                                   and a.value_upper is not None)
+        yield from V.all_input_values(self, model, ctx, ((a, outcome_fields(model, a)) for a in valued))
 
     def guard_condition(self, model: Model, finding: Finding) -> FailingCondition | None:
         """Positions past the table's rows; None for an extent the input's values set."""

@@ -1,11 +1,13 @@
 """AOTI003's findings about indices the input's *values* set rather than its sizes: an extent an
 unbacked symbol gives (`torch.arange(n.item())`; `bounded`: one its op bounds by input sizes, read at
-that bound), and a position computed from an input's values with sizes (`max(x0 + lengths[x1] - seq,
-0)`: left-padded positions from per-row lengths)."""
+that bound), a position computed from an input's values with sizes (`max(x0 + lengths[x1] - seq,
+0)`: left-padded positions from per-row lengths), and a floating-point input's own value cast to an
+index (row ids in a column of patches)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Iterable, Iterator
 
 from ..expr import intervals
 from ..expr.values import VALUE
@@ -50,6 +52,18 @@ def unbacked_extent(rule: Rule, model: Model, ctx: Context, a: Assertion,
         key=f"extent:values:in{first}>{bound_value};kernel:{a.kernel}")
 
 
+def all_input_values(rule: Rule, model: Model, ctx: Context,
+                     checks: Iterable[tuple[Assertion, dict]]) -> Iterator[Finding]:
+    """`input_values` of each check (with its effect's fields), one finding per input, expression and
+    table."""
+    seen: set[str] = set()
+    for a, effect in checks:
+        finding = input_values(rule, model, ctx, a, effect)
+        if finding is not None and finding.key not in seen:
+            seen.add(finding.key)
+            yield finding
+
+
 def input_values(rule: Rule, model: Model, ctx: Context, a: Assertion,
                  effect: dict) -> Finding | None:
     """A position computed from one input's values and sizes that reaches past its table for a
@@ -60,6 +74,8 @@ def input_values(rule: Rule, model: Model, ctx: Context, a: Assertion,
     value = VI.smallest_value(model, a)
     if value is None or bound_value is None:
         return None
+    if VI.cast(model, a):
+        return _cast_value(rule, model, ctx, a, effect)
     (first,) = a.index_sources
     inputs = model.input_text(first)
     shown = VI.shown(model, a)
@@ -81,6 +97,24 @@ def input_values(rule: Rule, model: Model, ctx: Context, a: Assertion,
         witnesses=(witness, *(d.witness for d in dims)) if dims else (),
         fix=rule.FIXES["index-exceeds-constant-bound.input-values"].format(**fields), chain=chain,
         key=f"extent:input-values:in{first}:{W.normalize_expr(model, a.value_upper or '')}>{bound_value}")
+
+
+def _cast_value(rule: Rule, model: Model, ctx: Context, a: Assertion, effect: dict) -> Finding:
+    """A floating-point input's value cast to an index: no id the caller knows for one, so said (an
+    info: eager's lookup raises at the same values)."""
+    (first,) = a.index_sources
+    inputs = model.input_text(first)
+    fields = dict(assertion=a.message, kernel=a.kernel, inputs=inputs, bound_value=a.bound_value,
+                  value=a.bound_value, dtype=model.inputs[first].dtype, **effect)
+    witness = rule.MESSAGES["index-exceeds-constant-bound.input-values-witness"].format(
+        shapes=W.witness(model, {}), value=a.bound_value, inputs=inputs)
+    chain = (*a.chain, rule.CHAIN["index-exceeds-constant-bound.cast-value"].format(
+        index_var=a.index_var or "the index", **fields))
+    return rule.finding(
+        model, ctx, rule.MESSAGES["index-exceeds-constant-bound.cast-values"].format(**fields), a.location,
+        subject=a, eager_rejects=E.EAGER["table"], kernel=a.kernel, input=first, witness=witness,
+        fix=rule.FIXES["index-exceeds-constant-bound.cast-values"].format(**fields), chain=chain,
+        key=f"extent:cast-values:in{first}>{a.bound_value}")
 
 
 def bounded(model: Model, a: Assertion, extent: str, symbols: tuple[str, ...]) -> Assertion:

@@ -60,6 +60,8 @@ class IndexExceedsConstantBoundWords:
         "index-exceeds-constant-bound.values": "a value >= {value} in {input_name} {verb} the {user_op}{site}",
         "index-exceeds-constant-bound.input-values":
             "a value >= {value} in {input_name} {verb} the {user_op}{site}: a position computed from it",
+        "index-exceeds-constant-bound.cast-values":
+            "a value >= {value} in {input_name} {verb} the {user_op}{site}: its {dtype} values cast to an index",
     })
     MESSAGES = Catalog("MESSAGES", {
         "index-exceeds-constant-bound.unbounded":
@@ -79,6 +81,9 @@ class IndexExceedsConstantBoundWords:
             "at most {upper} for a value v; at the witness's sizes a value of {value} or more trips the constant "
             "bound {bound_value}, {effect}",
         "index-exceeds-constant-bound.input-values-witness": "{shapes}; with a value of {value} in {inputs}",
+        "index-exceeds-constant-bound.cast-values":
+            "\"{assertion}\" in {kernel}: the index is the {dtype} value of {inputs} cast to an integer: a "
+            "value of {value} or more trips the constant bound {bound_value}, {effect}",
         "index-exceeds-constant-bound.unenforced-max":
             "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) is "
             "{max_text}; by default nothing stops a size above {limit}, which trips the constant bound "
@@ -98,6 +103,9 @@ class IndexExceedsConstantBoundWords:
         "index-exceeds-constant-bound.input-values":
             "reject values of {inputs} of {value} or more before calling the model (a row longer than the table), "
             "or size the indexed table for the longest input",
+        "index-exceeds-constant-bound.cast-values":
+            "keep the values of {inputs} that the model casts to an index below {bound_value} (reject larger ones "
+            "before calling the model), or size the indexed table for the largest value",
         "index-exceeds-constant-bound.unenforced-max":
             "run with AOTI_RUNTIME_CHECK_INPUTS=1 where the package was compiled with that max ({max_text}), or "
             "reject `{check_expr} > {limit}` before calling the model" + CONTRACT_HINT,
@@ -107,6 +115,8 @@ class IndexExceedsConstantBoundWords:
         "index-exceeds-constant-bound.value-reach": "{index_var} reaches that maximum for {reach}",
         "index-exceeds-constant-bound.input-value":
             "{index_var} is at most {upper} for a value v of {inputs}: {bound_value} or more from v = {value}",
+        "index-exceeds-constant-bound.cast-value":
+            "{index_var} is the {dtype} value of {inputs} cast to an integer: {value} or more is past the table",
     })
     FRAGMENTS = frozenset({"index-exceeds-constant-bound.values-witness",
                            "index-exceeds-constant-bound.input-values-witness"})
