@@ -8,11 +8,11 @@ What aoti-lint says is pinned next to what the packages did, from committed reco
 here compiles): `runtime.json` (fixtures/real/probe.py: each package through `aoti_load_package` in
 a child process against eager, every dynamic dim at 0, 1 and max + 1, the sizes that break a multiple
 or reach a table's edge, and the primary size witness of every finding). The failing probes no
-finding explains, as `Round.explained_by` ties them, are KNOWN_GAPS (the round had three: a float column
-of the input cast to row ids past a 64-row table, still one; and two aborts past a rotary cache whose
-position is a cumsum of the mask, which the round's AOTI003 read as the mask's own value, read since as
-the running sum it is); no finding at warning or
-above has a witness that runs like eager."""
+finding explains, as `Round.explained_by` ties them, are KNOWN_GAPS (the round had three, none left: a
+float column of the input cast to row ids past a 64-row table, an AOTI003 info since; and two aborts past
+a rotary cache whose position is a cumsum of the mask, which the round's AOTI003 read as the mask's own
+value, read since as the running sum it is); no finding at warning or above
+has a witness that runs like eager."""
 
 from __future__ import annotations
 
