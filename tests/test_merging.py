@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings, strategies as st
 
 from analyzer.core import messages
 from analyzer.core.findings import Finding, Location, Severity
 from analyzer.rules import sort_key
+from analyzer.report import markdown, text
 from analyzer.rules.merging import merge_repeats, merged
 
 
@@ -39,3 +42,24 @@ def test_the_repeats_past_the_list_limit_are_counted() -> None:
     findings = [_finding(f"k{i}", i + 1, "empty x", "") for i in range(messages.LIST_LIMIT + 3)]
     (kept,) = merged(reversed(findings), sort_key)
     assert len(kept.also) == messages.LIST_LIMIT and kept.also_more == 2 and kept.kernel == "k0"
+
+
+def test_a_place_in_the_wrapper_outside_any_kernel_merges_a_package_wide_one_stays() -> None:
+    """run_impl repeats one division for every launch that needs it (Swin's padded window count): one
+    finding, the other lines listed with no kernel (and under a kernel's finding of the same words, the
+    same problem); findings about the package as a whole (line 0) stay apart."""
+    first, second = _finding(None, 3, "empty x", ""), _finding(None, 7, "empty x", "")
+    whole = _finding(None, 0, "empty x", "")
+    out = merged([second, whole, first, replace(whole, detail="d")], sort_key)
+    assert [(f.location.line, f.also) for f in out] == [(0, ()), (0, ()), (3, ((None, second.location),))]
+    kernel = _finding("k1", 2, "empty x", "")
+    (_, _, kept) = merged([second, whole, first, kernel, replace(whole, detail="d")], sort_key)
+    assert kept.kernel == "k1" and kept.also == ((None, first.location), (None, second.location))
+
+
+def test_a_wrapper_repeat_reads_also_at_its_line() -> None:
+    """The terminal and markdown reports name a kernel-less repeat by its line alone."""
+    first, second = _finding(None, 3, "empty x", ""), _finding(None, 7, "empty x", "")
+    kept = merged([first, second], sort_key)[0]
+    assert "  also at w.cpp:7" in text.render_finding(kept).splitlines()
+    assert "- also at `w.cpp:7`" in markdown.details(kept).splitlines()

@@ -78,3 +78,12 @@ def test_unet_guard_below_a_convolution_kernel_is_an_info() -> None:
     (f,) = [f for f in _lint("unet_crop", "cuda") if f.code == "AOTI020"]
     assert str(f.severity) == "info" and f.witness == "x.shape = (2, 3, 8, 10)"
     assert "convolution" in f.detail and "eager" in f.detail
+
+
+def test_swin_run_impl_divisions_are_one_finding_per_dim() -> None:
+    """run_impl divides by the padded window count at four launches per dim: one AOTI004 per dim, the
+    other three lines listed as repeats outside any kernel."""
+    divisions = [f for f in _lint("swin", "cuda") if f.code == "AOTI004"]
+    assert sorted(f.dim for f in divisions) == [2, 3]
+    for f in divisions:
+        assert f.kernel is None and len(f.also) == 3 and all(kernel is None for kernel, _ in f.also)

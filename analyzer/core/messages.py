@@ -261,6 +261,7 @@ REPORT = Catalog("REPORT", {
     "see-fix": "as for {code} above",
     # The same finding in other kernels (rules.merging), one line each.
     "also": "also in {kernel} at {where}",
+    "also-at": "also at {where}",
     "also-more": "also in {count} more kernels",
     # A list of names cut at LIST_LIMIT (`listed`).
     "and-more": " and {count} more",

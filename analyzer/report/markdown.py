@@ -87,6 +87,13 @@ def _where(f: Finding) -> str:
     return f"{loc.path}:{loc.line}" + (f":{loc.column}" if loc.column else "") if loc.line else loc.path
 
 
+def _also(kernel: str | None, where: str) -> str:
+    """One repeat of a merged finding: in another kernel, or at another place of the wrapper."""
+    if kernel is None:
+        return REPORT["also-at"].format(where=where)
+    return REPORT["also"].format(kernel=code_span(kernel), where=where)
+
+
 def row(f: Finding) -> str:
     level = f"{ICON[f.severity]} {f.severity}" + (" (accepted)" if f.accepted else "")
     return f"| {level} | {f.code} | {cell(md_text(f.message))} | {cell(code_span(_where(f)))} |"
@@ -121,8 +128,7 @@ def details(f: Finding, fix_seen: str | None = None) -> str:
     if f.snippet:
         lines += [*md_fence([line.rstrip("\r\n") for line in f.snippet], "text"), ""]
     if f.also:
-        lines += [*("- " + REPORT["also"].format(kernel=code_span(kernel or "?"),
-                                                 where=code_span(f"{loc.path.rsplit('/', 1)[-1]}:{loc.line}"))
+        lines += [*("- " + _also(kernel, code_span(f"{loc.path.rsplit('/', 1)[-1]}:{loc.line}"))
                     for kernel, loc in f.also),
                   *(["- " + REPORT["also-more"].format(count=f.also_more)] if f.also_more else []), ""]
     if f.witness:

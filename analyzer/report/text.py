@@ -112,8 +112,9 @@ def render_finding(f: Finding, *, color: bool = False, fix_seen: str | None = No
     lines.extend(f"    {terminal(step)}" for step in f.chain)
     lines.extend(_snippet(f, color=color))
     for kernel, loc in f.also:
-        lines.append("  " + REPORT["also"].format(kernel=terminal(kernel),
-                                                  where=f"{terminal(loc.path.rsplit('/', 1)[-1])}:{loc.line}"))
+        where = f"{terminal(loc.path.rsplit('/', 1)[-1])}:{loc.line}"
+        lines.append("  " + (REPORT["also"].format(kernel=terminal(kernel), where=where) if kernel is not None
+                             else REPORT["also-at"].format(where=where)))
     if f.also_more:
         lines.append("  " + REPORT["also-more"].format(count=f.also_more))
     if f.witness:

@@ -3,9 +3,11 @@ one op of the user's code (a position embedding) into several kernels, each with
 the check. Same rule, headline, witnesses and fix: the first in `sort_key` order is kept and lists
 the others in `also`; its key stays, so a baseline that holds it still matches.
 
-`merged` reads the findings one at a time and keeps whole only the first of each group (and the
-findings about no kernel); of the others it keeps where they are. A package that repeats one check
-in 26,000 kernels is held as a few findings and 26,000 locations, not as 26,000 findings."""
+The same holds for a finding about a place in the wrapper outside any kernel (run_impl computes one
+division for each launch that needs it). `merged` reads the findings one at a time and keeps whole
+only the first of each group (and the findings about no place); of the others it keeps where they
+are. A package that repeats one check in 26,000 kernels is held as a few findings and 26,000
+locations, not as 26,000 findings."""
 
 from __future__ import annotations
 
@@ -20,6 +22,12 @@ from ..core.findings import Finding, Location
 def _group(f: Finding) -> tuple:
     return (f.package, f.model, f.code, f.severity, f.message, f.witnesses or (f.witness,), f.fix, f.input, f.dim,
             f.accepted)
+
+
+def _mergeable(f: Finding) -> bool:
+    """A finding about a kernel, or about a place in the wrapper (run_impl's size arithmetic, which
+    repeats one division for every launch that needs it); one about the package as a whole stays."""
+    return f.kernel is not None or f.location.line > 0
 
 
 @dataclass
@@ -39,7 +47,7 @@ def merged(findings: Iterable[Finding], sort_key: Callable[[Finding], tuple]) ->
     for n, f in enumerate(findings):
         poll("merging repeated findings")
         at = (sort_key(f), n)
-        if f.kernel is None:
+        if not _mergeable(f):
             singles.setdefault(f, at)
             continue
         member = (at[0], f.kernel, f.location, hash(f))
@@ -78,7 +86,7 @@ def merge_repeats(findings: list[Finding]) -> list[Finding]:
     out: list[Finding] = []
     for f in findings:
         poll("merging repeated findings")
-        if f.kernel is None:
+        if not _mergeable(f):
             out.append(f)
             continue
         group = _group(f)
