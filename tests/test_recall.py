@@ -349,6 +349,25 @@ def test_a_guard_that_two_sizes_differ_is_a_specialization_not_a_branch(text: st
     assert guard is not None and G.inequality_guard(guard) is left_out
 
 
+@pytest.mark.parametrize(("text", "left_out"), [
+    # stranger14/maxvit_grid: the crop `g[:, :h, :w]` of a map padded to multiples of 4, contiguous or not.
+    ("(4*(1 + (((-1) + L['x'].size()[2]) // 8))*(64 + 64*(((-1) + L['x'].size()[3]) // 8))) == "
+     "((1 + (((-1) + L['x'].size()[2]) // 2))*(64 + 64*(((-1) + L['x'].size()[3]) // 8)))", True),
+    ("(L['x'].size()[1]*L['x'].size()[2]) == (64*L['x'].size()[2])", True),
+    ("(4*L['x'].size()[1]) == (4*(L['x'].size()[2] // 2))", False),   # a constant factor: a relation
+    ("(L['x'].size()[1]*L['x'].size()[2]) == 64", False),               # one product: a view's numel
+    ("(L['x'].size()[1]*L['x'].size()[2]) != (64*L['x'].size()[2])", False),
+])
+def test_two_products_of_one_size_factor_are_a_contiguity_test(text: str, left_out: bool) -> None:
+    """maxvit_grid's guard broken at h = 9, 17 and 257 ran like eager (fixtures/stranger14/runtime.json):
+    export kept it from `is_contiguous` on a crop, the slice's stride against its own sizes, which share
+    the later dims' factor; a product compared with a constant (a view's element count) is kept."""
+    from analyzer.query import guardforms, guards as G
+
+    guard = G.GuardSet().add(text)
+    assert guard is not None and guardforms.contiguity_guard(guard) is left_out
+
+
 # -- adaptive pooling lowered for the traced map ----------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
 """The forms of export's guards that say something other than a branch of the model (analyzer.query.guards
-reads them): a layout export derived from strides, a specialization that two sizes differ, a size above 1."""
+reads them): a layout export derived from strides, a slice's contiguity, a specialization that two sizes
+differ, a size above 1."""
 
 from __future__ import annotations
 
@@ -62,3 +63,28 @@ def inequality_guard(guard: Guard) -> bool:
     return isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.NotEq) \
         and not any(isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod) and isinstance(side.right, ast.Constant)
                     for side in (tree.left, *tree.comparators))
+
+
+def contiguity_guard(guard: Guard) -> bool:
+    """`A * F == B * F`, two products sharing a factor that reads a size: export's check that a view is
+    contiguous (`is_contiguous` on `g[:, :h, :w]` of a padded map compares the slice's stride, a product
+    of the padded sizes after it, with the product of its own sizes). It records the view's memory
+    format, not a branch: broken, the compiled code reads the padded layout as eager does (probed: a
+    grid attention padded to multiples of 4 at h = 9, 17, 257)."""
+    try:
+        tree = ast.parse(guard.text.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.Eq)):
+        return False
+    left, right = _factors(tree.left), _factors(tree.comparators[0])
+    if len(left) < 2 or len(right) < 2:
+        return False
+    return any(text in right and "size()" in text for text in left)
+
+
+def _factors(node: ast.expr) -> list[str]:
+    """The factors of a product (`a * b * c`), each as its source text; one factor for anything else."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _factors(node.left) + _factors(node.right)
+    return [ast.unparse(node)]

@@ -63,9 +63,11 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
     nothing checks, not even with the variable; the witness is each dim's smallest such size, the
     other dims at sizes where every guard holds. Of the hundreds of guards a windowed model keeps,
     the simplest that breaks at a size no simpler one does is reported (the others restate it).
-    Left out are the guards export derives from strides (`max(1, ...)` products) and those that two
-    size expressions differ (`(hp // 7) != 1`, `seq != 32`), kept for views and slices: broken, the
-    package ran like eager in every probe (a window attention padded to one window, MPT at 32); a
+    Left out are the guards export derives from strides (`max(1, ...)` products), a view's contiguity
+    test (two products sharing a size factor: a crop of a padded map) and those that two size
+    expressions differ (`(hp // 7) != 1`, `seq != 32`), kept for views and slices: broken, the
+    package ran like eager in every probe (a window attention padded to one window, MPT at 32, a
+    grid attention's crop at h = 9); a
     size above 1 (`min(...) > 1`, export's 0/1 specialization) is read as above 0 for that reason. A
     remainder by a constant compared (`h % 4 != 0`) is the model's branch and is reported.
 
