@@ -393,3 +393,28 @@ def attribute(models: Iterable[Model], findings: Iterable[Finding]) -> Iterator[
             if source is not None:
                 f = replace(f, source=source)
         yield f
+
+
+class _Kept:
+    """A model's Attributor, kept on the model for the rules' questions; pickled empty (-j's workers
+    send models back without it)."""
+
+    def __init__(self) -> None:
+        self.attributor: Attributor | None = None
+
+    def __reduce__(self) -> tuple:
+        return (_Kept, ())
+
+
+def lookup_class(model: Model, a: Assertion) -> str | None:
+    """The class of the module whose lookup a check guards (`torch.nn.modules.sparse.Embedding`), from
+    the exported program's graph; None without one."""
+    if not model.graph or not a.kernel:
+        return None
+    kept = model.__dict__.get("_source_kept")
+    if not isinstance(kept, _Kept):
+        kept = model.__dict__["_source_kept"] = _Kept()
+    if kept.attributor is None or kept.attributor.model is not model:
+        kept.attributor = Attributor(model)
+    found = for_assertion(kept.attributor, a)
+    return found.module_class if found is not None else None

@@ -140,10 +140,13 @@ def eager_rejects_past_range(model: Model, a, outcome: str) -> str | None:
     may run other code than the package (M2M100's sinusoidal table is rebuilt longer, a slice of a
     buffer comes out shorter), so eager's rejection is known only when the table is a learned
     weight, whose rows no model code changes: every constant of that many rows that a launch of
-    the kernel passes (its loads through a computed index are not traced to one) is a parameter."""
+    the kernel passes (its loads through a computed index are not traced to one) is a parameter,
+    and the exported program's module doing the lookup is no sinusoidal table's (FSMT keeps its
+    sinusoids as a parameter and rebuilds them longer when a sequence needs it)."""
     rows = {c.name: c for c in model.constants if c.shape and c.shape[0] == a.bound_value}
     tables = {arg for launch in model.launches if launch.kernel == a.kernel for arg in launch.args if arg in rows}
-    learned = bool(tables) and all(rows[t].kind is ConstantKind.PARAMETER for t in tables)
+    learned = bool(tables) and all(rows[t].kind is ConstantKind.PARAMETER for t in tables) \
+        and "sinusoid" not in (source.lookup_class(model, a) or "").lower()
     return eager_rejects_table(outcome) if learned else None
 
 
