@@ -148,12 +148,16 @@ class Round:
         finding (`< 3 runs unchecked` covers 0, 1 and 2), or at or above a witness above 1 of a rule
         whose failure grows with the size (a table bound or a range: every larger size too), or an
         export guard's finding whose guard the probe's shapes break."""
+        probed = self._probed(name, record)
         if record["label"].startswith("witness:"):
             summary = record["finding"]
-            return [f for f in self.lint(name)
-                    if (f.code, f.input, f.dim) == (summary["code"], summary["input"], summary["dim"])]
+            own = [f for f in self.lint(name)
+                   if (f.code, f.input, f.dim) == (summary["code"], summary["input"], summary["dim"])]
+            if own:
+                return own
+            # Its finding is gone since (a later stop's fix): any finding about the sizes it sent.
+            probed = [(i, axis, size) for dim, size in record["sizes"].items() for i, axis in self.dims()[name][dim]]
         found = []
-        probed = self._probed(name, record)
         for f in self.lint(name):
             # A finding whose witness is a value (positions from an input's values, an unbacked size the
             # values set): the probe failed at the very check it names.

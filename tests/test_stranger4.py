@@ -41,12 +41,12 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI002", "info", ((0, 1), (1, 1))),
         ("AOTI003", "info", ((0, 1),)),
         ("AOTI003", "info", ((1, 1),)),
-        ("AOTI005", "info", ((0, 1),)),
+        # (after the round: a softmax's max over an empty source is no longer reported: it meets no element)
         ("AOTI019", "info", ()),
     },
     "t5": {
         ("AOTI002", "info", ((0, 1), (1, 1))),
-        ("AOTI005", "info", ((0, 1),)),
+        # (after the round: a softmax's max over an empty source is no longer reported: it meets no element)
         ("AOTI019", "info", ()),
     },
     "packed_pos": {
@@ -217,7 +217,12 @@ def test_confirm_confirms_every_error_and_explains_every_failure(name: str) -> N
         assert (name, probe["probe"]) in CONFIRM_GAPS, probe
     # The record is of these packages: confirm saw the rules check reports now (the counts differ:
     # unenforced-lower-bound is one finding per model under the policy, it was one per input).
-    assert {f["code"] for f in rec["findings"]} == {f.code for f in _lint(name)}
+    assert {f["code"] for f in rec["findings"]} - RETIRED.get(name, set()) == {f.code for f in _lint(name)}
+
+
+# Codes the record has that check no longer reports: Marian's AOTI005 was a softmax's max over an empty
+# source, which meets no element (the package returns eager's values where eager returns).
+RETIRED = {"marian": {"AOTI005"}}
 
 
 def test_marian_position_findings_name_each_launch_table() -> None:

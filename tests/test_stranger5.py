@@ -36,7 +36,7 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI002", "info", ((0, 1), (1, 1))),
         ("AOTI003", "warning", ((0, 1),)),   # 65 tokens past the 66-row table: see test_m2m100_...
         ("AOTI003", "warning", ((1, 1),)),
-        ("AOTI005", "info", ((0, 1),)),
+        # (after the round: a softmax's max over an empty source is no longer reported: it meets no element)
         ("AOTI019", "info", ()),
     },
     "whisper": {

@@ -45,7 +45,7 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI002", "info", ((0, 0), (0, 1), (1, 1))),
         ("AOTI003", "warning", ((0, 1),)),   # 257 frames: 65 positions past a buffer eager rebuilds
         ("AOTI003", "warning", ((1, 1),)),
-        ("AOTI005", "info", ((0, 1),)),
+        # (after the round: a softmax's max over an empty source is no longer reported: it meets no element)
         ("AOTI012", "info", ((1, 0),)),
         ("AOTI019", "info", ()),
     },
