@@ -207,3 +207,12 @@ def test_ernie_and_nucleus_edges() -> None:
         run = _record("nucleus", label)
         assert outcome(run) == "rejected" and "0 <= tmp2 < 512L" in run["aoti"]["error"], label
     assert "numel: integer multiplication overflow" in _record("nucleus", "vocab=0")["aoti"]["error"]
+
+
+def test_a_vector_loops_scalar_tail_is_no_second_reduced_dim() -> None:
+    """torch 2.13 nests a reduction's scalar tail (`for x2_tail ...`) inside its vector loop over the
+    same dim (`for x2 ... += 16`): the decoder's cross-attention max reduces over `ks1` = src, once. The
+    round's tree read `s64 * s64` (both loops' extents)."""
+    model = ROUND.package("fsmt").models[0]
+    (r,) = [r for r in model.reductions if r.kernel.endswith("softmax_eq_masked_fill_unsqueeze_view_11")]
+    assert (r.op, r.extent_expr) == ("max", "s64")

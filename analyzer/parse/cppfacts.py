@@ -167,10 +167,12 @@ def reductions(facts: KernelFacts, accumulations, locate: Callable[[int], Locati
         decl_byte = max(declared) if declared else None
         inner: list[str] = []
         outer: list[str] = []
+        names = {var for var, _ in enclosing}
         for var, loop_byte in enclosing:
             extent = facts.extent_at(var, loop_byte)
-            # `x1_inner` loops walk the lanes of one vector, not the reduced dimension.
-            if extent is None or var.endswith("_inner"):
+            # `x1_inner` loops walk the lanes of one vector, not the reduced dimension; an `x2_tail`
+            # loop inside the `x2` loop walks that dim's remainder, which `x2` already counts.
+            if extent is None or var.endswith("_inner") or (var.endswith("_tail") and var[:-5] in names):
                 continue
             # Loops around the declaration are the kernel's own iteration space, not the reduction.
             (outer if decl_byte is not None and loop_byte <= decl_byte else inner).append(extent)
