@@ -89,3 +89,11 @@ def test_cancel_drops_terms_of_a_sum_that_cancel():
         for value in (0, 1, 65):
             env = {"s27": s27, "VALUE": value}
             assert intervals.evaluate("max(s27 - 1 + VALUE - s27, 0)", env) == intervals.evaluate("max(VALUE - 1, 0)", env)
+
+
+def test_an_exact_integer_quotient_is_not_floored_one_lower() -> None:
+    """`n*n // n` is n at every n: as a product with 1/n, 2401 * (1/49) falls below 49 and floored to 48
+    (EdgeConv's CUDA strides `3*(n*n // n)` and `3*n` read as differing at n = 49)."""
+    assert all(intervals.evaluate("s0 * s0 // s0", {"s0": n}) == n for n in range(1, 2000))
+    assert all(intervals.evaluate("(s0 * 7) // 7", {"s0": n}) == n for n in range(1, 2000))
+    assert intervals.evaluate_interval("x // y", {"x": (-5, 7), "y": (-4, -2)}) == (-4.0, 2.0)

@@ -292,6 +292,21 @@ def _mod(a: Interval, b: Interval) -> Interval:
     raise ValueError("modulo of a possibly negative or zero interval")
 
 
+def _div(a: Interval, b: Interval) -> Interval:
+    """`a / b` for `b` not containing 0."""
+    if b[0] <= 0 <= b[1]:
+        raise ValueError("division by an interval containing 0")
+    if not math.isinf(b[0]) and not math.isinf(b[1]):
+        # Each quotient rounded once: a product with 1/b can fall just below an exact integer quotient
+        # (2401 * (1/49) < 49), which a floor then takes one lower.
+        quotients = [x / y for x in a for y in b]
+        return min(quotients), max(quotients)
+    inv = (1 / b[1], 1 / b[0]) if not math.isinf(b[1]) else (0.0, 1 / b[0])
+    if math.isinf(b[0]):
+        inv = (1 / b[1], 0.0)
+    return _mul(a, inv)
+
+
 def evaluate(expr: str, values: Mapping[str, float]) -> float:
     """Evaluate with concrete values for every free name."""
     lo, hi = evaluate_interval(expr, {k: (v, v) for k, v in values.items()})
@@ -368,12 +383,7 @@ def _eval(node: ast.AST, ranges, default, depth: int) -> Interval:
         if isinstance(op, ast.Mult):
             return _mul(a, b)
         if isinstance(op, (ast.Div, ast.FloorDiv)):
-            if b[0] <= 0 <= b[1]:
-                raise ValueError("division by an interval containing 0")
-            inv = (1 / b[1], 1 / b[0]) if not math.isinf(b[1]) else (0.0, 1 / b[0])
-            if math.isinf(b[0]):
-                inv = (1 / b[1], 0.0)
-            lo, hi = _mul(a, inv)
+            lo, hi = _div(a, b)
             if isinstance(op, ast.FloorDiv):
                 return float(math.floor(lo)) if not math.isinf(lo) else lo, float(math.floor(hi)) if not math.isinf(hi) else hi
             return lo, hi

@@ -1,11 +1,14 @@
 """The forms of export's guards that say something other than a branch of the model (analyzer.query.guards
 reads them): a layout export derived from strides, a slice's contiguity, a specialization that two sizes
-differ, a size above 1."""
+differ, a size above 1 (alone or scaled by a factor)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
+
+from ..expr import intervals
 
 
 @dataclass(frozen=True)
@@ -88,3 +91,53 @@ def _factors(node: ast.expr) -> list[str]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return _factors(node.left) + _factors(node.right)
     return [ast.unparse(node)]
+
+
+_SIZE_LEAF = re.compile(r"L\[[^\]]*\](?:\[[^\]]*\])*\.size\(\)\[\d+\]")
+_SAMPLES = (9, 23, 40, 64, 101, 257)
+
+
+def scaled_above_one(guard: Guard) -> bool:
+    """`c*F < F*Q` (or `Q*F > c*F`): `Q > c` scaled by a positive factor F, where Q takes multiples of c
+    only (`Q = 4 + 4*((h - 1)//8)`, c = 4). It is `above_one`'s `Q // c > 1`, export's 0/1
+    specialization, written over a view's element count; broken where `Q // c` is 1 (MaxViT's single
+    row of windows, where the package computes what eager does: probed on CPU at h = 1 and 7)."""
+    try:
+        tree = ast.parse(guard.text.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], (ast.Lt, ast.Gt))):
+        return False
+    small, big = (tree.left, tree.comparators[0]) if isinstance(tree.ops[0], ast.Lt) else (tree.comparators[0], tree.left)
+    factors = _factors(big)
+    leaves = sorted(set(_SIZE_LEAF.findall(guard.text)))
+    if len(factors) < 2 or not leaves or len(leaves) > 8:
+        return False
+
+    def named(text: str) -> str:
+        return _SIZE_LEAF.sub(lambda m: f"v{leaves.index(m.group(0))}", text)
+
+    small_text = named(ast.unparse(small))
+    for i, factor in enumerate(factors):
+        rest = "*".join(f"({named(f)})" for j, f in enumerate(factors) if j != i) or "1"
+        if _scales(small_text, named(factor), rest, len(leaves)):
+            return True
+    return False
+
+
+def _scales(small: str, factor: str, rest: str, count: int) -> bool:
+    """Whether `small` is one constant c >= 1 times `factor` (> 0) and `rest` a multiple of c, at every
+    sample of the sizes."""
+    ratio = None
+    for k in range(len(_SAMPLES)):
+        values = {f"v{i}": float(_SAMPLES[(k + i) % len(_SAMPLES)]) for i in range(count)}
+        try:
+            s, f, r = (intervals.evaluate(e, values) for e in (small, factor, rest))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return False
+        if f <= 0 or s % f or (ratio is not None and s // f != ratio):
+            return False
+        ratio = s // f
+        if ratio < 1 or r % ratio:
+            return False
+    return True

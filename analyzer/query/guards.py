@@ -20,7 +20,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from .guardforms import Guard, Leaf, above_one, contiguity_guard, inequality_guard, layout_guard
+from .guardforms import Guard, Leaf, above_one, contiguity_guard, inequality_guard, layout_guard, scaled_above_one
 
 if TYPE_CHECKING:
     from ..core.model import DimRef, Model
@@ -426,7 +426,7 @@ def _search(search: _Search) -> list[Broken]:
     out: list[Broken] = []
     covered: set[tuple[DimRef, int]] = set()
     order = sorted((k for k in fails if not layout_guard(guards[k]) and not inequality_guard(guards[k])
-                    and not contiguity_guard(guards[k])),
+                    and not contiguity_guard(guards[k]) and not scaled_above_one(guards[k])),
                    key=lambda k: (len(guards[k].text), k))
     for k in order:
         points = set(fails[k])

@@ -64,7 +64,8 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
     other dims at sizes where every guard holds. Of the hundreds of guards a windowed model keeps,
     the simplest that breaks at a size no simpler one does is reported (the others restate it).
     Left out are the guards export derives from strides (`max(1, ...)` products), a view's contiguity
-    test (two products sharing a size factor: a crop of a padded map) and those that two size
+    test (two products sharing a size factor: a crop of a padded map), a size above 1 scaled by a
+    factor (`4 W' < W' H'`: more than one row of windows) and those that two size
     expressions differ (`(hp // 7) != 1`, `seq != 32`), kept for views and slices: broken, the
     package ran like eager in every probe (a window attention padded to one window, MPT at 32, a
     grid attention's crop at h = 9); a
@@ -114,6 +115,10 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
         # `feats.shape[1] == xyz.shape[1]` (one Dim): the torch 2.11 CUDA package never reads feats' n and
         # checks the equality nowhere: a tie (AOTI012's), whose breaking inputs eager rejects too.
         Case("fixtures/stranger10/cuda/ball_query.cuda.stripped.pt2", exported="fixtures/stranger10/ball_query.ep.pt2"),
+        # `4 W' < W' H'`: more than one row of windows, scaled by the row's width (CPU runs h = 1, 7 like
+        # eager); the crop's contiguity test (two products sharing a factor).
+        Case("fixtures/stranger14/cuda/maxvit_grid.cuda.stripped.pt2", exported="fixtures/stranger14/maxvit_grid.ep.pt2"),
+        Case("fixtures/stranger14/maxvit_grid.cpu.stripped.pt2", exported="fixtures/stranger14/maxvit_grid.ep.pt2"),
     )
     INVALID = (
         # transformers' Swin as a toy: `if h % 4: pad` and `if min(h, w) <= window` under Dim.AUTO.

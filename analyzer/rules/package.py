@@ -234,7 +234,9 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
     Finds `aoti_torch_*` shim calls in the wrapper's `run_impl` that are not wrapped in
     `AOTI_TORCH_ERROR_CODE_CHECK(...)`. Every shim returns an `AOTITorchError`; every other call in
     generated wrappers checks it, but some code paths (seen with `scatter_add` lowered to
-    `aoti_torch_cpu_scatter_reduce_two_out` on CPU) discard it.
+    `aoti_torch_cpu_scatter_reduce_two_out` on CPU) discard it. Left out is a scatter or gather by
+    the indices a sort or top-k returned along the same dim of a tensor of the same sizes (top-p
+    sampling's mask scattered back to vocabulary order): its index is never out of range.
 
     ## Why it matters
     The shim catches the C++ exception (an out-of-range index, an empty input) and returns an error
@@ -264,6 +266,8 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
     VALID = (
         Case("fixtures/stress/pkgs/scatter_add.cuda.stripped.pt2"),  # the CUDA lowering checks the index itself
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),
+        # Top-p sampling scatters its mask back by the sort's own indices: always in range.
+        Case("fixtures/stranger14/cuda/nucleus.cuda.stripped.pt2"),
     )
     INVALID = (
         # `aoti_torch_cpu_scatter_reduce_two_out(...)` with its error code discarded.
@@ -284,7 +288,7 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
         for launch in model.launches:
-            if not launch.extern or launch.error_checked:
+            if not launch.extern or launch.error_checked or _sorted_indices(model, launch):
                 continue
             inputs = sorted({i for name in launch.args for i in _input_positions(model, name)})
             who = ", ".join(model.input_text(i) for i in inputs) or self.MESSAGES["unchecked-extern-call.inputs"]
@@ -311,3 +315,24 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
 
 def _input_positions(model: Model, arg: str) -> list[int]:
     return [inp.index for inp in model.inputs if inp.name == arg]
+
+
+# Shims whose last output is indices along their `dim` (args[2]): a permutation of that dim (sort) or
+# positions in it (topk).
+_INDEX_PRODUCERS = ("_sort", "_sort_stable", "_argsort", "_topk")
+
+
+def _sorted_indices(model: Model, launch) -> bool:
+    """A scatter or gather (`(out, self, dim, index, ...)`) by the indices a sort or top-k returned along
+    the same dim of a tensor of the same sizes: every index is in range, so the call's error check
+    would never fire (top-p sampling scatters its sorted mask back by the sort's indices)."""
+    name = launch.kernel
+    if not ("scatter" in name or "gather" in name) or len(launch.args) < 4 or len(launch.arg_shapes) < 2:
+        return False
+    dim, index, target = launch.args[2], launch.args[3], launch.arg_shapes[1]
+    for producer in model.launches:
+        if producer.extern and producer.kernel.endswith(_INDEX_PRODUCERS) and producer.args \
+                and producer.args[-1] == index and len(producer.args) > 2 and producer.args[2] == dim:
+            source = producer.arg_shapes[0] if producer.arg_shapes else None
+            return source is not None and target is not None and source == target
+    return False

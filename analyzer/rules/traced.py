@@ -226,6 +226,9 @@ class StrideFromTracedSize(TracedStrideWords, Rule):
         Case("fixtures/stranger3/opt.cpu.stripped.pt2"),
         # `ks1 // 2` and `max(1, ks1 // 2)`: they differ only where the dim has no rows.
         Case("fixtures/stranger9/topk_prune.cpu.stripped.pt2"),
+        # Pairwise distances on CUDA: `3*x3` (x3 = xindex // n) and `3*x0 + 3*n*x2` (x2 = xindex // n*n)
+        # both step a batch by 3n (`3*(n*n // n)`: exactly 3n at every n).
+        Case("fixtures/stranger14/cuda/edgeconv.cuda.stripped.pt2"),
     )
     INVALID = (
         # Ball query traced at n = 64: centroids at `12*x0*((3 + n)//4)`, points at `3*n*x0`.
