@@ -258,6 +258,10 @@ def used(tmp_path_factory):
                 markdown.render(small.findings, packages=small.packages)
         finally:
             messages.LIST_LIMIT = limit
+        # Repeats of a finding at other places of the wrapper, outside any kernel (Swin's run_impl divisions).
+        swin = api.lint(str(FIXTURES / "stranger11/cuda/swin.cuda.stripped.pt2"))
+        render("text", swin.findings, packages=swin.packages)
+        markdown.render(swin.findings, packages=swin.packages)
         # A dim a convolution rejects at 0 (its padded input below the kernel), first and not first.
         # An index read from an extern output that an empty input shrinks (repeat_interleave's); a
         # size run_impl ties to a dim and checks at every call (bincount's).

@@ -53,6 +53,7 @@ EAGER = {
     "table": "the same lookup past the table raises `IndexError: index out of range in self`",
     "index": "with the indexed dim empty, every index value is out of range: `IndexError`",
     "target": "with the target empty, every index value is out of range; the package returns an empty result",
+    "scatter": "its own scatter or gather raises `index ... is out of bounds for dimension ...` at the same index",
     "convolution": "a convolution raises `Kernel size can't be greater than actual input size` first, in eager "
                    "and in the package alike: its input is {padded} after padding, its kernel {kernel}",
 }

@@ -6,12 +6,13 @@ import re
 from typing import Iterable
 
 from ..core.capability import cc_text, parse_sm, sm_text
+from ..expr import intervals
 from ..core.findings import Finding, Location, Severity
-from ..core.model import Model, Package, Problem, ProblemKind
+from ..core.model import Assertion, Model, Package, Problem, ProblemKind
 from ..query.severity import Consequence
 from . import Case, Context, Rule, register
 from . import enforcement as E
-from .bounds import model_location
+from .bounds import model_location, outcome_fields
 from .words_inputs import NoKernelSourceWords, TargetDeviceMismatchWords, UncheckedExternCallWords, UnparsedMemberWords
 
 PACKAGE_MODEL = "(package)"  # the `model` of findings about the package as a whole
@@ -236,7 +237,9 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
     generated wrappers checks it, but some code paths (seen with `scatter_add` lowered to
     `aoti_torch_cpu_scatter_reduce_two_out` on CPU) discard it. Left out is a scatter or gather by
     the indices a sort or top-k returned along the same dim of a tensor of the same sizes (top-p
-    sampling's mask scattered back to vocabulary order): its index is never out of range.
+    sampling's mask scattered back to vocabulary order): its index is never out of range. Where a
+    kernel launched after the call checks every value of the same index buffer against the target's
+    size, an index the call discards fails there: the caller gets that error (an info).
 
     ## Why it matters
     The shim catches the C++ exception (an out-of-range index, an empty input) and returns an error
@@ -284,6 +287,10 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
                                                          "fix_key": "unchecked-extern-call.empty-target", "input": 0,
                                                          "dim": 0, "severity": Severity.INFO},
              exported="fixtures/stranger5/gat.ep.pt2"),
+        # Histogram bins scattered unchecked, then gathered by a kernel that checks every bin against the
+        # grid's 256 cells: an out-of-range bin raises there (probed: n = 3000, 4096), as eager's scatter.
+        Case("fixtures/stranger14/hist_bins.cpu.stripped.pt2", {"message_key": "unchecked-extern-call.checked-later",
+                                                               "severity": Severity.INFO}),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -307,10 +314,55 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
             # returns an empty result: no worse (the call's error that vanishes is the finding's point).
             # Where an index check fails at that size too, the package raises it, as eager does.
             eager = E.EAGER["index"] if checked_first else E.EAGER["target"] if failure else None
+            later = None if failure else _checked_later(model, launch)
+            if later is not None:
+                key, eager = "unchecked-extern-call.checked-later", E.EAGER["scatter"]
+                fields.update(index=str(later.index_buffer), kernel=later.kernel, bound=str(later.bound_value),
+                              assertion=later.message, effect=outcome_fields(model, later)["effect"])
+                chain += (self.CHAIN[key].format(**fields),)
             yield self.finding(model, ctx, self.MESSAGES[key].format(**fields), launch.location, subject=launch,
                                eager_rejects=eager,
                                fix=self.FIXES[key.removesuffix(".checked-first")].format(**fields), chain=chain,
                                key=f"unchecked:{launch.kernel}:" + ",".join(f"in{i}" for i in inputs), **failure)
+
+
+def _checked_later(model: Model, launch) -> Assertion | None:
+    """For a scatter or gather (`(out, self, dim, index, ...)`), an index check in a kernel launched after
+    it that loads the same index buffer and bounds it by the target's size along `dim`: any index the
+    call would reject fails there, and the package raises (or aborts) instead of returning the call's
+    partial result."""
+    name = launch.kernel
+    if not ("scatter" in name or "gather" in name) or len(launch.args) < 4 or len(launch.arg_shapes) < 2:
+        return None
+    target, dim = launch.arg_shapes[1], launch.args[2]
+    if target is None or not dim.isdigit() or int(dim) >= len(target):
+        return None
+    at = next(i for i, other in enumerate(model.launches) if other is launch)
+    after = {later.kernel for later in model.launches[at + 1:]}
+    index = launch.arg_shapes[3] if len(launch.arg_shapes) > 3 else None
+    for a in model.assertions:
+        if a.linked and a.index_buffer == launch.args[3] and a.kernel in after \
+                and str(a.bound_value) == target[int(dim)] and _covers(a.space_expr, index):
+            return a
+    return None
+
+
+def _covers(space: str | None, shape: tuple[str, ...] | None) -> bool:
+    """Whether a kernel's iteration space is a whole multiple of a tensor's element count at sample sizes
+    (`s64 * 8` over an index of `s64` values): it reads every value, not a slice of them."""
+    if not space or not shape:
+        return False
+    numel = "*".join(f"({s})" for s in shape)
+    try:
+        names = intervals.names(f"({space}) + ({numel})")
+        for value in (3, 17, 64):
+            at = {n: value for n in names}
+            count = intervals.evaluate(numel, at)
+            if count <= 0 or intervals.evaluate(space, at) % count:
+                return False
+    except (ValueError, ZeroDivisionError):
+        return False
+    return True
 
 
 def _input_positions(model: Model, arg: str) -> list[int]:

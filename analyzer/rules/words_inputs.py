@@ -216,6 +216,8 @@ class UncheckedExternCallWords:
             "empty {dim_name} makes `{aten_op}`{site} fail unseen: no error, a partial result",
         "unchecked-extern-call.empty-target.checked-first":
             "errors of `{aten_op}` are discarded; empty {dim_name} raises an index error anyway",
+        "unchecked-extern-call.checked-later":
+            "errors of `{aten_op}` are discarded; a later check of the same indices reports them",
     })
     MESSAGES = Catalog("MESSAGES", {
         "unchecked-extern-call":
@@ -233,6 +235,11 @@ class UncheckedExternCallWords:
             "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK, so an error it returns is discarded; {dims} at 0 "
             "(e.g. {witness}) empties its target {target}, but the index check \"{assertion}\" fails at the same sizes "
             "and the package raises it: the discarded error is not what the caller sees",
+        # Every index the call reads is checked against the same bound by a kernel after it.
+        "unchecked-extern-call.checked-later":
+            "{call} is called without AOTI_TORCH_ERROR_CODE_CHECK, so an out-of-range index in {index} is "
+            "discarded there, but {kernel} checks every value of {index} against the target's {bound} rows later "
+            "(\"{assertion}\"): {effect}; the partial result never reaches the caller",
     })
     FIXES = Catalog("FIXES", {
         "unchecked-extern-call":
@@ -241,6 +248,9 @@ class UncheckedExternCallWords:
         "unchecked-extern-call.empty-target":
             "reject `{empty_test}` before calling the model (eager PyTorch raises for it) and validate {inputs} "
             "(the values the op indexes with must be in range); report the unchecked call upstream",
+        "unchecked-extern-call.checked-later":
+            "validate {inputs} before calling the model (the values the op indexes with must be in range) if the "
+            "later check's error is not the one to show; report the unchecked call upstream",
     })
     CHAIN = Catalog("CHAIN", {
         "unchecked-extern-call.empty-target":
@@ -249,6 +259,8 @@ class UncheckedExternCallWords:
         "unchecked-extern-call.empty-target.checked-first":
             "with {dims} = 0 its target (sizes {target}) is empty, but the index check \"{assertion}\" fails "
             "too: the package raises, as eager PyTorch does",
+        "unchecked-extern-call.checked-later":
+            "{index} is loaded whole by {kernel} and checked there: \"{assertion}\" ({bound} = the target's rows)",
     })
     FRAGMENTS = frozenset({"unchecked-extern-call.inputs"})
 
