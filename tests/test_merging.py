@@ -19,7 +19,7 @@ def _finding(kernel: str | None, line: int, message: str, detail: str) -> Findin
                    witness="x.shape = (0,)", fix="fix it", detail=detail)
 
 
-_FINDINGS = st.lists(st.builds(_finding, st.sampled_from([None, "k0", "k1", "k2"]), st.integers(1, 4),
+_FINDINGS = st.lists(st.builds(_finding, st.sampled_from([None, "k0", "k1", "k2"]), st.integers(0, 4),
                                st.sampled_from(["empty x", "empty y"]), st.sampled_from(["", "d"])), max_size=30)
 
 

@@ -386,3 +386,58 @@ def test_run_impl_order_is_by_line_then_column_within_one_member_only():
     assert E._before(Location(WRAPPER, 19, 9), at) and not E._before(at, Location(WRAPPER, 19, 9))
     assert E._before(Location(WRAPPER, 20, 4), at) and not E._before(at, at)
     assert not E._before(Location("m/other.cpp", 1, 1), at) and not E._before(None, at) and not E._before(at, None)
+
+
+# -- unchecked-extern-call (rules/package.py): an index checked later, a sort's own indices ------------
+
+def _unchecked_scatter_model(target=("256",), dim="0", space="s64 * 8", bound=256, index_shape=("s64",)) -> Model:
+    """`scatter_reduce_two_out(buf5, buf5, dim, buf4, buf6)` unchecked, then a kernel that loads buf4 and
+    checks `0 <= tmp7 < bound` over `space` (hist_bins' shape)."""
+    model = _one_dim_model()
+    model.symbols["s64"] = model.symbols.pop("s77")
+    call = Launch("aoti_torch_cpu_scatter_reduce_two_out", ("buf5", "buf5", dim, "buf4", "buf6"),
+                  Location(WRAPPER, 20, 5), extern=True, error_checked=False,
+                  arg_shapes=(target, target, None, index_shape, index_shape))
+    model.launches = [call, Launch("cpp_fused_gather_1", ("buf4", "buf7"), Location(WRAPPER, 30, 5))]
+    model.assertions = [Assertion("cpp_fused_gather_1", f"index out of bounds: 0 <= tmp7 < {bound}L",
+                                  Location(WRAPPER, 40, 5), bound_value=bound, index_buffer="buf4",
+                                  space_expr=space)]
+    return model
+
+
+@pytest.mark.parametrize(("kwargs", "later"), [
+    ({}, True),
+    ({"target": None}, False),                # the target's sizes unknown
+    ({"dim": "x"}, False),                    # a dim that is no constant
+    ({"bound": 128}, False),                  # checked against another size than the target's
+    ({"space": "s64 + 1"}, False),            # the kernel reads no whole multiple of the index
+    ({"space": None}, False),
+    ({"index_shape": ("0",)}, False),         # an empty index: nothing to read
+    ({"space": "s64 // (s64 - s64)"}, False),  # a space that cannot be evaluated
+])
+def test_an_index_checked_later_in_full(kwargs: dict, later: bool) -> None:
+    """hist_bins: the bins an unchecked scatter reads are loaded whole by a later kernel and checked
+    against the target's rows: an info. Anything short of that keeps the plain warning."""
+    model = _unchecked_scatter_model(**kwargs)
+    (f,) = _run(model, "unchecked-extern-call")
+    assert (f.message_key == "unchecked-extern-call.checked-later") is later
+    assert f.severity == (Severity.INFO if later else Severity.WARNING)
+
+
+def test_a_non_scatter_unchecked_call_is_not_read_for_indices() -> None:
+    model = _unchecked_scatter_model()
+    model.launches[0] = Launch("aoti_torch_cpu_index_put_", ("buf5", "buf4", "buf6"), Location(WRAPPER, 20, 5),
+                               extern=True, error_checked=False, arg_shapes=(("256",), ("s64",), ("s64",)))
+    (f,) = _run(model, "unchecked-extern-call")
+    assert f.message_key == "unchecked-extern-call" and f.severity == Severity.WARNING
+
+
+@pytest.mark.parametrize(("source", "reported"), [(("256",), False), (("128",), True), (None, True)])
+def test_a_scatter_by_a_sorts_own_indices(source, reported: bool) -> None:
+    """nucleus (CUDA): the index is the last output of a sort along the same dim of a tensor of the target's
+    sizes: never out of range, not reported; another size (or an unknown one) is."""
+    model = _unchecked_scatter_model()
+    sort = Launch("aoti_torch_cpu_sort_stable", ("buf0", "var_0", "0", "1", "buf2", "buf4"), Location(WRAPPER, 15, 5),
+                  extern=True, arg_shapes=(source, None, None, None, None, None) if source else ())
+    model.launches.insert(0, sort)
+    assert bool(_run(model, "unchecked-extern-call")) is reported

@@ -327,22 +327,21 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
 
 
 def _checked_later(model: Model, launch) -> Assertion | None:
-    """For a scatter or gather (`(out, self, dim, index, ...)`), an index check in a kernel launched after
-    it that loads the same index buffer and bounds it by the target's size along `dim`: any index the
-    call would reject fails there, and the package raises (or aborts) instead of returning the call's
-    partial result."""
-    name = launch.kernel
-    if not ("scatter" in name or "gather" in name) or len(launch.args) < 4 or len(launch.arg_shapes) < 2:
+    """For a scatter or gather, an index check in a kernel launched after it that loads the same index
+    buffer and bounds it by the target's size along `dim`: any index the call would reject fails there,
+    and the package raises (or aborts) instead of returning the call's partial result."""
+    found = _indexed(launch)
+    if found is None:
         return None
-    target, dim = launch.arg_shapes[1], launch.args[2]
+    dim, index, target = found
     if target is None or not dim.isdigit() or int(dim) >= len(target):
         return None
     at = next(i for i, other in enumerate(model.launches) if other is launch)
     after = {later.kernel for later in model.launches[at + 1:]}
-    index = launch.arg_shapes[3] if len(launch.arg_shapes) > 3 else None
+    shape = launch.arg_shapes[3] if len(launch.arg_shapes) > 3 else None
     for a in model.assertions:
-        if a.linked and a.index_buffer == launch.args[3] and a.kernel in after \
-                and str(a.bound_value) == target[int(dim)] and _covers(a.space_expr, index):
+        if a.linked and a.index_buffer == index and a.kernel in after \
+                and str(a.bound_value) == target[int(dim)] and _covers(a.space_expr, shape):
             return a
     return None
 
@@ -374,14 +373,22 @@ def _input_positions(model: Model, arg: str) -> list[int]:
 _INDEX_PRODUCERS = ("_sort", "_sort_stable", "_argsort", "_topk")
 
 
-def _sorted_indices(model: Model, launch) -> bool:
-    """A scatter or gather (`(out, self, dim, index, ...)`) by the indices a sort or top-k returned along
-    the same dim of a tensor of the same sizes: every index is in range, so the call's error check
-    would never fire (top-p sampling scatters its sorted mask back by the sort's indices)."""
+def _indexed(launch) -> tuple[str, str, tuple[str, ...] | None] | None:
+    """(dim, index buffer, target sizes) of a scatter or gather shim, `(out, self, dim, index, ...)`."""
     name = launch.kernel
     if not ("scatter" in name or "gather" in name) or len(launch.args) < 4 or len(launch.arg_shapes) < 2:
+        return None
+    return launch.args[2], launch.args[3], launch.arg_shapes[1]
+
+
+def _sorted_indices(model: Model, launch) -> bool:
+    """A scatter or gather by the indices a sort or top-k returned along the same dim of a tensor of the
+    same sizes: every index is in range, so the call's error check would never fire (top-p sampling
+    scatters its sorted mask back by the sort's indices)."""
+    found = _indexed(launch)
+    if found is None:
         return False
-    dim, index, target = launch.args[2], launch.args[3], launch.arg_shapes[1]
+    dim, index, target = found
     for producer in model.launches:
         if producer.extern and producer.kernel.endswith(_INDEX_PRODUCERS) and producer.args \
                 and producer.args[-1] == index and len(producer.args) > 2 and producer.args[2] == dim:
