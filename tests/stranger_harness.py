@@ -62,8 +62,9 @@ def _dims(folder: Path) -> dict[str, dict[str, list[tuple[int, int]]]]:
 
 
 @lru_cache(maxsize=None)
-def _lint(folder: Path, name: str) -> tuple:
-    return tuple(api.lint(str(folder / f"{name}.cpu.stripped.pt2"),
+def _lint(folder: Path, name: str, device: str = "cpu") -> tuple:
+    package = folder / (f"{name}.cpu.stripped.pt2" if device == "cpu" else f"cuda/{name}.cuda.stripped.pt2")
+    return tuple(api.lint(str(package),
                           api.Options(select=("ALL",), exported_program=str(folder / f"{name}.ep.pt2"))).findings)
 
 
@@ -121,6 +122,11 @@ class Round:
     def lint(self, name: str) -> tuple:
         """`name`'s findings, every rule, with its exported program."""
         return _lint(self.folder, name)
+
+    def lint_cuda(self, name: str) -> tuple:
+        """The same of its CUDA build (`cuda/{name}.cuda.stripped.pt2`), with the CPU build's exported
+        program (the same model and dims)."""
+        return _lint(self.folder, name, "cuda")
 
     def records(self) -> tuple[dict, ...]:
         return _records(self.folder)

@@ -13,21 +13,17 @@ was an error at 8, where a convolution raises in eager and in the package alike.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import pytest
 
-from analyzer.app import api
 from conftest import FIXTURES, pin
+from stranger_harness import Round
 
-ROUND = FIXTURES / "stranger11"
+ROUND = Round(FIXTURES / "stranger11")
 NAMES = ["swin", "focalnet", "unet_crop"]
 
 
-@lru_cache(maxsize=None)
 def _lint(name: str, device: str) -> tuple:
-    pkg = ROUND / "cuda" / f"{name}.cuda.stripped.pt2" if device == "cuda" else ROUND / f"{name}.cpu.stripped.pt2"
-    return tuple(api.lint(str(pkg), api.Options(select=("ALL",), exported_program=str(ROUND / f"{name}.ep.pt2"))).findings)
+    return ROUND.lint_cuda(name) if device == "cuda" else ROUND.lint(name)
 
 
 def _pins(name: str, device: str) -> set[tuple]:

@@ -18,8 +18,6 @@ warning about an index that is always in range.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import pytest
 
 from analyzer.app import api
@@ -27,15 +25,12 @@ from analyzer.core.model import DimRef
 from conftest import FIXTURES, pin
 from stranger_harness import Round, outcome
 
-ROUND = FIXTURES / "stranger14"
-ROUND_RECORDS = Round(ROUND)
+ROUND = Round(FIXTURES / "stranger14")
 NAMES = ["ernie", "switch", "maxvit_grid", "din", "edgeconv", "nucleus", "chunk_attn"]
 
 
-@lru_cache(maxsize=None)
 def _lint(name: str, device: str) -> tuple:
-    pkg = ROUND / "cuda" / f"{name}.cuda.stripped.pt2" if device == "cuda" else ROUND / f"{name}.cpu.stripped.pt2"
-    return tuple(api.lint(str(pkg), api.Options(select=("ALL",), exported_program=str(ROUND / f"{name}.ep.pt2"))).findings)
+    return ROUND.lint_cuda(name) if device == "cuda" else ROUND.lint(name)
 
 
 def _pins(name: str, device: str) -> set[tuple]:
@@ -71,13 +66,13 @@ def test_equal_strides_with_a_quotient_are_equal() -> None:
 def test_one_row_of_windows_scaled_by_the_width_is_no_guard_finding() -> None:
     """torch 2.11 compiled the grid attention for h >= 2 (2.13: 9) and kept `4 W' < W' H'` (H' the padded
     height, a multiple of 4): broken at h = 2..8 (one row of windows), which CPU runs like eager."""
-    model = api.load(str(ROUND / "cuda" / "maxvit_grid.cuda.stripped.pt2"),
-                     api.Options(exported_program=str(ROUND / "maxvit_grid.ep.pt2"))).models[0]
+    model = api.load(str(ROUND.folder / "cuda" / "maxvit_grid.cuda.stripped.pt2"),
+                     api.Options(exported_program=str(ROUND.folder / "maxvit_grid.ep.pt2"))).models[0]
     assert model.dim(DimRef(0, 2)).min == 2
     assert any(g.startswith("16 + 16*(((-1) + L['x'].size()[3]) // 8) < ") for g in model.guards)
     assert not [f for f in _lint("maxvit_grid", "cuda") if f.code == "AOTI020"]
     for label in ("h=1", "h=7"):
-        assert outcome(ROUND_RECORDS.record("maxvit_grid", label)) == "ran", label
+        assert outcome(ROUND.record("maxvit_grid", label)) == "ran", label
 
 
 def test_a_scatter_by_the_sorts_own_indices_is_not_an_unchecked_call() -> None:
