@@ -368,6 +368,30 @@ def test_two_products_of_one_size_factor_are_a_contiguity_test(text: str, left_o
     assert guard is not None and guardforms.contiguity_guard(guard) is left_out
 
 
+_PAD_H = "((4 + (-1)*((L['x'].size()[2] // 2) % 4)) % 4) <= 0"
+_PAD_W = "((4 + (-1)*((L['x'].size()[3] // 2) % 4)) % 4) <= 0"
+
+
+@pytest.mark.parametrize(("text", "guards", "outer"), [
+    # stranger7/swinv2: the bottom pad's guard beside the right pad's, h outer to w.
+    (_PAD_H, (_PAD_H, _PAD_W), _PAD_W),
+    (_PAD_W, (_PAD_H, _PAD_W), None),                                   # the inner dim's bites
+    (_PAD_H, (_PAD_H,), None),                                          # a pad of one dim only
+    (_PAD_H, (_PAD_H, _PAD_W.replace("% 4", "% 8")), None),             # another multiple
+    (_PAD_H, (_PAD_H, _PAD_W.replace("L['x']", "L['y']")), None),       # another input
+    (_PAD_H, (_PAD_H, _PAD_W.replace("// 2", "// 4")), None),           # another map
+    ("(L['x'].size()[2] % 4) == 0", ("(L['x'].size()[2] % 4) == 0", "(L['x'].size()[3] % 4) == 0"), None),
+    ("((4 + (-1)*((L['x'].size()[2] // L['x'].size()[3]) % 4)) % 4) <= 0", (_PAD_W,), None),  # two leaves
+])
+def test_the_outer_of_two_padded_dims(text: str, guards: tuple[str, ...], outer: str | None) -> None:
+    """Swin V2 at h = 4, 8, 12, 20, 24, 28, 40 and Swin at h = 24, 136 broke the bottom pad's guard and
+    ran like eager (runtime.json and a probe of swinv2's complete package); w = 4, 8, 12, 24 broke the
+    right pad's and returned wrong values: the crop of the outer dim is a prefix of the map."""
+    from analyzer.query import guardforms
+
+    assert guardforms.outer_crop_guard(text, guards) == outer
+
+
 # -- adaptive pooling lowered for the traced map ----------------------------------------------------------
 
 

@@ -141,3 +141,46 @@ def _scales(small: str, factor: str, rest: str, count: int) -> bool:
         if ratio < 1 or r % ratio:
             return False
     return True
+
+
+def _pad_amount(text: str) -> tuple[int, str, str] | None:
+    """`((k + (-1)*(E % k)) % k) <= 0` (the padding of E to a multiple of k is 0) -> (k, the text of E
+    with its one size leaf as `{}`, that leaf); None for any other guard or an E over several leaves."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and isinstance(tree.ops[0], ast.LtE)
+            and ast.unparse(tree.comparators[0]) == "0"):
+        return None
+    found = re.fullmatch(r"\((\d+) \+ -1 \* \((.+) % \1\)\) % \1", ast.unparse(tree.left))
+    if found is None:
+        return None
+    leaves = set(_SIZE_LEAF.findall(found.group(2)))
+    if len(leaves) != 1:
+        return None
+    leaf = leaves.pop()
+    return int(found.group(1)), found.group(2).replace(leaf, "{}"), leaf
+
+
+def outer_crop_guard(text: str, guards: "list[str] | tuple[str, ...]") -> str | None:
+    """The guard on a later dim of the same input that makes `text` the outer of two pads, or None.
+
+    `((4 + (-1)*((h // 2) % 4)) % 4) <= 0` says that a map padded to multiples of 4 gets no bottom
+    rows (Swin's `if pad_bottom > 0 or pad_right > 0: crop`). Where the same padding of a later dim
+    (the width) is guarded too, the map's rows are outer to its columns: eager's crop of the padded
+    rows keeps a prefix of the map, which the package's indexing reads alike (probed: Swin and Swin V2
+    at eleven heights, every one eager's values; the twin guard on the width returns wrong ones)."""
+    own = _pad_amount(text)
+    if own is None:
+        return None
+    k, shape, leaf = own
+    head, dim = leaf.rsplit("[", 1)
+    for other in guards:
+        theirs = _pad_amount(other) if other != text else None
+        if theirs is None or theirs[:2] != (k, shape):
+            continue
+        other_head, other_dim = theirs[2].rsplit("[", 1)
+        if other_head == head and int(other_dim.rstrip("]")) > int(dim.rstrip("]")):
+            return other
+    return None

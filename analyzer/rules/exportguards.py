@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..query import guardforms as GF
 from ..query import guards as G
 from ..query import witness as W
 from ..core.findings import DimWitness, Finding, Severity
@@ -70,7 +71,11 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
     package ran like eager in every probe (a window attention padded to one window, MPT at 32, a
     grid attention's crop at h = 9); a
     size above 1 (`min(...) > 1`, export's 0/1 specialization) is read as above 0 for that reason. A
-    remainder by a constant compared (`h % 4 != 0`) is the model's branch and is reported.
+    remainder by a constant compared (`h % 4 != 0`) is the model's branch and is reported. A map's
+    padding being 0 (`((4 + (-1)*((h // 2) % 4)) % 4) <= 0`) on the outer of two padded dims (the
+    same guard on a later dim of the input) is an info: eager crops the padded rows off, a prefix of
+    the map that the package reads alike (Swin and Swin V2 ran like eager at every height probed,
+    and returned wrong values at widths that break the twin guard, which stays an error).
 
     ## Why it matters
     The package is compiled from the graph export traced under those guards. An input that breaks one
@@ -125,6 +130,14 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
         Case("fixtures/recall/swin_win.cpu.stripped.pt2", {"message_key": "unchecked-export-guard", "input": 0,
                                                            "dim": 2, "severity": Severity.ERROR},
              exported="fixtures/recall/swin_win.ep.pt2"),
+        # transformers' Swin V2: the bottom pad's guard (the rows are outer to the padded columns) is
+        # an info; the right pad's, on the width, an error.
+        Case("fixtures/stranger7/swinv2.cpu.stripped.pt2", {"input": 0, "dim": 2, "severity": Severity.INFO,
+                                                            "witness": "x.shape = (2, 3, 4, 32)"},
+             exported="fixtures/stranger7/swinv2.ep.pt2"),
+        Case("fixtures/stranger7/swinv2.cpu.stripped.pt2", {"input": 0, "dim": 3, "severity": Severity.ERROR,
+                                                            "witness": "x.shape = (2, 3, 32, 4)"},
+             exported="fixtures/stranger7/swinv2.ep.pt2"),
         # `h >= 10` checked by nothing on CUDA; at 8 a valid convolution raises in eager and the package alike.
         Case("fixtures/stranger11/cuda/unet_crop.cuda.stripped.pt2", {"input": 0, "dim": 2, "severity": Severity.INFO},
              exported="fixtures/stranger11/unet_crop.ep.pt2"),
@@ -154,11 +167,17 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
                                 "of the package that concerns it"))
             if base:
                 chain.append(self.CHAIN["unchecked-export-guard.base"].format(assignment=W.assignment_text(model, base)))
+            # The outer of two padded dims: its breaking sizes ran like eager wherever probed.
+            outer = GF.outer_crop_guard(broken.guard, model.guards)
+            if outer is not None:
+                chain.append(self.CHAIN["unchecked-export-guard.outer-crop"].format(
+                    dim_display=W.dim_display(model, ref), other=_user_text(model, outer)))
             # Where a convolution raises at every witness (its input smaller than its kernel), eager
             # raises the same error: the caller's input, not the package's failure.
             rejected = [E.convolution_rejects(model, {**base, r: s}) for r, s, _ in dims]
             yield self.finding(
                 model, ctx, self.MESSAGES["unchecked-export-guard"].format(**fields), model_location(model), subject=broken,
+                consequence=Consequence.ASSUMED if outer is not None else None,
                 eager_rejects=rejected[0] if all(rejected) else None, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witnesses=tuple(w for _, _, w in dims), fix=self.FIXES["unchecked-export-guard"].format(**fields),
                 chain=tuple(chain),

@@ -401,5 +401,9 @@ class UncheckedExportGuardWords:
         "unchecked-export-guard": "guard {guard} of the exported program: false at {assignment}",
         "unchecked-export-guard.range": "{dim_display}: compiled for {compiled}, declared {declared}; {enforcement}",
         "unchecked-export-guard.base": "every guard holds at {assignment}, the other sizes of each witness",
+        "unchecked-export-guard.outer-crop":
+            "the guard is {dim_display}'s padding being 0, and {other} pads a later dim of the same map: where "
+            "it breaks, eager crops the padded rows off the outer dim, a prefix of the map that the package "
+            "reads alike (an assumption with no known consequence; the later dim's guard is the one that bites)",
     })
     FRAGMENTS = frozenset({"unchecked-export-guard.also"})
