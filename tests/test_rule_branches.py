@@ -441,3 +441,47 @@ def test_a_scatter_by_a_sorts_own_indices(source, reported: bool) -> None:
                   extern=True, arg_shapes=(source, None, None, None, None, None) if source else ())
     model.launches.insert(0, sort)
     assert bool(_run(model, "unchecked-extern-call")) is reported
+
+
+@pytest.mark.parametrize(("producer", "searched", "target", "dim", "reported"), [
+    ("aoti_torch_cpu_bucketize_Tensor", ("s64",), ("1 + s64",), "0", False),      # m + 1 cells for 0..m
+    ("aoti_torch_cpu_searchsorted_Tensor", ("s64",), ("1 + s64",), "0", False),
+    ("aoti_torch_cpu_bucketize_Tensor", ("s64",), ("s64",), "0", True),           # m cells: m is past the end
+    ("aoti_torch_cpu_bucketize_Tensor", (), ("1 + s64",), "0", True),             # the boundaries' sizes unknown
+    ("aoti_torch_cpu_bucketize_Tensor", ("s64",), ("1 + s64",), "x", True),       # a dim that is no constant
+    ("aoti_torch_cpu_bucketize_Tensor", ("s64",), ("1 + s64",), "1", True),       # past the target's rank
+    ("aoti_torch_cpu_bucketize_Tensor", ("s64",), ("s64 // (s64 - s64)",), "0", True),  # cannot be evaluated
+    ("aoti_torch_cpu_cumsum", ("s64",), ("1 + s64",), "0", True),                 # no insertion point
+])
+def test_a_scatter_by_a_bucketize_s_insertion_points(producer: str, searched, target, dim: str,
+                                                     reported: bool) -> None:
+    """stranger15/bucketize: counts per bucket, `scatter_add` by bucketize's insertion points (0..m, m the
+    boundaries' length) into m + 1 cells: never out of range, not reported; a shorter target, unknown
+    sizes or another producer keep the warning."""
+    model = _unchecked_scatter_model(target=target, dim=dim)
+    model.assertions = []
+    values, bounds = ("s64",), searched
+    shapes = (values, bounds) if producer.endswith("bucketize_Tensor") else (bounds, values)
+    model.launches.insert(0, Launch(producer, ("arg0_1", "arg1_1", "0", "0", "buf4"), Location(WRAPPER, 15, 5),
+                                    extern=True, arg_shapes=(*shapes, None, None, None)))
+    assert bool(_run(model, "unchecked-extern-call")) is reported
+
+
+@pytest.mark.parametrize(("ops", "extent", "size", "rejected"), [
+    (("argmax",), "max(0, s77 - 1) + 1", 0, True),          # C++: an argmax over the emptied dim
+    (("argmin",), "max((s77) - 1, 0) + 1", 0, True),        # Triton's form of the same
+    (("argmax",), "max(0, s77 - 1) + 1", 3, False),         # the dim not empty
+    (("argmax",), "max(0, 8 - 1) + 1", 0, False),           # an argmax over another, constant dim
+    (("bucketize_Tensor",), "s77 + 1", 0, False),           # no reduction
+    (("argmax",), "s77", 0, False),                         # an extent of no argmax's form
+    (("argmax",), None, 0, False),
+])
+def test_an_index_that_is_an_argmax_over_the_emptied_dim(ops, extent, size: int, rejected: bool) -> None:
+    """stranger15/ptr_net: the index is an argmax over the points, the dim the witness empties: eager's
+    argmax raises first, so the package's check failing there is eager's rejection (at most info)."""
+    model = _one_dim_model()
+    a = Assertion("cpp_fused_argmax_gather_0", "index out of bounds: 0 <= tmp2 < ks0", Location(WRAPPER, 40, 5),
+                  index_ops=ops, index_extent=extent)
+    found = E.empty_argmax(model, a, {DimRef(0, 0): size})
+    assert (found is not None) is rejected
+    assert found is None or f"`{ops[0]}` over the emptied dim" in found

@@ -340,7 +340,11 @@ def for_assertion(attributor: Attributor, a: Assertion) -> Source | None:
             return shape is not None and len(shape) > 0 and shape[0] == a.bound_value
         return bool(node.args) and _derives_from(node.args[0], names, attributor.producer)
 
-    return attributor.attribute(a.kernel, INDEX_OPS, prefer)
+    # An index loaded from a buffer is a tensor's (a gather's, a scatter's), never a select's int.
+    tensor_ops = INDEX_OPS - {"select"}
+    loaded = bool(a.index_ops or a.index_sources or a.index_buffer)
+    wanted = tensor_ops if loaded and any(short_op(n.op) in tensor_ops for n in nodes) else INDEX_OPS
+    return attributor.attribute(a.kernel, wanted, prefer)
 
 
 def _derives_from(name: str, inputs: set[str], producers: dict[str, GraphNode], depth: int = 0) -> bool:

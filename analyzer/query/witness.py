@@ -150,6 +150,8 @@ def _sizes(model: Model, assignment: Assignment | None) -> dict[DimRef, int]:
             symbol = tied if tied in roots and roots[tied] not in assignment else None
         if symbol is not None:
             by_symbol.setdefault(symbol, size)
+    # One `Dim` of the exported program (`8 * Dim("src")`: src and its mask) is one size, as eager needs.
+    declared = {d.declared_expr: n for r, n in reversed(assignment.items()) if (d := model.dim(r)) and d.declared_expr}
     out: dict[DimRef, int] = {}
     symbol_at: dict[DimRef, str] = {}
     for name, ref in roots.items():
@@ -162,16 +164,16 @@ def _sizes(model: Model, assignment: Assignment | None) -> dict[DimRef, int]:
                 out[ref] = assignment[ref]
             elif symbol is not None and symbol in by_symbol:
                 out[ref] = by_symbol[symbol]
-            else:
-                # A dim read as n*k takes a multiple of n: a witness breaks only what it means to.
-                out[ref] = relations.fitting_at_least(model, ref, valid_size(dim))
+            else:  # a dim read as n*k takes a multiple of n: a witness breaks only what it means to
+                out[ref] = declared[dim.declared_expr] if dim.declared_expr in declared else \
+                    relations.fitting_at_least(model, ref, valid_size(dim))
     # Dims the package ties to others (`y.shape[0] == x.shape[0] // 2 + 1`) follow them, so that a
     # witness breaks only what it means to break.
     values = {name: out[ref] for name, ref in symbol_dims(model).items() if ref in out}
     for inp in model.inputs:
         for dim in inp.dims:
             ref = DimRef(inp.index, dim.dim)
-            if dim.tied_expr and ref not in assignment:
+            if dim.tied_expr and ref not in assignment and dim.declared_expr not in declared:
                 twin = evaluate_symbols(dim.tied_expr, values)
                 if twin is not None and twin >= 0:
                     out[ref] = int(twin)

@@ -177,12 +177,13 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
             # bucketize's [0, len]) into a dim the witness empties: invalid for eager too, which raises as
             # the package does; not where the package is worse: it aborts, or reads an extern output past
             # its end before any check (a crash or garbage where eager raises).
-            data = bool(a.index_sources) and (a.index_extent is None or bool(a.index_ops)) and \
-                short is None and fails_like_eager(fields["outcome"])
+            like_eager = short is None and fails_like_eager(fields["outcome"])
+            data = bool(a.index_sources) and (a.index_extent is None or bool(a.index_ops)) and like_eager
+            argmax = E.empty_argmax(model, a, choice) if like_eager else None
             yield self.finding(
-                model, ctx, message.format(**fields), a.location, subject=a, eager_rejects=convolution or (E.EAGER["index"] if data else None),
-                kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
-                witness=W.witness(model, choice),
+                model, ctx, message.format(**fields), a.location, subject=a, kernel=a.kernel, input=ref.input, dim=ref.dim,
+                eager_rejects=convolution or argmax or (E.EAGER["index"] if data else None),
+                symbol=W.symbol_of(model, ref), witness=W.witness(model, choice),
                 fix=self.FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0",
                                                       env=env_clause(dim)),
                 chain=chain, key=key)

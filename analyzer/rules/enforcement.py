@@ -9,6 +9,8 @@ only the variable enforces) and `read-past-constant`.
 
 from __future__ import annotations
 
+import re
+
 from typing import Mapping
 
 from ..expr import intervals
@@ -56,7 +58,22 @@ EAGER = {
     "scatter": "its own scatter or gather raises `index ... is out of bounds for dimension ...` at the same index",
     "convolution": "a convolution raises `Kernel size can't be greater than actual input size` first, in eager "
                    "and in the package alike: its input is {padded} after padding, its kernel {kernel}",
+    "argmax": "the index is `{op}` over the emptied dim, which raises first (`IndexError: {op}(): Expected "
+              "reduction dim ... to have non-zero size`)",
 }
+
+# An argmax's range as the value engine writes it: `max(0, R - 1)` (C++) or `max((R) - 1, 0)` (Triton), plus 1.
+_ARG_EXTENT = re.compile(r"max\(0, (.+) - 1\) \+ 1|max\(\((.+)\) - 1, 0\) \+ 1")
+
+
+def empty_argmax(model: Model, a, choice: dict) -> str | None:
+    """How eager rejects `choice` where the index is an argmax (argmin) over a dim that `choice` empties:
+    eager's reduction raises before any lookup (a pointer network's argmax over its points), else None."""
+    ops = [op for op in a.index_ops if op in ("argmax", "argmin")]
+    found = _ARG_EXTENT.fullmatch(a.index_extent.strip()) if ops and a.index_extent else None
+    if found is None or W.evaluate_at(model, found.group(1) or found.group(2), choice) != 0:
+        return None
+    return EAGER["argmax"].format(op=ops[0])
 
 
 def runtime_ranges(model: Model) -> dict[str, tuple[float, float | None]]:

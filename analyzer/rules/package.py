@@ -271,6 +271,8 @@ class UncheckedExternCall(UncheckedExternCallWords, Rule):
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),
         # Top-p sampling scatters its mask back by the sort's own indices: always in range.
         Case("fixtures/stranger14/cuda/nucleus.cuda.stripped.pt2"),
+        # Counts per bucket: `scatter_add` by bucketize's insertion points (0..m) into m + 1 cells.
+        Case("fixtures/stranger15/bucketize.cpu.stripped.pt2"),
     )
     INVALID = (
         # `aoti_torch_cpu_scatter_reduce_two_out(...)` with its error code discarded.
@@ -381,17 +383,36 @@ def _indexed(launch) -> tuple[str, str, tuple[str, ...] | None] | None:
     return launch.args[2], launch.args[3], launch.arg_shapes[1]
 
 
+# Shims whose output is an insertion point in [0, n], n the last dim of their searched argument.
+_SEARCHES = {"_bucketize_Tensor": 1, "_searchsorted_Tensor": 0}
+
+
 def _sorted_indices(model: Model, launch) -> bool:
-    """A scatter or gather by the indices a sort or top-k returned along the same dim of a tensor of the
-    same sizes: every index is in range, so the call's error check would never fire (top-p sampling
-    scatters its sorted mask back by the sort's indices)."""
+    """A scatter or gather whose indices are always in range: those a sort or top-k returned along the
+    same dim of a tensor of the same sizes (top-p sampling scatters its sorted mask back by the sort's
+    indices), or a bucketize's into a dim longer than its boundaries (counts per bucket in m + 1 cells)."""
     found = _indexed(launch)
     if found is None:
         return False
     dim, index, target = found
     for producer in model.launches:
-        if producer.extern and producer.kernel.endswith(_INDEX_PRODUCERS) and producer.args \
-                and producer.args[-1] == index and len(producer.args) > 2 and producer.args[2] == dim:
+        if not (producer.extern and producer.args and producer.args[-1] == index):
+            continue
+        if producer.kernel.endswith(_INDEX_PRODUCERS) and len(producer.args) > 2 and producer.args[2] == dim:
             source = producer.arg_shapes[0] if producer.arg_shapes else None
             return source is not None and target is not None and source == target
+        searched = next((at for suffix, at in _SEARCHES.items() if producer.kernel.endswith(suffix)), None)
+        if searched is not None and target is not None and dim.isdigit() and int(dim) < len(target):
+            shape = producer.arg_shapes[searched] if len(producer.arg_shapes) > searched else None
+            return shape is not None and len(shape) > 0 and _longer(target[int(dim)], str(shape[-1]))
     return False
+
+
+def _longer(size: str, n: str) -> bool:
+    """Whether `size` > `n` at sample sizes (`1 + s29` against `s29`): room for every insertion point."""
+    try:
+        names = intervals.names(f"({size}) + ({n})")
+        return all(intervals.evaluate(size, at) > intervals.evaluate(n, at)
+                   for at in ({name: value for name in names} for value in (0, 1, 3, 17, 64)))
+    except (ValueError, ZeroDivisionError):
+        return False
