@@ -593,3 +593,35 @@ def test_triton_argmax_index_lies_in_the_reduced_dim():
     assert intervals.simplify(engine.upper(store.value, store.pos + 1)) == "max(r0_numel - 1, 0)"
     assert engine.lower(store.value, store.pos + 1) == "0"
     assert engine.upper(ast.Name("tmp2_val"), store.pos + 1) is None     # the maximum's value: data
+
+
+def test_a_masked_vector_load_is_its_pointer_under_its_mask():
+    """From stranger15/rnnt_joint's pad kernel (torch 2.13 CPU): `mask.template loadu<T,N>(ptr + offset)` is a
+    masked load of the pointer; the offset runs only where a lane is masked in, so it is left out."""
+    tree, _ = ts.parse(b"void f() { auto tmp13 = tmp12.template cast<float,1>().template loadu<int64_t,2>("
+                       b"in_ptr0 + static_cast<int64_t>((-2L) + x2 + ks1*x0)); auto tmp15 = tmp1.template "
+                       b"loadu<float,1>(in_ptr1); auto tmp16 = tmp4.template cast<float,1>(); }")
+    got = {ts.text(m["name"]): ts.cpp_to_py(m["value"]) for m in ts.matches("declarations", tree.root_node)}
+    assert got == {"tmp13": "masked_load(in_ptr0, tmp12)", "tmp15": "masked_load(in_ptr1, tmp1)", "tmp16": "tmp4"}
+
+
+@pytest.mark.parametrize(("defs", "read"), [
+    # A left pad: lanes x2 - 2 + i >= 0, constants only: the lanes past a tail's count read too.
+    ({"tmp12": "tmp10 & tmp5", "tmp10": "VecMask(arange(-2 + x2, 1) >= tmp4)", "tmp5": "VecMask(arange(-1 + x2, 1) >= 0)",
+      "tmp4": "0"}, True),
+    # A right pad: `x2 < ks1` keeps every lane inside the buffer.
+    ({"tmp12": "tmp10 & tmp5", "tmp10": "VecMask(arange(x2, 1) < ks1)", "tmp5": "VecMask(arange(x2, 1) >= 0)"}, False),
+    ({"tmp12": "unknown()"}, False),                                   # a mask not read
+    ({f"tmp{i}": f"tmp{i + 1} & tmp{i + 1}" for i in range(12, 400)}, False),   # past the walk's limit
+])
+def test_a_masked_load_reads_its_buffer_where_its_mask_holds_past_the_tail(defs: dict, read: bool) -> None:
+    from analyzer.link import storebounds
+    from analyzer.core.findings import Location
+    from analyzer.parse.kernels import KernelFacts
+
+    facts = KernelFacts("cpp_fused_constant_pad_nd_embedding_1", "cpp", ("in_ptr0", "out_ptr0", "ks0", "ks1"),
+                        Location("k.cpp", 1, 1))
+    facts.defs = {name: [(10, ast.parse(text, mode="eval").body)] for name, text in defs.items()}
+    node = ast.parse("masked_load(in_ptr0, tmp12)", mode="eval").body
+    assert storebounds._masked_read(facts, node) == ("in_ptr0" if read else None)
+    assert storebounds._masked_read(facts, ast.parse("load(in_ptr0, x0)", mode="eval").body) is None

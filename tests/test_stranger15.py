@@ -54,7 +54,12 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI003", "info", ((1, 0),)),           # more than 32 bounds: bucket 33 of the 33-row table
         _LAYOUT,
     },
-    "rnnt_joint": {("AOTI002", "info", ((0, 0), (0, 1), (1, 1))), ("AOTI012", "info", ((1, 0),)), _LAYOUT},
+    "rnnt_joint": {
+        ("AOTI002", "info", ((0, 0), (0, 1), (1, 1))),
+        ("AOTI018", "error", ((1, 1),)),          # u = 0: the pad's masked load reads the empty tokens (SIGSEGV)
+        ("AOTI012", "info", ((1, 0),)),
+        _LAYOUT,
+    },
     "dcn": {("AOTI002", "info", ((0, 0), (2, 1))), ("AOTI012", "info", ((1, 0),)), ("AOTI012", "info", ((2, 0),)),
             _LAYOUT},
     "two_tower": {
@@ -117,11 +122,15 @@ def test_pegasus_x_sources_no_multiple_of_8_return_wrong_values() -> None:
 
 def test_rnnt_joint_empty_token_prefix_segfaults_inside_the_declared_range() -> None:
     """tokens [batch, u] declared [0, 32], compiled u >= 2: u = 0 (eager runs: the blank-prefixed prediction has
-    one step) kills the process with SIGSEGV; only AOTI002's info ("at 0 ATen calls get empty tensors, which ATen
-    may reject or crash on") names that size."""
+    one step) kills the process with SIGSEGV. The tail loop of the pad's kernel loads `tokens` under the left
+    pad's mask only (`x2 - 2 + lane >= 0`), which holds for the lanes past the tail's count: it reads the empty
+    tensor. AOTI018 names it, an error, witness u = 0 (probed: SIGSEGV); the round's wheel had only AOTI002's
+    info ("at 0 ATen calls get empty tensors")."""
     run = _record("rnnt_joint", "u=0")
     assert run["eager"]["ok"] and outcome(run) == "crash" and run["signal"] == "SIGSEGV"
-    assert [(f.code, str(f.severity)) for f in ROUND.explained_by("rnnt_joint", run)] == [("AOTI002", "info")]
+    assert [(f.code, str(f.severity)) for f in ROUND.explained_by("rnnt_joint", run)] == [("AOTI018", "error"),
+                                                                                       ("AOTI002", "info")]
+    assert outcome(_record("rnnt_joint", "witness:read-from-empty-buffer:1")) == "crash"
     assert outcome(_record("rnnt_joint", "u=1")) == "ran"
 
 

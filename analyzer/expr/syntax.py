@@ -91,3 +91,17 @@ def scan_sum_range(n: str, lo: str | None, hi: str | None, upper: bool) -> str |
     if upper:
         return f"({n}) * ({end})" if low >= 0 else None
     return "0" if low >= 0 else f"({n}) * ({end})" if high <= 0 else None
+
+
+# C++ calls that keep their first argument's value, and those with a Python name (parse/ts.py's
+# rewriting of kernels' C++).
+CPP_PASS_THROUGH_CALLS = {
+    "static_cast", "reinterpret_cast", "c10::convert", "convert", "int64_t", "int32_t",
+    "VecMask", "Vectorized", "VectorizedN", "std::move", "move", "c10::load", "wrap_with_raii_handle_if_needed",
+}
+# `c10::div_mod` is sympy's PythonMod: a remainder with the divisor's sign, as kernels' own `mod` computes it.
+CPP_RENAMED_CALLS = {
+    "c10::div_floor_integer": "floordiv", "div_floor_integer": "floordiv", "c10::div_mod": "mod", "div_mod": "mod",
+    "c10::div_floor_floating": "floordiv", "std::max": "max", "std::min": "min",
+    "max_propagate_nan": "max", "min_propagate_nan": "min",
+}

@@ -81,11 +81,31 @@ def _accesses(facts: KernelFacts, loads: dict[int, tuple[ast.AST, tuple[str, ...
             if known is None or known[0] is not expr:  # the expression kept alive beside its id
                 known = loads[id(expr)] = (expr, tuple(
                     p for node in ast.walk(expr)
-                    if isinstance(node, ast.Call) and (p := load_pointer(node)) and not _conditional(node)))
+                    if isinstance(node, ast.Call) and (p := load_pointer(node) or _masked_read(facts, node))
+                    and not _conditional(node)))
             for pointer in known[1]:
                 if pointer in facts.params and not pointer.startswith("out_ptr") and (pointer, pos) not in seen:
                     seen.add((pointer, pos))
                     yield pointer, pos, False
+
+
+def _masked_read(facts: KernelFacts, node: ast.Call) -> str | None:
+    """The pointer of C++ `masked_load(in_ptr0, mask)` (ts.py's reading of `mask.template loadu<...>(in_ptr0
+    + i)`) whose mask compares loop indices with constants only (a left pad's `x - 2 + lane >= 0`): it
+    holds for the lanes past a tail loop's count too, so the load reads the buffer whatever its size
+    (an RNN-T's blank-prefixed tokens at u = 0: SIGSEGV). A mask that compares with a size (`x2 < ks1`,
+    a right pad) keeps the lanes inside the buffer: it is not counted."""
+    if call_name(node) != "masked_load" or len(node.args) != 2 or not isinstance(node.args[0], ast.Name):
+        return None
+    names: set[str] = set()
+    todo: list[ast.AST] = [node.args[1]]
+    while todo and len(names) < 200:
+        for n in ast.walk(todo.pop()):
+            if isinstance(n, ast.Name) and n.id not in names:
+                names.add(n.id)
+                todo.extend(expr for _, expr in facts.defs.get(n.id, ())[:4])
+    sizes = {p for p in facts.params if not p.startswith(("in_ptr", "out_ptr", "in_out_ptr"))}
+    return None if todo or names & sizes or "unknown" in names else node.args[0].id
 
 
 _GRID_MASK = re.compile(r"^(?:[xyz]|r\d*_?)mask$")

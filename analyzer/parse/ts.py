@@ -23,7 +23,7 @@ import tree_sitter_cpp
 from ..core import strict
 from ..core.budget import poll
 from ..core.bigstack import on_big_stack
-from ..expr.syntax import POINTER_PARAM
+from ..expr.syntax import CPP_PASS_THROUGH_CALLS, CPP_RENAMED_CALLS, POINTER_PARAM
 
 Node = tree_sitter.Node
 Tree = tree_sitter.Tree
@@ -522,16 +522,6 @@ def statements(body: Node) -> Iterator[tuple[Statement, Node]]:
 # module knows tree-sitter node types.
 
 _NUMBER_SUFFIX = re.compile(r"(?<=[0-9.])(?:[uU]?[lL]{1,2}|[lL]{1,2}[uU]?|[uU]|[fF])$")
-_PASS_THROUGH_CALLS = {
-    "static_cast", "reinterpret_cast", "c10::convert", "convert", "int64_t", "int32_t",
-    "VecMask", "Vectorized", "VectorizedN", "std::move", "move", "c10::load", "wrap_with_raii_handle_if_needed",
-}
-# `c10::div_mod` is sympy's PythonMod: a remainder with the divisor's sign, as kernels' own `mod` computes it.
-_RENAMED_CALLS = {
-    "c10::div_floor_integer": "floordiv", "div_floor_integer": "floordiv", "c10::div_mod": "mod", "div_mod": "mod",
-    "c10::div_floor_floating": "floordiv", "std::max": "max", "std::min": "min",
-    "max_propagate_nan": "max", "min_propagate_nan": "min",
-}
 
 
 class ExprTooDeep(Exception):
@@ -658,12 +648,17 @@ class _CppToPy:
             obj = function.child_by_field_name("argument")
             if field in ("store",):
                 return "unknown()"
+            if re.sub(r"^template\s+|<[^<>()]*>", "", field) in ("loadu", "load") and args and obj is not None:
+                # `mask.template loadu<T,N>(in_ptr0 + i)`: the pointer under the mask (a tail loop reads each lane
+                # it allows, past its count); the offset runs only where a lane is in (left out, its divisions too).
+                first = args[0].child_by_field_name("left") if args[0].type == "binary_expression" else args[0]
+                return f"masked_load({self.conv(first, d)}, {self.conv(obj, d)})"
             # x.to(...), mask.all_masked(), vec.template cast<...>() keep the object's value.
             return self.conv(obj, d) if obj is not None else "unknown()"
         name = _last_name(function)
         short = name.split("::")[-1]
-        if name in _RENAMED_CALLS or short in _RENAMED_CALLS:
-            fn = _RENAMED_CALLS.get(name, _RENAMED_CALLS.get(short))
+        if name in CPP_RENAMED_CALLS or short in CPP_RENAMED_CALLS:
+            fn = CPP_RENAMED_CALLS.get(name, CPP_RENAMED_CALLS.get(short))
             return f"{fn}({', '.join(self.conv(a, d) for a in args)})"
         if short in ("loadu", "load") and args:
             first = args[0]
@@ -674,7 +669,7 @@ class _CppToPy:
             return f"load({self.conv(first, d)}, 0)"
         if short == "blendv" and len(args) == 3:
             return f"({self.conv(args[1], d)} if {self.conv(args[2], d)} else {self.conv(args[0], d)})"
-        if name in _PASS_THROUGH_CALLS or short in _PASS_THROUGH_CALLS or short.startswith("int") and args:
+        if name in CPP_PASS_THROUGH_CALLS or short in CPP_PASS_THROUGH_CALLS or short.startswith("int") and args:
             return self.conv(args[0], d) if args else "unknown()"
         safe = re.sub(r"\W", "_", short) or "call"
         if keyword.iskeyword(safe):  # `VecMask<...>::from(0)` must not become `from(0)`

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from ..expr import intervals
 from ..query import witness as W
-from ..core.findings import Finding
+from ..core.findings import Finding, Severity
 from ..core.model import Access, Model, where
 from ..core.dimtext import range_text
 from ..core.messages import CHAIN
@@ -84,7 +84,9 @@ class ReadFromEmptyBuffer(ReadFromEmptyBufferWords, Rule):
     dimension is 0 (which the package lets through) while its loops still run: loops over another
     size, such as a resize's output size read from a tensor's values. A read that an index check, an
     always-on size check or an extern call given the empty tensor reaches first is not reported (they
-    may fail before it).
+    may fail before it). A masked vector load (`mask.template loadu<int64_t,2>(in_ptr0 + i)`) counts
+    where its mask compares loop indices with constants only (a left pad's `x - 2 + lane >= 0`): a tail
+    loop then reads every lane the mask allows, past its count, whatever the buffer's size.
 
     ## Why it matters
     Nothing guards the read: Inductor's `_unsafe_index` (bilinear and nearest resize, gathers it
@@ -123,6 +125,10 @@ class ReadFromEmptyBuffer(ReadFromEmptyBufferWords, Rule):
         # torchvision's bilinear resize: loops over the target size (u0, u1 >= 1), reads of the image.
         Case("fixtures/stranger2/tai_resize.cpu.stripped.pt2",
              {"message_key": "read-from-empty-buffer", "input": 0, "dim": 1}),
+        # An RNN-T's blank-prefixed tokens: the left pad's masked tail load reads `tokens` at u = 0 (SIGSEGV).
+        Case("fixtures/stranger15/rnnt_joint.cpu.stripped.pt2", {"input": 1, "dim": 1, "severity": Severity.ERROR,
+                                                                 "witness": "feats.shape = (3, 3, 16), tokens.shape = (3, 0)"},
+             exported="fixtures/stranger15/rnnt_joint.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
