@@ -625,3 +625,39 @@ def test_a_masked_load_reads_its_buffer_where_its_mask_holds_past_the_tail(defs:
     node = ast.parse("masked_load(in_ptr0, tmp12)", mode="eval").body
     assert storebounds._masked_read(facts, node) == ("in_ptr0" if read else None)
     assert storebounds._masked_read(facts, ast.parse("load(in_ptr0, x0)", mode="eval").body) is None
+
+
+# From stranger16/clamp_relpos (torch 2.13 CPU): a 64-row table indexed by |i - j| over two loops of ks1.
+ABS_DISTANCE_CPP = b'''
+extern "C" void cpp_fused_abs_embedding_1(const float* in_ptr2, float* out_ptr0, const int64_t ks1)
+{
+    for(int64_t x2=static_cast<int64_t>(0L); x2<static_cast<int64_t>(ks1); x2+=static_cast<int64_t>(1L))
+    {
+        for(int64_t x3=static_cast<int64_t>(0L); x3<static_cast<int64_t>(ks1); x3+=static_cast<int64_t>(1L))
+        {
+            auto tmp0 = x3 + ((-1L)*x2);
+            auto tmp5 = std::abs(x2 + ((-1L)*x3));
+            auto tmp6 = c10::convert<int64_t>(tmp5);
+            AOTI_TORCH_CHECK(tmp6 < 64L, "index out of bounds: tmp6 < 64L");
+            auto tmp7 = tmp6 < 8L;
+            auto tmp8 = tmp7 ? tmp6 : 12L;
+            auto tmp9 = tmp7 ? tmp0 : 12L;
+            out_ptr0[static_cast<int64_t>(x3 + ks1*x2)] = in_ptr2[static_cast<int64_t>(tmp6)] + tmp8 + tmp9;
+        }
+    }
+}
+'''
+
+
+def test_a_distance_of_positions_and_its_absolute_value():
+    """x3 - x2 over [0, ks1) lies in [-(ks1 - 1), ks1 - 1] (a negative constant factor swaps its operand's
+    ends), |x2 - x3| in [0, ks1 - 1]: the 64-row table is past its end from ks1 = 65. The taken side of a
+    `c ? x : y` whose test is `x < 8` stays below 8 (T5's exact buckets)."""
+    facts = _cpp(ABS_DISTANCE_CPP)
+    engine, end = values.Values(facts), 10**6   # every definition read after the kernel's last line
+    ranges = {"ks1": (65, 65)}
+    assert intervals.evaluate_interval(engine.upper(ast.Name("tmp6"), end), ranges) == (64, 64)
+    assert intervals.evaluate_interval(engine.lower(ast.Name("tmp6"), end), ranges) == (0, 0)
+    assert intervals.evaluate_interval(engine.lower(ast.Name("tmp0"), end), ranges) == (-64, -64)
+    assert intervals.evaluate_interval(engine.upper(ast.Name("tmp8"), end), ranges) == (12, 12)   # max(7, 12)
+    assert intervals.evaluate_interval(engine.upper(ast.Name("tmp9"), end), ranges) == (64, 64)   # not x < 8's x

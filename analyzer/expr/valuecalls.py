@@ -34,7 +34,7 @@ def ifexp_range(v: Engine, node: ast.IfExp, line: int, depth: int, upper: bool) 
         return v._range(node.orelse, line, depth, upper)
     a, b = v._range(node.body, line, depth, upper), v._range(node.orelse, line, depth, upper)
     if upper and b is not None:
-        a = wrapped_upper(v, node.test, node.body, line, depth) or a
+        a = wrapped_upper(v, node.test, node.body, line, depth) or guarded_upper(v, node.test, node.body, a, line, depth)
     if a is None or b is None:
         return None
     return f"{'max' if upper else 'min'}({a}, {b})"
@@ -64,7 +64,8 @@ def _where(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str
         return v._range(node.args[2], line, depth, upper)
     a, b = v._range(node.args[1], line, depth, upper), v._range(node.args[2], line, depth, upper)
     if upper and b is not None:
-        a = wrapped_upper(v, node.args[0], node.args[1], line, depth) or a
+        a = wrapped_upper(v, node.args[0], node.args[1], line, depth) or \
+            guarded_upper(v, node.args[0], node.args[1], a, line, depth)
     if a is None or b is None:
         # Negative-index wrapping `where(i < 0, i + ks, i)` of loaded data stays unknown.
         return None
@@ -87,6 +88,22 @@ def wrapped_upper(v: Engine, test: ast.expr, body: ast.expr, line: int, depth: i
     if high is None or high != low or not re.fullmatch(r"\d+", high):
         return None
     return str(int(high) - 1)
+
+
+def guarded_upper(v: Engine, test: ast.expr, body: ast.expr, high: str | None, line: int, depth: int) -> str | None:
+    """The taken side's maximum `high`, capped by the test that takes it: `where(x < c, x, other)` (T5's
+    relative-position buckets: the distance itself only where it is below `max_exact`) gives x < c."""
+    test, line_t = _through_names(v, test, line)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Lt, ast.LtE))):
+        return high
+    left, _ = _through_names(v, test.left, line_t)
+    if ast.dump(left) != ast.dump(_through_names(v, body, line)[0]):
+        return high
+    cap = v._range(test.comparators[0], line_t, depth + 1, True)
+    if cap is None:
+        return high
+    cap = f"({cap}) - 1" if isinstance(test.ops[0], ast.Lt) else cap
+    return cap if high is None else f"min({high}, {cap})"
 
 
 def _through_names(v: Engine, node: ast.expr, line: int) -> tuple[ast.expr, int]:
@@ -133,6 +150,16 @@ def _min_max(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> s
         # min(a, unknown) <= a; max(a, unknown) >= a: one known side still bounds that end.
         return (a or b) if is_min == upper else None
     return f"{'min' if is_min else 'max'}({a}, {b})"
+
+def _abs(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    """`std::abs(x2 - x3)`, `tl_math.abs(...)`: |a| for a in [lo, hi] lies in [max(lo, -hi, 0), max(hi, -lo)]
+    (a distance table indexed by |i - j| reaches the longer of the two loops)."""
+    if len(node.args) != 1:
+        return None
+    high, low = v._range(node.args[0], line, depth, True), v._range(node.args[0], line, depth, False)
+    if high is None or low is None:
+        return None
+    return f"max({high}, -({low}))" if upper else f"max(max({low}, -({high})), 0)"
 
 def _full(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
     return v._range(node.args[1], line, depth, upper) if len(node.args) >= 2 else None
@@ -236,6 +263,7 @@ CALL_HANDLERS: dict[str, Callable[..., "str | None"]] = {
     **{name: _truncating for name in ("int64_t", "int32_t", "int", "long")},
     "floordiv": _floordiv,
     **{name: _min_max for name in ("minimum", "maximum", "min", "max")},
+    "abs": _abs,
     "full": _full,
     "arange": _arange,
     "load": _load,

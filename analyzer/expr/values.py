@@ -202,11 +202,12 @@ class Values:
         if isinstance(op, ast.Mult):
             # A factor that is a non-negative constant (`(ks0 // 8) / (ks0 // 8)`: a scale of 1, as
             # Inductor writes a resize of a grid to itself) scales the other's bound the same way.
+            # A negative one (`x2 + (-1L)*x3`, a difference of positions) swaps the other's ends.
             for factor, other in ((node.left, node.right), (node.right, node.left)):
                 scale = _scale(self, factor, line, depth)
                 if scale is not None:
-                    found = rng(other, line, depth, upper)
-                    return None if found is None else f"{scale} * ({found})"
+                    found = rng(other, line, depth, upper if scale[1] >= 0 else not upper)
+                    return None if found is None else f"({scale[0]}) * ({found})"
             # Index arithmetic multiplies non-negative quantities (strides, sizes).
             if not (self._nonneg(node.left, line, depth - 1) and self._nonneg(node.right, line, depth - 1)):
                 return None
@@ -262,8 +263,8 @@ class Values:
         return None
 
 
-def _scale(v: Values, node: ast.expr, line: int, depth: int) -> str | None:
-    """`node`'s value where it is one non-negative number (its bounds agree), else None."""
+def _scale(v: Values, node: ast.expr, line: int, depth: int) -> tuple[str, float] | None:
+    """`node`'s value where it is one number (its bounds agree), with that number, else None."""
     high = v._range(node, line, depth, True)
     if high is None or intervals.names(high) or high != v._range(node, line, depth, False):
         return None
@@ -271,7 +272,7 @@ def _scale(v: Values, node: ast.expr, line: int, depth: int) -> str | None:
         lo, hi = intervals.evaluate_interval(high, {})
     except ValueError:
         return None
-    return high if lo == hi and lo >= 0 else None
+    return (high, lo) if lo == hi else None
 
 
 # -- calls, one handler per short name (module functions over the engine, pyflakes' handler

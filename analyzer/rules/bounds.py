@@ -173,12 +173,12 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
                                                     value=int_text(value), index_var=a.index_var or "index"))
             key = (f"bound:{W.normalize_expr(model, a.bound_expr)};"
                    f"index:{','.join(f'in{i}' for i in a.index_sources)};kernel:{a.kernel}")
-            # Index values read from an input (or computed from one by an op with a known range, such as
-            # bucketize's [0, len]) into a dim the witness empties: invalid for eager too, which raises as
+            # Index values loaded from a tensor (an input's, one computed from it by an op with a known range
+            # such as bucketize's [0, len], a segment id) into a dim the witness empties: invalid for eager too, which raises as
             # the package does; not where the package is worse: it aborts, or reads an extern output past
             # its end before any check (a crash or garbage where eager raises).
             like_eager = short is None and fails_like_eager(fields["outcome"])
-            data = bool(a.index_sources) and (a.index_extent is None or bool(a.index_ops)) and like_eager
+            data = bool(a.index_sources or a.index_pointers) and (a.index_extent is None or bool(a.index_ops)) and like_eager
             argmax = E.empty_argmax(model, a, choice) if like_eager else None
             yield self.finding(
                 model, ctx, message.format(**fields), a.location, subject=a, kernel=a.kernel, input=ref.input, dim=ref.dim,
