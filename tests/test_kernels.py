@@ -661,3 +661,25 @@ def test_a_distance_of_positions_and_its_absolute_value():
     assert intervals.evaluate_interval(engine.lower(ast.Name("tmp0"), end), ranges) == (-64, -64)
     assert intervals.evaluate_interval(engine.upper(ast.Name("tmp8"), end), ranges) == (12, 12)   # max(7, 12)
     assert intervals.evaluate_interval(engine.upper(ast.Name("tmp9"), end), ranges) == (64, 64)   # not x < 8's x
+
+
+def test_a_remainder_by_a_size_is_below_it_whatever_the_dividend():
+    """stranger17/hash_slice: `remainder_integral(ids, m)` (ATen's remainder, the divisor's sign) of loaded ids
+    lies in [0, m - 1]; `c10::div_mod` is the same. A divisor that may be negative says nothing."""
+    facts = _cpp(b'''
+extern "C" void cpp_fused_remainder_0(const int64_t* in_ptr0, float* out_ptr0, const int64_t ks0, const int64_t ks1)
+{
+    for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(ks0); x0+=static_cast<int64_t>(1L))
+    {
+        auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
+        auto tmp4 = remainder_integral(tmp0, ks1);
+        auto tmp5 = c10::div_mod(tmp0, 7L);
+        auto tmp6 = c10::div_mod(tmp0, tmp0);
+        out_ptr0[static_cast<int64_t>(x0)] = tmp4 + tmp5 + tmp6;
+    }
+}
+''')
+    engine, end = values.Values(facts), 10**6
+    assert intervals.evaluate_interval(engine.upper(ast.Name("tmp4"), end), {"ks1": (65, 65)}) == (64, 64)
+    assert engine.lower(ast.Name("tmp4"), end) == "0" and engine.upper(ast.Name("tmp5"), end) == "(7) - 1"
+    assert engine.upper(ast.Name("tmp6"), end) is None

@@ -102,6 +102,7 @@ CPP_PASS_THROUGH_CALLS = {
 # `c10::div_mod` is sympy's PythonMod: a remainder with the divisor's sign, as kernels' own `mod` computes it.
 CPP_RENAMED_CALLS = {
     "c10::div_floor_integer": "floordiv", "div_floor_integer": "floordiv", "c10::div_mod": "mod", "div_mod": "mod",
+    "remainder_integral": "mod",   # vectorized `ids % m` (ATen's remainder: the divisor's sign too)
     "c10::div_floor_floating": "floordiv", "std::max": "max", "std::min": "min",
     "max_propagate_nan": "max", "min_propagate_nan": "min",
 }

@@ -161,6 +161,16 @@ def _abs(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str |
         return None
     return f"max({high}, -({low}))" if upper else f"max(max({low}, -({high})), 0)"
 
+def _mod(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
+    """`mod(a, b)` (`c10::div_mod`, `remainder_integral`): a remainder with the divisor's sign, so in
+    [0, b - 1] for a divisor that is never negative (a size), whatever a is (hashed ids `ids % m`)."""
+    if len(node.args) != 2 or not v._nonneg(node.args[1], line, depth):
+        return None
+    if not upper:
+        return "0"
+    b = v._range(node.args[1], line, depth, True)
+    return None if b is None else f"({b}) - 1"
+
 def _full(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str | None:
     return v._range(node.args[1], line, depth, upper) if len(node.args) >= 2 else None
 
@@ -264,6 +274,7 @@ CALL_HANDLERS: dict[str, Callable[..., "str | None"]] = {
     "floordiv": _floordiv,
     **{name: _min_max for name in ("minimum", "maximum", "min", "max")},
     "abs": _abs,
+    "mod": _mod,
     "full": _full,
     "arange": _arange,
     "load": _load,
