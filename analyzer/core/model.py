@@ -394,10 +394,8 @@ class GraphNode:
     """One call node of the exported program's graph (`models/*.json`): the user's code behind a kernel.
 
     `op` is the ATen target without `torch.ops.` (`aten.embedding.default`); `args` the names of its
-    tensor and size arguments in order, with `arg_shapes` their sizes (None for a dynamic size);
-    `stack_trace` is torch's text (`File "...", line N, in forward\n    code`); `module_stack` is
-    `(path, class)` from the outermost module to the innermost (`("pos", "torch.nn...Embedding")`).
-    """
+    tensor and size arguments in order, with `arg_shapes` their sizes (None for a dynamic size); `stack_trace`
+    torch's text (`File "...", line N, in forward\n    code`); `module_stack` `(path, class)` outermost first."""
 
     name: str
     op: str
@@ -405,9 +403,11 @@ class GraphNode:
     arg_shapes: tuple[tuple[int | None, ...] | None, ...] = ()
     stack_trace: str | None = None
     module_stack: tuple[tuple[str, str], ...] = ()
-    # Argument sizes, a dynamic one as text (`(s53 - 1)//2 + 1`); int-list arguments (`output_size`).
+    # Argument sizes, a dynamic one as text (`(s53 - 1)//2 + 1`); int-list arguments (`output_size`);
+    # symbolic ones (a pad's amounts), a symbol as guard text over input sizes ("?" unread).
     arg_sizes: tuple[tuple[int | str, ...] | None, ...] = ()
     int_lists: tuple[tuple[int, ...], ...] = ()
+    sym_lists: tuple[tuple[int | str, ...], ...] = ()
 
 
 @dataclass

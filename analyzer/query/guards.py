@@ -269,6 +269,21 @@ def flips(model: "Model", guard: str, ref: "DimRef", sizes: range) -> int:
     return sum(a != b for a, b in zip(states, states[1:]))
 
 
+def shapes_around(model: "Model", witness: Mapping, count: int = 64) -> list[dict[str, tuple[int, ...]]]:
+    """Input shapes at `witness` (dim -> size, the other dims at the guards' base sizes), then with
+    each of its dims moved over the first `count` sizes of its window: where two expressions over
+    sizes are compared (`padguard`). Empty without guards or past the search's budget."""
+    search = _Search.of(model)
+    if search is None:
+        return []
+    try:
+        base = {**search.base(), **witness}
+    except _Spent:
+        return []
+    points = [base] + [{**base, ref: v} for ref in witness for v in search.facts.windows.get(ref, [])[:count]]
+    return [search.shapes(p) for p in points]
+
+
 def base_sizes(model: "Model") -> dict:
     """Sizes at which export's guards hold (as near as `_base` finds), for the dims the guards
     read; empty without guards. Other dims' witnesses sit there, so that what a witness shows is
@@ -338,21 +353,24 @@ class _Search:
 
     def failing(self, assignment: dict) -> list[int]:
         """The guards (by index) false at `assignment`'s sizes, the other dims at witness sizes."""
-        from . import witness as W
-        from ..core.model import DimRef
-
         facts = self.facts
         self.spent += len(facts.found.nodes)
         if self.spent > BUDGET:
             raise _Spent
         key = tuple(assignment.items())
         if key not in facts.failing:
-            full = W.sizes(self.model, assignment)
-            shapes = {name: tuple(full.get(DimRef(i, d), 1) for d in range(len(self.model.inputs[i].dims)))
-                      for name, i in facts.names.items()}
-            values = facts.found.evaluate(shapes)
+            values = facts.found.evaluate(self.shapes(assignment))
             facts.failing[key] = [k for k, g in enumerate(facts.guards) if holds(values, g) is False]
         return list(facts.failing[key])
+
+    def shapes(self, assignment: dict) -> dict[str, tuple[int, ...]]:
+        """The inputs' shapes (by the guards' names) at `assignment`, the other dims at witness sizes."""
+        from . import witness as W
+        from ..core.model import DimRef
+
+        full = W.sizes(self.model, assignment)
+        return {name: tuple(full.get(DimRef(i, d), 1) for d in range(len(self.model.inputs[i].dims)))
+                for name, i in self.facts.names.items()}
 
     def base(self) -> dict:
         """`_base`'s sizes, found once per model (from a budget of its own); each question is

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import budget
 from ..core.model import GraphNode
+from . import symints
 from .sympytext import declared_range, expr_text, norm
 
 if TYPE_CHECKING:  # for the annotations; `_read_archive` imports it when it runs
@@ -352,6 +353,7 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
     tensors = tensors if isinstance(tensors, dict) else {}
     out = []
     seen: dict[str, str] = {}   # a graph repeats a few size expressions on every node
+    syms: dict[str, str] = {}   # symbolic ints computed in the graph, as guard text over input sizes
     for node in nodes:
         if not isinstance(node, dict) or not isinstance(node.get("target"), str):
             continue
@@ -360,11 +362,16 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
         name = node.get("name") or (_get(first[1], "name") or _get(first[1], "as_name") if first else None)
         if not isinstance(name, str):
             continue
-        args, shapes, texts, ints = [], [], [], []
+        if first is not None and first[0] == "as_sym_int":
+            operands = [_union(_get(e, "arg")) if isinstance(e, dict) else None for e in node.get("inputs") or []]
+            symints.record(node["target"], operands, _get(first[1], "as_name"), syms)
+        args, shapes, texts, ints, sym_lists = [], [], [], [], []
         for entry in node.get("inputs") or []:
             arg = _union(_get(entry, "arg")) if isinstance(entry, dict) else None
             if arg is not None and arg[0] == "as_ints" and isinstance(arg[1], list):
                 ints.append(tuple(v for v in arg[1] if isinstance(v, int)))
+            if arg is not None and arg[0] == "as_sym_ints" and isinstance(arg[1], list):
+                sym_lists.append(tuple(symints.entry(v, syms) for v in arg[1]))
             if arg is None or arg[0] not in ("as_tensor", "as_sym_int"):
                 continue
             arg_name = _get(arg[1], "name") or _get(arg[1], "as_name")
@@ -382,8 +389,9 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
         out.append(GraphNode(name=name, op=node["target"].removeprefix("torch.ops."), args=tuple(args),
                              arg_shapes=tuple(shapes), stack_trace=trace if isinstance(trace, str) else None,
                              module_stack=_module_stack(meta.get("nn_module_stack")), arg_sizes=tuple(texts),
-                             int_lists=tuple(ints)))
+                             int_lists=tuple(ints), sym_lists=tuple(sym_lists)))
     return tuple(out)
+
 
 
 def _static_size(size: Any) -> int | None:

@@ -6,6 +6,7 @@ from typing import Iterable
 
 from ..query import guardforms as GF
 from ..query import guards as G
+from ..query import padguard as PG
 from ..query import witness as W
 from ..core.findings import DimWitness, Finding, Severity
 from ..query.severity import Consequence
@@ -75,7 +76,10 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
     padding being 0 (`((4 + (-1)*((h // 2) % 4)) % 4) <= 0`) on the outer of two padded dims (the
     same guard on a later dim of the input) is an info: eager crops the padded rows off, a prefix of
     the map that the package reads alike (Swin and Swin V2 ran like eager at every height probed,
-    and returned wrong values at widths that break the twin guard, which stays an error).
+    and returned wrong values at widths that break the twin guard, which stays an error). So is a
+    comparison whose margin is the amount of a pad in the exported graph (`if t < n: pad(x, (0, n -
+    t))`) where that amount is 0 at the witness: the traced branch pads by nothing there, as eager's
+    other branch does (SEW at t = 60, 100, 140, 420 ran like eager).
 
     ## Why it matters
     The package is compiled from the graph export traced under those guards. An input that breaks one
@@ -138,6 +142,11 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
         Case("fixtures/stranger7/swinv2.cpu.stripped.pt2", {"input": 0, "dim": 3, "severity": Severity.ERROR,
                                                             "witness": "x.shape = (2, 3, 32, 4)"},
              exported="fixtures/stranger7/swinv2.ep.pt2"),
+        # SEW's `if upsampled < frames: pad`: the graph's pad amount is the guard's margin, 0 at t = 60
+        # (the traced pad is by nothing there, eager's branch): an info.
+        Case("fixtures/stranger9/sew.cpu.stripped.pt2", {"input": 0, "dim": 1, "severity": Severity.INFO,
+                                                         "witness": "x.shape = (2, 60)"},
+             exported="fixtures/stranger9/sew.ep.pt2"),
         # `h >= 10` checked by nothing on CUDA; at 8 a valid convolution raises in eager and the package alike.
         Case("fixtures/stranger11/cuda/unet_crop.cuda.stripped.pt2", {"input": 0, "dim": 2, "severity": Severity.INFO},
              exported="fixtures/stranger11/unet_crop.ep.pt2"),
@@ -172,12 +181,17 @@ class UncheckedExportGuard(UncheckedExportGuardWords, Rule):
             if outer is not None:
                 chain.append(self.CHAIN["unchecked-export-guard.outer-crop"].format(
                     dim_display=W.dim_display(model, ref), other=_user_text(model, outer)))
+            # A pad to a length whose test the guard is: broken, the traced pad is by 0, eager's branch.
+            amount = PG.zero_pad(model, broken.guard, [(r, s) for r, s, _ in dims]) if outer is None else None
+            if amount is not None:
+                chain.append(self.CHAIN["unchecked-export-guard.zero-pad"].format(
+                    breaks=sizes_text, amount=_user_text(model, amount)))
             # Where a convolution raises at every witness (its input smaller than its kernel), eager
             # raises the same error: the caller's input, not the package's failure.
             rejected = [E.convolution_rejects(model, {**base, r: s}) for r, s, _ in dims]
             yield self.finding(
                 model, ctx, self.MESSAGES["unchecked-export-guard"].format(**fields), model_location(model), subject=broken,
-                consequence=Consequence.ASSUMED if outer is not None else None,
+                consequence=Consequence.ASSUMED if outer is not None or amount is not None else None,
                 eager_rejects=rejected[0] if all(rejected) else None, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
                 witnesses=tuple(w for _, _, w in dims), fix=self.FIXES["unchecked-export-guard"].format(**fields),
                 chain=tuple(chain),

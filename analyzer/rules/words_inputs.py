@@ -405,5 +405,8 @@ class UncheckedExportGuardWords:
             "the guard is {dim_display}'s padding being 0, and {other} pads a later dim of the same map: where "
             "it breaks, eager crops the padded rows off the outer dim, a prefix of the map that the package "
             "reads alike (an assumption with no known consequence; the later dim's guard is the one that bites)",
+        "unchecked-export-guard.zero-pad":
+            "the exported graph pads by `{amount}`, the guard's margin, which is 0 at {breaks}: there the traced "
+            "branch pads by nothing, as eager's other branch does (an assumption with no known consequence)",
     })
     FRAGMENTS = frozenset({"unchecked-export-guard.also"})
