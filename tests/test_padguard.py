@@ -88,3 +88,10 @@ def test_without_a_symbolic_pad_or_guards_nothing_matches(sew: Model) -> None:
     unreadable = dataclasses.replace(sew, graph=[GraphNode("p", "aten.pad.default", sym_lists=(("x.foo()",),))])
     assert PG.zero_pad(unreadable, GUARD, [(t, 60)]) is None
     assert PG.zero_pad(sew, "L['x'].size()[1] < L['x'].bar()", [(t, 60)]) is None
+
+
+def test_a_graph_of_many_pads_compares_a_bounded_number(sew: Model) -> None:
+    pads = [GraphNode(f"p{i}", "aten.pad.default", sym_lists=((0, f"L['x'].size()[1] - {i}"),)) for i in range(500)]
+    many = dataclasses.replace(sew, graph=[*pads, *sew.graph])
+    assert len(PG.pad_amounts(many)) == PG.MAX_AMOUNTS
+    assert PG.zero_pad(many, GUARD, [(DimRef(0, 1), 60)]) is None   # SEW's own pad is past the cap

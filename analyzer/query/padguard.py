@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..core.model import Model
 
 PAD_OPS = frozenset({"aten.pad.default", "aten.constant_pad_nd.default"})
+MAX_AMOUNTS = 64   # distinct symbolic pad amounts compared (a real graph has a few; a hostile one, no more cost)
 
 
 def _margin(text: str) -> str | None:
@@ -42,8 +43,9 @@ def _margin(text: str) -> str | None:
 
 def pad_amounts(model: "Model") -> list[str]:
     """The symbolic amounts of the exported graph's pads, as guard text over input sizes."""
-    return list(dict.fromkeys(_plain(text) for node in model.graph if node.op in PAD_OPS
-                              for amounts in node.sym_lists for text in amounts if isinstance(text, str) and text != "?"))
+    texts = dict.fromkeys(text for node in model.graph if node.op in PAD_OPS for amounts in node.sym_lists
+                          for text in amounts if isinstance(text, str) and text != "?")
+    return list(dict.fromkeys(_plain(text) for text in list(texts)[:MAX_AMOUNTS]))
 
 
 def _plain(text: str) -> str:
