@@ -221,7 +221,7 @@ IDENTITIES = Catalog("IDENTITIES", {
 # EAGER_REJECTS when eager rejects them too. Compiler names (tmpN, ksN, sN, argN_1, kernel names)
 # never appear in one: they belong to the detail.
 # What size 0 does where extern calls receive empty tensors (`{at_zero}`): the flash attention's
-# SIGFPE when it is one of them (the message's `{sdpa}` fragment), a convolution's own size error when
+# SIGFPE when it is one of them (the message's `{sdpa}` fragment; oneDNN's RNN layer's, `rnn`), a convolution's own size error when
 # one rejects the empty input first (its `conv_rejects` field), run_impl's own `!= 0` check of a
 # divisor that size 0 makes 0 (its `zero_check` field), else the plain fact.
 AT_ZERO = Catalog("AT_ZERO", {
@@ -229,6 +229,7 @@ AT_ZERO = Catalog("AT_ZERO", {
     "conv": "at 0 a convolution raises, as in eager",
     "check": "at 0 run_impl raises: a divisor is 0",
     "sdpa": "at 0 flash attention kills the process (SIGFPE)",
+    "rnn": "at 0 oneDNN's RNN layer kills the process (SIGFPE)",
 })
 
 # Appended to a headline whose witnesses the exported program's declared range excludes.

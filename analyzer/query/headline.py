@@ -113,7 +113,7 @@ def fields(model: Model | None, f: Finding) -> dict[str, object]:
         model=given.get("model", f.model),
     )
     if "calls" in given:  # extern calls that receive an empty tensor at size 0
-        given["at_zero"] = AT_ZERO["sdpa" if given.get("sdpa") else "conv" if given.get("conv_rejects")
+        given["at_zero"] = AT_ZERO["rnn" if given.get("rnn") else "sdpa" if given.get("sdpa") else "conv" if given.get("conv_rejects")
                                      else "check" if given.get("zero_check") else "calls"]
     if "op" in given:  # a reduction's identity, short
         given["identity"] = SHORT_IDENTITIES.get(str(given["op"]), "its identity")

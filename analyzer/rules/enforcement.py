@@ -219,6 +219,9 @@ def eager_rejects_table(outcome: str) -> str | None:
 # -- what sizes below a dim's compiled minimum really do (unenforced-lower-bound) ---------------------
 
 SDPA_OP = "CPU flash attention (`_scaled_dot_product_flash_attention_for_cpu`), which divides by the length"
+RNN_OP = "oneDNN's RNN layer (`mkldnn_rnn_layer`), which divides by the batch"
+# Extern calls that divide by a size of their arguments (SIGFPE at 0, probed): op -> (rank, dim, op words).
+ZERO_TRAPS = {"_scaled_dot_product_flash_attention_for_cpu": (4, 2, SDPA_OP), "mkldnn_rnn_layer": (3, 1, RNN_OP)}
 
 
 def empty_extern_calls(model: Model, ref: DimRef, size: int = 0) -> list[str]:
@@ -249,14 +252,16 @@ def sdpa_length_zero(model: Model, ref: DimRef, size: int = 0) -> int | None:
     return next((index for index, _ in _sdpa_lengths(model, ref, size)), None)
 
 
-def _flash_attention_lengths(model: Model):
-    """(launch index, sequence length expression: dim -2 of a `[B, H, L, E]` argument) of each
-    argument of each CPU flash attention call (queries and keys may differ in length)."""
+def _flash_attention_lengths(model: Model, ops: "tuple[str, ...]" = ("_scaled_dot_product_flash_attention_for_cpu",)):
+    """(launch index, the size it divides by) of each argument of each call of `ops` (ZERO_TRAPS): a
+    CPU flash attention's sequence length, dim -2 of a `[B, H, L, E]` argument (queries and keys may
+    differ in length); oneDNN's RNN layer's batch, dim 1 of its `[T, B, C]` input and states."""
     for index, launch in enumerate(model.launches):
-        if launch.extern and shim_op(launch.kernel) == "_scaled_dot_product_flash_attention_for_cpu":
-            for shape in launch.arg_shapes:
-                if shape and len(shape) == 4:
-                    yield index, shape[2]
+        op = shim_op(launch.kernel) if launch.extern else None
+        rank, dim, _ = ZERO_TRAPS[op] if op in ops else (0, 0, "")
+        for shape in launch.arg_shapes if rank else ():
+            if shape and len(shape) == rank:
+                yield index, shape[dim]
 
 
 def _sdpa_lengths(model: Model, ref: DimRef, size: int):
@@ -265,7 +270,7 @@ def _sdpa_lengths(model: Model, ref: DimRef, size: int):
     dim = model.dim(ref)
     valid = {ref: W.valid_size(dim)} if dim is not None else {}
     last = None
-    for index, length in _flash_attention_lengths(model):
+    for index, length in _flash_attention_lengths(model, tuple(ZERO_TRAPS)):
         if index != last and W.evaluate_at(model, length, {ref: size}) == 0 and W.evaluate_at(model, length, valid):
             last = index
             yield index, length
@@ -376,17 +381,19 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
             if attention is not None and (conv is not None and model.launches.index(conv.launch) < attention
                                           or check and _before(checked_at, model.launches[attention].location)):
                 attention = None
-            sdpa = LowerBound.MESSAGES["unenforced-lower-bound.sdpa"] if attention is not None else ""
+            trap = ZERO_TRAPS[shim_op(model.launches[attention].kernel) or ""][2] if attention is not None else None
+            sdpa = LowerBound.MESSAGES["unenforced-lower-bound.rnn" if trap == RNN_OP else "unenforced-lower-bound.sdpa"] \
+                if trap else ""
             zero = LowerBound.MESSAGES["unenforced-lower-bound.zero-check"].format(symbol=dim_symbol, check=check) \
                 if check else LowerBound.MESSAGES["unenforced-lower-bound.conv-rejects"].format(
                     padded=conv.padded, kernel=conv.kernel) if conv else ""
             message = LowerBound.MESSAGES[key].format(
                 calls=listed(calls), verb=verb, sdpa=sdpa, zero=zero, conv_rejects="yes" if conv else "",
-                zero_check="yes" if check else "", **fields)
+                zero_check="yes" if check else "", **({"rnn": "yes"} if trap == RNN_OP else {}), **fields)
             chain = (LowerBound.CHAIN["unenforced-lower-bound.zero-conv" if conv else "unenforced-lower-bound.zero"].format(
                 zero=W.witness(model, {ref: 0}), calls=listed(calls), verb=verb),)
-            if sdpa:
-                return message, chain, (Consequence.FAILS, SDPA_OP), 0
+            if trap:
+                return message, chain, (Consequence.FAILS, trap), 0
             return _sdpa_below(model, ref, below, fields) or (message, chain, None, 0)
     return _sdpa_below(model, ref, below, fields)
 

@@ -89,19 +89,19 @@ class UnenforcedLowerBound(UnenforcedLowerBoundWords, Rule):
         Case("fixtures/real/nonzero_size.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound.rejected",
                                                              "severity": Severity.INFO, "input": 0, "dim": 0}),
         Case("fixtures/pos_embedding.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound"}),
-        # Batch declared [2, inf): sizes 1 and 0 are outside the contract (info).
         Case("fixtures/real/resnetish_min2.cpu.stripped.pt2", {"severity": Severity.INFO, "input": 0, "dim": 0},
-             exported="fixtures/real/resnetish_min2.ep.pt2"),
-        # scores.shape[1] declared [3, inf): its witness is outside the contract, scores.shape[0]'s is not;
-        # neither reaches an op known to fail (an info).
+             exported="fixtures/real/resnetish_min2.ep.pt2"),   # batch declared [2, inf): 1 and 0 outside the contract
+        # scores.shape[1] declared [3, inf) (its witness outside the contract); no op known to fail: an info.
         Case("fixtures/topk_index.cpu.stripped.pt2", {"severity": Severity.INFO, "input": 0, "dim": 0},
              exported="fixtures/topk_index.ep.pt2"),
         # torch 2.6 records no range at all; check_lowerbound=False never checks the minimum.
         Case("fixtures/versions/2.6/gather_dyn.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound", "input": 0,
                                                                     "dim": 0, "fix_key": "unenforced-lower-bound.none"}),
-        Case("fixtures/versions/2.15/gather_nolb.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound",
-                                                                      "input": 0, "dim": 0,
-                                                                      "fix_key": "unenforced-lower-bound.none"}),
+        Case("fixtures/versions/2.15/gather_nolb.cpu.stripped.pt2", {"message_key": "unenforced-lower-bound", "input": 0,
+                                                                      "dim": 0, "fix_key": "unenforced-lower-bound.none"}),
+        # batch = 0 feeds oneDNN's LSTM layer an empty batch (SIGFPE, probed; eager returns).
+        Case("fixtures/stranger18/encodec.cpu.stripped.pt2", {"severity": Severity.ERROR, "input": 0, "dim": 0},
+             exported="fixtures/stranger18/encodec.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:

@@ -52,6 +52,7 @@ class UnenforcedLowerBoundWords:
             "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} the compiled code "
             "unchecked; at size 0, {calls} {verb} an empty tensor, which the op may reject or crash on",
         "unenforced-lower-bound.sdpa": " (CPU flash attention divides by zero: SIGFPE kills the process)",
+        "unenforced-lower-bound.rnn": " (oneDNN's RNN layer divides by the empty batch: SIGFPE kills the process)",
         # A length computed from the dim (patches of a series: t // 4 - 1) is 0 at a size above 0.
         "unenforced-lower-bound.sdpa-at":
             "{dim_display} ({where}) was compiled for sizes >= {min} but {enforcement}: {reach} {kernels} "
@@ -96,7 +97,7 @@ class UnenforcedLowerBoundWords:
     FRAGMENTS = frozenset({
         "unenforced-lower-bound.also", "unenforced-lower-bound.declared", "unenforced-lower-bound.dim",
         "unenforced-lower-bound.dim-declared", "unenforced-lower-bound.reach", "unenforced-lower-bound.reach-zero",
-        "unenforced-lower-bound.sdpa", "unenforced-lower-bound.zero-check", "unenforced-lower-bound.conv-rejects",
+        "unenforced-lower-bound.sdpa", "unenforced-lower-bound.rnn", "unenforced-lower-bound.zero-check", "unenforced-lower-bound.conv-rejects",
     })
 
 
