@@ -683,3 +683,37 @@ extern "C" void cpp_fused_remainder_0(const int64_t* in_ptr0, float* out_ptr0, c
     assert intervals.evaluate_interval(engine.upper(ast.Name("tmp4"), end), {"ks1": (65, 65)}) == (64, 64)
     assert engine.lower(ast.Name("tmp4"), end) == "0" and engine.upper(ast.Name("tmp5"), end) == "(7) - 1"
     assert engine.upper(ast.Name("tmp6"), end) is None
+
+
+def test_python_modulo_of_values_never_negative_keeps_the_remainder():
+    """stranger18/autocorr: `(x1 + lag) % t` as Inductor's C++ writes Python's modulo, `r = mod(a, b)` then
+    `(r != 0 & signbit(r) != signbit(b)) ? r + b : r`: with r and b never negative the signs never differ,
+    so the index stays below t (not `r + b`'s 2t - 2). A dividend that may be negative keeps both sides."""
+    facts = _cpp(b'''
+extern "C" void cpp_fused_gather_0(const int64_t* in_ptr0, float* out_ptr0, const int64_t ks0, const int64_t ks1)
+{
+    for(int64_t x1=static_cast<int64_t>(0L); x1<static_cast<int64_t>(ks0); x1+=static_cast<int64_t>(1L))
+    {
+        auto tmp1 = x1;
+        auto tmp5 = c10::convert<int64_t>(ks1);
+        auto tmp6 = mod(tmp1, tmp5);
+        auto tmp7 = static_cast<int32_t>(0);
+        auto tmp8 = tmp6 != tmp7;
+        auto tmp9 = std::signbit(tmp6);
+        auto tmp10 = std::signbit(tmp5);
+        auto tmp11 = tmp9 != tmp10;
+        auto tmp12 = tmp8 & tmp11;
+        auto tmp13 = int64_t(tmp6 + tmp5);
+        auto tmp14 = tmp12 ? tmp13 : tmp6;
+        auto tmp20 = int64_t(tmp1 - 5L);
+        auto tmp21 = std::signbit(tmp20);
+        auto tmp22 = tmp21 != tmp10;
+        auto tmp23 = tmp22 ? tmp13 : tmp6;
+        out_ptr0[static_cast<int64_t>(x1)] = tmp14 + tmp23;
+    }
+}
+''')
+    engine, end = values.Values(facts), 10**6
+    ranges = {"ks1": (40, 40)}
+    assert intervals.evaluate_interval(engine.upper(ast.Name("tmp14"), end), ranges) == (39, 39)
+    assert intervals.evaluate_interval(engine.upper(ast.Name("tmp23"), end), ranges) == (79, 79)

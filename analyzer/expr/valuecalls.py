@@ -242,16 +242,22 @@ def _bucketize(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) ->
     return found
 
 def never_negative_test(v: Engine, test: ast.expr, line: int, depth: int) -> bool:
-    """`v < 0` (directly or through a name) where v is known to be >= 0: the test never holds."""
-    for _ in range(8):
-        if not isinstance(test, ast.Name):
-            break
-        found = v.definition(test.id, line)
-        if found is None:
-            return False
-        line, test = found
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt)
-            and _is_zero(v, test.comparators[0], line, depth)):
+    """`v < 0` (directly or through a name) where v is known to be >= 0: the test never holds; nor
+    does `signbit(a) != signbit(b)` of two such values, nor a conjunction with such a part: Python's
+    modulo in C++, `(r != 0 & signbit(r) != signbit(b)) ? r + b : r`, of a remainder and a divisor that
+    are never negative keeps r (an index `(i + lag) % t` stays below t)."""
+    test, line = _through_names(v, test, line)
+    if isinstance(test, ast.Name) or depth > 60:
+        return False
+    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.BitAnd):
+        return any(never_negative_test(v, part, line, depth + 1) for part in (test.left, test.right))
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    if isinstance(test.ops[0], ast.NotEq):
+        signs = [_through_names(v, side, line) for side in (test.left, test.comparators[0])]
+        return all(isinstance(node, ast.Call) and call_name(node).endswith("signbit") and len(node.args) == 1
+                   and v._nonneg(node.args[0], at, depth + 1) for node, at in signs)
+    if not (isinstance(test.ops[0], ast.Lt) and _is_zero(v, test.comparators[0], line, depth)):
         return False
     return v._nonneg(test.left, line, depth)
 
