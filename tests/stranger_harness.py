@@ -43,7 +43,7 @@ def outcome(record: dict) -> str:
 
 FAILURES = {"crash", "raised", "silent", "wrong"}
 _VALUE_KEYS = ("index-exceeds-constant-bound.input-values", "index-exceeds-constant-bound.values",
-               "index-exceeds-constant-bound.cast-values")
+               "index-exceeds-constant-bound.cast-values", "index-exceeds-dynamic-bound.position")
 
 
 # Cached by folder, not on Round's methods: lru_cache on a method keeps its instance alive (B019).

@@ -74,7 +74,7 @@ def _where(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str
 
 def wrapped_upper(v: Engine, test: ast.expr, body: ast.expr, line: int, depth: int) -> str | None:
     """`c - 1` for the wrapped side of negative-index wrapping, `where(i < 0, i + c, i)` with c a
-    constant: it is taken only for i <= -1, so it never exceeds c - 1 (Triton wraps an index whose
+    constant or one size: it is taken only for i <= -1, so it never exceeds c - 1 (Triton wraps an index whose
     range reaches below 0, a difference of positions, as well as above the table). None otherwise."""
     test, line_t = _through_names(v, test, line)
     body, line_b = _through_names(v, body, line)
@@ -85,9 +85,10 @@ def wrapped_upper(v: Engine, test: ast.expr, body: ast.expr, line: int, depth: i
             and body.left.id == test.left.id):
         return None
     high, low = v._range(body.right, line_b, depth + 1, True), v._range(body.right, line_b, depth + 1, False)
-    if high is None or high != low or not re.fullmatch(r"\d+", high):
+    if high is None or high != low:
         return None
-    return str(int(high) - 1)
+    # A size wraps alike (`tmp21 < 0 ? tmp21 + ks1 : tmp21`, a column before its row's start).
+    return str(int(high) - 1) if re.fullmatch(r"\d+", high) else f"({high}) - 1"
 
 
 def guarded_upper(v: Engine, test: ast.expr, body: ast.expr, high: str | None, line: int, depth: int) -> str | None:

@@ -91,7 +91,7 @@ def _assertion_at(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, ra
     if ident in seen:
         return None
     seen.add(ident)
-    if len(index_inputs) == 1 and len(ptrs) == 1 and not a.index_extent and a.bound_value is not None:
+    if len(index_inputs) == 1 and len(ptrs) == 1 and not a.index_extent and (a.bound_value is not None or a.bound_sources):
         # Only a table's check without an extent asks for it (query.valueindex): the input's value as
         # VALUE, through what the ops between make of it (a cumsum of a mask sums `n` of them).
         (ptr,) = ptrs

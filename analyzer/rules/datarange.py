@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..expr import intervals
+from ..expr.values import VALUE
 from ..query import counting, sizes, witness as W
 from ..core.findings import Finding, Severity
 from ..core.model import Assertion, DimRef, Enforcement, Model, Symbol, where
@@ -14,6 +16,7 @@ from ..query.severity import Consequence
 from ..query.source import COUNT_OPS, INDEX_OPS
 from . import Case, Context, Rule, register
 from .bounds import int_text, outcome_fields, unique_assertions
+from . import enforcement as E
 from .enforcement import reach_text
 from .words_inputs import DataDependentSizeCheckWords
 from .words_kernels import IndexExceedsDynamicBoundWords
@@ -34,7 +37,11 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
     An index an op bounds by a size (`bucketize`/`searchsorted` by the searched length, in [0, n];
     `topk`/`sort` indices, in [0, n - 1]) checked against a bound that is a size too is reported where
     its maximum reaches the bound, with the values that reach it in the op's terms ("a value above the
-    last boundary"); eager raises IndexError on those values too, so that finding is an info.
+    last boundary"); eager raises IndexError on those values too, so that finding is an info. So is a
+    position computed from an integer input's values and sizes (a jagged row's column `i - offsets[row]`,
+    a running sum of counts) checked against a size, with the first sizes and the smallest value that
+    reach it; the value itself (`x[idx]`, negative-index wrapping aside) is the caller's data and is not
+    reported, nor are a float input's coordinates.
 
     ## Why it matters
     The clamp says which indices the model may produce (any input value is valid: it is clamped), and
@@ -67,6 +74,10 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
     VALID = (
         Case("fixtures/gather_dyn.cpu.stripped.pt2"),        # x[idx]: the index is unbounded data
         Case("fixtures/pos_embedding.cpu.stripped.pt2"),     # a position index against a constant bound
+        # index_select's index is the value itself (negative-index wrapping aside): the caller's data.
+        Case("fixtures/versions/2.15/index_select_2d.cpu.stripped.pt2"),
+        # An affine grid's float coordinates (grid sampling masks them), no ids.
+        Case("fixtures/stranger4/stn.cpu.stripped.pt2", exported="fixtures/stranger4/stn.ep.pt2"),
         # The same package with the clamp lowered to 1: every compiled size (>= 2) holds indices 0 and 1.
         Case("fixtures/stranger2/tai_repeat_index.cpu.stripped.pt2",
              edit=(".kernel.cpp", rb"static_cast<int64_t>\(400\)", rb"static_cast<int64_t>(1)")),
@@ -84,6 +95,11 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
              exported="fixtures/recall/bucketize_table.ep.pt2"),
         Case("fixtures/searchsorted_index.cpu.stripped.pt2",
              {"message_key": "index-exceeds-dynamic-bound.sized", "severity": Severity.INFO}),
+        # A jagged batch laid into L columns at `x0 - offsets[row]`: a row longer than L aborts (SIGABRT,
+        # probed at total = 1025); eager's index_put raises IndexError on the same values: an info.
+        Case("fixtures/stranger18/jagged_dense.cpu.stripped.pt2",
+             {"message_key": "index-exceeds-dynamic-bound.position", "input": 1, "severity": Severity.INFO},
+             exported="fixtures/stranger18/jagged_dense.ep.pt2"),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -95,10 +111,16 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
             return (a.linked and a.bound_value is None and bool(a.bound_expr) and bool(a.bound_sources)
                     and bool(a.index_extent_sources) and not a.index_extent_value_inputs and bool(a.index_ops))
 
-        for a in unique_assertions(model, sized):
-            finding = self._sized(model, ctx, a)
-            if finding is not None:
-                yield finding
+        def position(a: Assertion) -> bool:
+            return (a.linked and a.bound_value is None and bool(a.bound_expr) and bool(a.bound_sources)
+                    and not a.index_extent and len(a.index_sources) == 1 and bool(a.value_upper) and a.value_upper != VALUE)
+
+        for found in (self._sized(model, ctx, a) for a in unique_assertions(model, sized)):
+            if found is not None:
+                yield found
+        for found in (self._position(model, ctx, a) for a in unique_assertions(model, position)):
+            if found is not None:
+                yield found
 
         for a in unique_assertions(model, keep):
             high = W.evaluate_at(model, a.index_extent or "")
@@ -170,6 +192,65 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
             symbol=W.symbol_of(model, ref),
             witness=witness, fix=self.FIXES["index-exceeds-dynamic-bound.sized"].format(**fields), chain=chain,
             key=f"dynbound:{W.normalize_expr(model, bound)}<={W.normalize_expr(model, extent)};kernel:{a.kernel}")
+
+
+    def _position(self, model: Model, ctx: Context, a: Assertion) -> Finding | None:
+        """A position computed from one input's values and sizes (a jagged row's column, `i - offsets[row]`)
+        against a size: the first sizes (the witness's, else an index dim's smallest) and the smallest value
+        of the input there that take it to the bound. Eager's lookup raises on those values too: an info."""
+        upper, bound = a.value_upper or "", a.bound_expr or ""
+        (first,) = a.index_sources
+        # A floating-point input's values (an affine grid's coordinates) are no ids: grid sampling masks them.
+        if VALUE not in intervals.names(upper) or not (model.inputs[first].dtype or "").startswith(("int", "uint")) \
+                or _lookup(model, upper):
+            return None
+        found = _position_witness(model, upper, bound)
+        if found is None:
+            return None
+        assignment, value = found
+        inputs, ref = model.input_text(first), (sorted(assignment) or sorted(a.bound_sources))[0]
+        shown = W.display_expr(model, intervals.cancel(upper)).replace(VALUE, "v")
+        fields = dict(assertion=a.message, kernel=a.kernel, bound=a.bound, bound_display=W.display_expr(model, bound),
+                      inputs=inputs, upper=shown, value=value, dim_display=W.dim_display(model, ref),
+                      assignment=W.assignment_text(model, assignment) if assignment else "the witness sizes",
+                      **outcome_fields(model, a))
+        witness = self.MESSAGES["index-exceeds-dynamic-bound.position-witness"].format(
+            shapes=W.witness(model, assignment), value=value, inputs=inputs)
+        chain = (*a.chain, self.CHAIN["index-exceeds-dynamic-bound.position"].format(
+            index_var=a.index_var or "the index", **fields))
+        return self.finding(
+            model, ctx, self.MESSAGES["index-exceeds-dynamic-bound.position"].format(**fields), a.location, subject=a,
+            consequence=Consequence.ASSUMED, eager_rejects=E.EAGER["table"], kernel=a.kernel, input=first, witness=witness,
+            fix=self.FIXES["index-exceeds-dynamic-bound.position"].format(**fields), chain=chain,
+            key=f"dynbound:position:in{first}:{W.normalize_expr(model, upper)}>={W.normalize_expr(model, bound)}")
+
+
+def _lookup(model: Model, upper: str) -> bool:
+    """Whether the position is the value itself, give or take a constant (`max(v + n, v)`: negative-index
+    wrapping of a lookup, the caller's data): its distance from v is the same at v = 0, 1, 2."""
+    apart = {W.evaluate_at(model, f"({intervals.substitute(upper, {VALUE: str(v)})}) - {v}") for v in (0, 1, 2)}
+    return len(apart) == 1
+
+
+def _position_witness(model: Model, upper: str, bound: str) -> tuple[dict[DimRef, int], int] | None:
+    """(sizes, value): the input's smallest value (0 or 1 up: a position that falls or grows with it) at
+    which `upper` reaches `bound`, at the witness sizes or, where no value does there, at the smallest
+    size of a dim of `upper` alone at which value 0 does. None where neither reaches it."""
+    def gap(value: int, assignment: dict[DimRef, int]) -> float | None:
+        return W.evaluate_at(model, f"({intervals.substitute(upper, {VALUE: str(value)})}) - ({bound})", assignment)
+
+    for value in (0, 1, 2, 4, 64, 1024):
+        at = gap(value, {})
+        if at is not None and at >= 0:
+            return {}, value
+    at_zero = intervals.substitute(upper, {VALUE: "0"})
+    for ref in W.expr_dims(model, at_zero) or ():
+        if ref in (W.expr_dims(model, bound) or ()):
+            continue
+        over = W.smallest_exceeding(model, f"({at_zero}) - ({bound})", ref, -1)
+        if over is not None:
+            return {ref: over}, 0
+    return None
 
 
 def _witness(model: Model, a: Assertion, high: int) -> tuple[DimRef, int] | None:

@@ -259,6 +259,8 @@ class IndexExceedsDynamicBoundWords:
         "index-exceeds-dynamic-bound": "{dim_name} <= {limit} {verb} the {user_op}{site}: its index reaches {high}",
         "index-exceeds-dynamic-bound.sized":
             "the {ops} result reaching {high} {verb} the {user_op}{site} (eager raises too)",
+        "index-exceeds-dynamic-bound.position":
+            "a value of {value} in {input_name} {verb} the {user_op}{site}: a position from it reaches {bound_display}",
     })
     MESSAGES = Catalog("MESSAGES", {
         "index-exceeds-dynamic-bound":
@@ -273,6 +275,11 @@ class IndexExceedsDynamicBoundWords:
             "fails, {effect}; eager indexes the same way and raises IndexError on those values: the input is invalid "
             "for the model itself (an info: the package fails it where eager does too)",
         "index-exceeds-dynamic-bound.sized-witness": "{shapes}; with {reach}",
+        "index-exceeds-dynamic-bound.position":
+            "\"{assertion}\" in {kernel}: the index is a position computed from the values of {inputs} and sizes, at "
+            "most {upper} for a value v, and its bound `{bound}` is {bound_display}: at {assignment} a value of "
+            "{value} takes it there, and the check fails, {effect}",
+        "index-exceeds-dynamic-bound.position-witness": "{shapes}; with a value of {value} in {inputs}",
     })
     FIXES = Catalog("FIXES", {
         "index-exceeds-dynamic-bound":
@@ -282,6 +289,9 @@ class IndexExceedsDynamicBoundWords:
         "index-exceeds-dynamic-bound.sized":
             "make the indexed tensor one longer than the range of {ops} (the index can be {extent}), or clamp the "
             "index to `{bound_display} - 1` in the model, or reject inputs whose values give {reach}",
+        "index-exceeds-dynamic-bound.position":
+            "reject values of {inputs} that put the position at {bound_display} or past it before calling the "
+            "model, or clamp the position to `{bound_display} - 1` in the model",
     })
     CHAIN = Catalog("CHAIN", {
         "index-exceeds-dynamic-bound.index-range": "{index_var} lies in [0, {high}] whatever was loaded; with {assignment} the bound is {value}, "
@@ -289,8 +299,12 @@ class IndexExceedsDynamicBoundWords:
         "index-exceeds-dynamic-bound.index-range-sized":
             "{index_var} is the output of {ops}: in [0, {extent}]; the bound is {bound_display} "
             "({value} at {assignment})",
+        "index-exceeds-dynamic-bound.position":
+            "{index_var} is at most {upper} for a value v of {inputs}; at {assignment} v = {value} takes it to "
+            "{bound_display}",
     })
-    FRAGMENTS = frozenset({"index-exceeds-dynamic-bound.sized-witness", "index-exceeds-dynamic-bound.witness"})
+    FRAGMENTS = frozenset({"index-exceeds-dynamic-bound.sized-witness", "index-exceeds-dynamic-bound.witness",
+                           "index-exceeds-dynamic-bound.position-witness"})
 
 
 class StoreIntoEmptyBufferWords:
