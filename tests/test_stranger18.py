@@ -84,14 +84,7 @@ def test_findings_are_pinned(name: str) -> None:
 
 
 # Failing probes no finding explains: (model, label) -> (outcome, why).
-KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
-    ("jagged_dense", "L=9"): (
-        "crash",
-        "rows of 10 values into L = 9 columns (inside the declared [1, 64]): the column check `0 <= tmp28 < ks1` "
-        "that total=max+1's log names (AOTI015's position info since the round: a row longer than L), SIGABRT "
-        "where eager raises IndexError; this log holds only `terminate called recursively` (two OpenMP threads "
-        "failed at once), no check's message, so the harness cannot tie it to that finding"),
-}
+KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {}
 
 
 @pytest.mark.parametrize("name", NAMES)
