@@ -68,6 +68,8 @@ def test_the_witness_search_skips_the_bounds_own_dims() -> None:
     model = _jagged("s55 - VALUE")
     assert D._position_witness(model, "s55 - VALUE", "s55") == ({}, 0)
     assert D._position_witness(model, "s55 - 1 - VALUE", "s55") is None
+    # A dim of its own (the values' count) at no size of which the position reaches the width.
+    assert D._position_witness(model, "min(s59, s55 - 1) - VALUE", "s55") is None
 
 
 def test_jagged_dense_names_the_column_and_its_probe_failed_at_that_check() -> None:
