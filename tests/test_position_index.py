@@ -11,7 +11,7 @@ import pytest
 from analyzer.app import api
 from analyzer.core.findings import Location, Severity
 from analyzer.core.model import Assertion, Dim, DimRef, Input, Launch, Model, Symbol
-from analyzer.rules import datarange as D
+from analyzer.query import valueindex as VI
 from conftest import FIXTURES
 from test_rules import _run
 
@@ -66,10 +66,10 @@ def test_no_position_finding(upper: str, dtype: str, why: str) -> None:
 
 def test_the_witness_search_skips_the_bounds_own_dims() -> None:
     model = _jagged("s55 - VALUE")
-    assert D._position_witness(model, "s55 - VALUE", "s55") == ({}, 0)
-    assert D._position_witness(model, "s55 - 1 - VALUE", "s55") is None
+    assert VI.position_witness(model, "s55 - VALUE", "s55") == ({}, 0)
+    assert VI.position_witness(model, "s55 - 1 - VALUE", "s55") is None
     # A dim of its own (the values' count) at no size of which the position reaches the width.
-    assert D._position_witness(model, "min(s59, s55 - 1) - VALUE", "s55") is None
+    assert VI.position_witness(model, "min(s59, s55 - 1) - VALUE", "s55") is None
 
 
 def test_jagged_dense_names_the_column_and_its_probe_failed_at_that_check() -> None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..expr import intervals
-from ..expr.values import VALUE
-from ..query import counting, sizes, witness as W
+from ..query import counting, sizes, valueindex as VI, witness as W
 from ..core.findings import Finding, Severity
 from ..core.model import Assertion, DimRef, Enforcement, Model, Symbol, where
 from ..core.dimtext import range_text
@@ -112,8 +110,7 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
                     and bool(a.index_extent_sources) and not a.index_extent_value_inputs and bool(a.index_ops))
 
         def position(a: Assertion) -> bool:
-            return (a.linked and a.bound_value is None and bool(a.bound_expr) and bool(a.bound_sources)
-                    and not a.index_extent and len(a.index_sources) == 1 and bool(a.value_upper) and a.value_upper != VALUE)
+            return VI.sized_position(model, a)
 
         for found in (self._sized(model, ctx, a) for a in unique_assertions(model, sized)):
             if found is not None:
@@ -199,19 +196,14 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
         against a size: the first sizes (the witness's, else an index dim's smallest) and the smallest value
         of the input there that take it to the bound. Eager's lookup raises on those values too: an info."""
         upper, bound = a.value_upper or "", a.bound_expr or ""
-        (first,) = a.index_sources
-        # A floating-point input's values (an affine grid's coordinates) are no ids: grid sampling masks them.
-        if VALUE not in intervals.names(upper) or not (model.inputs[first].dtype or "").startswith(("int", "uint")) \
-                or _lookup(model, upper):
-            return None
-        found = _position_witness(model, upper, bound)
+        found = VI.position_witness(model, upper, bound)
         if found is None:
             return None
         assignment, value = found
+        (first,) = a.index_sources
         inputs, ref = model.input_text(first), (sorted(assignment) or sorted(a.bound_sources))[0]
-        shown = W.display_expr(model, intervals.cancel(upper)).replace(VALUE, "v")
         fields = dict(assertion=a.message, kernel=a.kernel, bound=a.bound, bound_display=W.display_expr(model, bound),
-                      inputs=inputs, upper=shown, value=value, dim_display=W.dim_display(model, ref),
+                      inputs=inputs, upper=VI.shown(model, a), value=value, dim_display=W.dim_display(model, ref),
                       assignment=W.assignment_text(model, assignment) if assignment else "the witness sizes",
                       **outcome_fields(model, a))
         witness = self.MESSAGES["index-exceeds-dynamic-bound.position-witness"].format(
@@ -223,34 +215,6 @@ class IndexExceedsDynamicBound(IndexExceedsDynamicBoundWords, Rule):
             consequence=Consequence.ASSUMED, eager_rejects=E.EAGER["table"], kernel=a.kernel, input=first, witness=witness,
             fix=self.FIXES["index-exceeds-dynamic-bound.position"].format(**fields), chain=chain,
             key=f"dynbound:position:in{first}:{W.normalize_expr(model, upper)}>={W.normalize_expr(model, bound)}")
-
-
-def _lookup(model: Model, upper: str) -> bool:
-    """Whether the position is the value itself, give or take a constant (`max(v + n, v)`: negative-index
-    wrapping of a lookup, the caller's data): its distance from v is the same at v = 0, 1, 2."""
-    apart = {W.evaluate_at(model, f"({intervals.substitute(upper, {VALUE: str(v)})}) - {v}") for v in (0, 1, 2)}
-    return len(apart) == 1
-
-
-def _position_witness(model: Model, upper: str, bound: str) -> tuple[dict[DimRef, int], int] | None:
-    """(sizes, value): the input's smallest value (0 or 1 up: a position that falls or grows with it) at
-    which `upper` reaches `bound`, at the witness sizes or, where no value does there, at the smallest
-    size of a dim of `upper` alone at which value 0 does. None where neither reaches it."""
-    def gap(value: int, assignment: dict[DimRef, int]) -> float | None:
-        return W.evaluate_at(model, f"({intervals.substitute(upper, {VALUE: str(value)})}) - ({bound})", assignment)
-
-    for value in (0, 1, 2, 4, 64, 1024):
-        at = gap(value, {})
-        if at is not None and at >= 0:
-            return {}, value
-    at_zero = intervals.substitute(upper, {VALUE: "0"})
-    for ref in W.expr_dims(model, at_zero) or ():
-        if ref in (W.expr_dims(model, bound) or ()):
-            continue
-        over = W.smallest_exceeding(model, f"({at_zero}) - ({bound})", ref, -1)
-        if over is not None:
-            return {ref: over}, 0
-    return None
 
 
 def _witness(model: Model, a: Assertion, high: int) -> tuple[DimRef, int] | None:
