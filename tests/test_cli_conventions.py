@@ -327,3 +327,21 @@ def test_progress_bar_is_clicks_and_only_on_a_terminal(monkeypatch):
     with many.progress_bar() as bar:
         bar(1, 3)
     assert quick.getvalue() == ""
+
+
+@pytest.mark.parametrize("module", ["tree_sitter", "tree_sitter_cpp"])
+def test_a_missing_parser_dependency_is_one_line_and_exit_2(module):
+    # None in sys.modules makes the import fail as an uninstalled distribution does
+    code = (f"import sys; sys.modules[{module!r}] = None; "
+            "sys.argv = ['aoti-lint', 'check', sys.argv[1]]; "
+            "from analyzer.app.cli import main; main()")
+    import subprocess
+    import sys
+
+    package = str(Path(__file__).parent.parent / "fixtures" / "embedding.cpu.stripped.pt2")
+    proc = subprocess.run([sys.executable, "-c", code, package], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        f"aoti-lint: error: cannot import {module}: reinstall aoti-lint or "
+        f"`pip install {module.replace('_', '-')}`"]

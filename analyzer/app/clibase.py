@@ -92,6 +92,12 @@ class DefaultGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
+        except ModuleNotFoundError as exc:
+            if exc.name not in RUNTIME_DEPENDENCIES:
+                raise InternalFailure(ctx, exc) from None
+            # a broken install, not a bug: say which distribution brings the module back
+            raise LintError(f"cannot import {exc.name}: reinstall aoti-lint or `pip install "
+                            f"{RUNTIME_DEPENDENCIES[exc.name]}`") from None
         except expected_errors() as exc:
             if isinstance(exc, RecursionError):  # a RuntimeError, not an input error
                 raise InternalFailure(ctx, exc) from None
@@ -100,17 +106,27 @@ class DefaultGroup(click.Group):
             raise InternalFailure(ctx, exc) from None
 
 
+# module -> the distribution that installs it, for `check`'s third-party imports
+RUNTIME_DEPENDENCIES = {"tree_sitter": "tree-sitter", "tree_sitter_cpp": "tree-sitter-cpp"}
+
+
 class InternalFailure(click.ClickException):
     """A bug, not a finding: exit 2 with one line asking for a report (a traceback with --debug)."""
 
     exit_code = 2
 
     def __init__(self, ctx: click.Context, exc: BaseException) -> None:
-        from .api import InternalError
+        ours: tuple[type[BaseException], ...] = ()
+        try:
+            from .api import InternalError
+
+            ours = (InternalError,)
+        except ImportError:  # the failure may be that import itself
+            pass
 
         self.debug = bool(ctx.params.get("debug"))
-        self.original = exc.__cause__ if isinstance(exc, InternalError) and exc.__cause__ else exc
-        text = str(exc) if isinstance(exc, InternalError) else \
+        self.original = exc.__cause__ if isinstance(exc, ours) and exc.__cause__ else exc
+        text = str(exc) if isinstance(exc, ours) else \
             f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
         super().__init__(text)
 
