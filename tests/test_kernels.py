@@ -204,9 +204,30 @@ def _cpp(source: bytes):
     ("index out of bounds: tl.broadcast_to(x3, [YBLOCK, XBLOCK]) < 64", (None, "x3", "64")),
     ("index out of bounds: tl.broadcast_to(tmp1, tmp2) < 64", (None, None, "")),
     ("something else", (None, None, "")),
+    # An index proved non-negative, checked one-sided and inline (torch 2.11 CUDA): Triton's abs.
+    ("index out of bounds: tl_math.abs(r0_3 + ((-1)*x0)) < 64", (None, "abs(r0_3 + ((-1)*x0))", "64")),
+    # A clamp printed as products with comparisons: the message's own `<` is the last at depth 0.
+    ("index out of bounds: ((y0) * ((y0) <= ((-1) + ks1)) + ((-1) + ks1) * (((-1) + ks1) < (y0))) < ks1",
+     (None, "((y0) * ((y0) <= ((-1) + ks1)) + ((-1) + ks1) * (((-1) + ks1) < (y0)))", "ks1")),
+    ("index out of bounds: 0 <= (a < b) < ks0", (0, "(a < b)", "ks0")),
+    ("index out of bounds: (a < b", (None, None, "")),
+    # A C++ cast in the bound is not a comparison in the index.
+    ("index out of bounds: 0 <= tmp10 < static_cast<int64_t>(ks3)", (0, "tmp10", "static_cast<int64_t>(ks3)")),
 ])
 def test_parse_message(message, expected):
     assert kernels.parse_message(message) == expected
+
+
+@pytest.mark.parametrize("index,expected", [
+    ("((y0) * ((y0) <= ((-1) + ks1)) + ((-1) + ks1) * (((-1) + ks1) < (y0)))", "min(y0, -1 + ks1)"),
+    ("(a * (a >= b) + b * (b > a))", "max(a, b)"),
+    ("(a * (a <= b) + b * (b <= a))", "a * (a <= b) + b * (b <= a)"),   # both `<=`: not one clamp
+    ("(a * (a <= b) + c * (c < a))", "a * (a <= b) + c * (c < a)"),
+])
+def test_clamps_written_with_comparisons(index, expected):
+    import ast
+
+    assert ast.unparse(kernels.index_node(index)) == expected
 
 
 def test_bound_to_py_drops_long_suffix():

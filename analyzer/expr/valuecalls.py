@@ -11,6 +11,7 @@ import ast
 import re
 from typing import Any, Callable, Mapping, Protocol
 
+from . import intervals
 from .syntax import ITER_INDEX, call_name, load_pointer, scan_sum_range
 
 
@@ -32,6 +33,9 @@ def ifexp_range(v: Engine, node: ast.IfExp, line: int, depth: int, upper: bool) 
     if never_negative_test(v, node.test, line, depth):
         # `tmp18 ? tmp17 : tmp14` (tmp18 = tmp14 < 0) of an index known to be >= 0 (a clamp).
         return v._range(node.orelse, line, depth, upper)
+    mod = python_mod_range(v, node.test, node.body, node.orelse, line, depth, upper)
+    if mod is not None:
+        return mod
     a, b = v._range(node.body, line, depth, upper), v._range(node.orelse, line, depth, upper)
     if upper and b is not None:
         a = wrapped_upper(v, node.test, node.body, line, depth) or guarded_upper(v, node.test, node.body, a, line, depth)
@@ -62,6 +66,9 @@ def _where(v: Engine, node: ast.Call, line: int, depth: int, upper: bool) -> str
     if never_negative_test(v, node.args[0], line, depth):
         # Negative-index wrapping `where(i < 0, i + 130, i)` of an index known to be >= 0.
         return v._range(node.args[2], line, depth, upper)
+    mod = python_mod_range(v, node.args[0], node.args[1], node.args[2], line, depth, upper)
+    if mod is not None:
+        return mod
     a, b = v._range(node.args[1], line, depth, upper), v._range(node.args[2], line, depth, upper)
     if upper and b is not None:
         a = wrapped_upper(v, node.args[0], node.args[1], line, depth) or \
@@ -255,12 +262,72 @@ def never_negative_test(v: Engine, test: ast.expr, line: int, depth: int) -> boo
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return False
     if isinstance(test.ops[0], ast.NotEq):
-        signs = [_through_names(v, side, line) for side in (test.left, test.comparators[0])]
-        return all(isinstance(node, ast.Call) and call_name(node).endswith("signbit") and len(node.args) == 1
-                   and v._nonneg(node.args[0], at, depth + 1) for node, at in signs)
+        signs = [_sign_of(v, *_through_names(v, side, line)) for side in (test.left, test.comparators[0])]
+        return all(sign is not None and v._nonneg(sign[0], sign[1], depth + 1) for sign in signs)
     if not (isinstance(test.ops[0], ast.Lt) and _is_zero(v, test.comparators[0], line, depth)):
         return False
     return v._nonneg(test.left, line, depth)
+
+def python_mod_range(v: Engine, test: ast.expr, body: ast.expr, orelse: ast.expr, line: int, depth: int,
+                     upper: bool) -> str | None:
+    """Python's modulo from a truncating one: `where((r != 0) & (sign(r) != sign(b)), r + b, r)` with
+    r = a % b lies in [0, b - 1] for a divisor b >= 0 (a size: at 0 the `%` fails first), whatever a's
+    sign (`ids % m` of any ids)."""
+    test, at = _through_names(v, test, line)
+    plus, _ = _through_names(v, body, line)
+    if not (isinstance(test, ast.BinOp) and isinstance(test.op, ast.BitAnd)
+            and isinstance(plus, ast.BinOp) and isinstance(plus.op, ast.Add)):
+        return None
+    r, b = ast.dump(orelse), None
+    terms = {ast.dump(plus.left), ast.dump(plus.right)}
+    if r not in terms or len(terms) != 2:
+        return None
+    b = plus.right if ast.dump(plus.left) == r else plus.left
+    parts = [_through_names(v, part, at) for part in (test.left, test.right)]
+    nonzero = signs = False
+    for part, where_at in parts:
+        if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.NotEq)):
+            return None
+        if ast.dump(part.left) == r and _is_zero(v, part.comparators[0], where_at, depth):
+            nonzero = True
+            continue
+        sides = [_sign_of(v, *_through_names(v, side, where_at)) for side in (part.left, part.comparators[0])]
+        signs = signs or sorted(ast.dump(s[0]) for s in sides if s is not None) == sorted((r, ast.dump(b)))
+    low = v._range(b, line, depth + 1, upper=False)
+    if not (nonzero and signs and low is not None):
+        return None
+    try:
+        if intervals.evaluate_interval(low, {}, default=(0, None))[0] < 0:  # (at 0 the `%` itself fails)
+            return None
+    except ValueError:
+        return None
+    if not upper:
+        return "0"
+    high = v._range(b, line, depth + 1, upper=True)
+    return None if high is None else f"({high}) - 1"
+
+
+def _sign_of(v: Engine, node: ast.expr, line: int, depth: int = 0) -> tuple[ast.expr, int] | None:
+    """The value whose sign `node` tests, with the line to read it at: C++'s `signbit(x)`, Triton's
+    `(libdevice.signbit(x) != 0) if (x).dtype is tl.float32 else x < 0` (either branch: the same test)."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.IfExp):
+        sides = [_sign_of(v, *_through_names(v, side, line), depth + 1) for side in (node.body, node.orelse)]
+        same = sides[0] is not None and sides[1] is not None and ast.dump(sides[0][0]) == ast.dump(sides[1][0])
+        return sides[1] if same else None
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        if isinstance(node.ops[0], ast.NotEq) and isinstance(node.comparators[0], ast.Constant) \
+                and node.comparators[0].value == 0:
+            return _sign_of(v, *_through_names(v, node.left, line), depth + 1)
+        if isinstance(node.ops[0], ast.Lt) and isinstance(node.comparators[0], ast.Constant) \
+                and node.comparators[0].value == 0:
+            return node.left, line
+        return None
+    if isinstance(node, ast.Call) and call_name(node).endswith("signbit") and len(node.args) == 1:
+        return node.args[0], line
+    return None
+
 
 def _is_zero(v: Engine, node: ast.expr, line: int, depth: int) -> bool:
     """`0`, or a name that holds 0 (C++ vector code compares with `tmp6 = VectorizedN(tmp5)`,

@@ -30,6 +30,9 @@ MESSAGE_RE = re.compile(
 # The index: a variable (`tmp4`) or, where Inductor checks an index it computed, an expression of
 # them (`2 + x0`: BART's positions, an arange shifted by the padding offset).
 _INDEX = re.compile(r"\w+|[\w+\-*%/ ()]+")
+_NESTED_INDEX = re.compile(r"[\w+\-*%/ ()<=>]+")
+INDEX_PREFIX = "index out of bounds:"
+_TL_ABS = re.compile(r"\btl_math\.abs\(")
 _BROADCAST = re.compile(r"tl\.broadcast_to\(([\w+\-*%/ ()]+),\s*\[[\w, ]*\]\)")
 _REDUCTIONS = {
     "max2": "max", "max": "max", "min2": "min", "min": "min", "argmax": "argmax", "argmin": "argmin",
@@ -140,10 +143,65 @@ def parse_message(message: str) -> tuple[int | None, str | None, str]:
     wrapped = _BROADCAST.fullmatch(var)
     if wrapped is not None:
         var = wrapped.group(1).strip()
+    # An index Inductor proved non-negative is checked one-sided, inline: `tl_math.abs(r0_3 + ((-1)*x0))`
+    # (a relative distance into a table); `abs` is the value engine's own name for it.
+    var = _TL_ABS.sub("abs(", var)
     if not m or not _INDEX.fullmatch(var) or index_node(var) is None:
-        return None, None, ""
+        # a comparison inside the index (the first `<` cut it short): split at depth 0
+        return _parse_nested(message) if m and "<" in m.group("bound") else (None, None, "")
     lower = int(m.group("lower")) if m.group("lower") is not None else None
     return lower, var, m.group("bound").strip()
+
+
+_MAX_NESTED = 2048  # characters of an index with comparisons in it that are read at all
+
+
+def _parse_nested(message: str) -> tuple[int | None, str | None, str]:
+    """`index out of bounds: ((y0) * ((y0) <= ((-1) + ks1)) + ((-1) + ks1) * (((-1) + ks1) < (y0))) < ks1`:
+    Inductor prints a clamp (sympy's Min as a Piecewise) as products with comparisons, so the
+    message's own `<` is the last one outside parentheses."""
+    rest = message[message.find(INDEX_PREFIX) + len(INDEX_PREFIX):].strip()
+    depth, cut = 0, -1
+    for i, ch in enumerate(rest[:_MAX_NESTED]):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "<" and depth == 0 and rest[i + 1:i + 2] != "=":
+            cut = i
+    if cut <= 0:
+        return None, None, ""
+    var, bound = rest[:cut].strip(), rest[cut + 1:].strip()
+    lower = None
+    head = re.match(r"(-?\d+)L?\s*<=\s*(?=\()", var)
+    if head is not None:
+        lower, var = int(head.group(1)), var[head.end():]
+    var = re.sub(r"(?<=\d)[lL]+\b", "", var)
+    if not _NESTED_INDEX.fullmatch(var) or index_node(var) is None:
+        return None, None, ""
+    return lower, var, bound
+
+
+class _Clamps(ast.NodeTransformer):
+    """`a * (a <= b) + b * (b < a)` -> `min(a, b)`; with `>=` / `>`, `max(a, b)`."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        sides = [_guarded(t) for t in (node.left, node.right)] if isinstance(node.op, ast.Add) else []
+        if len(sides) == 2 and sides[0] and sides[1]:
+            (a, op_a, b), (b2, op_b, a2) = sides[0], sides[1]
+            same = ast.dump(a) == ast.dump(a2) and ast.dump(b) == ast.dump(b2)
+            lows, highs = (ast.LtE, ast.Lt), (ast.GtE, ast.Gt)
+            for ops, fn in ((lows, "min"), (highs, "max")):
+                if same and isinstance(op_a, ops) and isinstance(op_b, ops) and type(op_a) is not type(op_b):
+                    return ast.Call(ast.Name(fn, ast.Load()), [a, b], [])
+        return node
+
+
+def _guarded(term: ast.expr) -> tuple[ast.expr, ast.cmpop, ast.expr] | None:
+    """`x * (x OP y)` -> (x, OP, y)."""
+    if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult) and isinstance(term.right, ast.Compare):
+        cmp = term.right
+        if len(cmp.ops) == 1 and ast.dump(cmp.left) == ast.dump(term.left):
+            return term.left, cmp.ops[0], cmp.comparators[0]
+    return None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -152,8 +210,14 @@ def index_node(var: str) -> ast.expr | None:
     if var.isidentifier():
         return ast.Name(var, ast.Load())
     try:
-        return ast.parse(var, mode="eval").body
+        tree = ast.parse(var, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if "<" not in var and ">" not in var:
+        return tree
+    try:
+        return _Clamps().visit(tree)
+    except RecursionError:
         return None
 
 

@@ -12,6 +12,7 @@ from . import Context, Rule, register
 from . import Case, enforcement as E
 from .bounds import outcome_fields
 from .words_kernels import ReadPastConstantWords
+from ..expr.values import VALUE
 
 
 def _guarding(model: Model) -> dict[str | None, set]:
@@ -23,6 +24,9 @@ def _guarding(model: Model) -> dict[str | None, set]:
     for a in model.assertions:
         if a.bound_value is not None and a.index_extent:
             out.setdefault(a.kernel, set()).update(a.index_extent_sources)
+        elif a.bound_value is not None and a.value_upper and VALUE not in a.value_upper:
+            # A position from data kept below a size (`ids % m` against 64 rows) is checked there too.
+            out.setdefault(a.kernel, set()).update(W.expr_dims(model, a.value_upper) or ())
     return out
 
 
