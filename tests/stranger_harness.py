@@ -43,7 +43,8 @@ def outcome(record: dict) -> str:
 
 FAILURES = {"crash", "raised", "silent", "wrong"}
 _VALUE_KEYS = ("index-exceeds-constant-bound.input-values", "index-exceeds-constant-bound.values",
-               "index-exceeds-constant-bound.cast-values", "index-exceeds-dynamic-bound.position")
+               "index-exceeds-constant-bound.cast-values", "index-exceeds-dynamic-bound.position",
+               "index-exceeds-constant-bound.op-values")
 
 
 # Cached by folder, not on Round's methods: lru_cache on a method keeps its instance alive (B019).
@@ -291,11 +292,13 @@ class Round:
         return bool(self._probed(name, record))
 
     def witness_runs(self, name: str, finding) -> list[dict]:
-        """The probes of `name` at a finding's witness: its own witness probe, or an edge probe whose
-        sizes are the witness's shapes."""
+        """The probes of `name` at a finding's witness: its own witness probe, an edge probe whose
+        sizes are the witness's shapes, or for a value witness a probe that failed at its check."""
         return [r for r in self.records() if r["name"] == name and (
             (r["label"].startswith("witness:") and r["finding"]["witness"] == finding.witness)
-            or self.at_witness(name, r, finding.witness))]
+            or self.at_witness(name, r, finding.witness)
+            # a witness that is a value: any probe whose values failed at the very check it names
+            or (finding.message_key in _VALUE_KEYS and self._fired(r, finding)))]
 
     def at_witness(self, name: str, record: dict, witness: str | None) -> bool:
         """An edge probe whose sizes are the witness's shapes (`seq=65` for `ids.shape = (2, 65)`)."""

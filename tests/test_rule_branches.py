@@ -205,6 +205,27 @@ def test_extent_set_by_values_is_reported_unless_a_runtime_assert_keeps_it_withi
     assert _run(_values_model("u0 // 0", None), "index-exceeds-constant-bound") == []
 
 
+def _op_model(extent: str, ops: tuple[str, ...] = ("searchsorted_Tensor",), sources: tuple[int, ...] = (0,)) -> Model:
+    """tisasrec on CPU: a constant extent, `searchsorted`'s 0..16 from the input's values, read against 16 rows."""
+    model = _pos_model(extent=extent, bound=16)
+    a = model.assertions[0]
+    a.index_extent_sources, a.index_ops, a.index_sources = (), ops, sources
+    return model
+
+
+def test_a_constant_extent_is_reported_only_where_an_op_of_the_inputs_values_passes_the_table():
+    model = _op_model("17")
+    (f,) = _run(model, "index-exceeds-constant-bound")
+    assert f.message_key == "index-exceeds-constant-bound.op-values" and f.severity == Severity.ERROR
+    # values, not sizes, reach it: no guard on the sizes rejects them
+    assert bounds_rules.IndexExceedsConstantBound().guard_condition(model, f) is None
+    assert "`searchsorted` result reaching 16" in f.message
+    assert _run(_op_model("16"), "index-exceeds-constant-bound") == []             # 0..15: within the table
+    assert _run(_op_model("17", ops=()), "index-exceeds-constant-bound") == []     # no op to name
+    assert _run(_op_model("17", sources=()), "index-exceeds-constant-bound") == []  # no input's values
+    assert _run(_op_model("17 // 0"), "index-exceeds-constant-bound") == []        # cannot be evaluated
+
+
 # -- access.py ---------------------------------------------------------------------------------------
 
 def test_space_that_does_not_parse_is_unknown():

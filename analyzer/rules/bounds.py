@@ -75,13 +75,12 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
     """An index bound is an input dimension that the package accepts as 0.
 
     ## What it does
-    Finds index-bound assertions (`index out of bounds: 0 <= tmp4 < ks0`) whose bound is a dynamic
-    input dimension (or an expression over dimensions) that becomes 0 when a dimension is empty, while
-    nothing at run time rejects size 0: the package's `check_input_N` range checks run only with
-    `AOTI_RUNTIME_CHECK_INPUTS=1` (the default code generation), or the checked range includes 0.
-    The bound is evaluated with the dimension set to 0; bounds that stay positive (`ks0 + 1`) and
-    constant bounds (`100`) are not reported, nor is a check whose own loop (a C++ loop around it,
-    a Triton kernel's `xnumel`) the same empty size empties: it never runs.
+    Finds index-bound assertions (`index out of bounds: 0 <= tmp4 < ks0`) whose bound is a dynamic input dimension
+    (or an expression over dimensions) that becomes 0 when a dimension is empty, while nothing at run time rejects
+    size 0: the package's `check_input_N` range checks run only with `AOTI_RUNTIME_CHECK_INPUTS=1` (the default
+    code generation), or the checked range includes 0. The bound is evaluated with the dimension set to 0; bounds
+    that stay positive (`ks0 + 1`) and constant bounds (`100`) are not reported, nor is a check whose own loop (a
+    C++ loop around it, a Triton kernel's `xnumel`) the same empty size empties: it never runs.
 
     ## Why it matters
     `torch.export` records `Dim("n")` as `[0, inf)`, but Inductor compiles for `n >= 2` and does not
@@ -204,33 +203,34 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
     """An index that ranges over a dynamic size can exceed a constant bound.
 
     ## What it does
-    Finds index-bound assertions with a constant bound (`y0 < 512`, a table of 512 rows) whose index
-    is not data but a position that ranges over a dynamic input size, e.g. a positional embedding
-    indexed by `torch.arange(x.shape[1])`. Interval arithmetic over the compiled and declared ranges
-    of the sizes gives the largest index; when it can reach the bound, the sequence length that trips
-    it is reported, one finding per launch of the kernel that reads other sizes (a position table
-    shared by an encoder's and a decoder's lengths: one for each). The lookup past the table is one
-    eager PyTorch rejects too (`IndexError: index out of range in self`), so the severity says what
-    the package does worse: an error when the failed check aborts the process (a CPU check inside an
-    OpenMP parallel region) and the compiled range itself reaches past the bound (no compiled maximum,
-    or one above it: a table of 64 rows under a range compiled up to 4096), a warning when only the
-    declared range does or the max is one only `AOTI_RUNTIME_CHECK_INPUTS=1` checks; an info when the
-    check raises `RuntimeError` to the caller (a CPU check outside such a region) or asserts on CUDA,
-    as eager's own lookup does. Past the range the package was traced for, eager may run other code
-    (a model that rebuilds a longer sinusoidal table, as M2M100 does), so there the lookup counts as
-    eager's own only when the table is a learned weight (`ConstantType::Parameter`, not in a
-    sinusoidal table's module: FSMT rebuilds its own); a buffer's finding says nothing of eager. Indices that are loaded values (an
-    embedding lookup of user tokens) are data errors, not shape errors, and are not reported; a
-    position computed from an input's values and sizes (`(arange(seq) + lengths - seq).clamp(0)`,
-    left-padded rows) is, with the smallest value that reads past the table (65 for 64 rows) as its
-    witness, an info: eager makes the same lookup and rejects those values too, though a check in a
-    parallel region aborts the process where eager raises. So is a floating-point input's own value
-    cast to an index (row ids in a column of patches): no id the caller is told to keep in range.
+    Finds index-bound assertions with a constant bound (`y0 < 512`, a table of 512 rows) whose index is not data
+    but a position that ranges over a dynamic input size, e.g. a positional embedding indexed by
+    `torch.arange(x.shape[1])`. Interval arithmetic over the compiled and declared ranges of the sizes gives the
+    largest index; when it can reach the bound, the sequence length that trips it is reported, one finding per
+    launch of the kernel that reads other sizes (a position table shared by an encoder's and a decoder's lengths:
+    one for each). The lookup past the table is one eager PyTorch rejects too (`IndexError: index out of range in
+    self`), so the severity says what the package does worse: an error when the failed check aborts the process (a
+    CPU check inside an OpenMP parallel region) and the compiled range itself reaches past the bound (no compiled
+    maximum, or one above it: a table of 64 rows under a range compiled up to 4096), a warning when only the
+    declared range does or the max is one only `AOTI_RUNTIME_CHECK_INPUTS=1` checks; an info when the check raises
+    `RuntimeError` to the caller (a CPU check outside such a region) or asserts on CUDA, as eager's own lookup
+    does. Past the range the package was traced for, eager may run other code (a model that rebuilds a longer
+    sinusoidal table, as M2M100 does), so there the lookup counts as eager's own only when the table is a learned
+    weight (`ConstantType::Parameter`, not in a sinusoidal table's module: FSMT rebuilds its own); a buffer's
+    finding says nothing of eager. Indices that are loaded values (an embedding lookup of user tokens) are data
+    errors, not shape errors, and are not reported; a position computed from an input's values and sizes
+    (`(arange(seq) + lengths - seq).clamp(0)`, left-padded rows) is, with the smallest value that reads past the
+    table (65 for 64 rows) as its witness, an info: eager makes the same lookup and rejects those values too,
+    though a check in a parallel region aborts the process where eager raises. So is a floating-point input's own
+    value cast to an index (row ids in a column of patches): no id the caller is told to keep in range. So is an
+    index an op computes from an input's values whose range passes the table at every size (`searchsorted` into 16
+    boundaries returns 0..16, read against 16 rows), with the values that take the op there as its witness,
+    weighed as sizes are (an error where the check aborts).
 
     ## Why it matters
-    Inputs that the package accepts by its own shape contract fail at run time: a device-side assert
-    on CUDA (which poisons the CUDA context), `RuntimeError: index out of bounds` on CPU. Nothing in
-    the exported signature says that sequences longer than the table are invalid.
+    Inputs that the package accepts by its own shape contract fail at run time: a device-side assert on CUDA
+    (which poisons the CUDA context), `RuntimeError: index out of bounds` on CPU. Nothing in the exported
+    signature says that sequences longer than the table are invalid.
 
     ## Example
     ```python
@@ -247,9 +247,8 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
     ```
 
     ## Fix
-    Declare the real limit when exporting (`Dim("seq", max=512)`) and run with
-    `AOTI_RUNTIME_CHECK_INPUTS=1`, or reject longer inputs before calling the model, or size the table
-    for the longest input.
+    Declare the real limit when exporting (`Dim("seq", max=512)`) and run with `AOTI_RUNTIME_CHECK_INPUTS=1`, or
+    reject longer inputs before calling the model, or size the table for the longest input.
     """
 
     name = "index-exceeds-constant-bound"
@@ -267,6 +266,9 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
         # The check raises `RuntimeError: index out of bounds` as eager raises IndexError: an info.
         Case("fixtures/pos_embedding.cpu.stripped.pt2", {"message_key": "index-exceeds-constant-bound.unbounded",
                                                           "severity": Severity.INFO, "input": 0, "dim": 1}),
+        # TiSASRec: `searchsorted` into 16 boundaries (0..16) read against 16 rows in a parallel region: SIGABRT.
+        Case("fixtures/stranger19/tisasrec.cpu.stripped.pt2", {"message_key": "index-exceeds-constant-bound.op-values",
+                                                               "severity": Severity.ERROR, "input": 1}),
         # seq compiled (and declared) for [2, 1000], a table of 512 rows: 513 is compiled for and fails,
         # with a device assert, as eager's own lookup on CUDA.
         Case("fixtures/pos_embedding_max1000.cuda.stripped.pt2", {
@@ -331,8 +333,7 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
         def keep(a: Assertion) -> bool:
             return a.linked and a.bound_value is not None and bool(a.index_extent)
 
-        # A check fused into many kernels repeats one extent and bound: search its witnesses once.
-        witnesses: dict[tuple, list[tuple[DimRef, int]]] = {}
+        witnesses: dict[tuple, list[tuple[DimRef, int]]] = {}  # a check fused into many kernels: searched once
         for a in unique_assertions(model, keep):
             extent, bound_value = a.index_extent, a.bound_value
             if extent is None or bound_value is None:  # pragma: no cover - `keep` gives both; narrows the types
@@ -346,7 +347,8 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
                 if finding is not None:
                     yield finding
                 continue
-            if not refs:
+            if not refs:  # a constant extent: the values an op maps past the table, if it is one
+                yield from (V.op_values(self, model, ctx, a, outcome_fields(model, a)) if refs == [] else ())
                 continue
             try:
                 _, high = intervals.evaluate_interval(extent, W.dim_ranges(model))
@@ -361,8 +363,7 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
             key = (extent, bound_value, tuple(refs))
             if key not in witnesses:
                 witnesses[key] = _exceeding_dims(model, extent, bound_value, refs)
-            choices = witnesses[key]
-            if not choices:
+            if not (choices := witnesses[key]):
                 continue
             yield _table_finding(self, model, ctx, a, extent, bound_value, choices)
         # Positions computed from an input's values (kernels that fuse the same lookup repeat it).
@@ -371,10 +372,10 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
         yield from V.all_input_values(self, model, ctx, ((a, outcome_fields(model, a)) for a in valued))
 
     def guard_condition(self, model: Model, finding: Finding) -> FailingCondition | None:
-        """Positions past the table's rows; None for an extent the input's values set."""
+        """Positions past the table's rows; None for an extent the input's values set (no size rejects those)."""
         a = finding.subject
         if not isinstance(a, Assertion) or not a.index_extent or a.bound_value is None \
-                or W.expr_dims(model, a.index_extent) is None:
+                or not W.expr_dims(model, a.index_extent):
             return None
         return FailingCondition("constant-table", f"({a.index_extent}) > {a.bound_value}",
                                 f"positions up to {W.display_expr(model, a.index_extent)} - 1 exceed the constant "
@@ -421,12 +422,8 @@ def _exceeding_dims(model: Model, extent: str, bound_value: int, refs: list[DimR
     """Every dim whose smallest exceeding size exists, with that size (input order; unbounded
     ones first): the first leads the finding, each gets a witness of its own."""
     ordered = sorted(refs, key=lambda r: (not sizes.unbounded(model.known_dim(r)), r))
-    found = []
-    for ref in ordered:
-        size = W.smallest_exceeding(model, extent, ref, bound_value)
-        if size is not None:
-            found.append((ref, size))
-    return found
+    found = [(ref, W.smallest_exceeding(model, extent, ref, bound_value)) for ref in ordered]
+    return [(ref, size) for ref, size in found if size is not None]
 
 
 @register
@@ -434,9 +431,9 @@ class UnlinkedAssertion(UnlinkedAssertionWords, Rule):
     """An index assertion could not be linked to the model inputs.
 
     ## What it does
-    Reports index-bound assertions the analyzer found in a kernel but could not follow to a model
-    input or a constant: an unusual message form, a kernel never launched from `run_impl`, a bound
-    argument that is not a size. The reason is part of the message.
+    Reports index-bound assertions the analyzer found in a kernel but could not follow to a model input or a
+    constant: an unusual message form, a kernel never launched from `run_impl`, a bound argument that is not a
+    size. The reason is part of the message.
 
     ## Why it matters
     The other rules say nothing about such an assertion, so a clean report does not mean that it

@@ -6,6 +6,7 @@ index (row ids in a column of patches)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Iterable, Iterator
 
@@ -50,6 +51,29 @@ def unbacked_extent(rule: Rule, model: Model, ctx: Context, a: Assertion,
         eager_rejects=E.eager_rejects_table(str(fields["outcome"])), kernel=a.kernel, input=first, symbol=names,
         witness=witness, fix=rule.FIXES["index-exceeds-constant-bound.values"].format(**fields), chain=a.chain,
         key=f"extent:values:in{first}>{bound_value};kernel:{a.kernel}")
+
+
+def op_values(rule: Rule, model: Model, ctx: Context, a: Assertion, effect: dict) -> Iterator[Finding]:
+    """An index an op computes from an input's values (`searchsorted` into 16 boundaries: 0..16) whose
+    range passes a constant table at every size: the values that take the op there, at the witness's sizes."""
+    extent, bound_value = a.index_extent, a.bound_value
+    try:
+        top = intervals.evaluate(extent or "", {}) - 1
+    except ValueError:
+        return
+    if bound_value is None or top < bound_value or not a.index_ops or not a.index_sources:
+        return
+    op, first = re.sub(r"_(Tensor|Scalar|stable)$", "", a.index_ops[0]), a.index_sources[0]
+    inputs = ", ".join(model.input_text(i) for i in a.index_sources)
+    fields = dict(assertion=a.message, kernel=a.kernel, op=op, inputs=inputs, top=int(top), reach=E.reach_text(a),
+                  bound_value=bound_value, limit=bound_value - 1, **effect)
+    witness = rule.MESSAGES["index-exceeds-constant-bound.op-values-witness"].format(
+        shapes=W.witness(model, {}), reach=fields["reach"])
+    yield rule.finding(
+        model, ctx, rule.MESSAGES["index-exceeds-constant-bound.op-values"].format(**fields), a.location, subject=a,
+        eager_rejects=E.eager_rejects_table(str(fields["outcome"])), kernel=a.kernel, input=first, witness=witness,
+        fix=rule.FIXES["index-exceeds-constant-bound.op-values"].format(**fields), chain=a.chain,
+        key=f"extent:op-values:in{first}:{op}>{bound_value};kernel:{a.kernel}")
 
 
 def all_input_values(rule: Rule, model: Model, ctx: Context,

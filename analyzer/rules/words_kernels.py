@@ -62,6 +62,7 @@ class IndexExceedsConstantBoundWords:
             "a value >= {value} in {input_name} {verb} the {user_op}{site}: a position computed from it",
         "index-exceeds-constant-bound.cast-values":
             "a value >= {value} in {input_name} {verb} the {user_op}{site}: its {dtype} values cast to an index",
+        "index-exceeds-constant-bound.op-values": "the `{op}` result reaching {bound_value} {verb} the {user_op}{site}",
     })
     MESSAGES = Catalog("MESSAGES", {
         "index-exceeds-constant-bound.unbounded":
@@ -84,6 +85,11 @@ class IndexExceedsConstantBoundWords:
         "index-exceeds-constant-bound.cast-values":
             "\"{assertion}\" in {kernel}: the index is the {dtype} value of {inputs} cast to an integer: a "
             "value of {value} or more trips the constant bound {bound_value}, {effect}",
+        "index-exceeds-constant-bound.op-values":
+            "\"{assertion}\" in {kernel}: the index is the output of `{op}` over the values of {inputs}, which "
+            "lies in [0, {top}] at any size, and {reach} gives {bound_value} or more: past the constant bound "
+            "{bound_value}, {effect}",
+        "index-exceeds-constant-bound.op-values-witness": "{shapes}; with {reach}",
         "index-exceeds-constant-bound.unenforced-max":
             "\"{assertion}\" in {kernel}: the index ranges over [0, {extent}) and {dim_display} ({where}) is "
             "{max_text}; by default nothing stops a size above {limit}, which trips the constant bound "
@@ -106,6 +112,9 @@ class IndexExceedsConstantBoundWords:
         "index-exceeds-constant-bound.cast-values":
             "keep the values of {inputs} that the model casts to an index below {bound_value} (reject larger ones "
             "before calling the model), or size the indexed table for the largest value",
+        "index-exceeds-constant-bound.op-values":
+            "keep `{op}`'s result below {bound_value} in the model (clamp it to {limit}, or add a row for it), or "
+            "reject values of {inputs} that it maps to {bound_value} or more before calling the model",
         "index-exceeds-constant-bound.unenforced-max":
             "run with AOTI_RUNTIME_CHECK_INPUTS=1 where the package was compiled with that max ({max_text}), or "
             "reject `{check_expr} > {limit}` before calling the model" + CONTRACT_HINT,
@@ -119,7 +128,8 @@ class IndexExceedsConstantBoundWords:
             "{index_var} is the {dtype} value of {inputs} cast to an integer: {value} or more is past the table",
     })
     FRAGMENTS = frozenset({"index-exceeds-constant-bound.values-witness",
-                           "index-exceeds-constant-bound.input-values-witness"})
+                           "index-exceeds-constant-bound.input-values-witness",
+                           "index-exceeds-constant-bound.op-values-witness"})
 
 
 class DivisionByDynamicSizeWords:
