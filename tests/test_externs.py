@@ -44,6 +44,21 @@ def test_a_convolution_rejects_an_input_smaller_than_its_kernel() -> None:
     assert rejecting_call(model, None) is None
 
 
+def test_a_topk_rejects_a_dim_shorter_than_k() -> None:
+    """k-max pooling: `aoti_torch_cpu_topk(scores [b, t], 8, 1, ...)` raises for t < 8, before the gathers
+    whose index checks t = 0 would empty (eager's topk raises the same)."""
+    model = api.load(str(FIXTURES / "stranger17" / "kmax_pool.cpu.stripped.pt2")).models[0]
+    (topk,) = [launch for launch in model.launches if launch.kernel == "aoti_torch_cpu_topk"]
+    found = rejecting_call(model, {DimRef(0, 1): 7})
+    assert found is not None and (found.op, found.padded, found.kernel) == ("topk", 7, 8) and found.launch is topk
+    assert rejecting_call(model, {DimRef(0, 1): 8}) is None
+    assert rejecting_call(model, {DimRef(0, 1): 0}, ops=("convolution",)) is None
+    last = dataclasses.replace(topk, args=(topk.args[0], "8", "-1") + topk.args[3:])   # dim -1: the same dim
+    assert rejecting_call(dataclasses.replace(model, launches=[last]), {DimRef(0, 1): 3}) is not None
+    unknown = dataclasses.replace(topk, args=(topk.args[0], "k0", "1") + topk.args[3:])  # k not a literal
+    assert rejecting_call(dataclasses.replace(model, launches=[unknown]), {DimRef(0, 1): 0}) is None
+
+
 def test_dilation_and_transposed_convolutions() -> None:
     model = _stn()
     launches = [launch for launch in model.launches if launch.kernel == "aoti_torch_cpu_convolution"]

@@ -18,6 +18,7 @@ from .witness import Assignment, evaluate_at, symbol_of
 # `aten.convolution` and `aten._convolution` (the same leading arguments), on CPU, CUDA or any device;
 # not mkldnn's or cudnn's own entry points, whose arguments differ.
 _CONVOLUTION = re.compile(r"aoti_torch_(?:cpu_|cuda_)?_?convolution")
+_TOPK = re.compile(r"aoti_torch_(?:cpu_|cuda_)?topk")
 _ARRAY = re.compile(r"array\(([-\d,\s]*)\)")
 _SYMBOL = re.compile(r"\b[a-z]+\d+\b")   # a size symbol (`s59`, `u0`, `ps1`)
 # aoti_torch_*_convolution(input, weight, bias, stride, len, padding, len, dilation, len, transposed, ...)
@@ -28,23 +29,42 @@ _PADDING, _DILATION, _TRANSPOSED = 5, 7, 9
 class Rejection:
     """A convolution whose input is smaller than its kernel: `padded` is the input's size along one
     spatial dim after padding, `kernel` the dilated kernel's extent there. ATen's check raises
-    `Kernel size can't be greater than actual input size`."""
+    `Kernel size can't be greater than actual input size`. For `op` "topk", a top-k over a dim of
+    `padded` elements with k = `kernel` > them: `selected index k out of range`."""
 
     launch: Launch
     padded: int
     kernel: int
+    op: str = "convolution"
 
 
-def rejecting_call(model: Model, choice: Assignment | None) -> Rejection | None:
+def rejecting_call(model: Model, choice: Assignment | None,
+                   ops: tuple[str, ...] = ("convolution", "topk")) -> Rejection | None:
     """The first extern call that raises on its own under the sizes `choice` (the other dims at
-    their witness sizes), or None. Only convolutions are known: their padded input must be at least
-    as large as the dilated kernel along every spatial dim."""
+    their witness sizes), or None. Convolutions (their padded input must be at least as large as the
+    dilated kernel along every spatial dim) and top-k (k at most the scanned dim's size) are known;
+    `ops` says which of the two to look for."""
     for launch in model.launches:
-        if launch.extern and _CONVOLUTION.fullmatch(launch.kernel):
+        if launch.extern and "convolution" in ops and _CONVOLUTION.fullmatch(launch.kernel):
             found = _too_small(model, launch, choice)
-            if found is not None:
-                return found
+        elif launch.extern and "topk" in ops and _TOPK.fullmatch(launch.kernel):
+            found = _too_few(model, launch, choice)
+        else:
+            continue
+        if found is not None:
+            return found
     return None
+
+
+def _too_few(model: Model, launch: Launch, choice: Assignment | None) -> Rejection | None:
+    """`aoti_torch_*_topk(self, k, dim, largest, sorted, &values, &indices)` over fewer than k elements."""
+    args, shapes = launch.args, launch.arg_shapes
+    source = shapes[0] if shapes else None
+    if len(args) < 3 or not source or not args[1].isdigit() or not args[2].lstrip("-").isdigit():
+        return None
+    dim = int(args[2]) % len(source)
+    size = evaluate_at(model, str(source[dim]), choice)
+    return Rejection(launch, int(size), int(args[1]), "topk") if size is not None and size < int(args[1]) else None
 
 
 def _ints(arg: str, count: int) -> list[int] | None:

@@ -43,7 +43,7 @@ def _first_empty(model: Model, seen: set, ident: tuple, expr: str | None, source
         return None
     seen.add(ident)
     ref = min(choice)
-    how = None if rejected is None else EAGER["convolution"].format(padded=rejected.padded, kernel=rejected.kernel)
+    how = None if rejected is None else EAGER[rejected.op].format(padded=rejected.padded, kernel=rejected.kernel)
     return choice, ref, model.dim(ref), how
 
 

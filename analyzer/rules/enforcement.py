@@ -58,6 +58,8 @@ EAGER = {
     "scatter": "its own scatter or gather raises `index ... is out of bounds for dimension ...` at the same index",
     "convolution": "a convolution raises `Kernel size can't be greater than actual input size` first, in eager "
                    "and in the package alike: its input is {padded} after padding, its kernel {kernel}",
+    "topk": "`topk` raises `selected index k out of range` first, in eager and in the package alike: its dim "
+            "has {padded} elements, k is {kernel}",
     "argmax": "the index is `{op}` over the emptied dim, which raises first (`IndexError: {op}(): Expected "
               "reduction dim ... to have non-zero size`)",
 }
@@ -206,7 +208,7 @@ def convolution_rejects(model: Model, choice: "Mapping[DimRef, int] | None") -> 
     """How eager rejects `choice` when a convolution raises on it (its padded input smaller than its
     kernel), else None."""
     rejected = externs.rejecting_call(model, choice) if choice is not None else None
-    return None if rejected is None else EAGER["convolution"].format(padded=rejected.padded, kernel=rejected.kernel)
+    return None if rejected is None else EAGER[rejected.op].format(padded=rejected.padded, kernel=rejected.kernel)
 
 
 def eager_rejects_table(outcome: str) -> str | None:
@@ -370,7 +372,7 @@ def lower_bound_facts(model: Model, ref: DimRef, below: int, fields: dict):
             verb = "receives" if len(calls) == 1 and "(x" not in calls[0] else "receive"
             key = "unenforced-lower-bound.empty-calls" if fields.get("kernels") else "unenforced-lower-bound.empty-calls-only"
             dim_symbol, check, checked_at = zero_check(model, ref)
-            conv = externs.rejecting_call(model, {ref: 0})
+            conv = externs.rejecting_call(model, {ref: 0}, ops=("convolution",))   # its words speak of one
             # Whichever raises first in run_impl ends the call there: a convolution launched before
             # the check (a patch embedding ahead of the window arithmetic) or the check before it.
             if check and conv is not None:
