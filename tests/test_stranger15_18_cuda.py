@@ -2,10 +2,10 @@
 (`fixtures/real/generate.py --device cuda`, 2026-12-06), linted with the exported programs of their CPU
 builds (the same models and dims). Not run: `aoti_load_package` is unusable on that machine, so the CPU
 packages' probes (each round's runtime.json) stand for what the sizes do. Did not build for CUDA: yoso,
-timesformer and starcoder2 (export found guards the declared ranges break: `min(16*seq, 32*seq) == 16*seq`
-and the like), codegen (a reshape to `[2, s27, 4, 0, 16]`), rnnt_joint (an Inductor assertion) and
-jagged_dense and segsum (a device-side assert while compiling: Inductor ran the kernels at sizes its
-autotuning made up).
+timesformer and starcoder2 (torch 2.11's export found guards the declared ranges break: `min(16*seq,
+32*seq) == 16*seq` and the like), codegen (a reshape to `[2, s27, 4, 0, 16]`), rnnt_joint (an
+`AssertionError` inside Inductor), jagged_dense and segsum (`InductorError: AcceleratorError: CUDA error:
+device-side assert triggered` while compiling; not looked into).
 
 The findings are the CPU packages' but for the differences named below, each with why. These packages
 showed four faults of the CUDA reading, fixed with them:
