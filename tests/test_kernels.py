@@ -738,3 +738,39 @@ extern "C" void cpp_fused_gather_0(const int64_t* in_ptr0, float* out_ptr0, cons
     ranges = {"ks1": (40, 40)}
     assert intervals.evaluate_interval(engine.upper(ast.Name("tmp14"), end), ranges) == (39, 39)
     assert intervals.evaluate_interval(engine.upper(ast.Name("tmp23"), end), ranges) == (79, 79)
+
+
+PYMOD_TRITON = '''
+@triton.jit
+def triton_poi_fused_embedding_remainder_0(in_ptr0, in_ptr1, out_ptr0, ks0, xnumel, XBLOCK : tl.constexpr):
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x0 = xindex
+    tmp0 = tl.load(in_ptr0 + (x0), xmask)
+    tmp1 = ks0
+    tmp2 = (tmp0 % tmp1)
+    tmp3 = tl.full([1], 0, tl.int32)
+    tmp4 = tmp2 != tmp3
+    tmp5 = (libdevice.signbit(tmp2) != 0) if (tmp2).dtype is tl.float32 else tmp2 < 0
+    tmp6 = (libdevice.signbit(tmp1) != 0) if (tmp1).dtype is tl.float32 else tmp1 < 0
+    tmp7 = tmp5 != tmp6
+    tmp8 = tmp4 & tmp7
+    tmp9 = tmp2 + tmp1
+    tmp10 = tl.where(tmp8, tmp9, tmp2)
+    tmp11 = tmp0 + tmp1
+    tmp12 = tl.where(tmp8, tmp9, tmp11)
+    tl.store(out_ptr0 + (x0), tmp10 + tmp12, xmask)
+'''
+
+
+def test_pythons_modulo_in_triton_stays_below_the_divisor():
+    """hash_slice on CUDA: `ids % m` of ids of any sign, as Inductor's Triton writes Python's modulo
+    (`where((r != 0) & (sign(r) != sign(b)), r + b, r)`, the sign test in its float/int form): [0, m - 1],
+    not `r + b`'s 2m - 1. The same correction of something that is not the remainder keeps both sides."""
+    facts = kernels.parse_triton("triton_poi_fused_embedding_remainder_0", PYMOD_TRITON, "w.wrapper.cpp", 1, 0)
+    engine, end = values.Values(facts), 10**6
+    ranges = {"ks0": (96, 96)}
+    assert intervals.evaluate_interval(engine.upper(ast.Name("tmp10"), end), ranges) == (95, 95)
+    assert engine.lower(ast.Name("tmp10"), end) == "0"
+    assert engine.upper(ast.Name("tmp12"), end) is None   # tmp11 is no remainder: the loaded value's sum

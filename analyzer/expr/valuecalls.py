@@ -268,6 +268,7 @@ def never_negative_test(v: Engine, test: ast.expr, line: int, depth: int) -> boo
         return False
     return v._nonneg(test.left, line, depth)
 
+
 def python_mod_range(v: Engine, test: ast.expr, body: ast.expr, orelse: ast.expr, line: int, depth: int,
                      upper: bool) -> str | None:
     """Python's modulo from a truncating one: `where((r != 0) & (sign(r) != sign(b)), r + b, r)` with
@@ -278,9 +279,10 @@ def python_mod_range(v: Engine, test: ast.expr, body: ast.expr, orelse: ast.expr
     if not (isinstance(test, ast.BinOp) and isinstance(test.op, ast.BitAnd)
             and isinstance(plus, ast.BinOp) and isinstance(plus.op, ast.Add)):
         return None
-    r, b = ast.dump(orelse), None
+    r = ast.dump(orelse)
     terms = {ast.dump(plus.left), ast.dump(plus.right)}
-    if r not in terms or len(terms) != 2:
+    remainder, _ = _through_names(v, orelse, line)
+    if r not in terms or len(terms) != 2 or not _is_remainder(remainder):
         return None
     b = plus.right if ast.dump(plus.left) == r else plus.left
     parts = [_through_names(v, part, at) for part in (test.left, test.right)]
@@ -305,6 +307,12 @@ def python_mod_range(v: Engine, test: ast.expr, body: ast.expr, orelse: ast.expr
         return "0"
     high = v._range(b, line, depth + 1, upper=True)
     return None if high is None else f"({high}) - 1"
+
+
+def _is_remainder(node: ast.expr) -> bool:
+    """`a % b` (Triton's, C's: truncating), or a `mod` / `fmod` call."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) \
+        or isinstance(node, ast.Call) and call_name(node).split(".")[-1] in ("mod", "fmod")
 
 
 def _sign_of(v: Engine, node: ast.expr, line: int, depth: int = 0) -> tuple[ast.expr, int] | None:
