@@ -180,6 +180,10 @@ class Round:
             if probed and f.rule == "adaptive-pool-traced-size" and self._untraced_map(name, probed, f):
                 found.append(f)
                 continue
+            # A ceil-mode pooling rounded as at the traced size: every size where its count is not eager's.
+            if probed and f.rule == "ceil-mode-pool-traced-rounding" and self._rounding_differs(name, probed, f):
+                found.append(f)
+                continue
             # A stride simplified for the traced size: every size where the two strides differ.
             if probed and f.rule == "stride-from-traced-size" and self._strides_differ(name, probed, f):
                 found.append(f)
@@ -207,6 +211,18 @@ class Round:
                 if (i, axis) == (d.ref.input, d.ref.dim):
                     at = intervals.evaluate(d.expr, {symbol: size})
                     if at >= 1 and (at not in d.traced if d.traced else at % d.bins != 0):
+                        return True
+        return False
+
+    def _rounding_differs(self, name: str, probed: list[tuple[int, int, int]], finding) -> bool:
+        """Whether a probed size gives the pooled map a size the package pools into another count than eager."""
+        model = self.package(name).models[0]
+        for d in finding.subject.dims:
+            symbol = model.known_dim(d.ref).declared_expr
+            for i, axis, size in probed:
+                if (i, axis) == (d.ref.input, d.ref.dim):
+                    at = int(intervals.evaluate(d.expr, {symbol: size}))
+                    if d.rounding.ceil(at, True) >= 1 and d.rounding.compiled(at, d.traced)[0] != d.rounding.ceil(at, True):
                         return True
         return False
 

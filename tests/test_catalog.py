@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import test_rules as TR
+from test_ceil_pool import ceil_branch_model
 import test_why as TW
 from analyzer.app import api
 from analyzer.core.findings import Location, Severity
@@ -84,6 +85,8 @@ def _hand_built() -> None:
         run(model, "unenforced-lower-bound")
     run(TR._pos_model(seq_max=1000, declared_max=1000), "index-exceeds-constant-bound")
     run(TR._gather_model(min_=1), "unenforced-lower-bound")  # compiled for >= 1: only size 0 is below
+    # A ceil-mode pooling traced where its last window's correction was decided (no real package).
+    run(ceil_branch_model(), "ceil-mode-pool-traced-rounding")
     # One finding per model: led by a dim no kernel reads only when no dim of the model is read.
     model = TR._gather_model()
     model.assertions.clear()

@@ -377,6 +377,7 @@ EXPECTED_RULES = [
     ("AOTI020", "unchecked-export-guard", Severity.ERROR),
     ("AOTI021", "adaptive-pool-traced-size", Severity.ERROR),
     ("AOTI022", "stride-from-traced-size", Severity.ERROR),
+    ("AOTI023", "ceil-mode-pool-traced-rounding", Severity.ERROR),
 ]
 
 

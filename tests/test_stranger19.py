@@ -73,6 +73,7 @@ FINDINGS: dict[str, set[tuple]] = {
         _LAYOUT,
     },
     "hrnet_fuse": {
+        ("AOTI023", "error", ((0, 3),)),          # the ceil-mode max_pool compiled as floor (traced at w = 9): w = 11
         ("AOTI002", "info", ((0, 0), (0, 2), (0, 3))),  # h < 7, w < 9 (Inductor's compiled minimums)
         _LAYOUT,
     },
@@ -100,11 +101,7 @@ def test_graph_readout_has_two_empty_bound_errors() -> None:
 
 
 # Failing probes no finding explains: (model, label) -> (outcome, why).
-KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {
-    ("hrnet_fuse", "w=11"): ("wrong", "the ceil-mode max_pool buffer is allocated and written (w - 1) // 4 wide where "
-                                      "the program's size is ((w - 1) // 2 - 1) // 2 + 1: they differ at w % 4 in (0, 3)"),
-    ("hrnet_fuse", "w=12"): ("wrong", "the same width mismatch (3 columns read, 2 written)"),
-}
+KNOWN_GAPS: dict[tuple[str, str], tuple[str, str]] = {}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -174,15 +171,21 @@ def test_tisasrec_interval_bucket_past_its_table_aborts() -> None:
 def test_hrnet_pooled_width_is_compiled_for_w_1_mod_4() -> None:
     """w is `Dim.AUTO` (compiled [9, inf) by Inductor, h [7, inf)); the ceil-mode pool's width is
     `((w - 1) // 2 - 1) // 2 + 1` in the program but `(w - 1) // 4` in the package's buffer and loop: equal at
-    w = 5, 9, 13 (they run like eager), not at 11 and 12 (wrong values, no finding); below the compiled 9,
-    w = 7 and 8 are wrong and w = 3 SIGSEGV (the buffer 0 wide), covered only by AOTI002's info."""
+    w = 5, 9, 13 (they run like eager), not at 11 and 12 (wrong values: unexplained in the round, now
+    AOTI023's error, witness w = 11, probed after the round: wrong); below the compiled 9, w = 7 and 8 are
+    wrong and w = 3 SIGSEGV (the buffer 0 wide), covered by AOTI002's info. The exported program's size
+    hints give the traced map (5 columns, 6 rows): the rows were compiled with ceil mode's count."""
     for label in ("normal", "w=5", "w=13", "w=max+1", "h=5", "h=3"):
         assert outcome(_record("hrnet_fuse", label)) == "ran", label
     for label in ("w=7", "w=8", "w=11", "w=12"):
         assert outcome(_record("hrnet_fuse", label)) == "wrong", label
     run = _record("hrnet_fuse", "w=3")
     assert outcome(run) == "crash" and run["signal"] == "SIGSEGV" and run["eager"]["ok"]
-    assert [str(f.severity) for f in _lint("hrnet_fuse") if f.code != "AOTI019"] == ["info"]
+    (pool,) = [f for f in _lint("hrnet_fuse") if f.code == "AOTI023"]
+    assert (str(pool.severity), pool.witness) == ("error", "x.shape = (3, 8, 7, 11)")
+    assert outcome(_record("hrnet_fuse", "witness:ceil-mode-pool-traced-rounding:1")) == "wrong"
+    assert {f for f in _lint("hrnet_fuse") for label in ("w=11", "w=12") if f in ROUND.explained_by(
+        "hrnet_fuse", _record("hrnet_fuse", label))} == {pool}
 
 
 def test_swin2sr_off_multiples_return_where_eager_raises() -> None:

@@ -35,6 +35,7 @@ _IMAGE = {("AOTI002", "info", ((0, 0), (0, 2), (0, 3))), _LAYOUT}
 FINDINGS: dict[str, set[tuple]] = {
     "funnel": {
         ("AOTI020", "error", ((0, 1),)),          # (32 + 64*((seq-1)//2)) == (-32 + 32*seq): seq even, witness 7
+        ("AOTI023", "error", ((0, 1),)),          # the ceil-mode avg_pool compiled as floor (traced at 16): witness 7
         ("AOTI002", "info", ((0, 1),)),           # < 6 (witnesses 5, 0 and 4097)
         ("AOTI004", "warning", ((0, 1),)),        # seq = 1: `x0 % (2*(ks0 // 2))` divides by 0 (SIGFPE)
         ("AOTI010", "info", ((0, 1),)),           # > 4096 never compiled for (Dim.AUTO)
@@ -178,9 +179,13 @@ def test_funnel_odd_lengths_break_the_pooling_guard() -> None:
     seq = 1 kills the process (SIGFPE: `x0 % (2L*(ks0 // 2))` in the decoder's upsampling kernel, a
     modulo by 0, in loops over `2 + 2*((ks0 - 1) // 2)` that still run) where eager returns. The round's
     wheel said only AOTI002's info about sizes below 6 (words about empty tensors at 0); AOTI004 now
-    names the modulo, witness seq = 1 (a warning: below the compiled 6)."""
+    names the modulo, witness seq = 1 (a warning: below the compiled 6). The pooling behind the guard,
+    `avg_pool2d((2, 1), ceil_mode=True)` over the sequence, was compiled with floor's count (16 rounds
+    alike both ways): AOTI023, at the same witness (added in round 19's follow-up)."""
     f = _finding("funnel", "AOTI020")
     assert f.witness == "x.shape = (2, 7)" and "a relation" in f.message
+    pool = _finding("funnel", "AOTI023")
+    assert pool.witness == "x.shape = (2, 7)" and pool.message.startswith("`x.shape[1]` = 7 pools 3 rows where eager pools 4")
     odd = ["seq=3", "seq=5", "seq=17", "seq=33", "seq=max+1", "witness:unchecked-export-guard:1"]
     assert set(_outcomes("funnel", odd).values()) == {"wrong"}
     assert _outcomes("funnel", ["seq=4", "normal"]) == {"seq=4": "ran", "normal": "ran"}

@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any
 
 from .findings import Location
-from .records import StrideRead
+from .records import GraphNode, StrideRead
 
 
 class TextEnum(str, Enum):
@@ -387,27 +387,6 @@ class Problem:
 
     def __post_init__(self) -> None:
         self.kind = ProblemKind(self.kind)
-
-
-@dataclass(frozen=True)
-class GraphNode:
-    """One call node of the exported program's graph (`models/*.json`): the user's code behind a kernel.
-
-    `op` is the ATen target without `torch.ops.` (`aten.embedding.default`); `args` the names of its
-    tensor and size arguments in order, with `arg_shapes` their sizes (None for a dynamic size); `stack_trace`
-    torch's text (`File "...", line N, in forward\n    code`); `module_stack` `(path, class)` outermost first."""
-
-    name: str
-    op: str
-    args: tuple[str, ...] = ()
-    arg_shapes: tuple[tuple[int | None, ...] | None, ...] = ()
-    stack_trace: str | None = None
-    module_stack: tuple[tuple[str, str], ...] = ()
-    # Argument sizes, a dynamic one as text (`(s53 - 1)//2 + 1`); int-list arguments (`output_size`);
-    # symbolic ones (a pad's amounts), a symbol as guard text over input sizes ("?" unread).
-    arg_sizes: tuple[tuple[int | str, ...] | None, ...] = ()
-    int_lists: tuple[tuple[int, ...], ...] = ()
-    sym_lists: tuple[tuple[int | str, ...], ...] = ()
 
 
 @dataclass

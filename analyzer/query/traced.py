@@ -120,6 +120,144 @@ def _witness(model: Model, ref: DimRef, expr: str, bins: int, traced: tuple[int,
     return None
 
 
+# -- ceil-mode poolings rounded as at the traced size ---------------------------------------------------
+
+# Inductor lowers these itself (`pooling_size`) unless the window is larger than 25 (an ATen fallback,
+# which computes ceil mode at every size); the generated kernel is named for the ATen op.
+CEIL_POOL_OPS = {"aten.max_pool2d.default": "max_pool2d", "aten.max_pool2d_with_indices.default": "max_pool2d",
+                 "aten.avg_pool2d.default": "avg_pool2d"}
+_KERNEL_OPS = {"max_pool2d": "max_pool2d_with_indices", "avg_pool2d": "avg_pool2d"}
+_FALLBACK_WINDOW = 25
+
+
+@dataclass(frozen=True)
+class Rounding:
+    """A ceil-mode pooling's size arithmetic along one axis (PyTorch's `pooling_output_shape`)."""
+
+    kernel: int
+    stride: int
+    padding: int
+    dilation: int
+
+    def floor(self, x: int) -> int:
+        return (x + 2 * self.padding - self.dilation * (self.kernel - 1) - 1) // self.stride + 1
+
+    def ceil(self, x: int, correct: bool) -> int:
+        """Ceil mode's size; with `correct`, less the last window where it would start past the map."""
+        out = (x + 2 * self.padding - self.dilation * (self.kernel - 1) + 2 * (self.stride - 1)) // self.stride
+        return out - 1 if correct and (out - 1) * self.stride >= x + self.padding else out
+
+    def compiled(self, x: int, traced: int) -> tuple[int, bool]:
+        """The size Inductor's lowering computes at `x` for a map traced at `traced`, and whether it
+        dropped ceil mode: each of its two branches is taken at the traced size (`guard_or_false`,
+        `size_hint`), and the guard it records is never checked by an AOTInductor package."""
+        out = (x + 2 * self.padding - self.dilation * (self.kernel - 1) + 2 * (self.stride - 1)) // self.stride
+        if self.ceil(traced, False) != self.ceil(traced, True):
+            out -= 1
+        if self.floor(traced) == self.ceil(traced, True):
+            return self.floor(x), True
+        return out, False
+
+
+@dataclass(frozen=True)
+class RoundedDim:
+    """One dynamic side of a ceil-mode pooling's map: the input dim it follows, the map's size over the
+    exported program's symbols and in the traced example, and the smallest size of the input dim the
+    package accepts where the package pools another count than eager (`package`, `program`)."""
+
+    ref: DimRef
+    side: str                     # "rows" or "columns" of the map
+    expr: str
+    traced: int
+    floor: bool                   # compiled with floor's rounding (ceil mode dropped)
+    rounding: Rounding
+    witness: int
+    map_size: int
+    program: int
+    package: int
+
+
+@dataclass(frozen=True)
+class RoundedPool:
+    node: GraphNode
+    op: str                       # `max_pool2d`
+    kernel: str
+    dims: tuple[RoundedDim, ...]
+
+
+def rounded_pools(model: Model) -> Iterator[RoundedPool]:
+    """Each ceil-mode pooling of the exported program over a map of dynamic size that the package
+    computes in a generated kernel, with the sides where its rounding, taken at the traced size,
+    differs from eager's at a size the package accepts."""
+    symbols = {d.declared_expr: DimRef(i, d.dim) for i, inp in enumerate(model.inputs) for d in inp.dims
+               if d.declared_expr}
+    for node in model.graph:
+        op = CEIL_POOL_OPS.get(node.op)
+        params = dict(node.params)
+        if op is None or params.get("ceil_mode") is not True or not node.arg_sizes or not node.arg_hints:
+            continue
+        sizes, hints = node.arg_sizes[0], node.arg_hints[0]
+        roundings = _roundings(params, op)
+        kernels = _lowered(model, _KERNEL_OPS[op])
+        if sizes is None or hints is None or roundings is None or not kernels or len(sizes) < 3:
+            continue
+        dims = []
+        for side, text, traced, rounding in zip(("rows", "columns"), sizes[-2:], hints[-2:], roundings):
+            if not isinstance(text, str) or text == "?" or traced is None:
+                continue
+            names = intervals.names(text)
+            ref = symbols.get(next(iter(names))) if len(names) == 1 else None
+            found = None if ref is None else _rounding_break(model, ref, text, traced, rounding)
+            if ref is not None and found is not None:
+                dims.append(RoundedDim(ref, side, text, traced, rounding.compiled(traced, traced)[1], rounding, *found))
+        if dims:
+            yield RoundedPool(node, op, kernels[0], tuple(dims))
+
+
+def _roundings(params: dict, op: str) -> tuple[Rounding, Rounding] | None:
+    """Both axes' arithmetic from the node's arguments (their schema defaults where left out); None
+    where they are not two ints each or the window is one Inductor leaves to ATen."""
+    def pair(name: str, default: tuple[int, ...]) -> tuple[int, ...] | None:
+        value = params.get(name, default)
+        value = (value,) if isinstance(value, int) and not isinstance(value, bool) else value
+        if not isinstance(value, tuple) or len(value) not in (1, 2):
+            return None
+        return value * 2 if len(value) == 1 else value
+
+    kernel = pair("kernel_size", ())
+    if kernel is None or kernel[0] * kernel[1] > _FALLBACK_WINDOW:
+        return None
+    stride = pair("stride", ()) if params.get("stride") else kernel
+    padding, dilation = pair("padding", (0,)), pair("dilation", (1,)) if op == "max_pool2d" else (1, 1)
+    if stride is None or padding is None or dilation is None or min(stride) < 1:
+        return None
+    return (Rounding(kernel[0], stride[0], padding[0], dilation[0]),
+            Rounding(kernel[1], stride[1], padding[1], dilation[1]))
+
+
+def _rounding_break(model: Model, ref: DimRef, expr: str, traced: int,
+                    rounding: Rounding) -> tuple[int, int, int, int] | None:
+    """The smallest size of `ref` the package accepts where the map is one eager pools (at least one
+    window) into another count than the package, and no call rejects it: (size, map size, eager's
+    count, the package's)."""
+    dim = model.known_dim(ref)
+    low, high = effective_min(dim), effective_max(dim)
+    top = low + SEARCH if high is None else min(high, low + SEARCH)
+    symbol = dim.declared_expr or ""
+    for size in range(low, top + 1):
+        try:
+            value = intervals.evaluate(expr, {symbol: size})
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+        if math.isnan(value) or value != int(value):
+            continue
+        at = int(value)
+        program, package = rounding.ceil(at, True), rounding.compiled(at, traced)[0]
+        if program >= 1 and program != package and externs.rejecting_call(model, {ref: size}) is None:
+            return size, at, program, package
+    return None
+
+
 # -- loads stepped by two strides --------------------------------------------------------------------
 
 

@@ -365,7 +365,8 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
         if first is not None and first[0] == "as_sym_int":
             operands = [_union(_get(e, "arg")) if isinstance(e, dict) else None for e in node.get("inputs") or []]
             symints.record(node["target"], operands, _get(first[1], "as_name"), syms)
-        args, shapes, texts, ints, sym_lists = [], [], [], [], []
+        args, shapes, texts, ints, sym_lists, hints = [], [], [], [], [], []
+        params = tuple(p for p in map(_param, node.get("inputs") or []) if p is not None)
         for entry in node.get("inputs") or []:
             arg = _union(_get(entry, "arg")) if isinstance(entry, dict) else None
             if arg is not None and arg[0] == "as_ints" and isinstance(arg[1], list):
@@ -382,6 +383,7 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
             sizes = meta.get("sizes") if isinstance(meta, dict) else None
             shapes.append(tuple(_static_size(s) for s in sizes) if isinstance(sizes, list) else None)
             texts.append(tuple(_size_text(s, seen) for s in sizes) if isinstance(sizes, list) else None)
+            hints.append(tuple(_size_hint(s) for s in sizes) if isinstance(sizes, list) else None)
         meta = node.get("metadata")
         if not isinstance(meta, dict):
             meta = {}
@@ -389,9 +391,36 @@ def graph_nodes(graph: Any) -> tuple[GraphNode, ...]:
         out.append(GraphNode(name=name, op=node["target"].removeprefix("torch.ops."), args=tuple(args),
                              arg_shapes=tuple(shapes), stack_trace=trace if isinstance(trace, str) else None,
                              module_stack=_module_stack(meta.get("nn_module_stack")), arg_sizes=tuple(texts),
-                             int_lists=tuple(ints), sym_lists=tuple(sym_lists)))
+                             int_lists=tuple(ints), sym_lists=tuple(sym_lists), params=params,
+                             arg_hints=tuple(hints)))
     return tuple(out)
 
+
+
+def _param(entry: Any) -> tuple[str, int | bool | tuple[int, ...]] | None:
+    """A named int, bool or int-list argument (`("ceil_mode", True)`); None for any other."""
+    arg = _union(_get(entry, "arg")) if isinstance(entry, dict) else None
+    name = entry.get("name") if isinstance(entry, dict) else None
+    if arg is None or not isinstance(name, str):
+        return None
+    kind, value = arg
+    if kind == "as_bool" and isinstance(value, bool):
+        return name, value
+    if kind == "as_int" and isinstance(value, int) and not isinstance(value, bool):
+        return name, value
+    if kind == "as_ints" and isinstance(value, list) and all(type(v) is int for v in value):
+        return name, tuple(value)
+    return None
+
+
+def _size_hint(size: Any) -> int | None:
+    """A size in the traced example: a static one, or a dynamic one's `hint`."""
+    static = _static_size(size)
+    if static is not None:
+        return static
+    entry = _union(size)
+    hint = _union(_get(entry[1], "hint")) if entry is not None and entry[0] == "as_expr" else None
+    return hint[1] if hint is not None and hint[0] == "as_int" and type(hint[1]) is int else None
 
 
 def _static_size(size: Any) -> int | None:

@@ -56,6 +56,10 @@ OPTIONS: dict[str, str] = {
         "Needs an exported program (`--exported-program`, or one inside the package): its graph names the "
         "pooling and its map's sizes. `--runtime-checks` does not change the verdict: nothing checks the "
         "traced size, not even AOTI_RUNTIME_CHECK_INPUTS=1."),
+    "ceil-mode-pool-traced-rounding": (
+        "Needs an exported program (`--exported-program`, or one inside the package): its graph names the "
+        "pooling, its `ceil_mode` and its map's sizes, traced and symbolic. `--runtime-checks` does not change "
+        "the verdict: nothing checks the map's size, not even AOTI_RUNTIME_CHECK_INPUTS=1."),
     "stride-from-traced-size": (
         "None: it reads the package's kernels only. `--runtime-checks` does not change the verdict: nothing "
         "checks the sizes where the strides agree, not even AOTI_RUNTIME_CHECK_INPUTS=1."),
@@ -179,6 +183,13 @@ LIMITATIONS: dict[str, str] = {
         "`triton.descriptive_names`), and the traced size by the bins `(a*x) // b` in its text (where the "
         "traced size divided into a fixed window, any size no multiple of the bins stands for it). Sizes are "
         "tried up to 4096 above each dim's smallest; a size a convolution before the pooling rejects is skipped."),
+    "ceil-mode-pool-traced-rounding": (
+        "Only `max_pool2d` and `avg_pool2d` (their `_with_indices` form too) with windows of at most 25 "
+        "elements, the ones Inductor lowers with `pooling_size`; 1-d and 3-d poolings are not read. The "
+        "rounding compiled is derived from Inductor's lowering at the traced size (the exported program's "
+        "size hints), not read from the kernel; the kernel is found by Inductor's descriptive names. A map "
+        "side must follow one input dim; sizes are tried up to 4096 above each dim's smallest, skipping those "
+        "a convolution before the pooling rejects."),
     "stride-from-traced-size": (
         "C++ kernels only (Triton's loads are not read), and only kernels that floor a size "
         "(`div_floor_integer`): a simplification without a floor is not seen. A stride is read from a term "

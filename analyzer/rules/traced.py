@@ -1,5 +1,6 @@
 """Code Inductor compiled for the traced sizes without a guard (analyzer.query.traced): adaptive poolings
-lowered for the traced size of a dynamic map, loads whose stride it simplified with the traced size."""
+lowered for the traced size of a dynamic map, ceil-mode poolings rounded as at the traced size, loads
+whose stride it simplified with the traced size."""
 
 from __future__ import annotations
 
@@ -139,7 +140,7 @@ class AdaptivePoolTracedSize(TracedPoolingWords, Rule):
                 if len(dims) > 1 else ())
 
 
-def _map_text(model: Model, dim: T.PooledDim) -> str:
+def _map_text(model: Model, dim: "T.PooledDim | T.RoundedDim") -> str:
     symbol = model.known_dim(dim.ref).declared_expr or ""
     return intervals.substitute(dim.expr, {symbol: W.dim_display(model, dim.ref)})
 
@@ -148,6 +149,132 @@ def _how(dim: T.PooledDim) -> str:
     if dim.traced:
         return _HOW[True].format(a=dim.traced[0], b=dim.bins)
     return _HOW[False]
+
+
+class CeilPoolWords:
+    """The wording of AOTI023 ceil-mode-pool-traced-rounding."""
+
+    HEADLINES = Catalog("HEADLINES", {
+        "ceil-mode-pool-traced-rounding":
+            "{dim_name} = {size} pools {package} {side} where eager pools {program} (ceil mode compiled as "
+            "at the traced size): wrong values, no check",
+    })
+    MESSAGES = Catalog("MESSAGES", {
+        "ceil-mode-pool-traced-rounding":
+            "`{op}` with `ceil_mode=True` over a map of {map_text} (dynamic) was lowered by Inductor with the "
+            "rounding of the traced example's {traced} {side}: {how}, in kernel {kernel}, and nothing checks "
+            "the map's size, not even with AOTI_RUNTIME_CHECK_INPUTS=1 (Inductor's guard that the rounding "
+            "holds is one an AOTInductor package never checks); {breaks} {is_are} accepted: a map eager pools "
+            "into more or fewer windows than the package, so other values than eager's without an error, or "
+            "an output of another shape",
+        "ceil-mode-pool-traced-rounding.floor":
+            "ceil and floor agree there, so it dropped ceil mode and computes `(m - {reach}) // {stride} + 1` "
+            "windows for a map of m",
+        "ceil-mode-pool-traced-rounding.ceil":
+            "it decided there whether the last window starts past the map, and applies that decision at every size",
+    })
+    FIXES = Catalog("FIXES", {
+        "ceil-mode-pool-traced-rounding":
+            "export from an example whose map size ceil mode rounds up ({dim_name} = {size} here), so that "
+            "Inductor compiles ceil mode's arithmetic for every size, or pad the map explicitly and pool with "
+            "`ceil_mode=False`; otherwise call the model only with sizes where both roundings agree",
+    })
+    CHAIN = Catalog("CHAIN", {
+        "ceil-mode-pool-traced-rounding":
+            "{dim_display} = {size}: the map has {at} {side}, pooled into {program} by eager and {package} by the package",
+    })
+    FRAGMENTS = frozenset({"ceil-mode-pool-traced-rounding.floor", "ceil-mode-pool-traced-rounding.ceil"})
+
+
+@register
+class CeilModePoolTracedRounding(CeilPoolWords, Rule):
+    """A ceil-mode pooling over a map of dynamic size whose rounding was compiled for the traced size.
+
+    ## What it does
+    Reads the exported program's `max_pool2d` and `avg_pool2d` nodes with `ceil_mode=True` whose input
+    (the pooled map) has a dynamic height or width, the map's size in the traced example (the node's
+    size hints), and finds the package's generated kernel for them (an ATen fallback, for windows over
+    25 elements, rounds at every size). Inductor's `pooling_size` decides at the traced size whether
+    ceil mode rounds up at all: where ceil and floor agree there (a stride-2 pool of an odd map), it
+    compiles floor's arithmetic for every size, and where the last window would start past the map, it
+    drops it for every size. The guard it records is checked by nothing in an AOTInductor package. The
+    witness is each side's smallest size the package accepts where eager pools another count of
+    windows than the package (and at least one) and no convolution rejects it.
+
+    ## Why it matters
+    Every such size returns other values than eager, silently, inside the declared range and with
+    `AOTI_RUNTIME_CHECK_INPUTS=1`: the package's pooled map is one column short (or long), so the ops
+    after it read the wrong windows, or the output has another shape.
+
+    ## Example
+    ```python
+    def forward(self, x):                 # x: [b, 8, h, w], h and w Dim.AUTO, traced at w = 9
+        b1 = F.relu(self.down(x))         # stride 2: (w - 1)//2 + 1 = 5 columns, odd
+        b3 = F.max_pool2d(b1, 3, 2, ceil_mode=True)
+        return F.interpolate(b3, size=x.shape[-2:])
+    # the package pools (w - 1)//4 columns: at w = 11, 2 where eager pools 3 (wrong values)
+    ```
+
+    ## Fix
+    Export from an example at which ceil mode rounds up (an even map above), so that Inductor compiles
+    ceil mode's arithmetic; or pad the map explicitly and pool with `ceil_mode=False`; or call the model
+    only at sizes where both roundings agree.
+
+    """
+
+    consequence = Consequence.FAILS
+    op = "the pooling's kernel (rounded as at the traced size)"
+    user_ops = frozenset(set(T.CEIL_POOL_OPS.values()))
+
+    name = "ceil-mode-pool-traced-rounding"
+    code = "AOTI023"
+
+    VALID = (
+        # No exported program: whether a pool rounds up is not in the package.
+        Case("fixtures/stranger19/hrnet_fuse.cpu.stripped.pt2"),
+        # avg_pool2d(ceil_mode=True) with a 640 x 640 window: Inductor leaves it to ATen, which rounds at
+        # every size.
+        Case("fixtures/stranger13/efficientnet.cpu.stripped.pt2", exported="fixtures/stranger13/efficientnet.ep.pt2"),
+    )
+    INVALID = (
+        # max_pool2d(3, 2, ceil_mode=True) of a map of (w - 1)//2 + 1 columns, traced at 5 (odd): floor.
+        Case("fixtures/stranger19/hrnet_fuse.cpu.stripped.pt2",
+             {"message_key": "ceil-mode-pool-traced-rounding", "input": 0, "dim": 3,
+              "witness": "x.shape = (3, 8, 7, 11)"},
+             exported="fixtures/stranger19/hrnet_fuse.ep.pt2"),
+        # Funnel's `avg_pool2d((2, 1), ceil_mode=True)` over the sequence, traced at 16 (even): floor.
+        Case("fixtures/stranger9/funnel.cpu.stripped.pt2",
+             {"message_key": "ceil-mode-pool-traced-rounding", "input": 0, "dim": 1, "witness": "x.shape = (2, 7)"},
+             exported="fixtures/stranger9/funnel.ep.pt2"),
+    )
+
+    def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
+        for pool in T.rounded_pools(model):
+            dims, first = pool.dims, pool.dims[0]
+            breaks = [f"{W.dim_display(model, d.ref)} = {d.witness} ({d.map_size} {d.side})" for d in dims]
+            how_key = "ceil-mode-pool-traced-rounding." + ("floor" if first.floor else "ceil")
+            fields = dict(op=pool.op, map_text=" x ".join(f"`{_map_text(model, d)}`" for d in dims),
+                          traced=first.traced, side=first.side, kernel=pool.kernel,
+                          how=self.MESSAGES[how_key].format(
+                              reach=first.rounding.dilation * (first.rounding.kernel - 1) + 1 - 2 * first.rounding.padding,
+                              stride=first.rounding.stride),
+                          breaks=listed(breaks, " or "), is_are="is" if len(dims) == 1 else "are",
+                          size=first.witness, program=first.program, package=first.package,
+                          dim_name=W.dim_display(model, first.ref))
+            chain = tuple(self.CHAIN["ceil-mode-pool-traced-rounding"].format(
+                dim_display=W.dim_display(model, d.ref), size=d.witness, at=d.map_size, side=d.side,
+                program=d.program, package=d.package) for d in dims)
+            witnesses = tuple(W.witness(model, {d.ref: d.witness}) for d in dims)
+            kernel = model.kernels[pool.kernel]
+            yield self.finding(
+                model, ctx, self.MESSAGES["ceil-mode-pool-traced-rounding"].format(**fields),
+                kernel.location or model_location(model),
+                subject=pool, input=first.ref.input, dim=first.ref.dim, symbol=W.symbol_of(model, first.ref),
+                kernel=pool.kernel, witnesses=witnesses,
+                fix=self.FIXES["ceil-mode-pool-traced-rounding"].format(**fields), chain=chain,
+                key=f"ceil-pool:{pool.node.name}",
+                dims=tuple(DimWitness(d.ref.input, d.ref.dim, d.witness, w) for d, w in zip(dims, witnesses))
+                if len(dims) > 1 else ())
 
 
 class TracedStrideWords:
