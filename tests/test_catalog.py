@@ -85,6 +85,11 @@ def _hand_built() -> None:
         run(model, "unenforced-lower-bound")
     run(TR._pos_model(seq_max=1000, declared_max=1000), "index-exceeds-constant-bound")
     run(TR._gather_model(min_=1), "unenforced-lower-bound")  # compiled for >= 1: only size 0 is below
+    # A bound `nb - 1` witnessed at nb = 1 where no check rejects 1, even with the variable.
+    (csr,) = api.load(FIXTURES / "stranger19/segment_csr.cpu.stripped.pt2").models
+    csr.inputs[1].dims[0].enforced = "none"
+    (f,) = run(csr, "empty-index-bound")
+    assert f.fix_key == "empty-index-bound.at-size-unchecked", f.fix_key
     # A ceil-mode pooling traced where its last window's correction was decided (no real package).
     run(ceil_branch_model(), "ceil-mode-pool-traced-rounding")
     # One finding per model: led by a dim no kernel reads only when no dim of the model is read.

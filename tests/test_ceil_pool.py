@@ -57,7 +57,7 @@ def test_hrnet_ceil_pool_is_compiled_as_floor():
         "AOTI023", "ceil-mode-pool-traced-rounding", 0, 3, "x.shape = (3, 8, 7, 11)")
     assert "traced example's 5 columns: ceil and floor agree there" in f.detail
     assert "`(m - 3) // 2 + 1` windows" in f.detail
-    assert f.chain == ("x.shape[3] = 11: the map has 6 columns, pooled into 3 by eager and 2 by the package",)
+    assert f.chain == ("x.shape[3] = 11: a map of 6 columns, pooled into 3 by eager and 2 by the package",)
     assert f.kernel == "cpp_fused_convolution_max_pool2d_with_indices_relu_1"
 
 

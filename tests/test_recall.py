@@ -79,6 +79,20 @@ def test_a_size_above_one_is_a_specialization_broken_at_0_only(text: str) -> Non
     assert guards.holds(above_two.evaluate({"a": (2, 40)}), above_two.guards[0]) is False
 
 
+@pytest.mark.parametrize("text", ["8 < L['a'].size()[1] + (8 - L['a'].size()[1] % 8) % 8",
+                                  "L['a'].size()[1] + (8 - L['a'].size()[1] % 8) % 8 > 8"])
+def test_more_than_one_chunk_of_a_padded_length_is_a_specialization(text: str) -> None:
+    """Mamba2's `8 < seq + pad` (seq padded to a multiple of 8, split into chunks of 8): more than one
+    chunk, read as above 0 (the package runs one chunk like eager: probed at seq 1, 2, 7, 8); a bound
+    that the padded length is no multiple of (`9 < ...`), or an unpadded length, stays a comparison."""
+    [g] = guards.compile_guards([text]).guards
+    gs = guards.compile_guards([text])
+    assert [guards.holds(gs.evaluate({"a": (2, t)}), g) for t in (0, 1, 8, 9)] == [False, True, True, True]
+    for other in ("9 < L['a'].size()[1] + (8 - L['a'].size()[1] % 8) % 8", "8 < L['a'].size()[1]"):
+        kept = guards.compile_guards([other])
+        assert guards.holds(kept.evaluate({"a": (2, 8)}), kept.guards[0]) is False, other
+
+
 def test_identical_subexpressions_are_shared() -> None:
     texts = [f"((L['a'].size()[2] // 4) + ((4 + (-1)*((L['a'].size()[2] // 4) % 4)) % 4)) != {n}" for n in range(50)]
     gs = guards.compile_guards(texts)

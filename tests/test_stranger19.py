@@ -49,7 +49,7 @@ FINDINGS: dict[str, set[tuple]] = {
         _LAYOUT,
     },
     "segment_csr": {
-        ("AOTI001", "warning", ((1, 0),)),        # nb = 0: the bound nb - 1 (not reproduced: an allocation raises first)
+        ("AOTI001", "warning", ((1, 0),)),        # nb = 1: the bound nb - 1 is 0 (SIGSEGV: repeat_interleave's short output)
         ("AOTI002", "info", ((0, 0), (1, 0))),    # nb < 3 (nb = 1: SIGSEGV reading repeat_interleave's short output)
         _LAYOUT,
     },
@@ -118,11 +118,7 @@ def test_every_dim_was_probed_at_0_1_and_past_its_max() -> None:
 
 
 # Findings at warning or above whose witness runs like eager: (model, code, witness) -> why.
-NOT_REPRODUCED: dict[tuple[str, str, str], str] = {
-    ("segment_csr", "AOTI001", "x.shape = (3, 16), indptr.shape = (0,)"):
-        "at nb = 0 the wrapper first allocates the [nb - 1] segment buffers: `aoti_torch_empty_strided` raises "
-        "`Trying to create tensor with negative dimension -1` (eager raises too) before the index_select's check",
-}
+NOT_REPRODUCED: dict[tuple[str, str, str], str] = {}
 
 
 @pytest.mark.parametrize("name", NAMES)

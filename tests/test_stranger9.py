@@ -185,7 +185,7 @@ def test_funnel_odd_lengths_break_the_pooling_guard() -> None:
     f = _finding("funnel", "AOTI020")
     assert f.witness == "x.shape = (2, 7)" and "a relation" in f.message
     pool = _finding("funnel", "AOTI023")
-    assert pool.witness == "x.shape = (2, 7)" and pool.message.startswith("`x.shape[1]` = 7 pools 3 rows where eager pools 4")
+    assert pool.witness == "x.shape = (2, 7)" and pool.message.startswith("`x.shape[1]` = 7: `avg_pool2d` pools into 3 where eager pools into 4")
     odd = ["seq=3", "seq=5", "seq=17", "seq=33", "seq=max+1", "witness:unchecked-export-guard:1"]
     assert set(_outcomes("funnel", odd).values()) == {"wrong"}
     assert _outcomes("funnel", ["seq=4", "normal"]) == {"seq=4": "ran", "normal": "ran"}

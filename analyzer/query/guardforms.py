@@ -42,7 +42,31 @@ def above_one(node: ast.expr) -> ast.expr:
         return ast.Compare(left, [ast.Gt()], [ast.Constant(0)])
     if isinstance(op, ast.Lt) and const(left, 1) or isinstance(op, ast.LtE) and const(left, 2):
         return ast.Compare(ast.Constant(0), [ast.Lt()], [right])
-    return node
+    big = _over_multiple(op, left, right)
+    return node if big is None else ast.Compare(big, [ast.Gt()], [ast.Constant(0)])
+
+
+def _over_multiple(op: ast.cmpop, left: ast.expr, right: ast.expr) -> ast.expr | None:
+    """Q of `c < Q` (`Q > c`) where Q takes multiples of the constant c >= 2 only (a length padded to
+    a multiple of c, `s + (8 - s % 8) % 8`): `Q // c > 1`, more than one chunk, export's 0/1
+    specialization of the chunk count that a reshape into chunks of c asked about (Mamba2's scan runs
+    one chunk as eager does: probed at seq 1, 2, 7, 8); None for any other comparison."""
+    small, big = (left, right) if isinstance(op, ast.Lt) else (right, left) if isinstance(op, ast.Gt) else (None, None)
+    if not (isinstance(small, ast.Constant) and type(small.value) is int and small.value >= 2 and big is not None):
+        return None
+    text = ast.unparse(big)
+    leaves = sorted(set(_SIZE_LEAF.findall(text)))
+    if not leaves or len(leaves) > 8:
+        return None
+    named = _SIZE_LEAF.sub(lambda m: f"v{leaves.index(m.group(0))}", text)
+    for k in range(len(_SAMPLES)):
+        values = {f"v{i}": float(_SAMPLES[(k + i) % len(_SAMPLES)]) for i in range(len(leaves))}
+        try:
+            if intervals.evaluate(named, values) % small.value:
+                return None
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return None
+    return big
 
 
 def layout_guard(guard: Guard) -> bool:

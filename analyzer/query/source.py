@@ -368,6 +368,10 @@ def for_finding(attributor: Attributor, f: Finding) -> Source | None:
         return for_assertion(attributor, f.subject)
     if isinstance(f.subject, ConstantRead) and f.subject.fqn:
         return for_constant(attributor, f.kernel, f.subject.fqn)
+    # A finding about one node of the graph (a pooling Inductor fused with others): that node's code.
+    node = getattr(f.subject, "node", None)
+    if isinstance(node, GraphNode):
+        return attributor._source(node)
     return attributor.attribute(f.kernel, f.user_ops)
 
 

@@ -125,8 +125,11 @@ def _witness(model: Model, ref: DimRef, expr: str, bins: int, traced: tuple[int,
 # Inductor lowers these itself (`pooling_size`) unless the window is larger than 25 (an ATen fallback,
 # which computes ceil mode at every size); the generated kernel is named for the ATen op.
 CEIL_POOL_OPS = {"aten.max_pool2d.default": "max_pool2d", "aten.max_pool2d_with_indices.default": "max_pool2d",
-                 "aten.avg_pool2d.default": "avg_pool2d"}
-_KERNEL_OPS = {"max_pool2d": "max_pool2d_with_indices", "avg_pool2d": "avg_pool2d"}
+                 "aten.avg_pool2d.default": "avg_pool2d", "aten.max_pool1d.default": "max_pool1d",
+                 "aten.avg_pool1d.default": "avg_pool1d"}
+# The 1-d ones are decomposed into the 2-d lowering over a map of one row.
+_KERNEL_OPS = {"max_pool2d": "max_pool2d_with_indices", "avg_pool2d": "avg_pool2d",
+               "max_pool1d": "max_pool2d_with_indices", "avg_pool1d": "avg_pool2d"}
 _FALLBACK_WINDOW = 25
 
 
@@ -199,10 +202,12 @@ def rounded_pools(model: Model) -> Iterator[RoundedPool]:
         sizes, hints = node.arg_sizes[0], node.arg_hints[0]
         roundings = _roundings(params, op)
         kernels = _lowered(model, _KERNEL_OPS[op])
-        if sizes is None or hints is None or roundings is None or not kernels or len(sizes) < 3:
+        axes = 1 if op.endswith("1d") else 2
+        if sizes is None or hints is None or roundings is None or not kernels or len(sizes) < axes + 1:
             continue
         dims = []
-        for side, text, traced, rounding in zip(("rows", "columns"), sizes[-2:], hints[-2:], roundings):
+        sides = ("rows", "columns") if axes == 2 else ("positions",)
+        for side, text, traced, rounding in zip(sides, sizes[-axes:], hints[-axes:], roundings[-axes:]):
             if not isinstance(text, str) or text == "?" or traced is None:
                 continue
             names = intervals.names(text)
@@ -228,7 +233,7 @@ def _roundings(params: dict, op: str) -> tuple[Rounding, Rounding] | None:
     if kernel is None or kernel[0] * kernel[1] > _FALLBACK_WINDOW:
         return None
     stride = pair("stride", ()) if params.get("stride") else kernel
-    padding, dilation = pair("padding", (0,)), pair("dilation", (1,)) if op == "max_pool2d" else (1, 1)
+    padding, dilation = pair("padding", (0,)), pair("dilation", (1,)) if op.startswith("max") else (1, 1)
     if stride is None or padding is None or dilation is None or min(stride) < 1:
         return None
     return (Rounding(kernel[0], stride[0], padding[0], dilation[0]),

@@ -9,8 +9,7 @@ build the tensors and run the package).
 
 Also here: the search for assignments that make an expression 0 (`zero_choice`,
 `empty_bound_choice`, `tripped_assertion`) or exceed a bound (`smallest_exceeding`,
-`first_exceeding`). Which sizes a
-single dim can take is `analyzer.query.sizes`.
+`first_exceeding`). Which sizes a single dim can take is `analyzer.query.sizes`.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from typing import Callable, Iterable, Mapping
 from ..expr import intervals
 from . import relations
 from ..core.model import Assertion, Dim, DimRef, Model, shape_text, where
-from .sizes import can_be_zero, effective_max, effective_min
+from .sizes import accepts, can_be_zero, effective_max, effective_min
 
 DEFAULT_SIZE = 3
 SEARCH_LIMIT = 2**40
@@ -38,11 +37,8 @@ def valid_size(dim: Dim, prefer: int = DEFAULT_SIZE) -> int:
     """A size the package was compiled for: the static value, else `prefer` clipped to the range."""
     if dim.value is not None:
         return dim.value
-    size = max(prefer, effective_min(dim))
-    high = effective_max(dim)
-    if high is not None:
-        size = min(size, high)
-    return size
+    size, high = max(prefer, effective_min(dim)), effective_max(dim)
+    return size if high is None else min(size, high)
 
 
 # -- symbols <-> dims ---------------------------------------------------------------------------
@@ -382,9 +378,14 @@ def empty_bound_choice(model: Model, a: Assertion,
     that `accept` accepts; None when no size the package accepts does."""
     if not a.linked or a.bound_value is not None or not a.bound_expr:
         return None
-    return zero_choice(model, a.bound_sources,
-                       lambda choice: _bound_fails(model, a, choice) and (accept is None or accept(choice)),
-                       skip=_index_dims(model, a, a.bound_sources))
+    works = lambda choice: _bound_fails(model, a, choice) and (accept is None or accept(choice))
+    choice = zero_choice(model, a.bound_sources, works, skip=_index_dims(model, a, a.bound_sources))
+    if choice is None or len(choice) != 1 or (evaluate_at(model, a.bound_expr, choice) or 0) >= 0:
+        return choice
+    # A bound below 0 at 0 (`nb - 1`): the size where it is 0, which ops taking it as a size accept.
+    ref = min(choice)
+    return next(({ref: v} for v in range(1, 9) if accepts(model.dim(ref), v) and
+                 evaluate_at(model, a.bound_expr, {ref: v}) == 0 and works({ref: v})), choice)
 
 
 def tripped_assertion(model: Model, choice: Assignment) -> Assertion | None:

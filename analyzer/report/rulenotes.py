@@ -184,8 +184,8 @@ LIMITATIONS: dict[str, str] = {
         "traced size divided into a fixed window, any size no multiple of the bins stands for it). Sizes are "
         "tried up to 4096 above each dim's smallest; a size a convolution before the pooling rejects is skipped."),
     "ceil-mode-pool-traced-rounding": (
-        "Only `max_pool2d` and `avg_pool2d` (their `_with_indices` form too) with windows of at most 25 "
-        "elements, the ones Inductor lowers with `pooling_size`; 1-d and 3-d poolings are not read. The "
+        "Only `max_pool2d` and `avg_pool2d` (their `_with_indices` form and the 1-d ones too) with windows of "
+        "at most 25 elements, the ones Inductor lowers with `pooling_size`; 3-d poolings are not read. The "
         "rounding compiled is derived from Inductor's lowering at the traced size (the exported program's "
         "size hints), not read from the kernel; the kernel is found by Inductor's descriptive names. A map "
         "side must follow one input dim; sizes are tried up to 4096 above each dim's smallest, skipping those "

@@ -16,6 +16,7 @@ from ..query.severity import Consequence, fails_like_eager
 from ..query.source import INDEX_OPS
 from . import Case, Context, FailingCondition, Rule, register
 from . import enforcement as E, tablevalues as V
+from .merging import unique_assertions
 from .words_kernels import EmptyIndexBoundWords, IndexExceedsConstantBoundWords, UnlinkedAssertionWords
 from ..core.messages import CHAIN, EFFECTS, FIXES, NO_BOUND, enforced
 
@@ -56,20 +57,6 @@ def model_location(model: Model) -> Location:
     return Location(model.wrapper_path or model.name)
 
 
-def unique_assertions(model: Model, keep) -> Iterable[Assertion]:
-    """Assertions passing `keep`, one per check: CPU kernels repeat an assertion in the vectorized
-    main loop and the scalar tail, sometimes under another temporary (`tmp10` / `tmp8`), so a check
-    is identified by its kernel, bound and index (values or extent); the first location is kept."""
-    seen: set[tuple] = set()
-    for a in model.assertions:
-        ident = (a.kernel, a.message) if not a.linked else \
-            (a.kernel, a.lower, a.bound_expr, a.index_sources, a.index_extent)
-        if not keep(a) or ident in seen:
-            continue
-        seen.add(ident)
-        yield a
-
-
 @register
 class EmptyIndexBound(EmptyIndexBoundWords, Rule):
     """An index bound is an input dimension that the package accepts as 0.
@@ -80,7 +67,9 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
     size 0: the package's `check_input_N` range checks run only with `AOTI_RUNTIME_CHECK_INPUTS=1` (the default
     code generation), or the checked range includes 0. The bound is evaluated with the dimension set to 0; bounds
     that stay positive (`ks0 + 1`) and constant bounds (`100`) are not reported, nor is a check whose own loop (a
-    C++ loop around it, a Triton kernel's `xnumel`) the same empty size empties: it never runs.
+    C++ loop around it, a Triton kernel's `xnumel`) the same empty size empties: it never runs. A bound below 0
+    at 0 (`nb - 1`) is witnessed where it is 0 (nb = 1): ops before the check that take it as a size (an
+    allocation of nb - 1 rows) reject a negative one, as eager does, and accept 0.
 
     ## Why it matters
     `torch.export` records `Dim("n")` as `[0, inf)`, but Inductor compiles for `n >= 2` and does not
@@ -134,6 +123,9 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
                                                        "kernel": "cpp_fused_index_mul_0"}),
         Case("fixtures/index_select_2d.cuda.stripped.pt2", {"message_key": "empty-index-bound", "input": 0, "dim": 1}),
         Case("fixtures/stress/pkgs/derived_dims.cpu.stripped.pt2", {"message_key": "empty-index-bound.expr"}),
+        # Segment sums at CSR offsets: the bound `nb - 1` is 0 at nb = 1 (the package SIGSEGVs there), -1 at 0.
+        Case("fixtures/stranger19/segment_csr.cpu.stripped.pt2", {"message_key": "empty-index-bound.at-size", "input": 1,
+                                                                   "witness": "arg4_1.shape = (3, 16), arg5_1.shape = (1,)"}),
     )
 
     def check(self, model: Model, ctx: Context) -> Iterable[Finding]:
@@ -151,12 +143,12 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
             if choice is None or a.bound_expr is None:  # `keep` has a bound expression
                 continue
             ref = min(choice)
-            dim = model.dim(ref)
+            dim, size = model.dim(ref), choice[ref] if len(choice) == 1 else 0
             value = W.evaluate_at(model, a.bound_expr, choice)
             shown = W.display_expr(model, a.bound_expr)
             simple = len(choice) == 1 and shown == W.dim_display(model, ref)
             fields = dict(bound=a.bound, assertion=a.message, kernel=a.kernel, dim_display=W.dim_display(model, ref),
-                          where=where(ref), range_text=range_text(dim), **outcome_fields(model, a),
+                          where=where(ref), range_text=range_text(dim), **outcome_fields(model, a), **({"size": size} if size else {}),
                           bound_display=shown, zero=self.MESSAGES["empty-index-bound.zero"] if len(choice) == 1 else
                           self.MESSAGES["empty-index-bound.zero-with"].format(assignment=W.assignment_text(model, choice)))
             # The index loaded from an extern call's output that the emptied input shrinks: the
@@ -166,7 +158,9 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
                 fields.update(outcome="overread", effect=self.MESSAGES["empty-index-bound.overread"].format(
                     call=short.launch.kernel, buffer=short.buffer, count=short.count, message=a.message,
                     sizes=", ".join(W.display_expr(model, size) for size in short.sizes)))
-            message = self.MESSAGES["empty-index-bound" if simple else "empty-index-bound.expr"]
+            # A bound like `nb - 1` is witnessed where it is 0 (nb = 1), not at 0 (W.empty_bound_choice).
+            key = "empty-index-bound" if simple else "empty-index-bound.at-size" if size else "empty-index-bound.expr"
+            message = self.MESSAGES[key]
             shown = "" if simple else f" {shown}"
             chain = (*a.chain, self.CHAIN["empty-index-bound.zero"].format(assignment=W.assignment_text(model, choice), bound_expr=shown,
                                                     value=int_text(value), index_var=a.index_var or "index"))
@@ -176,15 +170,17 @@ class EmptyIndexBound(EmptyIndexBoundWords, Rule):
             # such as bucketize's [0, len], a segment id) into a dim the witness empties: invalid for eager too, which raises as
             # the package does; not where the package is worse: it aborts, or reads an extern output past
             # its end before any check (a crash or garbage where eager raises).
-            like_eager = short is None and fails_like_eager(fields["outcome"])
+            like_eager = short is None and fails_like_eager(str(fields["outcome"]))
             data = bool(a.index_sources or a.index_pointers) and (a.index_extent is None or bool(a.index_ops)) and like_eager
             argmax = E.empty_argmax(model, a, choice) if like_eager else None
             yield self.finding(
                 model, ctx, message.format(**fields), a.location, subject=a, kernel=a.kernel, input=ref.input, dim=ref.dim,
                 eager_rejects=convolution or argmax or (E.EAGER["index"] if data else None),
                 symbol=W.symbol_of(model, ref), witness=W.witness(model, choice),
-                fix=self.FIXES["empty-index-bound"].format(empty_test=f"{W.check_expr(model, ref)} == 0",
-                                                      env=env_clause(dim)),
+                fix=self.FIXES["empty-index-bound" if not size else "empty-index-bound.at-size" if
+                               sizes.env_check_rejects_zero(dim, size) else "empty-index-bound.at-size-unchecked"].format(
+                    empty_test=f"{W.check_expr(model, ref)} {'<=' if size else '=='} {size}", env=env_clause(dim),
+                    least=size + 1, minimum=getattr(dim, "min", None)),
                 chain=chain, key=key)
 
     def guard_condition(self, model: Model, finding: Finding) -> FailingCondition | None:

@@ -17,6 +17,7 @@ from typing import Callable, Iterable
 from ..core import messages
 from ..core.budget import poll
 from ..core.findings import Finding, Location
+from ..core.model import Assertion, Model
 
 
 def _group(f: Finding) -> tuple:
@@ -97,3 +98,17 @@ def merge_repeats(findings: list[Finding]) -> list[Finding]:
             repeats[len(out)] = []
             out.append(f)
     return [_listed(f, repeats.get(i, [])) for i, f in enumerate(out)]
+
+
+def unique_assertions(model: Model, keep) -> Iterable[Assertion]:
+    """Assertions passing `keep`, one per check: CPU kernels repeat an assertion in the vectorized
+    main loop and the scalar tail, sometimes under another temporary (`tmp10` / `tmp8`), so a check
+    is identified by its kernel, bound and index (values or extent); the first location is kept."""
+    seen: set[tuple] = set()
+    for a in model.assertions:
+        ident = (a.kernel, a.message) if not a.linked else \
+            (a.kernel, a.lower, a.bound_expr, a.index_sources, a.index_extent)
+        if not keep(a) or ident in seen:
+            continue
+        seen.add(ident)
+        yield a

@@ -156,8 +156,8 @@ class CeilPoolWords:
 
     HEADLINES = Catalog("HEADLINES", {
         "ceil-mode-pool-traced-rounding":
-            "{dim_name} = {size} pools {package} {side} where eager pools {program} (ceil mode compiled as "
-            "at the traced size): wrong values, no check",
+            "{dim_name} = {size}: `{op}` pools into {package} where eager pools into {program} (ceil mode "
+            "compiled as at the traced size): wrong values, no check",
     })
     MESSAGES = Catalog("MESSAGES", {
         "ceil-mode-pool-traced-rounding":
@@ -181,7 +181,7 @@ class CeilPoolWords:
     })
     CHAIN = Catalog("CHAIN", {
         "ceil-mode-pool-traced-rounding":
-            "{dim_display} = {size}: the map has {at} {side}, pooled into {program} by eager and {package} by the package",
+            "{dim_display} = {size}: a map of {at} {side}, pooled into {program} by eager and {package} by the package",
     })
     FRAGMENTS = frozenset({"ceil-mode-pool-traced-rounding.floor", "ceil-mode-pool-traced-rounding.ceil"})
 
@@ -191,7 +191,8 @@ class CeilModePoolTracedRounding(CeilPoolWords, Rule):
     """A ceil-mode pooling over a map of dynamic size whose rounding was compiled for the traced size.
 
     ## What it does
-    Reads the exported program's `max_pool2d` and `avg_pool2d` nodes with `ceil_mode=True` whose input
+    Reads the exported program's `max_pool2d` and `avg_pool2d` nodes (and the 1-d ones, which Inductor
+    decomposes into them) with `ceil_mode=True` whose input
     (the pooled map) has a dynamic height or width, the map's size in the traced example (the node's
     size hints), and finds the package's generated kernel for them (an ATen fallback, for windows over
     25 elements, rounds at every size). Inductor's `pooling_size` decides at the traced size whether

@@ -21,6 +21,7 @@ class EmptyIndexBoundWords:
     HEADLINES = Catalog("HEADLINES", {
         "empty-index-bound": "empty {dim_name} {verb} the {user_op}{site}: its index bound is 0",
         "empty-index-bound.expr": "empty {dim_name} {verb} the {user_op}{site}: its index bound becomes 0",
+        "empty-index-bound.at-size": "{dim_name} = {size} {verb} the {user_op}{site}: its index bound becomes 0",
     })
     MESSAGES = Catalog("MESSAGES", {
         "empty-index-bound":
@@ -29,8 +30,12 @@ class EmptyIndexBoundWords:
         "empty-index-bound.expr":
             "index bound `{bound}` of \"{assertion}\" in {kernel} is {bound_display}, which is 0 when {dim_display} "
             "({where}) is {zero}, and the package accepts that ({range_text}): every index fails, {effect}",
+        "empty-index-bound.at-size":
+            "index bound `{bound}` of \"{assertion}\" in {kernel} is {bound_display}, which is 0 when {dim_display} "
+            "({where}) is {size} (below 0 when it is empty), and the package accepts that ({range_text}): every "
+            "index fails, {effect}",
         "empty-index-bound.overread":
-            "but first the kernel reads the index from {buffer}, which {call} allocates from the empty input "
+            "but first the kernel reads the index from {buffer}, which {call} allocates at those sizes "
             "while the package takes it to hold {count} elements ([{sizes}], checked only with "
             "AOTI_RUNTIME_CHECK_INPUTS=1): those reads run past its end, undefined behaviour (a crash such as "
             "SIGSEGV, or garbage indices) before `{message}` can raise",
@@ -41,6 +46,13 @@ class EmptyIndexBoundWords:
         "empty-index-bound":
             "reject empty inputs before calling the model (`if {empty_test}: ...`){env}, or handle size 0 "
             "outside the model (and declare Dim(..., min=1) so that the exported contract says so)" + CONTRACT_HINT,
+        "empty-index-bound.at-size":
+            "reject inputs with `{empty_test}` before calling the model, or run with AOTI_RUNTIME_CHECK_INPUTS=1 so "
+            "that the package's own check rejects sizes below {minimum} with a clear error, or handle those sizes "
+            "outside the model (and declare Dim(..., min={least}) so that the exported contract says so)" + CONTRACT_HINT,
+        "empty-index-bound.at-size-unchecked":
+            "reject inputs with `{empty_test}` before calling the model, or handle those sizes outside the model "
+            "(and declare Dim(..., min={least}) so that the exported contract says so)" + CONTRACT_HINT,
     })
     CHAIN = Catalog("CHAIN", {
         "empty-index-bound.zero": "with {assignment} the bound{bound_expr} is {value}: no index satisfies `{index_var} < {value}`",
