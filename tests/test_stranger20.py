@@ -42,7 +42,8 @@ FINDINGS: dict[str, set[tuple]] = {
         _LAYOUT,
     },
     "histc_table": {
-        ("AOTI002", "info", ((0, 0),)),           # nothing on the histc count into the 12-row table
+        ("AOTI002", "info", ((0, 0),)),
+        ("AOTI003", "info", ((0, 0),)),           # a histc count (up to n) into the 12-row table: raises as eager
         _LAYOUT,
     },
     "cummax_table": {
@@ -56,7 +57,8 @@ FINDINGS: dict[str, set[tuple]] = {
         ("AOTI002", "info", ((0, 0), (0, 1))),
         ("AOTI012", "info", ((1, 0),)),
         ("AOTI012", "info", ((1, 1),)),
-        _LAYOUT,                                  # nothing on the median / kthvalue positions into 16 rows
+        ("AOTI003", "info", ((0, 1),)),           # l > 16: kthvalue's position into 16 rows (raises as eager)
+        _LAYOUT,                                  # nothing on the median's (the proxy executor's call)
     },
     "ceil_pool1d": {
         ("AOTI023", "error", ((0, 2),)),          # n even: ceil mode dropped at the traced 9 (wrong values)
@@ -184,13 +186,17 @@ def test_data_derived_positions_into_short_tables_raise_as_eager() -> None:
     """histc counts (`aoti_torch_cpu_histc`, values in [0, n]) into a 12-row table, and the positions of
     `median` (proxy executor) and `kthvalue` (`aoti_torch_cpu_kthvalue`, values in [0, l - 1]) into a 16-row
     table: each check is outside an OpenMP region, so the package raises where eager raises IndexError (a
-    rejection, not a failure). No finding names either: neither op has a value transfer."""
+    rejection, not a failure). The round's wheel named neither (no value transfer for either op); histc's
+    counts and kthvalue's indices have one since: an AOTI003 info each, at n = 12 and l = 17 (where the
+    values must take the op to its largest result: l = 17 ran, l = 19 raised); the median's proxy call has none."""
     for name, labels in (("histc_table", ("n=64", "n=128", "n=max+1")),
                          ("order_stats", ("l=19", "l=33", "l=34", "l=max+1"))):
         for label in labels:
             run = _record(name, label)
             assert outcome(run) == "rejected" and "index out of bounds" in run["aoti"]["error"], (name, label)
-    assert not _findings("histc_table", "AOTI003") and not _findings("order_stats", "AOTI003")
+    assert [(str(f.severity), f.witness) for f in _findings("histc_table", "AOTI003")] == [("info", "x.shape = (12, 16)")]
+    (kth,) = _findings("order_stats", "AOTI003")
+    assert str(kth.severity) == "info" and "aoti_torch_cpu_kthvalue" in " ".join(kth.chain)
     for label in ("l=16", "l=17", "l=18"):
         assert outcome(_record("order_stats", label)) == "ran", label
 

@@ -105,6 +105,14 @@ def _running(args: tuple[str, ...], shapes, value_range: Callable[[int], Range |
     return _indices(2, 1)(args, shapes, value_range, out)
 
 
+def _counts(args: tuple[str, ...], shapes, value_range: Callable[[int], Range | None], out: int | None = None
+            ) -> Range | None:
+    """`aoti_torch_cpu_histc(x, bins, min, max, &out)`: each bin counts elements of x, [0, x.numel()]."""
+    if not shapes or not shapes[0]:
+        return None
+    return "0", _simplify("*".join(f"({size})" for size in shapes[0]))
+
+
 # Shim (without its `aoti_torch_<device>_` prefix) -> transfer function from its arguments (as
 # written), their shapes over root symbols, the value range of tensor argument i, and the position
 # among the arguments of the output asked about, to the range of the values of that output.
@@ -117,6 +125,8 @@ EXTERN_TRANSFERS: dict[str, Callable[..., Range | None]] = {
     "sort_stable": _sorted(4, 2),
     "cummax": _running,
     "cummin": _running,
+    "kthvalue": _indices(4, 2),
+    "histc": _counts,
 }
 
 
