@@ -51,6 +51,10 @@ class ShapeReader:
                  resolve: Callable[[str], str]) -> None:
         self.wrapper, self.canonical, self.resolve = wrapper, canonical, resolve
         self.allocated = allocations(wrapper)
+        # An extern's output is allocated by the shim, not run_impl: as another call's input its sizes are
+        # those the wrapper's own `assert_size_stride` states for it (a sort's indices sorted again). As
+        # its writer's output they stay unknown: the package's assumption, which the call may not keep.
+        self.asserted = {c.tensor: tuple(c.sizes) for c in wrapper.size_asserts}
         self.known: dict[str, tuple[str, ...]] = {
             c.name: tuple(str(s) for s in c.shape) for c in model.constants if c.shape}
         for inp in model.inputs:
@@ -59,7 +63,8 @@ class ShapeReader:
                                              for d in inp.dims)
 
     def __call__(self, call: Call) -> tuple[tuple[str, ...] | None, ...]:
-        return arg_shapes(call, self.wrapper, self.allocated, self.canonical, self.resolve, self.known)
+        inputs = {name: sizes for name, sizes in self.asserted.items() if name not in call.outputs}
+        return arg_shapes(call, self.wrapper, {**inputs, **self.allocated}, self.canonical, self.resolve, self.known)
 
 
 def arg_shapes(call: Call, wrapper: WrapperFacts, allocated: dict[str, tuple[str, ...]],
