@@ -80,3 +80,18 @@ def test_nothing_without_hints_or_ceil_mode_or_kernel():
     model.graph = [pool if n.op == pool.op else n for n in model.graph]
     model.kernels = {k: v for k, v in model.kernels.items() if "max_pool2d" not in k}
     assert not list(T.rounded_pools(model))
+
+
+def test_a_graph_of_many_poolings_is_searched_within_a_cap():
+    """Poolings over one map share one search; past MAX_SEARCHES distinct maps (a hostile or generated graph)
+    the rest are not searched, so the rule's cost is bounded whatever the graph holds."""
+    model = _hrnet()
+    pool = next(n for n in model.graph if n.op == "aten.max_pool2d.default")
+    same = [dataclasses.replace(pool, name=f"p{i}") for i in range(500)]
+    model.graph = same
+    assert len(list(T.rounded_pools(model))) == 500     # one search, one finding per node
+    model.graph = [dataclasses.replace(pool, name=f"p{i}", arg_sizes=(("s77", 16, "(s53 - 1)//2 + 1",
+                                                                       f"(s0 - 1)//2 + {i + 1}"),))
+                   for i in range(500)]
+    found = list(T.rounded_pools(model))
+    assert len({p.dims[0].expr for p in found}) <= T.MAX_SEARCHES < 500

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..core.budget import poll
 from ..core.model import DimRef, GraphNode, Model
 from ..core.records import StrideRead
 from ..expr import intervals
@@ -60,14 +61,16 @@ def traced_pools(model: Model) -> Iterator[TracedPool]:
     a max over the map: left out)."""
     symbols = {d.declared_expr: DimRef(i, d.dim) for i, inp in enumerate(model.inputs) for d in inp.dims
                if d.declared_expr}
+    lowered: dict[str, list[str]] = {}
     for node in model.graph:
         op = ADAPTIVE_OPS.get(node.op)
         if op is None or not node.arg_sizes or not node.arg_sizes[0] or not node.int_lists:
             continue
+        poll("adaptive poolings")
         sizes, out = node.arg_sizes[0], node.int_lists[0]
         if len(sizes) < 2 or len(out) != 2 or all(o == 1 for o in out):
             continue
-        kernels = _lowered(model, op)
+        kernels = lowered.setdefault(op, _lowered(model, op))
         if not kernels:
             continue
         # Several poolings of one op: which kernel is whose is not known, so a witness avoids every
@@ -131,6 +134,10 @@ CEIL_POOL_OPS = {"aten.max_pool2d.default": "max_pool2d", "aten.max_pool2d_with_
 _KERNEL_OPS = {"max_pool2d": "max_pool2d_with_indices", "avg_pool2d": "avg_pool2d",
                "max_pool1d": "max_pool2d_with_indices", "avg_pool1d": "avg_pool2d"}
 _FALLBACK_WINDOW = 25
+MAX_SEARCHES = 64   # distinct (map, rounding) searches of one graph; a real one repeats a few per stage
+# Sizes tried above a dim's smallest: whether the two roundings agree repeats with the stride (times the
+# divisors of the map's size), so a break shows within a few periods if at all.
+ROUNDING_SEARCH = 512
 
 
 @dataclass(frozen=True)
@@ -194,14 +201,18 @@ def rounded_pools(model: Model) -> Iterator[RoundedPool]:
     differs from eager's at a size the package accepts."""
     symbols = {d.declared_expr: DimRef(i, d.dim) for i, inp in enumerate(model.inputs) for d in inp.dims
                if d.declared_expr}
+    # A graph repeats one pooling over one map (a stage per block): each kernel lookup and search once.
+    lowered: dict[str, list[str]] = {}
+    searched: dict[tuple, tuple[int, int, int, int] | None] = {}
     for node in model.graph:
         op = CEIL_POOL_OPS.get(node.op)
         params = dict(node.params)
         if op is None or params.get("ceil_mode") is not True or not node.arg_sizes or not node.arg_hints:
             continue
+        poll("ceil-mode poolings")
         sizes, hints = node.arg_sizes[0], node.arg_hints[0]
         roundings = _roundings(params, op)
-        kernels = _lowered(model, _KERNEL_OPS[op])
+        kernels = lowered.setdefault(op, _lowered(model, _KERNEL_OPS[op]))
         axes = 1 if op.endswith("1d") else 2
         if sizes is None or hints is None or roundings is None or not kernels or len(sizes) < axes + 1:
             continue
@@ -212,7 +223,10 @@ def rounded_pools(model: Model) -> Iterator[RoundedPool]:
                 continue
             names = intervals.names(text)
             ref = symbols.get(next(iter(names))) if len(names) == 1 else None
-            found = None if ref is None else _rounding_break(model, ref, text, traced, rounding)
+            key = (ref, text, traced, rounding)
+            if ref is not None and key not in searched and len(searched) < MAX_SEARCHES:
+                searched[key] = _rounding_break(model, ref, text, traced, rounding)
+            found = searched.get(key)
             if ref is not None and found is not None:
                 dims.append(RoundedDim(ref, side, text, traced, rounding.compiled(traced, traced)[1], rounding, *found))
         if dims:
@@ -247,7 +261,7 @@ def _rounding_break(model: Model, ref: DimRef, expr: str, traced: int,
     count, the package's)."""
     dim = model.known_dim(ref)
     low, high = effective_min(dim), effective_max(dim)
-    top = low + SEARCH if high is None else min(high, low + SEARCH)
+    top = low + ROUNDING_SEARCH if high is None else min(high, low + ROUNDING_SEARCH)
     symbol = dim.declared_expr or ""
     for size in range(low, top + 1):
         try:

@@ -188,8 +188,8 @@ LIMITATIONS: dict[str, str] = {
         "at most 25 elements, the ones Inductor lowers with `pooling_size`; 3-d poolings are not read. The "
         "rounding compiled is derived from Inductor's lowering at the traced size (the exported program's "
         "size hints), not read from the kernel; the kernel is found by Inductor's descriptive names. A map "
-        "side must follow one input dim; sizes are tried up to 4096 above each dim's smallest, skipping those "
-        "a convolution before the pooling rejects."),
+        "side must follow one input dim; sizes are tried up to 512 above each dim's smallest, skipping those "
+        "a convolution before the pooling rejects; at most 64 distinct maps of one graph are searched."),
     "stride-from-traced-size": (
         "C++ kernels only (Triton's loads are not read), and only kernels that floor a size "
         "(`div_floor_integer`): a simplification without a floor is not seen. A stride is read from a term "
