@@ -58,15 +58,7 @@ def _over_multiple(op: ast.cmpop, left: ast.expr, right: ast.expr) -> ast.expr |
     leaves = sorted(set(_SIZE_LEAF.findall(text)))
     if not leaves or len(leaves) > 8:
         return None
-    named = _SIZE_LEAF.sub(lambda m: f"v{leaves.index(m.group(0))}", text)
-    for k in range(len(_SAMPLES)):
-        values = {f"v{i}": float(_SAMPLES[(k + i) % len(_SAMPLES)]) for i in range(len(leaves))}
-        try:
-            if intervals.evaluate(named, values) % small.value:
-                return None
-        except (ValueError, ZeroDivisionError, OverflowError):
-            return None
-    return big
+    return big if _scales(str(small.value), "1", _named(text, leaves), len(leaves)) else None
 
 
 def layout_guard(guard: Guard) -> bool:
@@ -138,15 +130,17 @@ def scaled_above_one(guard: Guard) -> bool:
     if len(factors) < 2 or not leaves or len(leaves) > 8:
         return False
 
-    def named(text: str) -> str:
-        return _SIZE_LEAF.sub(lambda m: f"v{leaves.index(m.group(0))}", text)
-
-    small_text = named(ast.unparse(small))
+    small_text = _named(ast.unparse(small), leaves)
     for i, factor in enumerate(factors):
-        rest = "*".join(f"({named(f)})" for j, f in enumerate(factors) if j != i) or "1"
-        if _scales(small_text, named(factor), rest, len(leaves)):
+        rest = "*".join(f"({_named(f, leaves)})" for j, f in enumerate(factors) if j != i) or "1"
+        if _scales(small_text, _named(factor, leaves), rest, len(leaves)):
             return True
     return False
+
+
+def _named(text: str, leaves: list[str]) -> str:
+    """`text` with each size leaf written `v<i>`, i its place in `leaves` (what `_scales` samples)."""
+    return _SIZE_LEAF.sub(lambda m: f"v{leaves.index(m.group(0))}", text)
 
 
 def _scales(small: str, factor: str, rest: str, count: int) -> bool:
