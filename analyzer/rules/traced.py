@@ -192,10 +192,9 @@ class CeilModePoolTracedRounding(CeilPoolWords, Rule):
 
     ## What it does
     Reads the exported program's `max_pool2d` and `avg_pool2d` nodes (and the 1-d ones, which Inductor
-    decomposes into them) with `ceil_mode=True` whose input
-    (the pooled map) has a dynamic height or width, the map's size in the traced example (the node's
-    size hints), and finds the package's generated kernel for them (an ATen fallback, for windows over
-    25 elements, rounds at every size). Inductor's `pooling_size` decides at the traced size whether
+    decomposes into them) with `ceil_mode=True` whose input (the pooled map) has a dynamic height or
+    width, the map's size in the traced example (the node's size hints), and finds the package's
+    generated kernel for them (an ATen fallback, for windows over 25 elements, rounds at every size). Inductor's `pooling_size` decides at the traced size whether
     ceil mode rounds up at all: where ceil and floor agree there (a stride-2 pool of an odd map), it
     compiles floor's arithmetic for every size, and where the last window would start past the map, it
     drops it for every size. The guard it records is checked by nothing in an AOTInductor package. The
