@@ -247,6 +247,10 @@ class Attributor:
             return [all_nodes[same.index(kernel)]]
         return nodes
 
+    def source_of(self, node: GraphNode) -> Source:
+        """The user's code behind one node of the graph (a finding about that node, not a kernel)."""
+        return self._source(node)
+
     def _source(self, node: GraphNode, ambiguous: bool = False) -> Source:
         found = frame(node.stack_trace)
         module, cls = _module(node)
@@ -371,7 +375,7 @@ def for_finding(attributor: Attributor, f: Finding) -> Source | None:
     # A finding about one node of the graph (a pooling Inductor fused with others): that node's code.
     node = getattr(f.subject, "node", None)
     if isinstance(node, GraphNode):
-        return attributor._source(node)
+        return attributor.source_of(node)
     return attributor.attribute(f.kernel, f.user_ops)
 
 

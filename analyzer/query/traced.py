@@ -103,24 +103,29 @@ def _witness(model: Model, ref: DimRef, expr: str, bins: int, traced: tuple[int,
     """The smallest size of `ref` the package accepts where the map is not empty and has a size it was
     not lowered for (not a numerator of its bins; where the traced size divided into a fixed window, one
     no multiple of the bins, which the traced one was), and no convolution rejects; (size, map size)."""
+    for size, at in _map_sizes(model, ref, expr, SEARCH):
+        if at < 1 or ((at in traced) if traced else (at % bins == 0)):
+            continue
+        if externs.rejecting_call(model, {ref: size}) is None:
+            return size, at
+    return None
+
+
+def _map_sizes(model: Model, ref: DimRef, expr: str, search: int) -> Iterator[tuple[int, int]]:
+    """(size of `ref`, the pooled map's size there) for the sizes the package accepts, from the dim's
+    smallest up to `search` above it, where the map's size (over the exported program's symbol) is a
+    whole number."""
     dim = model.known_dim(ref)
-    low = effective_min(dim)
-    high = effective_max(dim)
-    top = low + SEARCH if high is None else min(high, low + SEARCH)
+    low, high = effective_min(dim), effective_max(dim)
+    top = low + search if high is None else min(high, low + search)
     symbol = dim.declared_expr or ""
     for size in range(low, top + 1):
         try:
             value = intervals.evaluate(expr, {symbol: size})
         except (ValueError, ZeroDivisionError, OverflowError):
             continue
-        if math.isnan(value) or value < 1 or value != int(value):
-            continue
-        at = int(value)
-        if (at in traced) if traced else (at % bins == 0):
-            continue
-        if externs.rejecting_call(model, {ref: size}) is None:
-            return size, at
-    return None
+        if not math.isnan(value) and value == int(value):
+            yield size, int(value)
 
 
 # -- ceil-mode poolings rounded as at the traced size ---------------------------------------------------
@@ -259,18 +264,7 @@ def _rounding_break(model: Model, ref: DimRef, expr: str, traced: int,
     """The smallest size of `ref` the package accepts where the map is one eager pools (at least one
     window) into another count than the package, and no call rejects it: (size, map size, eager's
     count, the package's)."""
-    dim = model.known_dim(ref)
-    low, high = effective_min(dim), effective_max(dim)
-    top = low + ROUNDING_SEARCH if high is None else min(high, low + ROUNDING_SEARCH)
-    symbol = dim.declared_expr or ""
-    for size in range(low, top + 1):
-        try:
-            value = intervals.evaluate(expr, {symbol: size})
-        except (ValueError, ZeroDivisionError, OverflowError):
-            continue
-        if math.isnan(value) or value != int(value):
-            continue
-        at = int(value)
+    for size, at in _map_sizes(model, ref, expr, ROUNDING_SEARCH):
         program, package = rounding.ceil(at, True), rounding.compiled(at, traced)[0]
         if program >= 1 and program != package and externs.rejecting_call(model, {ref: size}) is None:
             return size, at, program, package
