@@ -160,3 +160,26 @@ def test_a_comments_indent_is_counted_as_line_by_line() -> None:
         assert got[2] == expected_indent, repr(body)
     plain = "    async_compile.triton('k', '''\n    def k():\n        pass\n    ''', device_str='cuda')\n"
     assert tritonsrc.triton_comment("/*\n" + plain + "*/", 10)[:3] == ("\ndef k():\n    pass\n", 12, 4)
+
+
+def test_a_comment_is_dedented_as_by_the_regular_expression() -> None:
+    import random
+    import re
+
+    from analyzer.parse.tritonsrc import _dedented, _indent
+
+    def expected(body: str) -> tuple[int, str]:
+        indent = _indent(body)
+        return indent, re.sub(r"^(?:[^\n]{%d}| *)" % indent, "", body, flags=re.M) if indent else body
+
+    rng = random.Random(2)
+    alphabet = [" ", " ", " ", " ", "    ", "\t", "a", "\n", "\n", "\r", "\xa0"]
+    fast = 0
+    for _ in range(20_000):
+        body = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        assert _dedented(body) == expected(body), repr(body)
+        lines = body.split("\n")
+        first = next((line for line in lines if line.strip(" \t\r\xa0")), "")
+        pad = " " * (len(first) - len(first.lstrip(" ")))
+        fast += bool(pad) and all(line.startswith(pad) or not line.strip(" ") for line in lines)
+    assert fast > 500  # the line-by-line branch ran

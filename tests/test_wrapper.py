@@ -179,6 +179,15 @@ void AOTInductorModel::run_impl(AtenTensorHandle* input_handles, AtenTensorHandl
     cpp_fused_k(s11 ? 1 : 2, -s11, (s11));
     cpp_fused_k(x, y,);
     caf\xc3\xa9(buf0);
+    cpp_fused_k((const float*)(arg1_1.data_ptr()), (float*)(buf0.data_ptr()), s11);
+    cpp_fused_k((const float*)(arg1_1.data_ptr()), (float*)(buf0.data_ptr()), s11);
+    cpp_fused_k((const at::BFloat16*)(arg1_1.get()), (int64_t*)(buf1.data_ptr()));
+    cpp_fused_k((float*)(this.data_ptr()), (float*)(int.data_ptr()));
+    cpp_fused_k((float*)(buf0.data_ptr()) + 1L, (float*)(buf0->data_ptr()), (float *)(buf0.data_ptr()));
+    cpp_fused_k((float*)(buf0.data_ptr(1)), (int)(s11), ((float*)(buf0.data_ptr())));
+    cpp_fused_k((float*)(buf0.data_ptr(), s11));
+    cpp_fused_k((float*)(buf0.data_ptr()), (s11, 2L));
+    cpp_fused_k((float*)(buf0.data_ptr()) s11);
 }
 '''
 
@@ -207,6 +216,9 @@ def test_calls_read_from_text_are_the_calls_read_from_nodes(monkeypatch):
     slow = _run_impl_facts(RUN_IMPL + EDGE_CALLS, False, monkeypatch)
     assert fast.calls == slow.calls and fast == slow
     assert taken.count(True) >= 5 and taken.count(False) >= 5  # both paths ran
+    cast = [c for c in fast.calls if c.function == "cpp_fused_k" and c.args[:1] == ("arg1_1",)]
+    assert [c.args for c in cast[1:4]] == [("arg1_1", "buf0", "s11")] * 2 + [("arg1_1", "buf1")]
+    assert [c.outputs for c in cast[1:4]] == [()] * 3
     launches = [c for c in fast.calls if c.function == "call_triton_k"]
     assert launches[1].args == ("buf0", "arg1_1", "(2 * s11)", "this", "stream", "kernels", "this")
     assert launches[0].comment is not None and launches[1].comment is None
@@ -227,6 +239,35 @@ def test_calls_read_from_text_on_real_wrappers(monkeypatch):
             data = _read(pkg, sourced.wrappers[0], sources)
         fast, slow = (_run_impl_facts(data, simple, monkeypatch) for simple in (True, False))
         assert fast.calls and fast == slow, name
+
+
+def test_cpu_kernel_launches_are_read_from_their_text(monkeypatch):
+    # `cpp_fused_0((const float*)(arg1_1.data_ptr()), ..., s77);`: every launch of a CPU package
+    # of thousands of kernels is read without its node, with the node path's facts.
+    from conftest import FIXTURES, require
+
+    from analyzer.parse import calls
+    from analyzer.read import archive, layout
+    from analyzer.app.pipeline import _read
+
+    for name in ("versions/2.8/pos_embedding.cpu.stripped.pt2", "stranger3/opt.cpu.stripped.pt2"):
+        with archive.open_package(require(FIXTURES / name), archive.Limits()) as pkg:
+            sources: dict[str, bytes] = {}
+            sourced = layout.pick_sources(pkg.models[0], lambda m: _read(pkg, m, sources))  # noqa: B023 - called here
+            data = _read(pkg, sourced.wrappers[0], sources)
+        taken: dict[str, list[bool]] = {}
+        original = calls.Launches._simple_call
+
+        def spy(self, node, taken=taken, original=original):
+            return taken.setdefault(ts.text(node).split("(", 1)[0].strip(), []).append(original(self, node)) \
+                or taken[ts.text(node).split("(", 1)[0].strip()][-1]
+        monkeypatch.setattr(calls.Launches, "_simple_call", spy)
+        fast = wrapper.parse(ts.parse(data)[0], "m.wrapper.cpp")
+        monkeypatch.undo()
+        slow = _run_impl_facts(data, False, monkeypatch)
+        assert fast.calls and fast == slow, name
+        kernels = [k for k in taken if k.startswith("cpp_fused")]
+        assert kernels and all(all(taken[k]) for k in kernels), name
 
 
 NESTED_DECLARATIONS = b'''

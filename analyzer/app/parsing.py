@@ -10,7 +10,7 @@ from typing import overload
 from ..read import archive
 from ..core import budget
 from ..core.bigstack import on_big_stack
-from ..parse import cppkernel, ts
+from ..parse import cppkernel, tabletext, ts
 
 
 # Each check statement costs about 0.1 ms and 6 KB from its parse to its linked assertion; past this
@@ -28,22 +28,31 @@ def refuse_many_checks(data: bytes) -> None:
 
 @overload
 def parse_bytes(pkg: "archive.Package", member: str, data: bytes,
-                 kernels: "cppkernel.Apart | None" = None) -> "ts.Tree": ...
+                 kernels: "cppkernel.Apart | None" = None, *,
+                 tables: "list[tabletext.Tables] | None" = None) -> "ts.Tree": ...
 @overload
 def parse_bytes(pkg: "archive.Package", member: str, data: bytes,
                  kernels: "cppkernel.Apart", whole: bool) -> "ts.Tree | None": ...
 def parse_bytes(pkg: "archive.Package", member: str, data: bytes,
-                 kernels: "cppkernel.Apart | None" = None, whole: bool = True) -> "ts.Tree | None":
+                 kernels: "cppkernel.Apart | None" = None, whole: bool = True,
+                 tables: "list[tabletext.Tables] | None" = None) -> "ts.Tree | None":
     """The member's tree without the bodies no reader looks at; with `kernels` (empty bodies), also
     without the C++ kernels' bodies, which it fills in for each kernel to be parsed on its own.
     Without `whole`, a member that holds nothing but C++ kernels gets no tree (None): their names
     and spans go to `kernels.heads` (its tree only listed them, and parsing their heads cost a
-    tenth of a kernel member's parse and a sixth of its peak memory)."""
+    tenth of a kernel member's parse and a sixth of its peak memory). With `tables` (a wrapper), the
+    lines of the model constructor's tables are read from the text into it and left out too."""
     from ..parse import unread  # a text scan: function bodies no reader looks at are not parsed
 
     spans: list[tuple[int, int]] = []
     heads = unread.Heads() if not whole else None
-    exclude = unread.unread_bodies(data, spans if kernels is not None else None, heads)
+    constructors: list[tuple[int, int]] | None = [] if tables is not None else None
+    exclude = unread.unread_bodies(data, spans if kernels is not None else None, heads, constructors)
+    if tables is not None and constructors:
+        read = tabletext.read_tables(data, *constructors[0])
+        if read is not None and read.span is not None:
+            tables.append(read)
+            exclude = sorted(exclude + [read.span])
     if kernels is None or not spans:
         return parse_span(pkg, member, data, exclude)
     lines = kernels.lines = cppkernel.Lines(data)

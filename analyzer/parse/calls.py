@@ -125,17 +125,18 @@ class Launches:
         `AOTI_TORCH_ERROR_CODE_CHECK(f(a, this->x));` (no parenthesis, bracket, brace, `<`, quote or
         comment inside), read from its text: each argument is a name, `&name`, or a text `converted`
         holds. Does what `call` does and returns True; False (nothing done) for any other call."""
-        m = _SIMPLE_CALL.fullmatch(ts.text(node))
+        text = ts.text(node)
+        m = _SIMPLE_CALL.fullmatch(text) or _CAST_CALL.fullmatch(text)
         if m is None or not ts.error_free(node):
             return False
-        wrapped = m.group("args") is not None
+        wrapped = m.re is _SIMPLE_CALL and m.group("args") is not None
         fn, inner = (m.group("fn"), m.group("args")) if wrapped else (m.group("bare"), m.group("bare_args"))
         fn = fn.strip()
         if not fn:
             return False
         if not _FUNCTION_NAME.match(fn):
             return True  # `buf0.reset();`: `call` reads nothing from it either
-        if not _IDENTIFIER.fullmatch(fn) or fn in _CPP_WORDS:
+        if not _IDENTIFIER.fullmatch(fn) or fn in CPP_WORDS:
             return False
         if _NON_PRODUCING_SHIMS.match(fn) and "empty_strided" not in fn:
             return True
@@ -166,7 +167,14 @@ class Launches:
         `_call` reads it from its node; None when only the node can tell."""
         out = raw.startswith("&")
         name = raw[1:].lstrip() if out else raw
-        if _IDENTIFIER.fullmatch(name) and name not in _CPP_WORDS:
+        if "(" in raw:
+            # A CPU kernel's pointer argument, `(const float*)(arg1_1.data_ptr())`: the tensor whose
+            # data it passes, as `_call` reads it from the node's `data_ptr()` call.
+            cast = _DATA_POINTER.fullmatch(raw)
+            if cast is None or cast.group(1) in CPP_WORDS:
+                return None
+            return cast.group(1), cast.group(1), False
+        if _IDENTIFIER.fullmatch(name) and name not in CPP_WORDS:
             name = name.removesuffix("_handle") if out else name  # `&buf1_handle`: an out-argument
             return name, name, out
         known = self.converted.get(raw)
@@ -179,6 +187,11 @@ _PLAIN = r"[^()\[\]{}<\"'/\\#;]*"
 _CALLEE = r"[^(),\[\]{}<\"'/\\#;]*"
 _SIMPLE_CALL = re.compile(rf"(?:AOTI_TORCH_ERROR_CODE_CHECK\s*\(\s*(?P<fn>{_CALLEE})\((?P<args>{_PLAIN})\)\s*\)"
                           rf"|(?P<bare>{_CALLEE})\((?P<bare_args>{_PLAIN})\))\s*;")
+# A CPU kernel's launch, `cpp_fused_0((const float*)(arg1_1.data_ptr()), (float*)(buf0.data_ptr()), s77);`:
+# parentheses only in arguments of `_DATA_POINTER`'s shape (`_piece` reads each argument alone, and
+# declines any other piece holding a parenthesis, so no comma can hide inside one).
+_CAST_CALL = re.compile(rf"(?P<bare>{_CALLEE})\((?P<bare_args>[^\[\]{{}}<\"'/\\#;]*)\)\s*;")
+_DATA_POINTER = re.compile(r"\((?:const )?[A-Za-z_][\w:]*\*\)\(([A-Za-z_]\w*)\.(?:data_ptr|get)\(\)\)")
 _FUNCTION_NAME = re.compile(r"^[A-Za-z_]\w*$")
 # The condition of run_impl's check before it divides by a size: `s27 != 0` (BLOOM's seq).
 _NOT_ZERO = re.compile(r"\(?\s*([A-Za-z_]\w*)\s*!=\s*0L?\s*\)?")
@@ -186,7 +199,7 @@ _PY_NOT_ZERO = re.compile(r"\((.+) != 0\)", re.S)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Words tree-sitter-cpp does not read as an identifier (keywords, literals, primitive types): such
 # an argument takes the node path.
-_CPP_WORDS = frozenset("""
+CPP_WORDS = frozenset("""
     alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t
     class compl concept const consteval constexpr constinit const_cast continue co_await co_return
     co_yield decltype default delete do double dynamic_cast else enum explicit export extern false

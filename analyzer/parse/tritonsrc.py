@@ -35,6 +35,23 @@ def _indent(text: str) -> int:
     return min(len(m.group(1)) for m in _LEADING.finditer(text))
 
 
+def _dedented(body: str) -> tuple[int, str]:
+    """(`_indent(body)`, `body` with that many leading characters cut from each line, and a line
+    shorter than that cut of its leading spaces), by one pass over the lines where every line is
+    blank or starts with the first indented line's spaces (an Inductor comment: a regular
+    expression's substitution line by line was half of reading it); by the regular expressions
+    otherwise."""
+    first = _LEADING.search(body)
+    indent = len(first.group(1)) if first is not None else 0
+    if indent:
+        pad = " " * indent
+        lines = body.split("\n")
+        if all(line.startswith(pad) or not line.strip(" ") for line in lines):
+            return indent, "\n".join(line[indent:] if line.startswith(pad) else "" for line in lines)
+    indent = _indent(body)
+    return indent, re.sub(r"^(?:[^\n]{%d}| *)" % indent, "", body, flags=re.M) if indent else body
+
+
 def triton_comment(comment: str, row0: int) -> tuple[str | None, int, int, str | None]:
     """The kernel source inside `/* async_compile.triton('<name>', '''...''', ...) */`.
 
@@ -46,8 +63,7 @@ def triton_comment(comment: str, row0: int) -> tuple[str | None, int, int, str |
         body = "  " + body[2:]
     if body.rstrip().endswith("*/"):
         body = body.rstrip()[:-2]
-    indent = _indent(body)
-    dedented = re.sub(r"^(?:[^\n]{%d}| *)" % indent, "", body, flags=re.M) if indent else body
+    indent, dedented = _dedented(body)
     # The usual shape, one call around a plain triple-quoted string, read without building an AST
     # of the kernel (the walk below gives the same value and line for it).
     opening = _PLAIN_TRITON_OPEN.match(dedented)

@@ -39,6 +39,8 @@ _DIGITS = frozenset(b"0123456789abcdefABCDEF")
 _LEADING = re.compile(rb"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)  # blanks and comments before a declaration
 # One kernel's declaration.
 _KERNEL_DECLARATION = re.compile(rb'extern\s*"C"\s+(?:[A-Za-z_]\w*\s+)*?void\s+(?:cpp|kernel)_\w+\s*\([^{};"/#]*\)\s*;')
+# The model constructor's head (its member initializers keep it from being a plain `_FUNCTION`).
+_CONSTRUCTOR = re.compile(r"(?:[A-Za-z_]\w*\s*::\s*)*AOTInductorModel\s*::\s*AOTInductorModel\s*\(")
 MIN_BODY = 256  # smaller bodies are not worth a range of their own
 
 
@@ -68,14 +70,16 @@ class Heads:
 
 
 def unread_bodies(data: bytes, kernels: list[tuple[int, int]] | None = None,
-                  heads: Heads | None = None) -> list[tuple[int, int]]:
+                  heads: Heads | None = None, constructors: list[tuple[int, int]] | None = None
+                  ) -> list[tuple[int, int]]:
     """Sorted, disjoint (start, end) byte spans: the insides of function bodies (between `{` and
     `}`) that no reader looks at, at least MIN_BODY bytes each. `kernels`, when given, receives the
     same spans of the C++ kernels' bodies (`cpp_*`, `kernel_*`), which kernels.py reads one by one,
-    and `heads` their names and heads."""
+    and `heads` their names and heads; `constructors` the (`{`, `}`) offsets of the model
+    constructor's body (tabletext.py reads its tables)."""
     out: list[tuple[int, int]] = []
     try:
-        _scan(data, out, kernels, heads)
+        _scan(data, out, kernels, heads, constructors)
     except _Stop:
         pass
     else:
@@ -177,7 +181,7 @@ def _declaration(data: bytes, head: int, end: int, out: list[tuple[int, int]], d
 
 
 def _scan(data: bytes, out: list[tuple[int, int]], kernels: list[tuple[int, int]] | None,
-          heads: Heads | None = None) -> None:
+          heads: Heads | None = None, constructors: list[tuple[int, int]] | None = None) -> None:
     pos, head = 0, 0  # head: where the text before the next `{` at this level starts
     open_blocks = 0   # namespace and extern "C" blocks we are inside
     declared = [-1]   # the end of the last kernel declaration left out
@@ -212,6 +216,8 @@ def _scan(data: bytes, out: list[tuple[int, int]], kernels: list[tuple[int, int]
                     heads.kernels.append((f.group("name"), head))
                 pos = head = end + 1
                 continue
+            if constructors is not None and _CONSTRUCTOR.match(text):
+                constructors.append((at, end))
             if heads is not None:
                 heads.others += 1
             pos = head = end + 1

@@ -14,7 +14,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from . import proxy, ts
+from . import proxy, tabletext, ts
 from .call import Call
 from .calls import Launches
 from ..core.findings import Location
@@ -121,15 +121,18 @@ def _loc(path: str, node: ts.Node) -> Location:
 
 
 def parse(tree: ts.Tree, path: str, max_depth: int = 200,
-          functions: list[dict[str, ts.Node]] | None = None) -> WrapperFacts:
+          functions: list[dict[str, ts.Node]] | None = None, tables: tabletext.Tables | None = None) -> WrapperFacts:
     """Extract wrapper facts from a parsed `*.wrapper.cpp` tree (`functions`: its `ts.functions`,
-    when the caller has them)."""
+    when the caller has them; `tables`: the constructor's table lines read from the text and left
+    out of the tree)."""
     facts = WrapperFacts(path=path)
     for m in ts.functions(tree.root_node) if functions is None else functions:
         name = ts.text(m["name"]).strip()
         body = m["body"]
         short = name.split("::")[-1]
         if name.endswith("AOTInductorModel::AOTInductorModel") or name == "AOTInductorModel::AOTInductorModel":
+            if tables is not None and ts.span(body)[0] == tables.body:
+                _text_tables(facts, tables)  # the lines before any the tree holds
             _constructor(facts, body)
         elif short == "run_impl" and "const_run_impl" not in name:
             facts.run_impl_found = True
@@ -178,6 +181,14 @@ def _constructor(facts: WrapperFacts, body: ts.Node) -> None:
                 entry["shape"] = tuple(n for n in map(ts.integer, ts.children(value)) if n is not None)
             elif fld == "type":  # `static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer)`
                 entry["type"] = ts.text(value).rsplit("::", 1)[-1].rstrip(") ")
+
+
+def _text_tables(facts: WrapperFacts, tables: tabletext.Tables) -> None:
+    """The table lines read from the text, as `_constructor` records them from the tree."""
+    for index, name in tables.inputs.items():
+        facts.inputs[index] = name
+    for index, entry in tables.constants.items():
+        facts.constants.setdefault(index, {}).update(entry)
 
 
 # --- check_input_N -----------------------------------------------------------------------------
