@@ -63,3 +63,20 @@ def test_a_wrapper_repeat_reads_also_at_its_line() -> None:
     kept = merged([first, second], sort_key)[0]
     assert "  also at w.cpp:7" in text.render_finding(kept).splitlines()
     assert "- also at `w.cpp:7`" in markdown.details(kept).splitlines()
+
+
+def test_changed_is_dataclasses_replace() -> None:
+    import dataclasses
+
+    import pytest
+
+    from analyzer.core.findings import Finding, Location, Severity, changed
+
+    f = Finding(code="AOTI001", rule="r", severity=Severity.ERROR, message="m", model="x",
+                location=Location("p", 3, 4), kernel="k", witnesses=("w",), also=(("k2", Location("p", 5, 6)),))
+    for changes in ({"package": "pkg"}, {"message": "h", "source": object()}, {}):
+        got, expected = changed(f, **changes), dataclasses.replace(f, **changes)
+        assert got == expected and got.__dict__ == expected.__dict__ and hash(got) == hash(expected)
+        assert got is not f and f.package == ""  # the original unchanged
+    with pytest.raises(TypeError):
+        changed(f, not_a_field=1)

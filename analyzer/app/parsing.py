@@ -10,7 +10,7 @@ from typing import overload
 from ..read import archive
 from ..core import budget
 from ..core.bigstack import on_big_stack
-from ..parse import cppkernel, tabletext, ts
+from ..parse import cppkernel, wrappertext, ts
 
 
 # Each check statement costs about 0.1 ms and 6 KB from its parse to its linked assertion; past this
@@ -29,32 +29,35 @@ def refuse_many_checks(data: bytes) -> None:
 @overload
 def parse_bytes(pkg: "archive.Package", member: str, data: bytes,
                  kernels: "cppkernel.Apart | None" = None, *,
-                 tables: "list[tabletext.Tables] | None" = None) -> "ts.Tree": ...
+                 text: "wrappertext.WrapperText | None" = None) -> "ts.Tree": ...
 @overload
 def parse_bytes(pkg: "archive.Package", member: str, data: bytes,
                  kernels: "cppkernel.Apart", whole: bool) -> "ts.Tree | None": ...
 def parse_bytes(pkg: "archive.Package", member: str, data: bytes,
                  kernels: "cppkernel.Apart | None" = None, whole: bool = True,
-                 tables: "list[tabletext.Tables] | None" = None) -> "ts.Tree | None":
+                 text: "wrappertext.WrapperText | None" = None) -> "ts.Tree | None":
     """The member's tree without the bodies no reader looks at; with `kernels` (empty bodies), also
     without the C++ kernels' bodies, which it fills in for each kernel to be parsed on its own.
     Without `whole`, a member that holds nothing but C++ kernels gets no tree (None): their names
     and spans go to `kernels.heads` (its tree only listed them, and parsing their heads cost a
-    tenth of a kernel member's parse and a sixth of its peak memory). With `tables` (a wrapper), the
-    lines of the model constructor's tables are read from the text into it and left out too."""
+    tenth of a kernel member's parse and a sixth of its peak memory). With `text` (a wrapper), the
+    constructor's tables and run_impl's launches are read from the text into it and left out too."""
     from ..parse import unread  # a text scan: function bodies no reader looks at are not parsed
 
     spans: list[tuple[int, int]] = []
     heads = unread.Heads() if not whole else None
-    constructors: list[tuple[int, int]] | None = [] if tables is not None else None
-    exclude = unread.unread_bodies(data, spans if kernels is not None else None, heads, constructors)
-    if tables is not None and constructors:
-        read = tabletext.read_tables(data, *constructors[0])
-        if read is not None and read.span is not None:
-            tables.append(read)
-            exclude = sorted(exclude + [read.span])
+    bodies: dict[str, tuple[int, int]] | None = {} if text is not None else None
+    exclude = unread.unread_bodies(data, spans if kernels is not None else None, heads, bodies)
+    launches: list[tuple[int, int]] = []
+    if text is not None and bodies:
+        exclude, launches = _read_text(data, member, bodies, text, exclude)
     if kernels is None or not spans:
-        return parse_span(pkg, member, data, exclude)
+        tree = parse_span(pkg, member, data, sorted(exclude + launches))
+        if launches and _run_impl_error(tree, text):
+            # A syntax error may join a launch's line to the statement before it: read every line
+            # from the tree, as a parse of all of them sees them.
+            tree = parse_span(pkg, member, data, exclude)
+        return tree
     lines = kernels.lines = cppkernel.Lines(data)
     kernels.bodies.update(spans)
     kernels.data = data
@@ -63,7 +66,35 @@ def parse_bytes(pkg: "archive.Package", member: str, data: bytes,
     if heads is not None and heads.only_kernels() and len(heads.kernels) == len(spans):
         kernels.heads = [(name, head, body, end) for (name, head), (body, end) in zip(heads.kernels, spans)]
         return None
-    return parse_span(pkg, member, data, sorted(exclude + spans), lines.point)
+    tree = parse_span(pkg, member, data, sorted(exclude + launches + spans), lines.point)
+    if launches and _run_impl_error(tree, text):  # as above
+        tree = parse_span(pkg, member, data, sorted(exclude + spans), lines.point)
+    return tree
+
+
+def _run_impl_error(tree: "ts.Tree", text: "wrappertext.WrapperText | None") -> bool:
+    """Whether run_impl, parsed without the launches read from the text, holds a syntax error
+    (then `text` drops them)."""
+    if text is None or text.launches is None:
+        return False
+    at = text.launches.body
+    if all(ts.error_free(m["body"]) for m in ts.functions(tree.root_node) if ts.span(m["body"])[0] == at):
+        return False
+    text.launches = None
+    return True
+
+
+def _read_text(data: bytes, member: str, bodies: dict[str, tuple[int, int]], text: "wrappertext.WrapperText",
+               exclude: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The constructor's tables and run_impl's launches read into `text`: (`exclude` with the
+    tables' span, the launches' spans)."""
+    if "constructor" in bodies:
+        text.tables = wrappertext.read_tables(data, *bodies["constructor"])
+        if text.tables is not None and text.tables.span is not None:
+            exclude = sorted(exclude + [text.tables.span])
+    if "run_impl" in bodies:
+        text.launches = wrappertext.read_launches(data, member, *bodies["run_impl"], text.max_depth)
+    return exclude, text.launches.spans if text.launches is not None else []
 
 
 # A kernel parsed on its own up to this size is parsed in one call that cannot be stopped (bounded:

@@ -19,7 +19,7 @@ from typing import cast
 
 from ..read import archive, layout
 from ..core import budget
-from ..parse import cppkernel, helper_worker, helpertext, kernels, loadstrides, tabletext, triage, tritonsrc, ts, wrapper
+from ..parse import cppkernel, helper_worker, helpertext, kernels, loadstrides, wrappertext, triage, tritonsrc, ts, wrapper
 from ..core.findings import Location
 from ..link.link import link_model
 from ..query import zeros as Z
@@ -303,11 +303,12 @@ def _wrapper_member(pkg: "archive.Package", member: str, limits: "archive.Limits
     parsed, texts = _split_wrapper(pkg, member, sources, fast_path)
     job = helper_worker.start(texts, member, worker)
     try:
-        # Kernels parsed apart; on the fast path, the constructor's tables read from the text.
-        tables: list[tabletext.Tables] | None = [] if fast_path else None
-        tree = parsing.parse_bytes(pkg, member, parsed, apart := cppkernel.Apart(), tables=tables)
+        # Kernels parsed apart; on the fast path, the constructor's tables and run_impl's launches
+        # read from the text.
+        text = wrappertext.WrapperText(limits.max_nesting) if fast_path else None
+        tree = parsing.parse_bytes(pkg, member, parsed, apart := cppkernel.Apart(), text=text)
         functions = ts.functions(tree.root_node)  # one search of the tree for both readers
-        facts = wrapper.parse(tree, member, limits.max_nesting, functions, tables[0] if tables else None)
+        facts = wrapper.parse(tree, member, limits.max_nesting, functions, text)
         # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
         planned = cppkernel.plan_cpp(tree, member, limits.max_nesting, functions, parsed, apart)
         del functions, parsed

@@ -111,6 +111,21 @@ class Finding:
     user_ops: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
 
+_FINDING_FIELDS = frozenset(Finding.__dataclass_fields__)
+
+
+def changed(finding: Finding, **changes: Any) -> Finding:
+    """`dataclasses.replace(finding, **changes)` without running `__init__` over every field again:
+    Finding has no `__post_init__`, and the rules' findings pass through three such changes each
+    (a package repeating one check in 26,000 kernels: 78,000 of them, 8 us against 1 us each)."""
+    if not _FINDING_FIELDS.issuperset(changes):
+        raise TypeError(f"not fields of Finding: {sorted(set(changes) - _FINDING_FIELDS)}")
+    out = object.__new__(Finding)
+    out.__dict__.update(finding.__dict__)
+    out.__dict__.update(changes)
+    return out
+
+
 @dataclass(frozen=True)
 class DimWitness:
     """One dim of a finding about several: `size` is the dim's own witness size (AOTI002: the

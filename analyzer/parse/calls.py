@@ -6,7 +6,7 @@ a few plain shapes, read from their text (`Launches._simple_call`); any other fr
 from __future__ import annotations
 
 import re
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from . import proxy, ts
 from .call import Call
@@ -59,7 +59,9 @@ class Launches:
         self.converted: dict[str, tuple[str | None, str]] = {}
         self.pieces: dict[str, tuple[str | None, str, bool]] = {}  # `_piece` of an argument's text
 
-    def walk(self, body: ts.Node) -> None:
+    def walk(self, body: ts.Node, read: Sequence[tuple[int, Call]] = ()) -> None:
+        """The body's statements in order; `read`: (offset, call) of the launches read from the
+        text (wrappertext.py), left out of the tree, taken in their place among the statements."""
         handlers = {
             ts.Statement.COMMENT: self.comment,
             ts.Statement.CALL: self.call,
@@ -67,8 +69,22 @@ class Launches:
             ts.Statement.EXPRESSION: self.keep,
             ts.Statement.OTHER: self.other,
         }
+        i = 0
         for kind, node in ts.statements(body):
+            if i < len(read):
+                start = ts.span(node)[0]
+                while i < len(read) and read[i][0] < start:
+                    self.read(read[i][1])
+                    i += 1
             handlers[kind](node)
+        for _, call in read[i:]:
+            self.read(call)
+
+    def read(self, call: Call) -> None:
+        """A launch read from the text, with the comment before it."""
+        call.comment = self.pending_comment
+        self.facts.calls.append(call)
+        self.pending_comment = None
 
     def keep(self, node: ts.Node) -> None:
         pass
@@ -156,7 +172,7 @@ class Launches:
             args.append(read[1])
             if read[2] and read[0] is not None:  # an out-argument always names its buffer
                 outputs.append(read[0])
-        entry = _entry(self.facts, fn, args, names, outputs, node, self.pending_comment)
+        entry = _entry(fn, args, names, outputs, _loc(self.facts.path, node), self.pending_comment)
         entry.checked = wrapped or not fn.startswith("aoti_torch_") or fn.startswith("aoti_torch_grad_mode")
         self.facts.calls.append(entry)
         self.pending_comment = None
@@ -170,7 +186,7 @@ class Launches:
         if "(" in raw:
             # A CPU kernel's pointer argument, `(const float*)(arg1_1.data_ptr())`: the tensor whose
             # data it passes, as `_call` reads it from the node's `data_ptr()` call.
-            cast = _DATA_POINTER.fullmatch(raw)
+            cast = DATA_POINTER.fullmatch(raw)
             if cast is None or cast.group(1) in CPP_WORDS:
                 return None
             return cast.group(1), cast.group(1), False
@@ -188,10 +204,10 @@ _CALLEE = r"[^(),\[\]{}<\"'/\\#;]*"
 _SIMPLE_CALL = re.compile(rf"(?:AOTI_TORCH_ERROR_CODE_CHECK\s*\(\s*(?P<fn>{_CALLEE})\((?P<args>{_PLAIN})\)\s*\)"
                           rf"|(?P<bare>{_CALLEE})\((?P<bare_args>{_PLAIN})\))\s*;")
 # A CPU kernel's launch, `cpp_fused_0((const float*)(arg1_1.data_ptr()), (float*)(buf0.data_ptr()), s77);`:
-# parentheses only in arguments of `_DATA_POINTER`'s shape (`_piece` reads each argument alone, and
+# parentheses only in arguments of `DATA_POINTER`'s shape (`_piece` reads each argument alone, and
 # declines any other piece holding a parenthesis, so no comma can hide inside one).
 _CAST_CALL = re.compile(rf"(?P<bare>{_CALLEE})\((?P<bare_args>[^\[\]{{}}<\"'/\\#;]*)\)\s*;")
-_DATA_POINTER = re.compile(r"\((?:const )?[A-Za-z_][\w:]*\*\)\(([A-Za-z_]\w*)\.(?:data_ptr|get)\(\)\)")
+DATA_POINTER = re.compile(r"\((?:const )?[A-Za-z_][\w:]*\*\)\(([A-Za-z_]\w*)\.(?:data_ptr|get)\(\)\)")
 _FUNCTION_NAME = re.compile(r"^[A-Za-z_]\w*$")
 # The condition of run_impl's check before it divides by a size: `s27 != 0` (BLOOM's seq).
 _NOT_ZERO = re.compile(r"\(?\s*([A-Za-z_]\w*)\s*!=\s*0L?\s*\)?")
@@ -221,51 +237,54 @@ def _call(facts: WrapperFacts, fn: str, arg_nodes: list[ts.Node], stmt: ts.Node,
     names: list[str | None] = []
     outputs: list[str] = []
     for arg in arg_nodes:
-        raw = ts.text(arg)
-        if ts.is_identifier(arg):
-            # Most launch arguments are bare names: no `&`, no method call, and a name converts to itself.
-            names.append(raw)
-            args.append(raw)
-            continue
-        out = ts.address_of(arg)
-        if out is not None:
-            out = out.removesuffix("_handle")
-            outputs.append(out)
-            names.append(out)
-            args.append(out)
-            continue
-        # The query runs only where its method name can match (it is part of the argument's text).
-        tensor = next((ts.text(c["object"]) for c in ts.matches("method_calls", arg)
-                       if ts.text(c["method"]) in ("data_ptr", "get") and ts.text(c["args"]) == "()"), None) \
-            if "data_ptr" in raw or "get" in raw else None
-        if tensor:
-            names.append(tensor)
-            args.append(tensor)
-            continue
-        known = converted.get(raw)
-        if known is None and "std::array" in raw:
-            listed = _int_array(raw)
-            if listed is not None:
-                known = converted[raw] = (None, listed)
-        if known is None:
-            # Views passed inline (`reinterpret_tensor_wrapper(buf1, ...)`) still name their buffer.
-            name = next((ts.text(i) for i in ts.identifiers(arg) if _TENSOR_NAME.match(ts.text(i))), None)
-            try:
-                known = converted[raw] = (name, ts.cpp_to_py(arg, max_depth))
-            except ts.ExprTooDeep:
-                known = converted[raw] = (name, "unknown()")
-        names.append(known[0])
-        args.append(known[1])
-    return _entry(facts, fn, args, names, outputs, stmt, comment)
+        name, py, out = read_argument(arg, converted, max_depth)
+        names.append(name)
+        args.append(py)
+        if out:
+            assert name is not None  # an out-argument names its buffer
+            outputs.append(name)
+    return _entry(fn, args, names, outputs, _loc(facts.path, stmt), comment)
 
 
-def _entry(facts: WrapperFacts, fn: str, args: list[str], names: list[str | None], outputs: list[str],
-           stmt: ts.Node, comment: str | None) -> Call:
+def read_argument(arg: ts.Node, converted: dict[str, tuple[str | None, str]],
+                  max_depth: int) -> tuple[str | None, str, bool]:
+    """(buffer it names, Python form, whether it is an out-argument `&buf`) of a call's argument."""
+    raw = ts.text(arg)
+    if ts.is_identifier(arg):
+        # Most launch arguments are bare names: no `&`, no method call, and a name converts to itself.
+        return raw, raw, False
+    out = ts.address_of(arg)
+    if out is not None:
+        out = out.removesuffix("_handle")
+        return out, out, True
+    # The query runs only where its method name can match (it is part of the argument's text).
+    tensor = next((ts.text(c["object"]) for c in ts.matches("method_calls", arg)
+                   if ts.text(c["method"]) in ("data_ptr", "get") and ts.text(c["args"]) == "()"), None) \
+        if "data_ptr" in raw or "get" in raw else None
+    if tensor:
+        return tensor, tensor, False
+    known = converted.get(raw)
+    if known is None and "std::array" in raw:
+        listed = _int_array(raw)
+        if listed is not None:
+            known = converted[raw] = (None, listed)
+    if known is None:
+        # Views passed inline (`reinterpret_tensor_wrapper(buf1, ...)`) still name their buffer.
+        name = next((ts.text(i) for i in ts.identifiers(arg) if _TENSOR_NAME.match(ts.text(i))), None)
+        try:
+            known = converted[raw] = (name, ts.cpp_to_py(arg, max_depth))
+        except ts.ExprTooDeep:
+            known = converted[raw] = (name, "unknown()")
+    return known[0], known[1], False
+
+
+def _entry(fn: str, args: list[str], names: list[str | None], outputs: list[str], location: Location,
+           comment: str | None) -> Call:
     if not outputs and names and names[0] and (fn.endswith("_out") or fn.endswith("_")):
         # `aoti_torch_cpu_mm_out(buf0, a, b)` and in-place shims (`..._index_put_`, `copy_`) write
         # into their first argument.
         outputs.append(names[0])
-    return Call(fn, tuple(args), tuple(names), _loc(facts.path, stmt), comment, tuple(outputs))
+    return Call(fn, tuple(args), tuple(names), location, comment, tuple(outputs))
 
 
 def _loc(path: str, node: ts.Node) -> Location:

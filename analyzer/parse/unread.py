@@ -70,16 +70,16 @@ class Heads:
 
 
 def unread_bodies(data: bytes, kernels: list[tuple[int, int]] | None = None,
-                  heads: Heads | None = None, constructors: list[tuple[int, int]] | None = None
+                  heads: Heads | None = None, bodies: dict[str, tuple[int, int]] | None = None
                   ) -> list[tuple[int, int]]:
     """Sorted, disjoint (start, end) byte spans: the insides of function bodies (between `{` and
     `}`) that no reader looks at, at least MIN_BODY bytes each. `kernels`, when given, receives the
     same spans of the C++ kernels' bodies (`cpp_*`, `kernel_*`), which kernels.py reads one by one,
-    and `heads` their names and heads; `constructors` the (`{`, `}`) offsets of the model
-    constructor's body (tabletext.py reads its tables)."""
+    and `heads` their names and heads; `bodies` the (`{`, `}`) offsets of the first body of the
+    model's constructor ("constructor") and of run_impl ("run_impl"), which wrappertext.py reads."""
     out: list[tuple[int, int]] = []
     try:
-        _scan(data, out, kernels, heads, constructors)
+        _scan(data, out, kernels, heads, bodies)
     except _Stop:
         pass
     else:
@@ -181,7 +181,7 @@ def _declaration(data: bytes, head: int, end: int, out: list[tuple[int, int]], d
 
 
 def _scan(data: bytes, out: list[tuple[int, int]], kernels: list[tuple[int, int]] | None,
-          heads: Heads | None = None, constructors: list[tuple[int, int]] | None = None) -> None:
+          heads: Heads | None = None, bodies: dict[str, tuple[int, int]] | None = None) -> None:
     pos, head = 0, 0  # head: where the text before the next `{` at this level starts
     open_blocks = 0   # namespace and extern "C" blocks we are inside
     declared = [-1]   # the end of the last kernel declaration left out
@@ -216,8 +216,11 @@ def _scan(data: bytes, out: list[tuple[int, int]], kernels: list[tuple[int, int]
                     heads.kernels.append((f.group("name"), head))
                 pos = head = end + 1
                 continue
-            if constructors is not None and _CONSTRUCTOR.match(text):
-                constructors.append((at, end))
+            if bodies is not None:
+                if _CONSTRUCTOR.match(text):
+                    bodies.setdefault("constructor", (at, end))
+                elif f is not None and re.split(r"\s*::\s*", f.group("name"))[-1] == "run_impl":
+                    bodies.setdefault("run_impl", (at, end))
             if heads is not None:
                 heads.others += 1
             pos = head = end + 1

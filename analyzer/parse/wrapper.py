@@ -14,7 +14,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from . import proxy, tabletext, ts
+from . import proxy, wrappertext, ts
 from .call import Call
 from .calls import Launches
 from ..core.findings import Location
@@ -121,10 +121,11 @@ def _loc(path: str, node: ts.Node) -> Location:
 
 
 def parse(tree: ts.Tree, path: str, max_depth: int = 200,
-          functions: list[dict[str, ts.Node]] | None = None, tables: tabletext.Tables | None = None) -> WrapperFacts:
+          functions: list[dict[str, ts.Node]] | None = None, text: wrappertext.WrapperText | None = None) -> WrapperFacts:
     """Extract wrapper facts from a parsed `*.wrapper.cpp` tree (`functions`: its `ts.functions`,
-    when the caller has them; `tables`: the constructor's table lines read from the text and left
-    out of the tree)."""
+    when the caller has them; `text`: what its parse left out, read from the text)."""
+    tables = text.tables if text is not None else None
+    launches = text.launches if text is not None else None
     facts = WrapperFacts(path=path)
     for m in ts.functions(tree.root_node) if functions is None else functions:
         name = ts.text(m["name"]).strip()
@@ -137,7 +138,8 @@ def parse(tree: ts.Tree, path: str, max_depth: int = 200,
         elif short == "run_impl" and "const_run_impl" not in name:
             facts.run_impl_found = True
             _note_errors(facts, m["function"])
-            _run_impl(facts, body, max_depth)
+            read = launches.found if launches is not None and ts.span(body)[0] == launches.body else ()
+            _run_impl(facts, body, max_depth, [(t.at, t.call) for t in read])
         elif (cm := _CHECK_INPUT.match(short)) is not None:
             _check_input(facts, int(cm.group(1)), body, m["function"])
         elif short == "__check_inputs_outputs":
@@ -183,7 +185,7 @@ def _constructor(facts: WrapperFacts, body: ts.Node) -> None:
                 entry["type"] = ts.text(value).rsplit("::", 1)[-1].rstrip(") ")
 
 
-def _text_tables(facts: WrapperFacts, tables: tabletext.Tables) -> None:
+def _text_tables(facts: WrapperFacts, tables: wrappertext.Tables) -> None:
     """The table lines read from the text, as `_constructor` records them from the tree."""
     for index, name in tables.inputs.items():
         facts.inputs[index] = name
@@ -246,7 +248,7 @@ def _check_gate(facts: WrapperFacts, body: ts.Node) -> None:
 
 # --- run_impl ----------------------------------------------------------------------------------
 
-def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
+def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int, read: list[tuple[int, Call]]) -> None:
     found: dict[str, list[dict]] = {"declarations": [], "arrays": []}
     for name, m in ts.statement_matches(("declarations", "arrays"), body):  # one walk of run_impl for both
         found[name].append(m)
@@ -259,7 +261,7 @@ def _run_impl(facts: WrapperFacts, body: ts.Node, max_depth: int) -> None:
     if "throw" in text:
         _symbol_asserts(facts, body)
     _int_arrays(facts, found["arrays"], max_depth)
-    Launches(facts, max_depth).walk(body)
+    Launches(facts, max_depth).walk(body, read)
     facts.calls = proxy.normalize(facts.calls)
 
 

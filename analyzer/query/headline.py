@@ -9,10 +9,9 @@ attribution.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Iterable, Iterator, Mapping
 
-from ..core.findings import Finding
+from ..core.findings import Finding, changed
 from ..core.messages import AT_ZERO, EAGER_REJECTS, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS, Template
 from ..core.model import Model, input_position, shape_text, shim_op
 from .source import DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
@@ -169,5 +168,5 @@ def fill(models: Iterable[Model], findings: Iterable[Finding], headlines: Mappin
     by_name = {m.name: m for m in models}
     for f in findings:
         if f.detail:
-            f = replace(f, message=headline(by_name.get(f.model), f, headlines))
+            f = changed(f, message=headline(by_name.get(f.model), f, headlines))
         yield f

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
-from ..core.findings import Finding
+from ..core.findings import Finding, changed
 from ..core.model import Assertion, ConstantRead, GraphNode, Model
 from . import counting
 
@@ -395,15 +395,13 @@ def _placeholders(fqn: str) -> set[str]:
 def attribute(models: Iterable[Model], findings: Iterable[Finding]) -> Iterator[Finding]:
     """Findings with `source` filled in where the model has an exported program's graph, one at a
     time."""
-    from dataclasses import replace
-
     attributors = {m.name: Attributor(m) for m in models if m.graph}
     for f in findings:
         attributor = attributors.get(f.model)
         if attributor is not None and f.source is None:
             source = for_finding(attributor, f)
             if source is not None:
-                f = replace(f, source=source)
+                f = changed(f, source=source)
         yield f
 
 

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator, Mapping, Se
 from ..query import headline, source
 from ..core import messages
 from ..core.budget import poll
-from ..core.findings import Finding, Location, Severity
+from ..core.findings import Finding, Location, Severity, changed
 from ..query.severity import Consequence, severity_of
 from .notes import EAGER_REJECTS_TIE, contract_note, eager_rejects_note
 from . import merging
@@ -447,4 +447,4 @@ def _located(found: Iterable[Finding], package: "Package", ctx: Context) -> Iter
             line = models[f.model].line_text(f.location)
             if line is not None:
                 changes["snippet"] = (line,)
-        yield replace(f, **changes) if changes else f
+        yield changed(f, **changes) if changes else f
