@@ -211,3 +211,16 @@ def test_crlf_lines_and_locations() -> None:
     assert text.launches is not None and any(t.call.function == "call_triton_k22" for t in text.launches.found)
     located = {c.function: c.location for c in fast.calls}
     assert (located["call_triton_k22"].line, located["call_triton_k22"].column) == (28, 5)
+
+
+def test_reading_launches_stops_at_the_package_deadline() -> None:
+    import time
+
+    # 300,000 launches each with an argument of its own, each parsed alone: seconds of work, which
+    # the package's time budget stops (the reading polls it) as it stops the parse it replaces.
+    body = b"".join(b"    call_triton_k(buf0, s1 + %dL);\n" % i for i in range(300_000))
+    data = b"void AOTInductorModel::run_impl() {\n" + body + b"}\n"
+    started = time.monotonic()
+    with pytest.raises(budget.TimeLimitError), budget.polling(budget.Deadline(0.2, "hostile.pt2")):
+        wrappertext.read_launches(data, "m.wrapper.cpp", data.index(b"{"), len(data) - 2, 200)
+    assert time.monotonic() - started < 2

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import ts
+from ..core.budget import poll
 from .calls import CPP_WORDS, DATA_POINTER, read_argument
 from .call import Call
 from ..core.findings import Location
@@ -60,7 +61,11 @@ def read_tables(data: bytes, body: int, end: int) -> Tables | None:
         return None
     tables = Tables(body=body)
     pos, first, last = line_end + 1, -1, -1
+    lines = 0
     while pos < end:
+        lines += 1
+        if not lines & 4095:
+            poll("reading the model constructor's tables")
         m = _LINE.match(data, pos, end)
         if m is None:
             blank = _BLANK.match(data, pos, end)
@@ -175,6 +180,8 @@ def read_launches(data: bytes, path: str, body: int, end: int, max_depth: int) -
         at = pos
         pos += len(line) + 1
         row += 1
+        if not row & 4095:
+            poll("reading run_impl's launches")
         code = line.lstrip()
         if not code:
             continue
@@ -245,6 +252,7 @@ class _Arguments:
         return Call(fn, tuple(r[1] for r in reads), names, location, None, tuple(outputs))  # type: ignore[index]
 
     def _piece(self, piece: bytes) -> tuple[str | None, str, bool] | None:
+        poll("reading run_impl's launches")  # each distinct argument: one may cost a parse
         try:
             raw = piece.decode("utf-8").strip()
         except UnicodeDecodeError:
