@@ -115,12 +115,12 @@ class Launches:
         checked = wrapped or not fn.startswith("aoti_torch_") or fn.startswith("aoti_torch_grad_mode")
         if _NON_PRODUCING_SHIMS.match(fn) and "empty_strided" not in fn:
             return
-        entry = _call(self.facts, fn, args, node, self.pending_comment, self.max_depth, self.converted)
-        entry.checked = checked
+        made = _call(self.facts, fn, args, node, self.pending_comment, self.max_depth, self.converted)
+        made.checked = checked
         if fn == "AOTI_TORCH_CHECK" and len(args) == 2:
             zero, message = _NOT_ZERO.fullmatch(ts.text(args[0]).strip()), ts.string_value(args[1])
             if zero is not None and message:
-                self.facts.zero_checks.append((zero.group(1), message, entry.location))
+                self.facts.zero_checks.append((zero.group(1), message, made.location))
             elif message and ts.text(args[0]).rstrip().endswith("!= 0"):
                 # `AOTI_TORCH_CHECK(1L + (-2L)*s45 + ... != 0, ...)`: a size expression, as Python
                 # text (the model keeps it where no size in range makes it 0).
@@ -129,11 +129,11 @@ class Launches:
                 except ts.ExprTooDeep:
                     py = None
                 if py is not None:
-                    self.facts.zero_checks.append((py.group(1), message, entry.location))
+                    self.facts.zero_checks.append((py.group(1), message, made.location))
         if fn == proxy.CALL and args:  # a custom op: its tensors are the last argument's names
             names = proxy.tensors([ts.text(i) for i in ts.identifiers(args[-1])])
-            entry.args, entry.arg_names = entry.args[:-1] + names, entry.arg_names[:-1] + names
-        self.facts.calls.append(entry)
+            made.args, made.arg_names = made.args[:-1] + names, made.arg_names[:-1] + names
+        self.facts.calls.append(made)
         self.pending_comment = None
 
     def _simple_call(self, node: ts.Node) -> bool:
@@ -172,29 +172,35 @@ class Launches:
             args.append(read[1])
             if read[2] and read[0] is not None:  # an out-argument always names its buffer
                 outputs.append(read[0])
-        entry = _entry(fn, args, names, outputs, _loc(self.facts.path, node), self.pending_comment)
-        entry.checked = wrapped or not fn.startswith("aoti_torch_") or fn.startswith("aoti_torch_grad_mode")
-        self.facts.calls.append(entry)
+        made = entry(fn, args, names, outputs, _loc(self.facts.path, node), self.pending_comment)
+        made.checked = wrapped or not fn.startswith("aoti_torch_") or fn.startswith("aoti_torch_grad_mode")
+        self.facts.calls.append(made)
         self.pending_comment = None
         return True
 
     def _piece(self, raw: str) -> tuple[str | None, str, bool] | None:
         """(buffer it names, Python form, whether it is an out-argument) of an argument's text, as
         `_call` reads it from its node; None when only the node can tell."""
-        out = raw.startswith("&")
-        name = raw[1:].lstrip() if out else raw
-        if "(" in raw:
-            # A CPU kernel's pointer argument, `(const float*)(arg1_1.data_ptr())`: the tensor whose
-            # data it passes, as `_call` reads it from the node's `data_ptr()` call.
-            cast = DATA_POINTER.fullmatch(raw)
-            if cast is None or cast.group(1) in CPP_WORDS:
-                return None
-            return cast.group(1), cast.group(1), False
-        if _IDENTIFIER.fullmatch(name) and name not in CPP_WORDS:
-            name = name.removesuffix("_handle") if out else name  # `&buf1_handle`: an out-argument
-            return name, name, out
+        read = plain_argument(raw)
+        if read is not None or "(" in raw:
+            return read
         known = self.converted.get(raw)
         return None if known is None else (known[0], known[1], False)
+
+
+def plain_argument(raw: str) -> tuple[str | None, str, bool] | None:
+    """(buffer it names, Python form, whether it is an out-argument) of an argument's text that
+    tells them alone, as `read_argument` reads its node: a name, `&name`, or a CPU kernel's pointer
+    `(const float*)(arg1_1.data_ptr())` (the tensor whose data it passes); None for any other."""
+    out = raw.startswith("&")
+    name = raw[1:].lstrip() if out else raw
+    if "(" in raw:
+        cast = DATA_POINTER.fullmatch(raw)
+        return None if cast is None or cast.group(1) in CPP_WORDS else (cast.group(1), cast.group(1), False)
+    if _IDENTIFIER.fullmatch(name) and name not in CPP_WORDS:
+        name = name.removesuffix("_handle") if out else name  # `&buf1_handle`: an out-argument
+        return name, name, out
+    return None
 
 
 # `f(args);` and `AOTI_TORCH_ERROR_CODE_CHECK(f(args));` with nothing inside the arguments that can
@@ -243,7 +249,7 @@ def _call(facts: WrapperFacts, fn: str, arg_nodes: list[ts.Node], stmt: ts.Node,
         if out:
             assert name is not None  # an out-argument names its buffer
             outputs.append(name)
-    return _entry(fn, args, names, outputs, _loc(facts.path, stmt), comment)
+    return entry(fn, args, names, outputs, _loc(facts.path, stmt), comment)
 
 
 def read_argument(arg: ts.Node, converted: dict[str, tuple[str | None, str]],
@@ -278,8 +284,8 @@ def read_argument(arg: ts.Node, converted: dict[str, tuple[str | None, str]],
     return known[0], known[1], False
 
 
-def _entry(fn: str, args: list[str], names: list[str | None], outputs: list[str], location: Location,
-           comment: str | None) -> Call:
+def entry(fn: str, args: list[str], names: list[str | None], outputs: list[str], location: Location,
+          comment: str | None) -> Call:
     if not outputs and names and names[0] and (fn.endswith("_out") or fn.endswith("_")):
         # `aoti_torch_cpu_mm_out(buf0, a, b)` and in-place shims (`..._index_put_`, `copy_`) write
         # into their first argument.

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from . import ts
 from ..core.budget import poll
-from .calls import CPP_WORDS, DATA_POINTER, read_argument
+from .calls import CPP_WORDS, entry, plain_argument, read_argument
 from .call import Call
 from ..core.findings import Location
 
@@ -138,7 +138,6 @@ _LAUNCH = re.compile(rb"[ \t]*((?:call_triton_|cpp_)[A-Za-z0-9_]+)\(([^\[\]{}<\"
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.){1,8}\'|//.*|[{}"\'#]|/\*')
 # A code line that ends a statement: `;` or a brace, then maybe a comment with no quote.
 _ENDED = re.compile(rb"[;{}][ \t]*(?://[^\"']*)?\r?$")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LAUNCH_HEADS = (b"call_triton_", b"cpp_")
 _LAUNCH_STARTS = frozenset(head[:4] for head in _LAUNCH_HEADS)
 
@@ -245,11 +244,8 @@ class _Arguments:
                  for p in (inner.split(b",") if inner.strip() else ())]
         if None in reads:
             return None
-        names = tuple(r[0] for r in reads)  # type: ignore[index]  # None is not among them
-        outputs = [r[1] for r in reads if r[2]]  # type: ignore[index]
-        if not outputs and names and names[0] and (fn.endswith("_out") or fn.endswith("_")):
-            outputs.append(names[0])  # as calls._entry: a function ending `_out` or `_` writes its first
-        return Call(fn, tuple(r[1] for r in reads), names, location, None, tuple(outputs))  # type: ignore[index]
+        return entry(fn, [r[1] for r in reads], [r[0] for r in reads], [r[1] for r in reads if r[2]],  # type: ignore[index]
+                     location, None)  # (None is not among the reads)
 
     def _piece(self, piece: bytes) -> tuple[str | None, str, bool] | None:
         poll("reading run_impl's launches")  # each distinct argument: one may cost a parse
@@ -257,17 +253,9 @@ class _Arguments:
             raw = piece.decode("utf-8").strip()
         except UnicodeDecodeError:
             return None
-        if _IDENTIFIER.fullmatch(raw) and raw not in CPP_WORDS:
-            return raw, raw, False
-        if raw.startswith("&"):
-            rest = raw[1:].lstrip()
-            if not _IDENTIFIER.fullmatch(rest) or rest in CPP_WORDS:
-                return None
-            rest = rest.removesuffix("_handle")
-            return rest, rest, True
-        if "(" in raw or ")" in raw:
-            cast = DATA_POINTER.fullmatch(raw)
-            return None if cast is None or cast.group(1) in CPP_WORDS else (cast.group(1), cast.group(1), False)
+        read = plain_argument(raw)
+        if read is not None or "(" in raw or ")" in raw or raw.startswith("&"):
+            return read
         # Parsed alone, as the one argument of a call statement (its context in run_impl).
         tree, _ = ts.parse(b"void f() {\n    g(" + raw.encode("utf-8") + b");\n}\n")
         statements = ts.body_statements(tree.root_node) if tree is not None else None  # None: a syntax error
