@@ -15,13 +15,16 @@ import ast
 import bisect
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..core.budget import poll
 from ..core.findings import Location
 from ..expr import intervals
 
-_LOAD = re.compile(r"\b(in_ptr\d+|in_out_ptr\d+)(\[|\s\+\s)")
+# Without a leading `\b` the search starts at each literal `in_` (40x faster over a member);
+# `_loads` checks the character before.
+_LOAD = re.compile(r"(in_ptr\d+|in_out_ptr\d+)(\[|\s\+\s)")
 _LONG = re.compile(r"\b(\d+)L\b")
 _LOOP = re.compile(r"x\d+(?:_inner)?")
 _SIZE = re.compile(r"ks\d+")
@@ -75,6 +78,22 @@ def _index(text: str, m: re.Match) -> str | None:
         if c == "," and depth == 0:
             return inner[:i]
     return inner or None
+
+
+def _loads(text: str) -> Iterator[re.Match]:
+    """`_LOAD`'s matches that start a word (as `\b` would: not after a letter, digit or `_`)."""
+    for m in _LOAD.finditer(text):
+        start = m.start()
+        if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
+            yield m
+
+
+@functools.lru_cache(maxsize=2048)  # indexes are at most MAX_CHARS: a few MB at most
+def _index_strides(index: str) -> tuple[tuple[str, str], ...]:
+    """`_strides` of one index text: kernels repeat their index expressions (a layer's shapes in every
+    layer), each parsed once."""
+    node = _python(index)
+    return () if node is None else tuple(_strides(node).items())
 
 
 def _python(index: str) -> ast.expr | None:
@@ -159,17 +178,14 @@ def stride_pairs(text: str, path: str, first_line: int, max_loads: int = MAX_LOA
     out: list[RawStride] = []
     reported: set[tuple[str, str, str, str]] = set()
     count = 0
-    for count, m in enumerate(_LOAD.finditer(text), start=1):
+    for count, m in enumerate(_loads(text), start=1):
         if count > min(max_loads, MAX_LOADS):
             break
         if count % 256 == 0:
             poll("reading the loads of a kernel")
         index = _index(text, m)
         # Only an index over a size parameter can step by a stride that depends on one.
-        node = _python(index) if index and "ks" in index else None
-        if node is None:
-            continue
-        for var, stride in _strides(node).items():
+        for var, stride in _index_strides(index) if index and "ks" in index else ():
             starts = loops.get(var.removesuffix("_inner"), [])
             at = bisect.bisect_left(starts, (m.start(), "")) - 1
             opened = starts[at][0] if at >= 0 else -1
