@@ -170,3 +170,29 @@ def test_one_long_kernel_of_distinct_lines_goes_back_to_its_whole_parse():
     assert cpplines.read("cpp_fused_0", data, 0, body, end, "k.cpp", 200, cppkernel.Lines(data),
                          lambda: ts.parse(data)[0], reads) is None
     assert reads.new == 2048 and not reads.worth_it()   # stopped at the second check past 2,000 lines
+
+
+def test_divisions_are_those_of_a_walk_of_every_node_of_every_definition(monkeypatch):
+    """cppfacts keeps each distinct expression's division nodes: a kernel asks only those, and finds
+    what asking every node of every definition finds (on every tenth package with C++ kernels)."""
+    from analyzer.expr.values import Values, division
+    from analyzer.parse import cppfacts
+
+    original, compared = cppfacts.divisions, {"kernels": 0, "divisions": 0}
+
+    def both(facts, locate, dividing):
+        before = len(facts.divisions)
+        original(facts, locate, dividing)
+        values = Values(facts)
+        walked = [(found[:2], pos, found[2], found[3]) for defs in facts.defs.values() for pos, expr in defs
+                  for sub in ast.walk(expr) if (found := division(values, sub, pos, index_math=True)) is not None]
+        kept = [((d.divisor, d.divisor_expr), d.integer, d.index_math) for d in facts.divisions[before:]]
+        assert kept == [(w[0], w[2], w[3]) for w in walked]
+        compared["kernels"] += 1
+        compared["divisions"] += len(walked)
+
+    for module in (cpplines, cppkernel):
+        monkeypatch.setattr(module, "divisions", both)
+    for path in PACKAGES[::10]:
+        api.load(path, api.Options(pair=False))
+    assert compared["kernels"] > 100 and compared["divisions"] > 20, compared

@@ -12,16 +12,19 @@ from typing import Callable
 from . import ts
 from ..core.budget import poll
 from ..core.findings import Location
+from ..expr.syntax import divisor_of
 from ..expr.values import Values, division
 from .kernels import KernelFacts, RawAssertion, RawDivision, RawReduction, bound_to_py, parse_message, product
 
 # The Python text of a division (expr.syntax.divisor_of: `/`, `//`, `%`, `mod(`, `floordiv(`, `fmod(`).
 _DIVIDES = re.compile(r"[/%]|\b(?:mod|floordiv|fmod)\(")
-# C++ expression text -> (its Python AST, divides?): generated kernels repeat the same loads,
+# C++ expression text -> (its Python AST, its division nodes in `ast.walk` order): generated kernels
+# repeat the same loads,
 # casts and index arithmetic (`in_ptr0[static_cast<int64_t>(x0)]`) across kernels, and converting
 # and compiling each again was a third of a C++ package's check. The trees are shared: nothing
 # changes a kernel's expressions after parsing (intervals rewrites fresh trees of its own).
-_EXPRESSIONS: dict[tuple[bytes, int], tuple[ast.expr, bool]] = {}
+Known = tuple[ast.expr, tuple[ast.AST, ...]]
+_EXPRESSIONS: dict[tuple[bytes, int], Known] = {}
 _EXPRESSIONS_KEPT = 50_000
 _REDUCE_OPS = ("max", "min", "argmax", "argmin", "prod")
 # What either reader reads of a kernel's body, as one query group (six walks cost about three
@@ -54,14 +57,17 @@ def problem_text(problems: int, kernel: str) -> str | None:
     return f"{problems} expression(s) in {kernel} could not be analysed" if problems else None
 
 
-def python_of(node: ts.Node, max_depth: int) -> tuple[ast.expr, bool] | None:
-    """(the Python AST of a C++ expression, whether its text divides); None when it cannot be read."""
+def python_of(node: ts.Node, max_depth: int) -> Known | None:
+    """(the Python AST of a C++ expression, its divisions); None when it cannot be read."""
     source = (node.text or b"", max_depth)
     known = _EXPRESSIONS.get(source)
     if known is None:
         try:
             text = ts.cpp_to_py(node, max_depth)
-            known = (ast.parse(text, mode="eval").body, bool(_DIVIDES.search(text)))
+            body = ast.parse(text, mode="eval").body
+            # Found once per distinct text: each kernel then asks only these nodes about its sizes.
+            known = (body, tuple(n for n in ast.walk(body) if divisor_of(n) is not None)
+                     if _DIVIDES.search(text) else ())
         except (ts.ExprTooDeep, SyntaxError, RecursionError, MemoryError, ValueError):
             return None
         if len(_EXPRESSIONS) >= _EXPRESSIONS_KEPT:
@@ -82,20 +88,20 @@ class Expressions:
     def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
         self.problems = 0
-        # Definitions whose text holds a division: only these can hold one, and walking every node
-        # of every definition for it was a tenth of a C++ package's check.
-        self.dividing: set[int] = set()
+        # id of each definition that holds a division -> those nodes: walking every node of every
+        # definition for them was a tenth of a C++ package's check.
+        self.dividing: dict[int, tuple[ast.AST, ...]] = {}
 
     def __call__(self, node: ts.Node) -> ast.expr:
         return self.add(python_of(node, self.max_depth))
 
-    def add(self, known: tuple[ast.expr, bool] | None) -> ast.expr:
+    def add(self, known: Known | None) -> ast.expr:
         """The AST of an expression already converted (None: it could not be)."""
         if known is None:
             self.problems += 1
             return unknown()
         if known[1]:
-            self.dividing.add(id(known[0]))
+            self.dividing[id(known[0])] = known[1]
         return known[0]
 
 
@@ -127,15 +133,13 @@ def loops_around(facts: KernelFacts, pos: int) -> list[str]:
             for start, end, extent in spans if start <= pos < end]
 
 
-def divisions(facts: KernelFacts, locate: Callable[[int], Location], dividing: set[int]) -> None:
+def divisions(facts: KernelFacts, locate: Callable[[int], Location], dividing: dict[int, tuple[ast.AST, ...]]) -> None:
     """Divisions by a kernel size in the definitions (expr.values.division)."""
     values = Values(facts)
     for defs in facts.defs.values():
         for pos, expr in defs:
             poll(f"reading kernel {facts.name}")
-            if id(expr) not in dividing:
-                continue
-            for sub in ast.walk(expr):
+            for sub in dividing.get(id(expr), ()):
                 found = division(values, sub, pos, index_math=True)
                 if found is not None:
                     facts.divisions.append(RawDivision(*found[:2], locate(pos), found[2],

@@ -21,7 +21,7 @@ from typing import Callable
 
 from . import ts
 from . import cppfacts
-from .cppfacts import (KERNEL_QUERIES, Expressions, accumulated, assertion, check_message, divisions, parameters,
+from .cppfacts import (KERNEL_QUERIES, Expressions, Known, accumulated, assertion, check_message, divisions, parameters,
                        problem_text, python_of, thrown_message)
 from .kernels import KernelFacts
 from .stores import RawStore, store_target, unmatched_stores
@@ -51,11 +51,11 @@ class _Line:
     kind: _Kind
     parallel: bool = False                      # `#pragma omp parallel ...`
     # (name, position, AST and whether it divides; None: not readable)
-    defs: tuple[tuple[str, int, tuple[ast.expr, bool] | None], ...] = ()
+    defs: tuple[tuple[str, int, Known | None], ...] = ()
     loop: tuple[str, str | None] | None = None  # a `for` head: (variable, extent; None: too deep)
     checks: tuple[tuple[str, int], ...] = ()    # AOTI_TORCH_CHECK messages
     # (pointer, position, whether a plain `=`, its value's AST as `defs`)
-    stores: tuple[tuple[str, int, bool, tuple[ast.expr, bool] | None], ...] = ()
+    stores: tuple[tuple[str, int, bool, Known | None], ...] = ()
     accumulates: tuple[tuple[str, str, int], ...] = ()        # (accumulator, reduction, position)
     throws: tuple[tuple[str, int], ...] = ()
     rare: bool = False  # it does more than define (most lines of a kernel only define a `tmpN`)
@@ -281,7 +281,7 @@ def _finish(facts: KernelFacts, to_ast: Expressions, loops: list[list], rare: li
             to_ast.problems += 1
         else:
             facts.extents.setdefault(var, []).append((start, stop, extent))
-    stores: list[tuple[str, int, bool, tuple[ast.expr, bool] | None]] = []
+    stores: list[tuple[str, int, bool, Known | None]] = []
     reductions: list[tuple[str, str, int, list[tuple[str, int]]]] = []
     for at, line, parallel, enclosing in rare:
         facts.assertions.extend(assertion(facts, message, lines.location(path, at + rel), at + rel, parallel)
