@@ -41,3 +41,13 @@ def test_a_check_leaves_no_reference_cycles(package: str) -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_chain_line_said_of_many_checks_is_held_once() -> None:
+    """The bound's and the dims' lines of a check fused into several kernels are one object each
+    (gpt2.cpu: 21 such lines, 3 distinct); a kernel's own line stays its own."""
+    (model,) = api.load(str(ROOT / "fixtures" / "real" / "gpt2.cpu.stripped.pt2"), api.Options(pair=False)).models
+    shared = [line for a in model.assertions for line in a.chain if getattr(line, "key", "") in ("range", "bound-constant")]
+    assert len(shared) >= 20 and len({id(line) for line in shared}) == len(set(shared)) == 3
+    own = [a.chain[0] for a in model.assertions]
+    assert len({id(line) for line in own}) == len(own)

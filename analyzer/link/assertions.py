@@ -166,17 +166,17 @@ def _chain(ctx: LinkContext, facts: KernelFacts, raw, a: Assertion, li: int, map
         lines.append(CHAIN["bound-argument"].format(bound=a.bound, param=p, position=pos,
                                                     launch=where(launch.location), arg=arg))
     if not bound_params:
-        lines.append(CHAIN["bound-constant"].format(bound=a.bound))
+        lines.append(ctx.chain_line("bound-constant", bound=a.bound))
     elif a.bound_expr and a.bound_expr not in ctx.root and a.bound_expr != a.bound:
-        lines.append(CHAIN["bound-expr"].format(bound_expr=a.bound_expr))
+        lines.append(ctx.chain_line("bound-expr", bound_expr=a.bound_expr))
     for i in a.index_extent_value_inputs:
         if i < len(model.inputs):
             unbacked = sorted(n for n in intervals_names(a.index_extent or "")
                               if n in model.symbols and model.symbols[n].unbacked)
-            lines.append(CHAIN["unbacked"].format(symbols=", ".join(unbacked) or "the extent",
-                                                  input=model.input_text(i)))
+            lines.append(ctx.chain_line("unbacked", symbols=", ".join(unbacked) or "the extent",
+                                        input=model.input_text(i)))
     for ref in a.bound_sources + tuple(r for r in a.index_extent_sources if r not in a.bound_sources):
         dim = model.dim(ref)
         symbol = dim.symbol if dim else None
-        lines.append(CHAIN["range"].format(symbol=symbol or "?", dim=model.describe(ref), range=range_text(dim)))
+        lines.append(ctx.chain_line("range", symbol=symbol or "?", dim=model.describe(ref), range=range_text(dim)))
     return tuple(lines)
