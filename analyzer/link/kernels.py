@@ -48,7 +48,8 @@ def link_kernels(ctx: LinkContext, ranges: BufferRanges) -> None:
 def _kernel(ctx: LinkContext, ranges: BufferRanges, facts: KernelFacts, indices: list[int]) -> None:
     """One kernel with source, launched at `indices` (its launches in `model.launches`)."""
     model, kname = ctx.model, facts.name
-    model.kernels[kname] = Kernel(kname, facts.kind, facts.params, dict(facts.param_types),
+    # The facts' own table, not a copy: nothing changes it once parsed, and the facts go after linking.
+    model.kernels[kname] = Kernel(kname, facts.kind, facts.params, facts.param_types,
                                   facts.location, has_source=True, pool_bins=facts.pool_bins)
     if facts.problem:
         model.problems.append(Problem(f"{kname}: {facts.problem}", facts.location, kind=ProblemKind.PARSE))
