@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..core.findings import Location
-from ..core.messages import CHAIN
+from ..core.messages import CHAIN, Text
 from ..core.model import DimRef, Model
 from ..expr import intervals
 from ..expr.syntax import POINTER_PARAM
@@ -41,7 +41,7 @@ class LinkContext:
     launch_inputs: list[set[str]] = field(default_factory=list)  # per launch: the canonical buffers it reads
     resolved: dict[str, str] = field(default_factory=dict)
     param_maps: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
-    chain_lines: dict[tuple, str] = field(default_factory=dict)
+    chain_lines: dict[tuple, Text] = field(default_factory=dict)
 
     @classmethod
     def of(cls, model: Model, wrapper: WrapperFacts, kernels: list[KernelFacts]) -> LinkContext:
@@ -50,7 +50,7 @@ class LinkContext:
             kfacts.setdefault(k.name, k)
         return cls(model, wrapper, kfacts)
 
-    def chain_line(self, key: str, **fields: object) -> str:
+    def chain_line(self, key: str, **fields: object) -> Text:
         """`CHAIN[key]` filled, one object per distinct line: a check fused into thousands of kernels
         says its bound's and its dims' lines word for word (a fifth of a 50 MB package's peak memory
         when each kept its own)."""
