@@ -224,3 +224,37 @@ def test_reading_launches_stops_at_the_package_deadline() -> None:
     with pytest.raises(budget.TimeLimitError), budget.polling(budget.Deadline(0.2, "hostile.pt2")):
         wrappertext.read_launches(data, "m.wrapper.cpp", data.index(b"{"), len(data) - 2, 200)
     assert time.monotonic() - started < 2
+
+
+def test_the_functions_searched_for_a_syntax_error_are_the_returned_trees(monkeypatch) -> None:
+    """Where run_impl was checked for a syntax error, the search of the tree's functions is handed
+    on (the readers use it, not a second search); after a syntax error the tree is parsed again and
+    nothing is handed on."""
+    calls: list[object] = []
+    search = ts.functions
+    monkeypatch.setattr(ts, "functions", lambda root: calls.append(root) or search(root))
+    pkg = types.SimpleNamespace(deadline=budget.Deadline(120))
+    text = wrappertext.WrapperText(200)
+    data = RUN_IMPL % b"    call_triton_k22(buf2, s27);"
+    tree = parsing.parse_bytes(pkg, "m.wrapper.cpp", data, text=text)
+    # (the other searches are of launch arguments parsed alone)
+    wrappers = [root for root in calls if ts.span(root)[1] >= len(data) - 1]
+    assert text.launches is not None and text.functions is not None and len(wrappers) == 1
+    assert [ts.span(m["body"]) for m in text.functions] == [ts.span(m["body"]) for m in search(tree.root_node)]
+    broken = wrappertext.WrapperText(200)
+    parsing.parse_bytes(pkg, "m.wrapper.cpp", RUN_IMPL % b"    int64_t broken = (s27;\n    call_triton_k21(buf2);",
+                        text=broken)
+    assert broken.launches is None and broken.functions is None
+
+
+def test_a_check_searches_the_wrappers_functions_once(monkeypatch) -> None:
+    from pathlib import Path
+
+    from analyzer.app import api
+
+    calls: list[object] = []
+    search = ts.functions
+    monkeypatch.setattr(ts, "functions", lambda root: calls.append(root) or search(root))
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "cuda" / "gpt2.cuda.stripped.pt2"
+    api.load(str(fixture), api.Options(pair=False))
+    assert len([root for root in calls if ts.span(root)[1] > 50_000]) == 1

@@ -78,7 +78,9 @@ def _run_impl_error(tree: "ts.Tree", text: "wrappertext.WrapperText | None") -> 
     if text is None or text.launches is None:
         return False
     at = text.launches.body
-    if all(ts.error_free(m["body"]) for m in ts.functions(tree.root_node) if ts.span(m["body"])[0] == at):
+    found = ts.functions(tree.root_node)
+    if all(ts.error_free(m["body"]) for m in found if ts.span(m["body"])[0] == at):
+        text.functions = found  # the tree returned: its readers take these
         return False
     text.launches = None
     return True

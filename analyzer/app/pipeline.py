@@ -307,7 +307,8 @@ def _wrapper_member(pkg: "archive.Package", member: str, limits: "archive.Limits
         # read from the text.
         text = wrappertext.WrapperText(limits.max_nesting) if fast_path else None
         tree = parsing.parse_bytes(pkg, member, parsed, apart := cppkernel.Apart(), text=text)
-        functions = ts.functions(tree.root_node)  # one search of the tree for both readers
+        # One search of the tree for both readers (made already where run_impl was checked).
+        functions = text.functions if text is not None and text.functions is not None else ts.functions(tree.root_node)
         facts = wrapper.parse(tree, member, limits.max_nesting, functions, text)
         # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
         planned = cppkernel.plan_cpp(tree, member, limits.max_nesting, functions, parsed, apart)

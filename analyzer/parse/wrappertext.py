@@ -162,6 +162,9 @@ class WrapperText:
     max_depth: int
     tables: Tables | None = None
     launches: LaunchLines | None = None
+    # The tree's functions (ts.functions) where checking run_impl for a syntax error searched them
+    # and that tree is the one returned: its readers need not search it again.
+    functions: list | None = None
 
 
 def read_launches(data: bytes, path: str, body: int, end: int, max_depth: int) -> LaunchLines | None:
