@@ -313,6 +313,8 @@ def _wrapper_member(pkg: "archive.Package", member: str, limits: "archive.Limits
         # package_cpp_only CPU builds and some versions append C++ kernels to the wrapper itself.
         planned = cppkernel.plan_cpp(tree, member, limits.max_nesting, functions, parsed, apart)
         del functions, parsed
+        if text is not None:
+            text.functions = None  # its nodes would keep the tree alive
         del tree  # before the kernels and the helpers' sources are read: the largest thing held
         found = planned.read()
         if job is not None:
