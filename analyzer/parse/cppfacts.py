@@ -19,10 +19,10 @@ from .kernels import KernelFacts, RawAssertion, RawDivision, RawReduction, bound
 # The Python text of a division (expr.syntax.divisor_of: `/`, `//`, `%`, `mod(`, `floordiv(`, `fmod(`).
 _DIVIDES = re.compile(r"[/%]|\b(?:mod|floordiv|fmod)\(")
 # C++ expression text -> (its Python AST, its division nodes in `ast.walk` order): generated kernels
-# repeat the same loads,
-# casts and index arithmetic (`in_ptr0[static_cast<int64_t>(x0)]`) across kernels, and converting
-# and compiling each again was a third of a C++ package's check. The trees are shared: nothing
-# changes a kernel's expressions after parsing (intervals rewrites fresh trees of its own).
+# repeat the same loads, casts and index arithmetic (`in_ptr0[static_cast<int64_t>(x0)]`) across
+# kernels, and converting and compiling each again was a third of a C++ package's check. The trees
+# are shared: nothing changes a kernel's expressions after parsing (intervals rewrites fresh trees
+# of its own).
 Known = tuple[ast.expr, tuple[ast.AST, ...]]
 _EXPRESSIONS: dict[tuple[bytes, int], Known] = {}
 _EXPRESSIONS_KEPT = 50_000

@@ -50,7 +50,7 @@ class _Line:
 
     kind: _Kind
     parallel: bool = False                      # `#pragma omp parallel ...`
-    # (name, position, AST and whether it divides; None: not readable)
+    # (name, position, AST and its division nodes; None: not readable)
     defs: tuple[tuple[str, int, Known | None], ...] = ()
     loop: tuple[str, str | None] | None = None  # a `for` head: (variable, extent; None: too deep)
     checks: tuple[tuple[str, int], ...] = ()    # AOTI_TORCH_CHECK messages

@@ -81,7 +81,7 @@ def _index(text: str, m: re.Match) -> str | None:
 
 
 def _loads(text: str) -> Iterator[re.Match]:
-    """`_LOAD`'s matches that start a word (as `\b` would: not after a letter, digit or `_`)."""
+    """`_LOAD`'s matches that start a word (not after a letter, a digit or `_`), as a word boundary would."""
     for m in _LOAD.finditer(text):
         start = m.start()
         if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
