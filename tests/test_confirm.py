@@ -120,7 +120,24 @@ def _fake_child(tmp_path: Path, body: str) -> str:
     return str(fake)
 
 
+# What a torch 2.13 CPU package printed when an int32 index reached its embedding (transformers
+# OLMo, 2 layers): the message is on the `what():` line; the frames after it name c10::Error too.
+_ABORT_STDERR = (
+    "terminate called after throwing an instance of 'c10::Error'\n"
+    "  what():  index out of bounds: 0 <= tmp2 < 200L\n"
+    "Exception raised from cpp_fused_embedding_1 at /tmp/torchinductor_root/ck/ck6a.kernel.cpp:191 "
+    "(most recent call first):\n"
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>, "
+    "std::allocator<char> >) + 0x9d (0x7f6049b6fb8d in /venv/lib/python3.11/site-packages/torch/lib/libc10.so)\n"
+    "frame #1: c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*) + 0x69 "
+    "(0x7f6049afc4ab in /venv/lib/python3.11/site-packages/torch/lib/libc10.so)\n"
+    "frame #2: <unknown function> + 0x5cbc874 (0x7f60392bc874 in /venv/lib/python3.11/site-packages/torch/lib/"
+    "libtorch_cpu.so)\n")
+
+
 @pytest.mark.parametrize(("body", "status", "what"), [
+    (f"sys.stderr.write({_ABORT_STDERR!r}); sys.stderr.flush()\n"
+     "os.kill(os.getpid(), signal.SIGABRT)\n", "failed", "SIGABRT (index out of bounds: 0 <= tmp2 < 200L)"),
     ("print(M + '{\"kind\": \"eager\", \"ok\": false, \"error\": \"IndexError: x\"}', flush=True)\n"
      "print('index out of bounds: 0 <= tmp4 < ks0', file=sys.stderr, flush=True)\n"
      "os.kill(os.getpid(), signal.SIGABRT)\n", "failed", "SIGABRT (index out of bounds: 0 <= tmp4 < ks0)"),
@@ -152,6 +169,26 @@ def test_a_stripped_package_is_not_run() -> None:
     assert {f["confirmation"]["verdict"] for f in doc["findings"]} == {"not-run"}
     assert "stripped" in doc["confirm"]["packages"][0]["not_run"]
     assert code == 0
+
+
+@pytest.mark.parametrize("pair", [True, False])
+def test_the_exported_program_beside_the_package_is_the_reference(tmp_path, pair: bool) -> None:
+    """`X.ep.pt2` beside `X.pt2` is the eager reference, as `check` pairs it (unless --no-pair)."""
+    import shutil
+
+    package, ep = tmp_path / "model.pt2", tmp_path / "model.ep.pt2"
+    shutil.copy(FIXTURES / "gather_dyn.cpu.stripped.pt2", package)
+    shutil.copy(FIXTURES / "gather_dyn.ep.pt2", ep)
+    fake = tmp_path / "python"  # answers the torch probe; a stripped package is never run
+    fake.write_text("#!/bin/sh\necho '{\"cpu\": true, \"cuda\": false}'\n")
+    fake.chmod(0o755)
+    args = ["confirm", "--format", "json", "--python", str(fake), str(package)]
+    result = CliRunner().invoke(cli, args if pair else [*args, "--no-pair"])
+    (report,) = json.loads(result.stdout)["confirm"]["packages"]
+    assert report["exported_program"] == (str(ep) if pair else None), report
+    text = CliRunner().invoke(cli, args[:1] + args[3:] if pair else [*args[:1], *args[3:], "--no-pair"]).stdout
+    assert text.splitlines()[0].endswith(f"eager reference: {ep}" if pair else "eager reference: none (crashes "
+                                         "and NaN only, no value comparison)"), text
 
 
 def test_no_torch_is_one_line_and_exit_2(tmp_path) -> None:

@@ -127,8 +127,9 @@ def confirm_command(packages: tuple[str, ...], fmt: str, fail_on: str | None, pr
     Unlike every other command, this one EXECUTES the package: each probe loads it with
     torch._inductor.aoti_load_package in a child process of its own (time and memory limits; an
     abort or a device assert ends only that child). Use it only on packages you trust to run. It
-    needs torch (pip install 'aoti-lint[confirm]') and the package's device; --exported-program
-    gives the eager reference (same weights) to compare values with.
+    needs torch (pip install 'aoti-lint[confirm]') and the package's device; the exported program
+    (--exported-program, or X.ep.pt2 beside X.pt2 unless --no-pair) is the eager reference (same
+    weights) to compare values with.
 
     Exit 1 when a confirmed finding is at or above --fail-on or a probe failed that no finding
     explains; 0 otherwise; 2 on a usage error, an unreadable package or no torch.
@@ -136,6 +137,7 @@ def confirm_command(packages: tuple[str, ...], fmt: str, fail_on: str | None, pr
     from ..read import archive
     from ..explain import confirm
     from .config import ConfigError, parse_size
+    from .many import paired_exported_program
 
     config = resolve_config(reading, fail_on=fail_on)
     try:
@@ -150,7 +152,9 @@ def confirm_command(packages: tuple[str, ...], fmt: str, fail_on: str | None, pr
         with archive.open_package(pkg.path) as opened:
             binaries = [b for m in opened.models for b in m.binaries]
         mine = [f for f in findings if f.package == pkg.path]
-        report = confirm.confirm(pkg.path, pkg.models, mine, reading.exported_program, binaries, devices,
+        # The reference is the exported program the check read: given, or `X.ep.pt2` beside `X.pt2`.
+        reference = reading.exported_program or (paired_exported_program(pkg.path) if reading.pair else None)
+        report = confirm.confirm(pkg.path, pkg.models, mine, reference, binaries, devices,
                                  jobs=jobs, timeout_s=probe_timeout, max_memory=memory, python=interpreter)
         reports.append(report)
         confirmed.extend(confirm.with_confirmations(report))

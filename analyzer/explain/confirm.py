@@ -187,11 +187,20 @@ def _parse(stdout: str) -> dict[str, dict[str, Any]]:
 
 
 def _last_error(stderr: str) -> str | None:
-    for line in reversed(stderr.strip().splitlines()):
-        line = line.strip()
-        if line and ("Error" in line or "assert" in line.lower() or "index out of bounds" in line):
+    lines = [line.strip() for line in stderr.strip().splitlines()]
+    # An uncaught C++ exception (`terminate called after throwing an instance of 'c10::Error'`)
+    # prints its message on the `what():` line, then a stack whose frames name `c10::Error` too.
+    for line in reversed(lines):
+        if line.startswith("what():") and line[len("what():"):].strip():
+            return line[len("what():"):].strip()[:500]
+    for line in reversed(lines):
+        if line and not _FRAME.match(line) and ("Error" in line or "assert" in line.lower()
+                                                or "index out of bounds" in line):
             return line[:500]
     return None
+
+
+_FRAME = re.compile(r"frame #\d+: ")
 
 
 def run_probe(package: str, model: Model, probe: Probe, exported_program: str | None, *,
