@@ -32,6 +32,9 @@ Then it prints, side by side, medians of `--repeat` runs of
   s/MB      check_s per MB of wrapper; CPU s/MB the same in CPU time; +CPU s/MB the CPU time per
             MB added since the previous size (start-up is paid once: this is the one to read flat)
   load      the 1-minute load average while the row ran (the machine's other work)
+  triton_cpu, triton ratio   with --triton-floor: the CPU of a second floor that also parses each
+            Triton source the wrapper embeds with `ast.parse` (the C++ floor reads them as
+            comments), and check_cpu against it
 
 then the 1 MB package with and without its weights (the same cost: the weights are never read),
 and -j1 against -j2 over --jobs packages (wall and CPU time of the process tree, load average).
@@ -79,6 +82,25 @@ with zipfile.ZipFile(sys.argv[1]) as z:
     for name in z.namelist():
         if name.endswith('.cpp'):
             parser.parse(z.read(name))
+"""
+
+# With --triton-floor, a second floor: the same, then Python's own parse (`ast.parse`, as the design
+# card has Triton kernels read) of each Triton source a CUDA wrapper embeds in comments. The C++
+# floor reads those as comment tokens, and they are most of a CUDA package's C++.
+EMBEDDED_TRITON = r"async_compile\.triton\('\w+', '''\n(.*?)\n *''', device_str"
+TRITON_FLOOR = r"""
+import ast, re, sys, zipfile, tree_sitter, tree_sitter_cpp
+parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
+embedded = re.compile(sys.argv[2], re.S)
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for name in z.namelist():
+        if name.endswith('.cpp'):
+            data = z.read(name)
+            parser.parse(data)
+            for m in embedded.finditer(data.decode('utf-8', 'replace')):
+                lines = m.group(1).split('\n')
+                cut = len(lines[0]) - len(lines[0].lstrip(' '))
+                ast.parse('\n'.join(line[cut:] for line in lines))
 """
 
 
@@ -254,8 +276,10 @@ def check_argv(path: Path, *extra: str) -> list[str]:
 
 
 def measure(built: Built, repeat: int, baseline: Path | None = None,
-            baseline_env: dict[str, str] | None = None, warm: bool = True) -> dict[str, float]:
+            baseline_env: dict[str, str] | None = None, warm: bool = True,
+            triton_floor: bool = False) -> dict[str, float]:
     checks, floors, check_cpu, floor_cpu, rss, base, findings = [], [], [], [], [], [], None
+    triton_cpu: list[float] = []
     if warm:
         run_child(check_argv(built.path), cwd=REPO)  # untimed: writes bytecode, warms the page cache
     if baseline is not None:
@@ -265,6 +289,8 @@ def measure(built: Built, repeat: int, baseline: Path | None = None,
         wall, cpu, _, _ = run_child([sys.executable, "-c", FLOOR, str(built.path)])
         floors.append(wall)
         floor_cpu.append(cpu)
+        if triton_floor:
+            triton_cpu.append(run_child([sys.executable, "-c", TRITON_FLOOR, str(built.path), EMBEDDED_TRITON])[1])
         wall, cpu, peak, out = run_child(check_argv(built.path), cwd=REPO)
         checks.append(wall)
         check_cpu.append(cpu)
@@ -283,6 +309,9 @@ def measure(built: Built, repeat: int, baseline: Path | None = None,
         out["base_cpu_ratio"] = statistics.median(b[1] for b in base) / parse_cpu_s
         out["base_wall_cpu"] = statistics.median(b[0] / b[1] for b in base)
         out["base_rss_mb"] = max(b[2] for b in base) / 2**20
+    if triton_cpu:
+        out["triton_cpu"] = statistics.median(triton_cpu)
+        out["triton_cpu_ratio"] = check_cpu_s / out["triton_cpu"]
     out["wall_cpu"] = statistics.median(w / c for w, c in zip(checks, check_cpu))
     return out
 
@@ -372,10 +401,11 @@ class Row:
 
     def markdown(self) -> str:
         r, b = self.r, self.built
+        extra = f" {r['triton_cpu']:.2f} s | {r['triton_cpu_ratio']:.2f} |" if "triton_cpu" in r else ""
         return (f"| {self.source} | {b.cpp_mb:.1f} MB, {b.kernels} kernels ({b.asserting} with checks) | "
                 f"{r['check_s']:.2f} s / {r['parse_s']:.2f} s | {r['ratio']:.2f} | "
                 f"{r['check_cpu']:.2f} s / {r['parse_cpu']:.2f} s | {r['cpu_ratio']:.2f} | "
-                f"{r['rss_mb']:.0f} MB ({self.target_mb:.0f} MB) | {r['load']:.1f} |")
+                f"{r['rss_mb']:.0f} MB ({self.target_mb:.0f} MB) | {r['load']:.1f} |{extra}")
 
 
 def headline(rows: list[Row]) -> str:
@@ -398,6 +428,9 @@ def markdown(rows: list[Row], command: str, repeat: int) -> str:
              "CPU times are the ones to compare):", "",
              "| source | C++ | wall: check / floor | wall ratio | CPU: check / floor | CPU ratio | "
              "peak RSS (target) | load |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    if any("triton_cpu" in row.r for row in rows):  # --triton-floor: two more columns
+        lines[-2] += " CPU: floor with Triton parsed | CPU ratio to it |"
+        lines[-1] += " --- | --- |"
     lines += [row.markdown() for row in rows]
     return "\n".join(lines) + "\n"
 
@@ -444,6 +477,8 @@ def main() -> None:
                         help="--timeout of every check (a loaded machine: wall time past the default 120 s)")
     parser.add_argument("--jobs", type=int, default=8, help="also time -j over this many packages (0: no)")
     parser.add_argument("--jobs-mb", type=float, default=4.0)
+    parser.add_argument("--triton-floor", action="store_true",
+                        help="also time a floor that parses each embedded Triton source with ast (more columns)")
     parser.add_argument("--no-weights-row", action="store_true", help="skip the 1 MB with/without weights row")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="another checkout (e.g. an older commit) whose check is timed alongside")
@@ -463,7 +498,8 @@ def main() -> None:
               f"{'parse_s':>8} {'ratio':>6} {'check_cpu':>9} {'parse_cpu':>9} {'CPU ratio':>9} {'RSS MB':>7} "
               f"{'target':>7} {'wall/CPU':>8} {'CPU s/MB':>8} {'+CPU s/MB':>9} {'load':>5}"
               + (f" {'base ratio':>10} {'base CPU ratio':>14} {'base wall/CPU':>13} {'base RSS':>8}"
-                 if args.baseline else ""))
+                 if args.baseline else "")
+              + (f" {'triton_cpu':>10} {'triton ratio':>12}" if args.triton_floor else ""))
     rows: list[Row] = []
     built = None
     for label, src in sources:
@@ -473,7 +509,7 @@ def main() -> None:
             built = build(src, mb, args.weights_gb, args.assert_every, args.workdir)
             # Bytecode is written by the first check; the larger sizes skip the untimed run.
             r = measure(built, args.repeat, args.baseline, dict(e.split("=", 1) for e in args.baseline_env),
-                        warm=mb == args.mb[0])
+                        warm=mb == args.mb[0], triton_floor=args.triton_floor)
             row = Row(label, built, r)
             rows.append(row)
             # Marginal CPU per MB against the previous size: the start-up (interpreter, imports, queries)
@@ -486,7 +522,8 @@ def main() -> None:
                   f"{row.target_mb:>7.0f} {r['wall_cpu']:>8.2f} {r['check_cpu'] / built.cpp_mb:>8.3f} "
                   f"{marginal:>9.3f} {r['load']:>5.1f}"
                   + (f" {r['base_ratio']:>10.2f} {r['base_cpu_ratio']:>14.2f} {r['base_wall_cpu']:>13.2f} "
-                     f"{r['base_rss_mb']:>8.0f}" if "base_cpu_ratio" in r else ""),
+                     f"{r['base_rss_mb']:>8.0f}" if "base_cpu_ratio" in r else "")
+                  + (f" {r['triton_cpu']:>10.2f} {r['triton_cpu_ratio']:>12.2f}" if "triton_cpu" in r else ""),
                   flush=True)
     print("\n" + headline(rows))
     if args.readme:
