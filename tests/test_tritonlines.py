@@ -80,6 +80,26 @@ def test_line_by_line_equals_the_whole_parse_on_every_fixture_kernel() -> None:
     assert read >= 100 and blocks >= 8 and several >= 2, (read, blocks, several)
 
 
+class _Every:
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+def test_the_calls_offered_as_candidates_lose_no_division_or_reduction(monkeypatch) -> None:
+    """Only calls named as a division or a reduction are offered to `_triton_candidates` (a kernel's
+    loads, wheres and fulls are most of its calls): offering every call finds the same facts on
+    every fixture kernel."""
+    kept = 0
+    for where, name, source, _, first_line, indent, params in _kernels(decorated=True):
+        found = kernels.parse_triton(name, source, "w.cpp", first_line, indent, params)
+        with monkeypatch.context() as m:
+            m.setattr(kernels, "_CANDIDATE_CALLS", _Every())
+            every = kernels.parse_triton(name, source, "w.cpp", first_line, indent, params)
+        assert (found.divisions, found.reductions) == (every.divisions, every.reductions), where
+        kept += bool(found.reductions) + sum(d.integer for d in found.divisions)
+    assert kept >= 20, kept  # reductions and integer (call) divisions among them
+
+
 _HEAD = "\n\ndef k(in_ptr0, out_ptr0, ks0, xnumel, XBLOCK : tl.constexpr):\n"
 _BODY = ("    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:]\n"
          "    tmp0 = tl.load(in_ptr0 + (xindex % ks0), xmask)\n")

@@ -15,6 +15,7 @@ POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
 # Triton's iteration indices (`xindex`, `r0_index`): they range over [0, <prefix>numel).
 ITER_INDEX = re.compile(r"^(?P<p>[xyz]|r\d*_?)index$")
 DIVISION_OPS = (ast.Div, ast.Mod, ast.FloorDiv)
+DIVISION_CALLS = ("mod", "floordiv", "fmod")  # the integer divisions written as calls
 
 def shape_key(node: object) -> object:
     """A hashable key equal for expressions of the same shape (fields, not positions), as
@@ -52,7 +53,7 @@ def divisor_of(node: ast.AST) -> tuple[ast.expr, ast.expr, bool] | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, DIVISION_OPS):
         return node.left, node.right, not isinstance(node.op, ast.Div)
     if isinstance(node, ast.Call) and len(node.args) == 2 \
-            and call_name(node).split(".")[-1] in ("mod", "floordiv", "fmod"):
+            and call_name(node).split(".")[-1] in DIVISION_CALLS:
         return node.args[0], node.args[1], True
     return None
 

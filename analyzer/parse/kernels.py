@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 
 from . import ts
 from .stores import RawStore, call_name_of, combine_op, store_pointer
-from ..expr.syntax import DIVISION_OPS, call_name
+from ..expr.syntax import DIVISION_CALLS, DIVISION_OPS, call_name
 from ..expr.values import Values, division
 from ..core.findings import Location
 
@@ -356,11 +356,17 @@ def _triton_read(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
                     pointer = store_pointer(node.args[0])
                     if pointer is not None:
                         facts.stores.append(RawStore(pointer, line, node.args[1]))
-                candidates.append((node, line, dl, dc))
+                if name.rsplit(".", 1)[-1] in _CANDIDATE_CALLS:
+                    candidates.append((node, line, dl, dc))
     for pointer, uses in pointer_uses.items():
         if uses != sum(1 for st in facts.stores if st.pointer == pointer):
             facts.stores.append(RawStore(pointer, 0, None))  # also written some other way
     return candidates
+
+
+# The calls `_triton_candidates` can keep: divisions (`divisor_of`'s) and reductions. A kernel's other
+# calls (`tl.load`, `tl.where`, `tl.full`, most of them) are not offered to it.
+_CANDIDATE_CALLS = frozenset({*DIVISION_CALLS, *_REDUCTIONS})
 
 
 def _triton_assign(facts: KernelFacts, node: ast.Assign, dl: int) -> None:
