@@ -51,3 +51,61 @@ def test_a_chain_line_said_of_many_checks_is_held_once() -> None:
     assert len(shared) >= 20 and len({id(line) for line in shared}) == len(set(shared)) == 3
     own = [a.chain[0] for a in model.assertions]
     assert len({id(line) for line in own}) == len(own)
+
+
+def test_the_kernels_text_is_not_held_while_linking(monkeypatch) -> None:
+    """A CPU package's kernel member (its largest object at 50 MB) is dropped once its kernels are
+    read: linking locates their facts by newline offsets, and the text is streamed again after."""
+    import tracemalloc
+    import zipfile
+
+    from analyzer.app import pipeline
+
+    path = ROOT / "fixtures" / "real" / "bert.cpu.stripped.pt2"
+    with zipfile.ZipFile(path) as z:
+        sizes = {i.filename.rsplit(".", 2)[-2]: i.file_size for i in z.infolist() if i.filename.endswith(".cpp")}
+    held: list[int] = []
+    link = pipeline.link_model
+
+    def linking(*args, **kwargs):
+        snapshot = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, "*/read/archive.py", all_frames=True)])
+        held.extend(trace.size for trace in snapshot.traces)
+        return link(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "link_model", linking)
+    tracemalloc.start(12)
+    try:
+        (model,) = api.load(str(path), api.Options(pair=False)).models
+    finally:
+        tracemalloc.stop()
+    near = lambda n: any(n <= size <= n + 100 for size in held)  # a bytes object: its length and a header
+    assert near(sizes["wrapper"]) and not near(sizes["kernel"]), (sizes, sorted(held)[-5:])
+    # ... and what the findings point at in it was still read (the line under an assertion).
+    kernel = next(p for p in model.source_lines if p.endswith(".kernel.cpp"))
+    assert any("AOTI_TORCH_CHECK" in line for line in model.source_lines[kernel].values())
+
+
+def test_a_merged_repeat_releases_what_its_finding_built() -> None:
+    """Of a check fused into many kernels only the first finding is kept whole: the others' messages
+    (and the fields they hold) are released as they are merged, not held by their sort keys."""
+    from analyzer.core.findings import Finding, Location, Severity
+    from analyzer.rules import merging, sort_key
+
+    released: list[int] = []
+
+    class Held(str):  # a message (a str subclass, as the catalog's are) that says when it goes
+        def __del__(self) -> None:
+            released.append(self.k)
+
+    def findings():
+        for k in range(5):
+            message = Held("index out of bounds in the table")
+            message.k = k
+            yield Finding(code="AOTI003", rule="r", severity=Severity.ERROR, message=message,
+                          location=Location("k.cpp", 10 + k, 1), package="p.pt2", model="m", kernel=f"k{k}")
+        during.extend(released)  # the merge is still running: the last one is in hand
+
+    during: list[int] = []
+    (merged,) = merging.merged(findings(), sort_key)
+    assert len(merged.also) == 4 and merged.message.k == 0
+    assert during == [1, 2, 3] and released == [1, 2, 3, 4]

@@ -71,27 +71,29 @@ def load_package(path: str | os.PathLike[str], options: Options, deadline: "budg
                 annotate = exported_apply.annotation(result, pkg, options.exported_program, options.input_names,
                                                      options.limits, paired=options.paired)
         sources: dict[str, bytes] = {}
+        dropped: dict[str, bool] = {}  # members whose bytes went before linking -> whether they define run_impl
         for members in pkg.models:
             pkg.deadline.check(f"reading model {members.name}")
             result.models.append(_load_model(pkg, members, options.limits, annotate, sources,
-                                             options.fast_path, options.worker))
+                                             options.fast_path, options.worker, dropped))
         with unexpected(pkg.label):
             made_by = layout.producer(pkg, result.models, sources)
             result.torch, result.torch_evidence = made_by.torch, made_by.evidence
-            source_members = layout.account(pkg, result, sources)
+            source_members = layout.account(pkg, result, sources, dropped)
             for members, model in zip(pkg.models, result.models):
-                _keep_source_lines(model, sources)
+                layout.keep_source_lines(pkg, model, sources, dropped)
                 if options.keep_sources:
-                    _keep_all_lines(model, {p: d for p, d in sources.items() if p.startswith(members.prefix)})
-        _refuse_unknown_layout(pkg, result, sources, source_members)
+                    _keep_all_lines(model, {p: sources[p] if p in sources else pkg.read_bytes(p)
+                                            for p in [*sources, *dropped] if p.startswith(members.prefix)})
+        _refuse_unknown_layout(pkg, result, sources, source_members, any(dropped.values()))
         return result
 
 
 def _refuse_unknown_layout(pkg: "archive.Package", result: Package, sources: dict[str, bytes],
-                           source_members: list[str]) -> None:
+                           source_members: list[str], dropped_run_impl: bool = False) -> None:
     """No model recognised (no wrapper defining run_impl) but source present: the layout is not
     understood, and that is never a clean pass."""
-    if any(layout.defines_run_impl(data) for data in sources.values()):
+    if dropped_run_impl or any(layout.defines_run_impl(data) for data in sources.values()):
         return  # a wrapper was recognised (a parse failure in it is an unparsed-member finding)
     if source_members:
         raise budget.ArchiveError(
@@ -172,7 +174,7 @@ def _no_gc():
 
 def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits: "archive.Limits",
                 annotate=None, sources: dict[str, bytes] | None = None, fast_path: bool = True,
-                worker: helper_worker.Mode = helper_worker.Mode.OFF) -> Model:
+                worker: helper_worker.Mode = helper_worker.Mode.OFF, dropped: dict[str, bool] | None = None) -> Model:
     problems: list[Problem] = []
     sources = {} if sources is None else sources
     metadata = _metadata(pkg, members, problems)
@@ -199,7 +201,14 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
                 planned = cppkernel.plan_cpp(tree, member, limits.max_nesting, None, sources[member], apart)
             del tree  # the kernels parsed apart need only their own trees
             kernel_facts.extend(planned.read())
+            apart.data = apart.parse = None
     _add_text_facts(kernel_facts, wrapper_facts, sources)
+    if dropped is not None and sourced.wrappers:
+        # Linking locates the kernels' facts by their newlines alone: their text (a CPU package's
+        # largest object) is read again after linking, a MiB at a time (layout.account, keep_source_lines).
+        for member in sourced.kernels:
+            if member in sources:  # not bound to a name here: that would hold it through linking
+                dropped[member] = layout.defines_run_impl(sources.pop(member))
     binaries = tuple(members.binaries)
     cpp_only = members.cmake is not None and not any(b.endswith(".so") for b in binaries)
     with unexpected(f"{pkg.label}: {members.prefix.rstrip('/')}"):
@@ -238,17 +247,18 @@ def _add_text_facts(found: list[kernels.KernelFacts], facts: "wrapper.WrapperFac
         data = sources.get(path, b"")
         if b"div_floor_integer" not in data and not any("adaptive_" in name for name in named):
             continue  # neither fact can be there: the member is not decoded
-        text = data.decode("utf-8", "replace")
-        starts = [m.start() for m in _EXTERN.finditer(text)]
+        # Each kernel decoded alone (a whole member's text was a 50 MB package's peak): cut at an
+        # ASCII text, the pieces decode as the whole would, with the same newlines.
+        starts = [m.start() for m in _EXTERN.finditer(data)]
         line, pos, loads = 1, 0, loadstrides.MAX_MEMBER_LOADS
-        for start, end in zip(starts, starts[1:] + [len(text)]):
-            line, pos = line + text.count("\n", pos, start), start
-            head = _KERNEL_NAME.match(text, start)
+        for start, end in zip(starts, starts[1:] + [len(data)]):
+            line, pos = line + data.count(b"\n", pos, start), start
+            chunk = data[start:end].decode("utf-8", "replace")
+            head = _KERNEL_NAME.match(chunk)
             kernel = named.get(head.group(1)) if head else None
             if kernel is None:
                 continue
             # A declaration (`extern "C" void k(...);`) yields nothing: the definition's facts are kept.
-            chunk = text[start:end]
             if "adaptive_" in kernel.name and "pool" in kernel.name:
                 kernel.pool_bins = kernel.pool_bins or kernels.pool_bins(chunk)
             if loads > 0:
@@ -257,7 +267,7 @@ def _add_text_facts(found: list[kernels.KernelFacts], facts: "wrapper.WrapperFac
                 loads -= read
 
 
-_EXTERN = re.compile(r'extern "C"')
+_EXTERN = re.compile(rb'extern "C"')
 _KERNEL_NAME = re.compile(r'extern "C"\s+void\s+(\w+)\s*\(')
 
 
@@ -371,40 +381,6 @@ def _keep_all_lines(model: Model, sources: dict[str, bytes]) -> None:
         # Numbered by "\n" only, as tree-sitter and the locations count lines.
         text = data.decode("utf-8", "replace").split("\n")
         model.source_lines[path] = {n: line.rstrip("\r") for n, line in enumerate(text, start=1)}
-
-
-def _keep_source_lines(model: Model, sources: dict[str, bytes]) -> None:
-    """Copy the lines that findings point at, so reporters can show snippets without the archive."""
-    wanted: dict[str, set[int]] = {}
-    located = [a.location for a in model.assertions] + [d.location for d in model.divisions] \
-        + [r.location for r in model.reductions] + [l.location for l in model.launches] \
-        + [p.location for p in model.problems] + [s.location for s in model.symbols.values()] \
-        + [d.check_location for i in model.inputs for d in i.dims] \
-        + [d.tie_location for i in model.inputs for d in i.dims] + [a.location for a in model.accesses]
-    for loc in located:
-        if loc is not None and loc.line > 0 and loc.path in sources:
-            wanted.setdefault(loc.path, set()).add(loc.line)
-    for path, lines in wanted.items():
-        data = sources[path]
-        table = model.source_lines.setdefault(path, {})
-        # Members can be tens of MB with thousands of wanted lines: split them a window of about
-        # 16 KB at a time (whole lines), numbering lines by "\n" as tree-sitter does; a window
-        # holding no wanted line is only counted.
-        targets = sorted(lines)
-        line_no, pos, ti = 1, 0, 0
-        while ti < len(targets) and pos <= len(data):
-            end = data.find(b"\n", min(pos + _WINDOW, len(data)))
-            end = len(data) if end < 0 else end
-            count = data.count(b"\n", pos, end) + 1
-            if targets[ti] < line_no + count:
-                window = data[pos:end].split(b"\n")
-                while ti < len(targets) and targets[ti] < line_no + count:
-                    table[targets[ti]] = window[targets[ti] - line_no].decode("utf-8", "replace")[:400]
-                    ti += 1
-            line_no, pos = line_no + count, end + 1
-
-
-_WINDOW = 1 << 14
 
 
 def _add_helpers(facts: "wrapper.WrapperFacts", texts: list["helpertext.HelperText | None"],

@@ -4,6 +4,7 @@ extents, `AOTI_TORCH_CHECK` assertions, divisions, reductions, stores and thrown
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import sys
@@ -107,37 +108,25 @@ def plan_cpp(tree: ts.Tree, path: str, max_depth: int = 200,
 
 class Lines:
     """1-based (line, column) of a byte offset, as tree-sitter counts them (rows by `\\n`, columns
-    in bytes), from the text: a kernel's `locate` holding its body node kept the whole tree alive
-    until linking ended. The rows before each block of `_BLOCK` bytes are counted once (one
-    `bytes.count` per block: listing every line's start cost as much as reading a tenth of the
-    kernels); a position counts the rest of its block."""
-
-    _BLOCK = 4096
+    in bytes), from the offsets of the text's newlines (4 bytes a line), not the text: a kernel's
+    `locate` holding its body node kept the whole tree alive until linking ended, and holding the
+    text kept the member alive as long (the largest object of a check: it is dropped before)."""
 
     def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.rows = array("q", [0])    # rows before block k
-        self.last = array("q", [-1])   # the last newline before block k
-        rows, last = 0, -1
-        for start in range(0, len(data), self._BLOCK):
-            end = start + self._BLOCK
-            rows += data.count(b"\n", start, end)
-            found = data.rfind(b"\n", start, end)
-            last = found if found != -1 else last
-            self.rows.append(rows)
-            self.last.append(last)
+        # One search of the text (0.14 s over 42 MB and 834,000 lines; a loop of `find` costs twice that).
+        self.newlines = array("I" if len(data) < 1 << 32 else "q", (m.start() for m in _NEWLINE.finditer(data)))
 
     def point(self, byte: int) -> tuple[int, int]:
         """0-based (row, byte column), as a tree-sitter point."""
-        block = min(max(byte, 0) // self._BLOCK, len(self.rows) - 1)
-        start = block * self._BLOCK
-        newline = self.data.rfind(b"\n", start, byte)
-        line_start = (newline if newline != -1 else self.last[block]) + 1
-        return self.rows[block] + self.data.count(b"\n", start, byte), byte - line_start
+        row = bisect.bisect_left(self.newlines, byte)
+        return row, byte - (self.newlines[row - 1] + 1 if row else 0)
 
     def location(self, path: str, byte: int) -> Location:
         row, col = self.point(byte)
         return Location(path, row + 1, col + 1)
+
+
+_NEWLINE = re.compile(b"\n")
 
 
 @dataclass

@@ -23,11 +23,9 @@ import stat
 import struct
 import zipfile
 from dataclasses import dataclass, field
-from typing import IO, BinaryIO, Callable, TypeVar
+from typing import IO, BinaryIO, Callable, Iterator, TypeVar
 
-from ..core.budget import (
-    MIN_MEMORY, ArchiveError, Deadline, size_text,
-)
+from ..core.budget import MIN_MEMORY, ArchiveError, Deadline, size_text
 
 __all__ = [
     "Archive", "NoModelError", "Limits", "ModelMembers", "Package", "open_archive", "open_package", "BINARY_SUFFIXES",
@@ -132,6 +130,7 @@ class Archive:
         self._label = label
         self._symlinks = frozenset(self.symlinks)
         self._total_read = 0
+        self._read: set[str] = set()  # members read whole: `read_again` may stream them
         self._binaries: frozenset[str] = frozenset()
         self.root = ""
 
@@ -164,6 +163,11 @@ class Archive:
 
     def read_bytes(self, member: str) -> bytes:
         """The member's inflated bytes, bounded by the limits; raises ArchiveError."""
+        return b"".join(self.stream(member))
+
+    def stream(self, member: str) -> Iterator[bytes]:
+        """`read_bytes` a MiB at a time. A member read whole before is not counted again in the
+        total: a caller that dropped its copy (the largest object of a check) streams it once more."""
         q = _q(member)
         if member not in self._source.entries:
             raise ArchiveError(f"{self._label}: no member {q} in the package")
@@ -172,27 +176,30 @@ class Archive:
         if self.is_binary(member):
             raise ArchiveError(f"{self._label}: member {q} is binary (compiled code, weights or a pickle); it is never read")
         self.deadline.check(f"reading {q}")
-        budget = self.limits.max_total_bytes - self._total_read
+        again = member in self._read
+        budget = self.limits.max_total_bytes - (0 if again else self._total_read)
         cap = min(self.limits.max_member_bytes, budget)
         declared = self._source.declared_size(member)
         if declared is not None and declared > cap:
             # The header (or stat) already says too much: refuse before inflating a single byte.
             raise self._cap_error(member, declared, budget, declared_only=True)
+        size = 0
         try:
             with self._source.open(member) as stream:
-                data = _read_capped(stream, cap, lambda: self.deadline.check(f"reading {q}"))
+                for chunk in _capped_chunks(stream, cap, lambda: self.deadline.check(f"reading {q}")):
+                    size += len(chunk)
+                    yield chunk
         except ArchiveError:
             raise
         except _TooLarge as exc:
-            raise self._cap_error(member, exc.size, budget, declared_only=False) from None
+            raise self._cap_error(member, exc.args[0], budget, declared_only=False) from None
         except Exception as exc:  # noqa: BLE001 - zipfile/zlib/OS errors on hostile bytes: all mean "unreadable member"
             raise ArchiveError(f"{self._label}: cannot read member {q}: {_reason(exc)}") from None
-        if declared is not None and self.kind == "zip" and len(data) != declared:
-            raise ArchiveError(
-                f"{self._label}: member {q} inflates to {len(data)} bytes but its header says {declared}"
-            )
-        self._total_read += len(data)
-        return data
+        if declared is not None and self.kind == "zip" and size != declared:
+            raise ArchiveError(f"{self._label}: member {q} inflates to {size} bytes but its header says {declared}")
+        if not again:
+            self._total_read += size
+            self._read.add(member)
 
     def read_text(self, member: str) -> str:
         """The member decoded as UTF-8; undecodable bytes become U+FFFD instead of failing."""
@@ -202,13 +209,10 @@ class Archive:
         q = _q(member)
         what = f"declares {size_text(size)}, past" if declared_only else "inflates past"
         if self.limits.max_member_bytes <= budget:
-            return ArchiveError(
-                f"{self._label}: member {q} {what} the {size_text(self.limits.max_member_bytes)} per-member limit"
-            )
-        return ArchiveError(
-            f"{self._label}: member {q} {what} the {size_text(self.limits.max_total_bytes)} limit on bytes "
-            f"read from the whole package ({size_text(self._total_read)} already read)"
-        )
+            return ArchiveError(f"{self._label}: member {q} {what} the {size_text(self.limits.max_member_bytes)} "
+                                "per-member limit")
+        return ArchiveError(f"{self._label}: member {q} {what} the {size_text(self.limits.max_total_bytes)} limit on "
+                            f"bytes read from the whole package ({size_text(self._total_read)} already read)")
 
 
 class Package(Archive):
@@ -281,22 +285,22 @@ def _open(path: str | os.PathLike[str], limits: Limits, deadline: Deadline | Non
 
 
 class _TooLarge(Exception):
-    def __init__(self, size: int) -> None:
-        self.size = size
+    """More than the cap came: `args[0]` bytes."""
 
 
-def _read_capped(stream: IO[bytes], cap: int, poll: Callable[[], None] | None = None) -> bytes:
-    """Read `stream` to its end in chunks, raising _TooLarge as soon as more than `cap` bytes came."""
-    buf = bytearray()
+def _capped_chunks(stream: IO[bytes], cap: int, poll: Callable[[], None] | None = None) -> Iterator[bytes]:
+    """`stream` to its end in chunks, raising _TooLarge as soon as more than `cap` bytes came."""
+    seen = 0
     while True:
         if poll is not None:
             poll()
-        chunk = stream.read(min(_CHUNK, cap + 1 - len(buf)))
+        chunk = stream.read(min(_CHUNK, cap + 1 - seen))
         if not chunk:
-            return bytes(buf)
-        buf += chunk
-        if len(buf) > cap:
-            raise _TooLarge(len(buf))
+            return
+        seen += len(chunk)
+        if seen > cap:
+            raise _TooLarge(seen)
+        yield chunk
 
 
 class _ZipSource:
@@ -348,9 +352,7 @@ class _ZipSource:
             if name is None:
                 continue  # a folder entry
             if name in self.entries:
-                raise ArchiveError(
-                    f"{self.label}: duplicate member {_q(name)} (the archive is ambiguous; refusing it)"
-                )
+                raise ArchiveError(f"{self.label}: duplicate member {_q(name)} (the archive is ambiguous; refusing it)")
             self.entries[name] = info
             self.members.append(name)
             if stat.S_ISLNK(info.external_attr >> 16):
@@ -376,16 +378,12 @@ class _ZipSource:
         previous_end, previous = 0, ""
         for start, end, name in spans:
             if start < previous_end:
-                raise ArchiveError(
-                    f"{self.label}: members {_q(previous)} and {_q(name)} overlap in the archive "
-                    "(a zip bomb's shared data; refusing the package)"
-                )
+                raise ArchiveError(f"{self.label}: members {_q(previous)} and {_q(name)} overlap in the archive "
+                                   "(a zip bomb's shared data; refusing the package)")
             previous_end, previous = end, name
         if spans and end_of_data is not None and previous_end > end_of_data:
-            raise ArchiveError(
-                f"{self.label}: member {_q(previous)} overlaps the central directory "
-                "(a zip bomb or a damaged archive; refusing the package)"
-            )
+            raise ArchiveError(f"{self.label}: member {_q(previous)} overlaps the central directory "
+                               "(a zip bomb or a damaged archive; refusing the package)")
 
     def declared_size(self, member: str) -> int | None:
         return self.entries[member].file_size

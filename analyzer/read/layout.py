@@ -13,20 +13,23 @@ Three questions, answered from what the members hold:
   `TORCH_CHECK`) in any text member must be covered by what the parsers linked; whatever is not
   becomes an unlinked assertion (inside a model) or an unparsed-member problem (elsewhere), naming
   the member and line.
+
+Both `account` and `keep_source_lines` (the lines findings point at, for reporters) read again, a
+MiB at a time, the members whose bytes the check dropped before linking (`dropped`: C++ kernels).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from . import archive
 from ..core import budget
 from ..core.findings import Location
 from ..core.model import Assertion, Model, Package, Problem, ProblemKind
 
-__all__ = ["Sources", "pick_sources", "producer", "account", "scan_text", "SOURCE_SUFFIXES"]
+__all__ = ["Sources", "pick_sources", "producer", "account", "keep_source_lines", "scan_text", "SOURCE_SUFFIXES"]
 
 # Members whose name says "source code".
 SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".cu", ".h", ".hpp", ".cuh", ".py")
@@ -181,12 +184,14 @@ def defines_run_impl(data: bytes) -> bool:
     return _WRAPPER_MARK.search(data) is not None
 
 
-def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes]) -> list[str]:
+def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes],
+            dropped: Iterable[str] = ()) -> list[str]:
     """Cover every source member and every check text in every text member (see the module doc).
 
-    Reads the text members the parsers did not read (bounded like every read); appends unlinked
-    assertions to the model owning the member and package problems for members outside models.
-    Returns the members holding source."""
+    Reads the text members the parsers did not read (bounded like every read) and streams the
+    `dropped` ones again; appends unlinked assertions to the model owning the member and package
+    problems for members outside models. Returns the members holding source."""
+    dropped = frozenset(dropped)
     source_members: list[str] = []
     owner: dict[str, Model] = {}
     for model_members, model in zip(pkg.models, package.models):
@@ -198,7 +203,7 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
         if member in pkg.symlinks or pkg.is_binary(member):
             continue
         data = sources.get(member)
-        if data is None:
+        if data is None and member not in dropped:
             try:
                 data = pkg.read_bytes(member)
             except budget.ArchiveError as exc:
@@ -214,8 +219,78 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes])
             _problem(package, owner.get(member), Problem(
                 "member holds C++/Triton source that no parser read (not a wrapper or kernel of a known "
                 "layout); its assertions are not checked", Location(member), kind=ProblemKind.PARSE))
-        _uncovered_checks(package, owner.get(member), member, data, member in parsed, covered.get(member, set()))
+        checks = scan_text(data) if data is not None else _streamed_checks(pkg, member)
+        _uncovered_checks(package, owner.get(member), member, checks, member in parsed, covered.get(member, set()))
     return source_members
+
+
+def keep_source_lines(pkg: "archive.Package", model: Model, sources: dict[str, bytes],
+                      dropped: Iterable[str] = ()) -> None:
+    """Copy the lines that findings point at, so reporters can show snippets without the archive."""
+    dropped = frozenset(dropped)
+    wanted: dict[str, set[int]] = {}
+    located = [a.location for a in model.assertions] + [d.location for d in model.divisions] \
+        + [r.location for r in model.reductions] + [l.location for l in model.launches] \
+        + [p.location for p in model.problems] + [s.location for s in model.symbols.values()] \
+        + [d.check_location for i in model.inputs for d in i.dims] \
+        + [d.tie_location for i in model.inputs for d in i.dims] + [a.location for a in model.accesses]
+    for loc in located:
+        if loc is not None and loc.line > 0 and (loc.path in sources or loc.path in dropped):
+            wanted.setdefault(loc.path, set()).add(loc.line)
+    for path, lines in wanted.items():
+        data = sources.get(path)
+        table = model.source_lines.setdefault(path, {})
+        targets, ti = sorted(lines), 0
+        # Members can be tens of MB with thousands of wanted lines: split a block of whole lines
+        # at a time (numbered by "\n" as tree-sitter does); a block holding no wanted line is only counted.
+        for first, block in _windows(data) if data is not None else _line_blocks(pkg.stream(path)):
+            count = block.count(b"\n") + 1
+            if targets[ti] < first + count:
+                split = block.split(b"\n")
+                while ti < len(targets) and targets[ti] < first + count:
+                    table[targets[ti]] = split[targets[ti] - first].decode("utf-8", "replace")[:400]
+                    ti += 1
+                if ti == len(targets):
+                    break
+
+
+def _windows(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """`_line_blocks` of bytes in hand, about 16 KB each."""
+    line_no, pos = 1, 0
+    while pos <= len(data):
+        end = data.find(b"\n", min(pos + _WINDOW, len(data)))
+        end = len(data) if end < 0 else end
+        block = data[pos:end]
+        yield line_no, block
+        line_no, pos = line_no + block.count(b"\n") + 1, end + 1
+
+
+_WINDOW = 1 << 14
+
+
+def _streamed_checks(pkg: "archive.Package", member: str) -> Iterator[tuple[int, str]]:
+    """`scan_text` of a dropped member, read again: the same lines, block by block."""
+    for first, block in _line_blocks(pkg.stream(member)):
+        for line, text in scan_text(block):
+            yield first + line - 1, text
+
+
+def _line_blocks(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(its first line's number, whole lines without their last newline) over inflated chunks: the
+    lines `data.split(b"\\n")` gives, a block at a time (the last block is the text after the last
+    newline, empty when the member ends with one)."""
+    first, parts = 1, []
+    for chunk in chunks:
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            parts.append(chunk)  # a line longer than a chunk
+            continue
+        parts.append(chunk[:cut])
+        block = b"".join(parts)
+        parts = [chunk[cut + 1:]]
+        yield first, block
+        first += block.count(b"\n") + 1
+    yield first, b"".join(parts)
 
 
 def _coverage(package: Package) -> tuple[set[str], dict[str, set[int]]]:
@@ -235,12 +310,12 @@ def _coverage(package: Package) -> tuple[set[str], dict[str, set[int]]]:
     return parsed, covered
 
 
-def _uncovered_checks(package: Package, owner_model: Model | None, member: str, data: bytes, parsed: bool,
-                      covered: set[int]) -> None:
-    """Each check text of `member` outside the `covered` lines: an unlinked assertion of the model
-    owning it, else a package problem; past MAX_LISTED only counted."""
+def _uncovered_checks(package: Package, owner_model: Model | None, member: str, checks: Iterable[tuple[int, str]],
+                      parsed: bool, covered: set[int]) -> None:
+    """Each check text of `member` (`scan_text`'s lines) outside the `covered` lines: an unlinked
+    assertion of the model owning it, else a package problem; past MAX_LISTED only counted."""
     listed = 0
-    for line, text in scan_text(data):
+    for line, text in checks:
         if line in covered:
             continue
         listed += 1

@@ -45,13 +45,17 @@ def merged(findings: Iterable[Finding], sort_key: Callable[[Finding], tuple]) ->
     `merge_repeats(sorted(dict.fromkeys(findings), key=sort_key))`, without holding them all."""
     singles: dict[Finding, tuple] = {}
     groups: dict[tuple, _Repeats] = {}
+    # A member's sort key holds its finding's message, whose fields hold most of what the finding
+    # built: each part is kept as the first equal one seen, so that a repeat is released once merged.
+    shared: dict[str, str] = {}
     for n, f in enumerate(findings):
         poll("merging repeated findings")
         at = (sort_key(f), n)
         if not _mergeable(f):
             singles.setdefault(f, at)
             continue
-        member = (at[0], f.kernel, f.location, hash(f))
+        member = (tuple(shared.setdefault(part, part) if isinstance(part, str) else part for part in at[0]),
+                  f.kernel, f.location, hash(f))
         group = groups.get(key := _group(f))
         if group is None:
             group = groups[key] = _Repeats(f, at)
