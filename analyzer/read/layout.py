@@ -243,8 +243,9 @@ def keep_source_lines(pkg: "archive.Package", model: Model, sources: dict[str, b
         targets, ti = sorted(lines), 0
         # Members can be tens of MB with thousands of wanted lines: split a block of whole lines
         # at a time (numbered by "\n" as tree-sitter does); a block holding no wanted line is only counted.
-        for first, block in _windows(data) if data is not None else _line_blocks(pkg.stream(path)):
-            count = block.count(b"\n") + 1
+        blocks = _windows(data) if data is not None else \
+            (window for first, block in _line_blocks(pkg.stream(path)) for window in _windows(block, first))
+        for first, block, count in blocks:
             if targets[ti] < first + count:
                 split = block.split(b"\n")
                 while ti < len(targets) and targets[ti] < first + count:
@@ -254,15 +255,17 @@ def keep_source_lines(pkg: "archive.Package", model: Model, sources: dict[str, b
                     break
 
 
-def _windows(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """`_line_blocks` of bytes in hand, about 16 KB each."""
-    line_no, pos = 1, 0
+def _windows(data: bytes, line_no: int = 1) -> Iterator[tuple[int, bytes, int]]:
+    """`_line_blocks` of bytes in hand (whose first line is `line_no`), about 16 KB each, with
+    how many lines each holds."""
+    pos = 0
     while pos <= len(data):
         end = data.find(b"\n", min(pos + _WINDOW, len(data)))
         end = len(data) if end < 0 else end
         block = data[pos:end]
-        yield line_no, block
-        line_no, pos = line_no + block.count(b"\n") + 1, end + 1
+        count = block.count(b"\n") + 1
+        yield line_no, block, count
+        line_no, pos = line_no + count, end + 1
 
 
 _WINDOW = 1 << 14
