@@ -106,6 +106,8 @@ def _holds_a_tree(value: object, seen: set[int], depth: int = 0) -> bool:
     else:
         parts = [getattr(value, "__self__", None), *(c.cell_contents for c in getattr(value, "__closure__", None) or ())]
         parts += list(getattr(value, "__dict__", {}).values())
+        # slotted dataclasses (the facts' records) keep their fields in slots, not in a __dict__
+        parts += [getattr(value, name, None) for cls in type(value).__mro__ for name in getattr(cls, "__slots__", ())]
     return any(_holds_a_tree(p, seen, depth + 1) for p in parts)
 
 

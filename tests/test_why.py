@@ -264,7 +264,7 @@ def test_dynamic_bound_that_can_be_zero_ranks_first():
 def test_kernel_hint_narrows():
     model = _gather_model(device="cpu")
     a = model.assertions[0]
-    other = Assertion(**{**a.__dict__, "kernel": "cpp_fused_index_mul_1", "location": Location("b.kernel.cpp", 40, 1)})
+    other = dataclasses.replace(a, kernel="cpp_fused_index_mul_1", location=Location("b.kernel.cpp", 40, 1))
     model.assertions = [a, other]
     text = (f"RuntimeError: {a.message}\n"
             "Exception raised from cpp_fused_index_mul_1 at /tmp/t/b.kernel.cpp:40 (most recent call first):\n")
@@ -275,7 +275,7 @@ def test_kernel_hint_narrows():
 def test_kernel_named_elsewhere_in_log_ranks_first():
     model = _gather_model()
     a = model.assertions[0]
-    other = Assertion(**{**a.__dict__, "kernel": "triton_poi_fused_index_mul_1"})
+    other = dataclasses.replace(a, kernel="triton_poi_fused_index_mul_1")
     model.assertions = [a, other]
     log = _cuda_log() + "\nwhile running triton_poi_fused_index_mul_1\n"
     first, second = explain_failure(_package(model), log).candidates
@@ -320,7 +320,7 @@ def test_duplicate_copies_dropped_when_the_line_is_known():
     """One check emitted twice in a kernel (vectorized body and tail): the log's line picks one."""
     model = _gather_model(device="cpu")
     a = model.assertions[0]
-    model.assertions = [Assertion(**{**a.__dict__, "kernel": "cpp_fused_index_0", "location": Location(p, line, 1)})
+    model.assertions = [dataclasses.replace(a, kernel="cpp_fused_index_0", location=Location(p, line, 1))
                         for p, line in (("m/c1.kernel.cpp", 53), ("m/c1.kernel.cpp", 105))]
     text = (f"Error: {a.message}\n"
             "Exception raised from cpp_fused_index_0 at /tmp/t/c1.kernel.cpp:105 (most recent call first):\n")

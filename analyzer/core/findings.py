@@ -25,7 +25,7 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Location:
     """A place inside the package: `path` is the member path inside the archive, line/column 1-based."""
 

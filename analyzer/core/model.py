@@ -197,7 +197,7 @@ class Symbol:
     max_expr: str | None = None  # over root symbols, what its op bounds it by (repeat_interleave: 8*s77)
 
 
-@dataclass
+@dataclass(slots=True)
 class Launch:
     kernel: str
     args: tuple[str, ...]
@@ -216,7 +216,7 @@ class Launch:
         return tuple(n.strip() for n in found.group(1).split(",") if n.strip()) if found else ()
 
 
-@dataclass
+@dataclass(slots=True)
 class Assertion:
     """One index-bound assertion and where its bound and index come from."""
 
@@ -259,7 +259,7 @@ class Assertion:
         return self
 
 
-@dataclass
+@dataclass(slots=True)
 class Division:
     """A kernel (or wrapper) dividing by a size: a mean over a possibly-empty dim gives NaN."""
 
@@ -275,7 +275,7 @@ class Division:
     index_math: bool = False          # C++ index arithmetic (`x0 % (2*(ks0 // 2))`): its divisor, not data
 
 
-@dataclass
+@dataclass(slots=True)
 class Reduction:
     """A reduction whose identity leaks out when the reduced extent is 0 (max -> -inf, ...)."""
 
@@ -288,7 +288,7 @@ class Reduction:
     space_expr: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ConstantRead:
     """A kernel's load from a constant of static size at an index over input sizes (`in_ptr2[x1]`, `x1`
     in `[0, s27)`), or a `view` of it passed to an extern call (`reinterpret_tensor_wrapper(pe, ...)`):
@@ -306,7 +306,7 @@ class ConstantRead:
     view: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Access:
     """A kernel's write into a buffer (`out_ptr0[tmp1] = v`) or read from one (`in_ptr0[...]`) at one
     launch (analyzer/link/storebounds.py): the buffer's element count and the loops around the access,
@@ -365,7 +365,7 @@ class Relation:
         return (size - self.offset) % self.n == 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Kernel:
     name: str
     kind: str                          # "triton" | "cpp"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..core.findings import Location
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     function: str
     args: tuple[str, ...]          # Python-syntax expressions, one per argument

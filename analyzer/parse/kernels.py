@@ -40,7 +40,7 @@ _REDUCTIONS = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class RawAssertion:
     message: str
     index_var: str | None
@@ -53,7 +53,7 @@ class RawAssertion:
     parallel: bool | None = None       # C++: inside an OpenMP parallel region; None: Triton
 
 
-@dataclass
+@dataclass(slots=True)
 class RawDivision:
     divisor: str                       # the divisor variable/expression as written
     divisor_expr: str | None           # over kernel params
@@ -63,7 +63,7 @@ class RawDivision:
     index_math: bool = False           # C++ index arithmetic: the dividend is no loaded value
 
 
-@dataclass
+@dataclass(slots=True)
 class RawReduction:
     op: str
     extent_expr: str | None            # over kernel params
@@ -71,7 +71,7 @@ class RawReduction:
     space: str | None = None           # the identity is used only when this (over kernel params) is > 0
 
 
-@dataclass
+@dataclass(slots=True)
 class KernelFacts:
     name: str
     kind: str                          # "triton" | "cpp"

@@ -17,7 +17,7 @@ from . import ts
 from ..expr.syntax import call_name, shape_key
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class RawStore:  # noqa: PLW1641 - compared, never hashed (its AST value is not hashable by content)
     pointer: str                       # the pointer parameter written (`out_ptr0`)
     pos: int                           # position key (C++: byte offset, Triton: line)

@@ -130,7 +130,7 @@ class Archive:
         self._label = label
         self._symlinks = frozenset(self.symlinks)
         self._total_read = 0
-        self._read: set[str] = set()  # members read whole: `read_again` may stream them
+        self._read: set[str] = set()  # members read whole: `stream` reads them again uncounted
         self._binaries: frozenset[str] = frozenset()
         self.root = ""
 
@@ -166,8 +166,8 @@ class Archive:
         return b"".join(self.stream(member))
 
     def stream(self, member: str) -> Iterator[bytes]:
-        """`read_bytes` a MiB at a time. A member read whole before is not counted again in the
-        total: a caller that dropped its copy (the largest object of a check) streams it once more."""
+        """`read_bytes` a MiB at a time, counted in the total once read to its end; a member read
+        whole before is not counted again (a caller that dropped its copy streams it once more)."""
         q = _q(member)
         if member not in self._source.entries:
             raise ArchiveError(f"{self._label}: no member {q} in the package")
