@@ -5,6 +5,7 @@ assertions the analyzer could not link. Also the helpers the other rule families
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Iterable
 
 from ..expr import intervals
@@ -18,7 +19,7 @@ from . import Case, Context, FailingCondition, Rule, register
 from . import enforcement as E, tablevalues as V
 from .merging import unique_assertions
 from .words_kernels import EmptyIndexBoundWords, IndexExceedsConstantBoundWords, UnlinkedAssertionWords
-from ..core.messages import CHAIN, EFFECTS, FIXES, NO_BOUND, enforced
+from ..core.messages import CHAIN, EFFECTS, FIXES, NO_BOUND, Template, enforced
 
 
 def outcome(model: Model, a: Assertion) -> str:
@@ -329,7 +330,10 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
         def keep(a: Assertion) -> bool:
             return a.linked and a.bound_value is not None and bool(a.index_extent)
 
-        witnesses: dict[tuple, list[tuple[DimRef, int]]] = {}  # a check fused into many kernels: searched once
+        # A check fused into many kernels: its dims' witnesses and words are worked out once.
+        witnesses: dict[tuple, list[tuple[DimRef, int]]] = {}
+        shared: dict[tuple, _TableWords] = {}
+        ranges = W.dim_ranges(model)
         for a in unique_assertions(model, keep):
             extent, bound_value = a.index_extent, a.bound_value
             if extent is None or bound_value is None:  # pragma: no cover - `keep` gives both; narrows the types
@@ -347,7 +351,7 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
                 yield from (V.op_values(self, model, ctx, a, outcome_fields(model, a)) if refs == [] else ())
                 continue
             try:
-                _, high = intervals.evaluate_interval(extent, W.dim_ranges(model))
+                _, high = intervals.evaluate_interval(extent, ranges)
             except ValueError:
                 continue
             if high <= bound_value:
@@ -361,7 +365,9 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
                 witnesses[key] = _exceeding_dims(model, extent, bound_value, refs)
             if not (choices := witnesses[key]):
                 continue
-            yield _table_finding(self, model, ctx, a, extent, bound_value, choices)
+            if (words := shared.get(key)) is None:
+                words = shared[key] = _table_words(self, model, extent, bound_value, choices)
+            yield _table_finding(self, model, ctx, a, words)
         # Positions computed from an input's values (kernels that fuse the same lookup repeat it).
         valued = unique_assertions(model, lambda a: a.linked and a.bound_value is not None and not a.index_extent
                                    and a.value_upper is not None)
@@ -378,9 +384,28 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
                                 f"table of {a.bound_value} rows in {a.kernel} (\"{a.message}\")")
 
 
-def _table_finding(rule: "IndexExceedsConstantBound", model: Model, ctx: Context, a: Assertion, extent: str,
-                   bound_value: int, choices: list[tuple[DimRef, int]]) -> Finding:
-    """The finding of one check whose extent reaches past its table: the smallest exceeding size of
+@dataclass(frozen=True)
+class _TableWords:
+    """What a finding of `index-exceeds-constant-bound` says of its extent, bound and dims, the same
+    for every kernel that holds the check (`_table_words`)."""
+
+    ref: DimRef
+    assignment: dict[DimRef, int]
+    fields: dict[str, object]
+    message: Template
+    fix: Template
+    step_fields: dict[str, object]  # the chain's step from the index to the bound, but the index's name
+    is_unbounded: bool
+    breaks_guard: bool          # the witness breaks an export guard: what eager does is unknown
+    witnesses: tuple[str, ...]
+    dims: tuple[DimWitness, ...]
+    symbol: str | None
+    key: str
+
+
+def _table_words(rule: "IndexExceedsConstantBound", model: Model, extent: str, bound_value: int,
+                 choices: list[tuple[DimRef, int]]) -> _TableWords:
+    """The words of a check whose extent reaches past its table: the smallest exceeding size of
     each dim in `choices` (the first is the witness)."""
     ref, size = choices[0]
     dim = model.known_dim(ref)
@@ -388,30 +413,40 @@ def _table_finding(rule: "IndexExceedsConstantBound", model: Model, ctx: Context
     value = W.evaluate_at(model, extent, assignment)
     is_unbounded = sizes.unbounded(dim)
     high_dim = sizes.effective_max(dim)
-    fields = dict(assertion=a.message, kernel=a.kernel, extent=W.display_expr(model, extent),
-                  dim_display=W.dim_display(model, ref), where=where(ref), limit=size - 1,
-                  bound_value=bound_value, **outcome_fields(model, a),
-                  max=high_dim, max_origin=max_origin(dim), check_expr=W.check_expr(model, ref),
-                  no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
-    message = rule.MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded
-                            else "index-exceeds-constant-bound.bounded"]
+    fields: dict[str, object] = dict(
+        extent=W.display_expr(model, extent), dim_display=W.dim_display(model, ref), where=where(ref), limit=size - 1,
+        bound_value=bound_value, max=high_dim, max_origin=max_origin(dim), check_expr=W.check_expr(model, ref),
+        no_bound=NO_BOUND["none" if high_dim is None else "int32"].format(max=high_dim))
     always = dim.enforced is Enforcement.ALWAYS and dim.max is not None and dim.max == high_dim
-    fix = rule.FIXES["index-exceeds-constant-bound.enforced" if always else "index-exceeds-constant-bound"]
+    return _TableWords(
+        ref, assignment, fields,
+        rule.MESSAGES["index-exceeds-constant-bound.unbounded" if is_unbounded else "index-exceeds-constant-bound.bounded"],
+        rule.FIXES["index-exceeds-constant-bound.enforced" if always else "index-exceeds-constant-bound"],
+        dict(extent=fields["extent"], assignment=W.assignment_text(model, assignment),
+             value=int_text(None if value is None else value - 1), bound_value=bound_value),
+        is_unbounded, G.breaks(model, assignment),
+        tuple(W.witness(model, {r: n}) for r, n in choices),
+        tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices),
+        W.symbol_of(model, ref), f"extent:{W.normalize_expr(model, extent)}>{bound_value}")
+
+
+def _table_finding(rule: "IndexExceedsConstantBound", model: Model, ctx: Context, a: Assertion,
+                   words: _TableWords) -> Finding:
+    """The finding of one check whose extent reaches past its table, in the kernel that holds it."""
+    fields = dict(assertion=a.message, kernel=a.kernel, **words.fields, **outcome_fields(model, a))
     chain = (*a.chain, rule.CHAIN["index-exceeds-constant-bound.extent"].format(
-        index_var=a.index_var or "the index", extent=fields["extent"], assignment=W.assignment_text(model, assignment),
-        value=int_text(None if value is None else value - 1), bound_value=bound_value))
-    chain += E.value_reach(a)
+        index_var=a.index_var or "the index", **words.step_fields), *E.value_reach(a))
     # An error when the compiled range reaches past the bound (the package runs those sizes into the
     # check; the declared range only: a warning). Past an export guard eager runs other code: unknown.
-    reaches = is_unbounded or _compiled_reaches(model, a)
-    eager = None if G.breaks(model, assignment) else E.eager_rejects_table(str(fields["outcome"])) if reaches else \
+    reaches = words.is_unbounded or _compiled_reaches(model, a)
+    eager = None if words.breaks_guard else E.eager_rejects_table(str(fields["outcome"])) if reaches else \
         E.eager_rejects_past_range(model, a, str(fields["outcome"]))
+    ref = words.ref
     return rule.finding(
-        model, ctx, message.format(**fields), a.location, subject=a, outside_contract=not reaches, eager_rejects=eager,
-        kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=W.symbol_of(model, ref),
-        witnesses=tuple(W.witness(model, {r: n}) for r, n in choices), fix=fix.format(**fields), chain=chain,
-        dims=tuple(DimWitness(r.input, r.dim, n, W.witness(model, {r: n})) for r, n in choices),
-        key=f"extent:{W.normalize_expr(model, extent)}>{bound_value};kernel:{a.kernel}")
+        model, ctx, words.message.format(**fields), a.location, subject=a, outside_contract=not reaches,
+        eager_rejects=eager, kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=words.symbol,
+        witnesses=words.witnesses, fix=words.fix.format(**fields), chain=chain, dims=words.dims,
+        key=f"{words.key};kernel:{a.kernel}")
 
 
 def _exceeding_dims(model: Model, extent: str, bound_value: int, refs: list[DimRef]) -> list[tuple[DimRef, int]]:

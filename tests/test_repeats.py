@@ -1,0 +1,47 @@
+"""A check copied into many kernels (a package that repeats one lookup, as the benchmark's
+replicated packages do): what the rule says of its extent, bound and dims is worked out once, and
+each kernel's finding still names its own kernel and place."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from analyzer.app import api
+from analyzer.rules import Context, bounds
+
+REPO = Path(__file__).resolve().parent.parent
+SOURCE = REPO / "fixtures" / "versions" / "2.8" / "pos_embedding.cpu.stripped.pt2"
+
+
+def _replicated(tmp_path: Path) -> Path:
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        from bench import build
+    finally:
+        sys.path.pop(0)
+    return build(SOURCE, 0.1, 0, 1, tmp_path).path  # every copy holds `tmp2 < 512L`
+
+
+def test_a_check_copied_into_many_kernels_is_worded_once(tmp_path, monkeypatch) -> None:
+    worded: list[tuple] = []
+    words = bounds._table_words
+
+    def counted(rule, model, extent, bound_value, choices):
+        worded.append((extent, bound_value))
+        return words(rule, model, extent, bound_value, choices)
+
+    monkeypatch.setattr(bounds, "_table_words", counted)
+    (model,) = api.load(str(_replicated(tmp_path)), api.Options(pair=False)).models
+    found = list(bounds.IndexExceedsConstantBound().check(model, Context()))
+    assert len(found) > 20 and worded == [("s27", 512)]
+    assert len({f.kernel for f in found}) == len(found)
+    for f in found:
+        assert f.location == f.subject.location and f.key.endswith(f";kernel:{f.kernel}")
+        assert f.message_fields["kernel"] == f.kernel and f.kernel in f.detail
+        assert f.chain[0].startswith(f"tmp2 in {f.kernel} ")
+    # The words shared are the same for all: only the kernel's own name and place differ.
+    first, *others = found
+    for f in others:
+        assert (f.message_fields | {"kernel": first.kernel}) == first.message_fields
+        assert f.witnesses == first.witnesses and f.fix == first.fix and f.severity == first.severity
