@@ -45,3 +45,19 @@ def test_a_check_copied_into_many_kernels_is_worded_once(tmp_path, monkeypatch) 
     for f in others:
         assert (f.message_fields | {"kernel": first.kernel}) == first.message_fields
         assert f.witnesses == first.witnesses and f.fix == first.fix and f.severity == first.severity
+
+
+def test_words_made_once_are_still_traced(monkeypatch) -> None:
+    """A cached sentence is made afresh while the catalog's trace runs: which templates and fields
+    are used must not depend on what filled the cache before."""
+    from analyzer.core import messages
+    from analyzer.core.findings import Severity
+    from analyzer.rules import notes
+
+    how = "eager rejects it too (a test)"
+    assert notes._eager_words(how, Severity.INFO) is notes._eager_words(how, Severity.INFO)  # cached
+    monkeypatch.setattr(messages, "TRACE", True)
+    monkeypatch.setattr(messages, "USED", type(messages.USED)(set))
+    notes._eager_words(how, Severity.INFO)
+    assert messages.USED[("CHAIN", "eager-rejects")] == {"how", "now"}
+    assert messages.USED[("CHAIN", "eager-rejects.message")] == {"how"}

@@ -16,15 +16,17 @@ template and every field is used.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections import defaultdict
 from types import MappingProxyType
-from typing import Iterable, Iterator, Mapping, NoReturn
+from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, TypeVar
 
 # (table, key) -> the fields given a non-empty value; filled only while TRACE is true (tests).
 TRACE = False
 USED: dict[tuple[str, str], set[str]] = defaultdict(set)
+T = TypeVar("T")
 
 # The most names a finding lists (kernels reading a size, calls, repeats of one check): a package
 # decides how many there are, the report's size must not (`listed` says "and N more").
@@ -54,7 +56,8 @@ class Text(str):
         out.key = key
         # What the template was filled with (a headline reuses them); a Text rebuilt from a Text
         # (`Text(message + more, message.key)`) keeps them, its table and what was appended.
-        out.fields = dict(getattr(text, "fields", None) or {} if fields is None else fields)
+        # `fields` given is the caller's own (a template's keyword arguments): kept, not copied.
+        out.fields = dict(getattr(text, "fields", None) or {}) if fields is None else fields
         out.table = getattr(text, "table", "") if table is None else table
         out.parts = tuple(getattr(text, "parts", ())) if parts is None else parts
         return out
@@ -96,6 +99,19 @@ class Template(str):
         if TRACE:
             USED[(self.table, self.key)].update(k for k, v in fields.items() if str(v))
         return Text(str.format(self, *args, **fields), self.key, fields, self.table)
+
+
+def worded_once(fn: Callable[..., T]) -> Callable[..., T]:
+    """`fn`, a function of a few hashable values that fills templates, cached (a check copied into
+    thousands of kernels says the same words: made and held once); called afresh while `TRACE`
+    records which templates and fields are used, so that the record does not depend on what ran before."""
+    cached = functools.lru_cache(maxsize=1024)(fn)
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> T:
+        return fn(*args) if TRACE else cached(*args)
+
+    return call
 
 
 class Catalog(Mapping[str, Template]):

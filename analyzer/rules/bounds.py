@@ -19,7 +19,7 @@ from . import Case, Context, FailingCondition, Rule, register
 from . import enforcement as E, tablevalues as V
 from .merging import unique_assertions
 from .words_kernels import EmptyIndexBoundWords, IndexExceedsConstantBoundWords, UnlinkedAssertionWords
-from ..core.messages import CHAIN, EFFECTS, FIXES, NO_BOUND, Template, enforced
+from ..core.messages import CHAIN, EFFECTS, FIXES, NO_BOUND, Template, enforced, worded_once
 
 
 def outcome(model: Model, a: Assertion) -> str:
@@ -35,7 +35,12 @@ def outcome(model: Model, a: Assertion) -> str:
 def outcome_fields(model: Model, a: Assertion) -> dict[str, str]:
     """The message fields `effect` (the detail's words) and `outcome` (the headline's verb)."""
     key = outcome(model, a)
-    return dict(effect=EFFECTS[key].format(message=a.message), outcome=key)
+    return dict(effect=_effect(key, a.message), outcome=key)
+
+
+@worded_once
+def _effect(key: str, message: str) -> str:
+    return EFFECTS[key].format(message=message)
 
 
 def env_clause(dim) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..core.dimtext import declared_span
 from ..core.findings import Severity
-from ..core.messages import CHAIN, extended
+from ..core.messages import CHAIN, extended, worded_once
 from ..query import witness as W
 from ..query.severity import lowered
 
@@ -46,9 +46,13 @@ def eager_rejects_note(message: str, how: str, severity: Severity,
                    chain: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     """The detail and the chain say that eager rejects the witness too (`how`): the input is the
     caller's mistake, not a failure of the package (`severity`: what the policy makes of that)."""
-    note = CHAIN["eager-rejects.message"].format(how=how)
-    line = CHAIN["eager-rejects"].format(how=how, now=severity)
+    note, line = _eager_words(how, severity)
     return extended(message, note, eager_rejects=how), chain + (line,)
+
+
+@worded_once
+def _eager_words(how: str, severity: Severity) -> tuple[str, str]:
+    return CHAIN["eager-rejects.message"].format(how=how), CHAIN["eager-rejects"].format(how=how, now=severity)
 
 
 def declared_text(model: "Model", pairs) -> str:
