@@ -109,3 +109,20 @@ def test_a_merged_repeat_releases_what_its_finding_built() -> None:
     (merged,) = merging.merged(findings(), sort_key)
     assert len(merged.also) == 4 and merged.message.k == 0
     assert during == [1, 2, 3] and released == [1, 2, 3, 4]
+
+
+def test_a_chain_line_has_no_instance_dict() -> None:
+    """Chain lines are slotted `Text`s: a model holds one or two per check, and a `__dict__` was
+    three quarters of each one's size."""
+    (model,) = api.load(str(ROOT / "fixtures" / "real" / "gpt2.cpu.stripped.pt2"), api.Options(pair=False)).models
+    lines = [line for a in model.assertions for line in a.chain]
+    assert lines and all(type(line).__name__ == "Text" and not hasattr(line, "__dict__") for line in lines)
+
+
+def test_kernels_of_one_head_share_their_types() -> None:
+    """C++ kernels with the same parameters and types hold one dict of them (resnetish: two of six)."""
+    (model,) = api.load(str(ROOT / "fixtures" / "real" / "resnetish.cpu.stripped.pt2"), api.Options(pair=False)).models
+    by_types: dict[tuple, set[int]] = {}
+    for kernel in model.kernels.values():
+        by_types.setdefault(tuple(kernel.param_types.items()), set()).add(id(kernel.param_types))
+    assert len(by_types) < len(model.kernels) and all(len(ids) == 1 for ids in by_types.values())

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from analyzer.app import api
-from analyzer.rules import Context, bounds
+from analyzer.rules import Context, bounds, tableextent
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "fixtures" / "versions" / "2.8" / "pos_embedding.cpu.stripped.pt2"
@@ -25,13 +25,13 @@ def _replicated(tmp_path: Path) -> Path:
 
 def test_a_check_copied_into_many_kernels_is_worded_once(tmp_path, monkeypatch) -> None:
     worded: list[tuple] = []
-    words = bounds._table_words
+    words = tableextent.table_words
 
     def counted(rule, model, extent, bound_value, choices):
         worded.append((extent, bound_value))
         return words(rule, model, extent, bound_value, choices)
 
-    monkeypatch.setattr(bounds, "_table_words", counted)
+    monkeypatch.setattr(tableextent, "table_words", counted)
     (model,) = api.load(str(_replicated(tmp_path)), api.Options(pair=False)).models
     found = list(bounds.IndexExceedsConstantBound().check(model, Context()))
     assert len(found) > 20 and worded == [("s27", 512)]

@@ -16,17 +16,15 @@ template and every field is used.
 
 from __future__ import annotations
 
-import functools
 import re
 import string
 from collections import defaultdict
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, TypeVar
+from typing import Iterable, Iterator, Mapping, NoReturn
 
 # (table, key) -> the fields given a non-empty value; filled only while TRACE is true (tests).
 TRACE = False
 USED: dict[tuple[str, str], set[str]] = defaultdict(set)
-T = TypeVar("T")
 
 # The most names a finding lists (kernels reading a size, calls, repeats of one check): a package
 # decides how many there are, the report's size must not (`listed` says "and N more").
@@ -45,6 +43,8 @@ class Text(str):
     key), the fields it was filled with, and the texts appended to it since (`parts`), so that a
     test can say which template and fields make each sentence (tests/golden/check)."""
 
+    # Not a __dict__, three quarters of the size of a chain line (a model holds one or two per check).
+    __slots__ = ("key", "fields", "table", "parts")
     key: str
     fields: dict
     table: str
@@ -54,9 +54,8 @@ class Text(str):
                 parts: tuple | None = None) -> "Text":
         out = super().__new__(cls, text)
         out.key = key
-        # What the template was filled with (a headline reuses them); a Text rebuilt from a Text
-        # (`Text(message + more, message.key)`) keeps them, its table and what was appended.
-        # `fields` given is the caller's own (a template's keyword arguments): kept, not copied.
+        # What the template was filled with (a headline reuses them; given: kept, not copied); a Text
+        # rebuilt from a Text (`Text(message + more, message.key)`) keeps them, its table, its parts.
         out.fields = dict(getattr(text, "fields", None) or {}) if fields is None else fields
         out.table = getattr(text, "table", "") if table is None else table
         out.parts = tuple(getattr(text, "parts", ())) if parts is None else parts
@@ -99,19 +98,6 @@ class Template(str):
         if TRACE:
             USED[(self.table, self.key)].update(k for k, v in fields.items() if str(v))
         return Text(str.format(self, *args, **fields), self.key, fields, self.table)
-
-
-def worded_once(fn: Callable[..., T]) -> Callable[..., T]:
-    """`fn`, a function of a few hashable values that fills templates, cached (a check copied into
-    thousands of kernels says the same words: made and held once); called afresh while `TRACE`
-    records which templates and fields are used, so that the record does not depend on what ran before."""
-    cached = functools.lru_cache(maxsize=1024)(fn)
-
-    @functools.wraps(fn)
-    def call(*args: Any) -> T:
-        return fn(*args) if TRACE else cached(*args)
-
-    return call
 
 
 class Catalog(Mapping[str, Template]):

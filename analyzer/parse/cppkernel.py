@@ -15,7 +15,7 @@ from typing import Callable
 from . import cpplines, ts
 from ..core.findings import Location
 from .cppfacts import (KERNEL_QUERIES, Expressions, accumulated, assertion, check_message, divisions, parameters,
-                       problem_text, reductions, thrown_message)
+                       problem_text, reductions, thrown_message, types_of)
 from .kernels import KernelFacts
 from .stores import cpp_stores
 
@@ -148,7 +148,7 @@ class Apart:
 def _cpp_kernel(name: str, m: dict, path: str, max_depth: int, lines: Lines | None = None) -> KernelFacts:
     params = parameters(m["params"])
     facts = KernelFacts(name, "cpp", tuple(p for p, _ in params), Location(path, *ts.position(m["function"])),
-                        param_types=dict(params))
+                        param_types=types_of(params))
     body = m["body"]
     facts.locate = (lambda pos: _cpp_location(path, body, pos)) if lines is None else functools.partial(lines.location, path)
     to_ast = Expressions(max_depth)

@@ -22,7 +22,7 @@ from typing import Callable
 from . import ts
 from . import cppfacts
 from .cppfacts import (KERNEL_QUERIES, Expressions, Known, accumulated, assertion, check_message, divisions, parameters,
-                       problem_text, python_of, thrown_message)
+                       problem_text, python_of, thrown_message, types_of)
 from .kernels import KernelFacts
 from .stores import RawStore, store_target, unmatched_stores
 
@@ -79,7 +79,7 @@ class Reads:
 
 _MISSING = _Line(_Kind.COMMENT)  # (a line not yet read: compared by identity)
 _LINES: dict[int, dict[bytes, _Line | None]] = {}  # max_depth -> line -> its facts
-_HEADS: dict[bytes, tuple[int, tuple[tuple[str, str], ...]] | None] = {}
+_HEADS: dict[bytes, tuple[int, tuple[tuple[str, str], ...], dict[str, str]] | None] = {}
 
 
 def _remember(cache: dict, key, value):
@@ -170,15 +170,18 @@ class _Block:
     after_parallel: bool = False  # the previous item of the block is `#pragma omp parallel`
 
 
-def _head(name: str, data: bytes, start: int, body: int,
-          parse_head: Callable[[], ts.Tree]) -> tuple[int, tuple[tuple[str, str], ...]] | None:
-    """(offset of the definition from `start`, its parameters) of a kernel's head, read once per
-    distinct head (the kernel's own name left out of the key)."""
+def _head(name: str, data: bytes, start: int, body: int, parse_head: Callable[[], ts.Tree]
+          ) -> tuple[int, tuple[tuple[str, str], ...], dict[str, str]] | None:
+    """(offset of the definition from `start`, its parameters, their types) of a kernel's head, read
+    once per distinct head (the kernel's own name left out of the key)."""
     key = data[start:body].replace(name.encode(), b"\0")
     if key in _HEADS:
         return _HEADS[key]
     found = [f for f in ts.functions(parse_head().root_node) if ts.text(f["name"]).strip() == name]
-    value = (ts.span(found[0]["function"])[0] - start, parameters(found[0]["params"])) if found else None
+    value = None
+    if found:
+        params = parameters(found[0]["params"])
+        value = (ts.span(found[0]["function"])[0] - start, params, types_of(params))
     return _remember(_HEADS, key, value)
 
 
@@ -195,9 +198,9 @@ def read(name: str, data: bytes, start: int, body: int, end: int, path: str, max
     head = _head(name, data, start, body, parse_head) if walked is not None else None
     if walked is None or head is None:
         return None
-    offset, params = head
+    offset, params, types = head
     facts = KernelFacts(name, "cpp", tuple(p for p, _ in params), lines.location(path, start + offset),
-                        param_types=dict(params), defs=defs)
+                        param_types=types, defs=defs)
     facts.locate = functools.partial(lines.location, path)
     _finish(facts, *walked, data[body - 1:end + 1], path, lines)
     return facts

@@ -13,7 +13,8 @@ from ..core.messages import listed
 from ..query.severity import Consequence
 from ..query.source import COUNT_OPS, INDEX_OPS
 from . import Case, Context, Rule, register
-from .bounds import int_text, outcome_fields
+from .bounds import outcome_fields
+from .tableextent import int_text
 from .merging import unique_assertions
 from . import enforcement as E
 from .enforcement import reach_text

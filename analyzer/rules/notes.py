@@ -4,16 +4,35 @@ eager PyTorch rejects the same way. `Rule.finding` asks here."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..core.dimtext import declared_span
 from ..core.findings import Severity
-from ..core.messages import CHAIN, extended, worded_once
+from ..core import messages
+from ..core.messages import CHAIN, extended
 from ..query import witness as W
 from ..query.severity import lowered
 
 if TYPE_CHECKING:
     from ..core.model import Model
+
+
+T = TypeVar("T")
+
+
+def worded_once(fn: Callable[..., T]) -> Callable[..., T]:
+    """`fn`, a function of a few hashable values that fills templates, cached (a check copied into
+    thousands of kernels says the same words: made and held once); called afresh while
+    `messages.TRACE` records which templates and fields are used, so that the record does not depend
+    on what ran before."""
+    cached = functools.lru_cache(maxsize=1024)(fn)
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> T:
+        return fn(*args) if messages.TRACE else cached(*args)
+
+    return call
 
 
 def contract_note(model: "Model", witnesses: tuple[str, ...], message: str, severity: Severity,
