@@ -61,3 +61,18 @@ def test_words_made_once_are_still_traced(monkeypatch) -> None:
     notes._eager_words(how, Severity.INFO)
     assert messages.USED[("CHAIN", "eager-rejects")] == {"how", "now"}
     assert messages.USED[("CHAIN", "eager-rejects.message")] == {"how"}
+
+
+def test_a_repeated_check_message_is_read_once() -> None:
+    """Kernels repeat their checks' messages: each distinct one of a line's length is parsed once;
+    a longer one (a hostile package's) is read but not kept."""
+    from analyzer.parse import kernels
+
+    message = "index out of bounds: 0 <= tmp977 < 3*ks1 + 977L"  # in no package
+    before = kernels._message_facts.cache_info()
+    assert kernels.message_facts(message) == kernels.message_facts(message) == (0, "tmp977", "3*ks1 + 977L", "3 * ks1 + 977")
+    after = kernels._message_facts.cache_info()
+    assert (after.hits, after.misses) == (before.hits + 1, before.misses + 1)
+    long = "index out of bounds: 0 <= tmp1 < ks0" + " " * 2000
+    assert kernels.message_facts(long) == (0, "tmp1", "ks0", "ks0")
+    assert kernels._message_facts.cache_info().currsize == after.currsize

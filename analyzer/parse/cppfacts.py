@@ -14,7 +14,7 @@ from ..core.budget import poll
 from ..core.findings import Location
 from ..expr.syntax import divisor_of
 from ..expr.values import Values, division
-from .kernels import KernelFacts, RawAssertion, RawDivision, RawReduction, bound_to_py, parse_message, product
+from .kernels import KernelFacts, RawAssertion, RawDivision, RawReduction, message_facts, product
 
 # The Python text of a division (expr.syntax.divisor_of: `/`, `//`, `%`, `mod(`, `floordiv(`, `fmod(`).
 _DIVIDES = re.compile(r"[/%]|\b(?:mod|floordiv|fmod)\(")
@@ -162,8 +162,8 @@ def divisions(facts: KernelFacts, locate: Callable[[int], Location], dividing: d
 
 def assertion(facts: KernelFacts, message: str, location: Location, pos: int, parallel: bool) -> RawAssertion:
     """The fact of `AOTI_TORCH_CHECK(cond, message)` at byte `pos` (the loops around it already known)."""
-    lower, index_var, bound = parse_message(message)
-    return RawAssertion(message, index_var, lower, bound, bound_to_py(bound) if bound else None, location, pos,
+    lower, index_var, bound, bound_py = message_facts(message)
+    return RawAssertion(message, index_var, lower, bound, bound_py, location, pos,
                         product(loops_around(facts, pos)), parallel)
 
 

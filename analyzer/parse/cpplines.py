@@ -44,7 +44,7 @@ class _Kind(enum.Enum):
     COMMENT = "comment"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Line:
     """One distinct line's facts, positions relative to its first non-blank byte."""
 
@@ -61,7 +61,7 @@ class _Line:
     rare: bool = False  # it does more than define (most lines of a kernel only define a `tmpN`)
 
 
-@dataclass
+@dataclass(slots=True)
 class Reads:
     """The lines a member's kernels read here, and how many of them were new (parsed)."""
 
@@ -163,7 +163,7 @@ def _facts(kind: _Kind, statement: ts.Node, max_depth: int) -> _Line | None:
                  throws=tuple(throws), rare=bool(checks or stores or accumulates or throws))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Block:
     loop: list | None          # the loop this block is the body of: [start, end, extent, variable]
     inside_parallel: bool      # in an OpenMP parallel region (an enclosing item follows its pragma)

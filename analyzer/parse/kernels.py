@@ -221,6 +221,18 @@ def index_node(var: str) -> ast.expr | None:
         return None
 
 
+def message_facts(message: str) -> tuple[int | None, str | None, str, str | None]:
+    """`parse_message(message)` and its bound's `bound_to_py`, read once per distinct message of
+    at most a line's length (kernels repeat the messages of their checks)."""
+    return _message_facts(message) if len(message) <= 1024 else _message_facts.__wrapped__(message)
+
+
+@functools.lru_cache(maxsize=4096)
+def _message_facts(message: str) -> tuple[int | None, str | None, str, str | None]:
+    lower, var, bound = parse_message(message)
+    return lower, var, bound, bound_to_py(bound) if bound else None
+
+
 def bound_to_py(bound: str) -> str | None:
     """The bound of an assertion message in the size-expression language, or None.
 
@@ -347,9 +359,8 @@ def _triton_read(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
                 msg_node = node.args[1]
                 if isinstance(msg_node, ast.Constant) and isinstance(msg_node.value, str):
                     message = msg_node.value
-                    lower, var, bound = parse_message(message)
-                    facts.assertions.append(RawAssertion(message, var, lower, bound,
-                                                         bound_to_py(bound) if bound else None,
+                    lower, var, bound, bound_py = message_facts(message)
+                    facts.assertions.append(RawAssertion(message, var, lower, bound, bound_py,
                                                          where(node, dl, dc), node.lineno + dl))
             else:
                 if name.endswith("store") and len(node.args) >= 2:
