@@ -41,6 +41,8 @@ class LinkContext:
     launch_inputs: list[set[str]] = field(default_factory=list)  # per launch: the canonical buffers it reads
     resolved: dict[str, str] = field(default_factory=dict)
     param_maps: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
+    # Equal parameter maps are one dict (nothing changes one): most launches pass the same sizes.
+    distinct_maps: dict[tuple[tuple[str, str], ...], dict[str, str]] = field(default_factory=dict)
     chain_lines: dict[tuple, Text] = field(default_factory=dict)
 
     @classmethod
@@ -116,7 +118,7 @@ class LinkContext:
         for i, param in enumerate(params):
             if i < len(launch.args) and not POINTER_PARAM.match(param):
                 mapping[param] = self.resolve(launch.args[i])
-        self.param_maps[key] = mapping
+        mapping = self.param_maps[key] = self.distinct_maps.setdefault(tuple(mapping.items()), mapping)
         return mapping
 
     def buffer_inputs(self, buf: str, before: int, depth: int = 0, seen: set | None = None) -> set[int]:
