@@ -32,9 +32,12 @@ def test_a_check_copied_into_many_kernels_is_worded_once(tmp_path, monkeypatch) 
         return words(rule, model, extent, bound_value, choices)
 
     monkeypatch.setattr(tableextent, "table_words", counted)
+    extents: list[str] = []
+    facts = bounds._extent_facts
+    monkeypatch.setattr(bounds, "_extent_facts", lambda model, extent, ranges: extents.append(extent) or facts(model, extent, ranges))
     (model,) = api.load(str(_replicated(tmp_path)), api.Options(pair=False)).models
     found = list(bounds.IndexExceedsConstantBound().check(model, Context()))
-    assert len(found) > 20 and worded == [("s27", 512)]
+    assert len(found) > 20 and worded == [("s27", 512)] and extents == ["s27"]
     assert len({f.kernel for f in found}) == len(found)
     for f in found:
         assert f.location == f.subject.location and f.key.endswith(f";kernel:{f.kernel}")

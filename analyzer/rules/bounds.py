@@ -336,14 +336,16 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
         witnesses: dict[tuple, list[tuple[DimRef, int]]] = {}
         shared: dict[tuple, T.TableWords] = {}
         ranges = W.dim_ranges(model)
+        read: dict[str, tuple] = {}
         for a in unique_assertions(model, keep):
             extent, bound_value = a.index_extent, a.bound_value
             if extent is None or bound_value is None:  # pragma: no cover - `keep` gives both; narrows the types
                 continue
-            bounded = sizes.bounded_extent(model, extent)
+            if (known := read.get(extent)) is None:
+                known = read[extent] = _extent_facts(model, extent, ranges)
+            bounded, refs, high = known
             if bounded is not None:  # an unbacked size its op bounds by input sizes: read as that bound
                 a, extent = V.bounded(model, a, *bounded), bounded[0]
-            refs = W.expr_dims(model, extent)
             if refs is None and a.index_extent_value_inputs:
                 finding = V.unbacked_extent(self, model, ctx, a, outcome_fields(model, a))
                 if finding is not None:
@@ -352,9 +354,7 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
             if not refs:  # a constant extent: the values an op maps past the table, if it is one
                 yield from (V.op_values(self, model, ctx, a, outcome_fields(model, a)) if refs == [] else ())
                 continue
-            try:
-                _, high = intervals.evaluate_interval(extent, ranges)
-            except ValueError:
+            if high is None:
                 continue
             if high <= bound_value:
                 # Within the compiled/declared ranges, but is that max checked by default?
@@ -384,6 +384,21 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
         return FailingCondition("constant-table", f"({a.index_extent}) > {a.bound_value}",
                                 f"positions up to {W.display_expr(model, a.index_extent)} - 1 exceed the constant "
                                 f"table of {a.bound_value} rows in {a.kernel} (\"{a.message}\")")
+
+
+def _extent_facts(model: Model, extent: str, ranges: dict[str, tuple[float, float | None]]) -> tuple:
+    """(the bound an op gives an unbacked extent, or None; the input dims of the extent read; its
+    highest value over `ranges`, None when not known): the same for every kernel holding the check."""
+    bounded = sizes.bounded_extent(model, extent)
+    read = bounded[0] if bounded is not None else extent
+    refs = W.expr_dims(model, read)
+    high = None
+    if refs:
+        try:
+            _, high = intervals.evaluate_interval(read, ranges)
+        except ValueError:
+            high = None
+    return bounded, refs, high
 
 
 @register
