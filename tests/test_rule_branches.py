@@ -16,6 +16,7 @@ from analyzer.rules import Context, Rule, register
 from analyzer.rules import access as access_rules
 from analyzer.rules import bounds as bounds_rules
 from analyzer.rules import enforcement as E
+from analyzer.rules import tableextent
 from test_rules import _pos_model, _reduce_model, _run
 
 WRAPPER = "m/w.wrapper.cpp"
@@ -174,9 +175,9 @@ def test_compiled_reach_of_a_symbol_without_a_dim_and_of_an_extent_that_cannot_b
     model = _pos_model(seq_max=512)
     a = model.assertions[0]
     model.symbols["s99"] = Symbol("s99", "s99", DimRef(5, 0), Location(WRAPPER, 11, 5))  # no such input
-    assert bounds_rules._compiled_reaches(model, a) is False  # the compiled max 512 keeps it in the table
+    assert tableextent.compiled_reaches(model, a) is False  # the compiled max 512 keeps it in the table
     a.index_extent = "s27 // 0"
-    assert bounds_rules._compiled_reaches(model, a) is True  # cannot be said: taken to reach
+    assert tableextent.compiled_reaches(model, a) is True  # cannot be said: taken to reach
 
 
 def test_no_dim_with_an_exceeding_size_gives_no_finding(monkeypatch):
