@@ -21,7 +21,6 @@ MiB at a time, the members whose bytes the check dropped before linking (`droppe
 from __future__ import annotations
 
 import itertools
-
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator

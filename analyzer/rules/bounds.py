@@ -44,7 +44,6 @@ def _effect(key: str, message: str) -> str:
     return EFFECTS[key].format(message=message)
 
 
-
 def env_clause(dim) -> str:
     """`, or run with AOTI_RUNTIME_CHECK_INPUTS=1 ...` where that would reject size 0, else ""."""
     return FIXES["env"] if sizes.env_check_rejects_zero(dim) else ""
@@ -332,9 +331,9 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
         def keep(a: Assertion) -> bool:
             return a.linked and a.bound_value is not None and bool(a.index_extent)
 
-        # A check fused into many kernels: its dims' witnesses and words are worked out once.
-        witnesses: dict[tuple, list[tuple[DimRef, int]]] = {}
-        shared: dict[tuple, T.TableWords] = {}
+        # A check fused into many kernels: its extent is read, its dims' witnesses searched and its
+        # words made once (None: no dim has an exceeding size).
+        shared: dict[tuple, T.TableWords | None] = {}
         ranges = W.dim_ranges(model)
         read: dict[str, tuple] = {}
         for a in unique_assertions(model, keep):
@@ -363,13 +362,11 @@ class IndexExceedsConstantBound(IndexExceedsConstantBoundWords, Rule):
                     yield finding
                 continue
             key = (extent, bound_value, tuple(refs))
-            if key not in witnesses:
-                witnesses[key] = T.exceeding_dims(model, extent, bound_value, refs)
-            if not (choices := witnesses[key]):
-                continue
-            if (words := shared.get(key)) is None:
-                words = shared[key] = T.table_words(self, model, extent, bound_value, choices)
-            yield T.table_finding(self, model, ctx, a, words, outcome_fields(model, a))
+            if key not in shared:
+                choices = T.exceeding_dims(model, extent, bound_value, refs)
+                shared[key] = T.table_words(self, model, extent, bound_value, choices) if choices else None
+            if (words := shared[key]) is not None:
+                yield T.table_finding(self, model, ctx, a, words, outcome_fields(model, a))
         # Positions computed from an input's values (kernels that fuse the same lookup repeat it).
         valued = unique_assertions(model, lambda a: a.linked and a.bound_value is not None and not a.index_extent
                                    and a.value_upper is not None)
