@@ -79,3 +79,17 @@ def test_a_repeated_check_message_is_read_once() -> None:
     long = "index out of bounds: 0 <= tmp1 < ks0" + " " * 2000
     assert kernels.message_facts(long) == (0, "tmp1", "ks0", "ks0")
     assert kernels._message_facts.cache_info().currsize == after.currsize
+
+
+def test_words_of_a_message_longer_than_a_line_are_not_kept() -> None:
+    """A check's effect is made once per message, but a message longer than a line (a hostile
+    package's) is worded afresh and not held by the cache past its package."""
+    from analyzer.rules import bounds
+
+    before = bounds._effect.cache_info().currsize
+    long = "index out of bounds: 0 <= tmp1 < ks0" + " x" * 1000
+    assert long in bounds._effect("cpu.raise", long)
+    assert bounds._effect.cache_info().currsize == before
+    short = "index out of bounds: 0 <= tmp977 < ks0 (words test)"
+    assert bounds._effect("cpu.raise", short) is bounds._effect("cpu.raise", short)
+    assert bounds._effect.cache_info().currsize == before + 1

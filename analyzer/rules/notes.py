@@ -25,13 +25,17 @@ def worded_once(fn: Callable[..., T]) -> Callable[..., T]:
     """`fn`, a function of a few hashable values that fills templates, cached (a check copied into
     thousands of kernels says the same words: made and held once); called afresh while
     `messages.TRACE` records which templates and fields are used, so that the record does not depend
-    on what ran before."""
+    on what ran before, and for a text longer than a line (a worker does not keep a hostile package's
+    check message past its package)."""
     cached = functools.lru_cache(maxsize=1024)(fn)
 
     @functools.wraps(fn)
     def call(*args: Any) -> T:
-        return fn(*args) if messages.TRACE else cached(*args)
+        if messages.TRACE or any(isinstance(arg, str) and len(arg) > 1024 for arg in args):
+            return fn(*args)
+        return cached(*args)
 
+    call.cache_info = cached.cache_info  # type: ignore[attr-defined]
     return call
 
 
