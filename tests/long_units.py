@@ -2,6 +2,6 @@
 they shrink, never raise them)."""
 
 CEILINGS = {
-    "analyzer.parse.ts": 719,
+    "analyzer.parse.ts": 718,
     "analyzer.read.archive": 702,
 }

@@ -20,6 +20,7 @@ from pathlib import Path
 import tree_sitter
 import tree_sitter_cpp
 
+from . import readchunks
 from ..core import strict
 from ..core.budget import poll
 from ..core.bigstack import on_big_stack
@@ -88,12 +89,9 @@ def _ranges(data: bytes, exclude: list[tuple[int, int]] | None, points=None) -> 
 def _parse(data: bytes, should_stop) -> tuple[Tree | None, bool]:
     if should_stop is None:
         return _parser().parse(data), False
-    chunk = [_PARSE_CHUNK]
-    polls = [0]
-    stopped = False
-
-    def read(offset: int, _point) -> bytes:
-        return data[offset:offset + chunk[0]]
+    # (The probe: a parser of its own, without the ranges set on this one.)
+    chunks = readchunks.Chunks(data, _PARSE_CHUNK, keep=readchunks.binding_keeps(tree_sitter.Parser(LANGUAGE).parse))
+    polls, stopped = [0], False
 
     def progress(_offset: int, _has_error: bool) -> bool:
         nonlocal stopped
@@ -103,13 +101,14 @@ def _parse(data: bytes, should_stop) -> tuple[Tree | None, bool]:
         return stopped
 
     try:
-        tree = on_big_stack(lambda: _parser().parse(read, progress_callback=progress))
+        tree = on_big_stack(lambda: _parser().parse(chunks.read, progress_callback=progress))
     except ValueError:  # "Parsing failed": the progress callback cancelled it
         _parser().reset()
         if not stopped:
             raise
         return None, True
-    chunk[0] = _TEXT_CHUNK
+    finally:
+        chunks.release(_TEXT_CHUNK)
     return tree, stopped
 
 
