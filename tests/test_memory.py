@@ -53,9 +53,9 @@ def test_a_chain_line_said_of_many_checks_is_held_once() -> None:
     assert len({id(line) for line in own}) == len(own)
 
 
-def test_the_kernels_text_is_not_held_while_linking(monkeypatch) -> None:
-    """A CPU package's kernel member (its largest object at 50 MB) is dropped once its kernels are
-    read: linking locates their facts by newline offsets, and the text is streamed again after."""
+def test_the_cpp_texts_are_not_held_while_linking(monkeypatch) -> None:
+    """A CPU package's kernel member (its largest object at 50 MB) and its wrapper are dropped once
+    read: linking locates the facts by newline offsets, and the texts are streamed again after."""
     import tracemalloc
     import zipfile
 
@@ -79,10 +79,12 @@ def test_the_kernels_text_is_not_held_while_linking(monkeypatch) -> None:
     finally:
         tracemalloc.stop()
     near = lambda n: any(n <= size <= n + 100 for size in held)  # a bytes object: its length and a header
-    assert near(sizes["wrapper"]) and not near(sizes["kernel"]), (sizes, sorted(held)[-5:])
-    # ... and what the findings point at in it was still read (the line under an assertion).
+    assert held and not near(sizes["wrapper"]) and not near(sizes["kernel"]), (sizes, sorted(held)[-5:])
+    # ... and what the findings point at in them was still read (the line under an assertion, a launch).
     kernel = next(p for p in model.source_lines if p.endswith(".kernel.cpp"))
     assert any("AOTI_TORCH_CHECK" in line for line in model.source_lines[kernel].values())
+    wrapper = next(p for p in model.source_lines if p.endswith(".wrapper.cpp"))
+    assert any("cpp_fused_" in line for line in model.source_lines[wrapper].values())
 
 
 def test_a_merged_repeat_releases_what_its_finding_built() -> None:
@@ -152,3 +154,84 @@ def test_equal_parameter_maps_are_one_dict(monkeypatch) -> None:
     api.load(str(ROOT / "fixtures" / "real" / "gpt2.cpu.stripped.pt2"), api.Options(pair=False))
     distinct = {tuple(m.items()) for m in seen}
     assert len({id(m) for m in seen}) == len(distinct) < len(seen)
+
+
+def _linked_facts(monkeypatch, package: str) -> list:
+    """The kernel facts a check hands to the linker."""
+    from analyzer.app import pipeline
+
+    handed: list = []
+    link = pipeline.link_model
+
+    def linking(name, metadata, wrapper, kernels, **kwargs):
+        handed.extend(kernels)
+        return link(name, metadata, wrapper, kernels, **kwargs)
+
+    monkeypatch.setattr(pipeline, "link_model", linking)
+    api.load(str(ROOT / package), api.Options(pair=False))
+    return handed
+
+
+def _untupled(facts) -> list[str]:
+    """The collections of `facts` that are not tuples (what a reader left as a list)."""
+    found = [f"{facts.name}.defs[{name}]" for name, entries in facts.defs.items() if type(entries) is not tuple]
+    found += [f"{facts.name}.extents[{var}]" for var, spans in facts.extents.items() if type(spans) is not tuple]
+    for name in ("assertions", "divisions", "reductions", "messages", "strides"):
+        if type(getattr(facts, name)) is not tuple:
+            found.append(f"{facts.name}.{name}")
+    if facts.stores is not None and type(facts.stores) is not tuple:
+        found.append(f"{facts.name}.stores")
+    return found
+
+
+@pytest.mark.parametrize("package, by_tree", [
+    ("fixtures/real/bert.cpu.stripped.pt2", False),          # C++ kernels read line by line
+    ("fixtures/real/bert.cpu.stripped.pt2", True),           # ... and each parsed whole
+    ("fixtures/real/resnetish.cpu.stripped.pt2", False),     # reductions, divisions
+    ("fixtures/small_transformer.cuda.stripped.pt2", False),  # Triton: the fast path and walks
+])
+def test_kernel_facts_hold_tuples_not_lists(monkeypatch, package: str, by_tree: bool) -> None:
+    """Linking holds every kernel's facts at once: each reader stores its collections as tuples (a
+    list grown by `append` is 40 bytes more; 26,000 small kernels hold about ten each)."""
+    from analyzer.parse import cpplines
+
+    if by_tree:
+        monkeypatch.setattr(cpplines, "read", lambda *args, **kwargs: None)
+    handed = _linked_facts(monkeypatch, package)
+    assert handed and any(f.defs for f in handed) and any(f.assertions or f.stores for f in handed)
+    assert [where for f in handed for where in _untupled(f)] == []
+
+
+def test_triton_facts_from_the_worker_hold_tuples(monkeypatch) -> None:
+    """The same for kernels the helper worker read in its own process and sent back."""
+    from analyzer.parse import helper_worker
+
+    started: list = []
+    start = helper_worker.start
+    monkeypatch.setattr(helper_worker, "start", lambda *a, **k: started.append(start(*a, **k)) or started[-1])
+    monkeypatch.setenv("AOTI_LINT_WORKER", "always")
+    handed = _linked_facts(monkeypatch, "fixtures/small_transformer.cuda.stripped.pt2")
+    assert [job for job in started if job is not None]
+    assert handed and [where for f in handed for where in _untupled(f)] == []
+
+
+def test_kernels_of_one_member_share_one_locate(monkeypatch) -> None:
+    """C++ kernels read from one member locate their positions through one function (one per kernel
+    was two objects each), and kernels without scan helpers share one empty `combines`."""
+    handed = [f for f in _linked_facts(monkeypatch, "fixtures/real/bert.cpu.stripped.pt2") if f.kind == "cpp"]
+    assert len(handed) > 1 and len({id(f.locate) for f in handed}) == 1
+    assert len({id(f.combines) for f in handed}) == 1 and not handed[0].combines
+
+
+def test_an_expression_s_input_dims_are_one_tuple() -> None:
+    """`LinkContext.sources` gives one tuple per expression (the checks and reads of every kernel
+    bounded by it hold it), and answers again once more root symbols are declared."""
+    from analyzer.core.model import DimRef, Model
+    from analyzer.link.context import LinkContext
+
+    ctx = LinkContext(Model(name="m"), None, {})  # type: ignore[arg-type]
+    ctx.root["s0"] = DimRef(0, 1)
+    first = ctx.sources("2*s0 + s1")
+    assert first == (DimRef(0, 1),) and ctx.sources("2*s0 + s1") is first
+    ctx.root["s1"] = DimRef(1, 0)
+    assert ctx.sources("2*s0 + s1") == (DimRef(0, 1), DimRef(1, 0))

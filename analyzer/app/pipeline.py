@@ -72,12 +72,13 @@ def load_package(path: str | os.PathLike[str], options: Options, deadline: "budg
                                                      options.limits, paired=options.paired)
         sources: dict[str, bytes] = {}
         dropped: dict[str, bool] = {}  # members whose bytes went before linking -> whether they define run_impl
+        marks: dict[str, layout.WrapperMarks] = {}  # what each wrapper's text says of the producing torch
         for members in pkg.models:
             pkg.deadline.check(f"reading model {members.name}")
             result.models.append(_load_model(pkg, members, options.limits, annotate, sources,
-                                             options.fast_path, options.worker, dropped))
+                                             options.fast_path, options.worker, dropped, marks))
         with unexpected(pkg.label):
-            made_by = layout.producer(pkg, result.models, sources)
+            made_by = layout.producer(pkg, result.models, marks)
             result.torch, result.torch_evidence = made_by.torch, made_by.evidence
             source_members = layout.account(pkg, result, sources, dropped)
             for members, model in zip(pkg.models, result.models):
@@ -174,7 +175,8 @@ def _no_gc():
 
 def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits: "archive.Limits",
                 annotate=None, sources: dict[str, bytes] | None = None, fast_path: bool = True,
-                worker: helper_worker.Mode = helper_worker.Mode.OFF, dropped: dict[str, bool] | None = None) -> Model:
+                worker: helper_worker.Mode = helper_worker.Mode.OFF, dropped: dict[str, bool] | None = None,
+                marks: dict[str, "layout.WrapperMarks"] | None = None) -> Model:
     problems: list[Problem] = []
     sources = {} if sources is None else sources
     metadata = _metadata(pkg, members, problems)
@@ -203,10 +205,16 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
             kernel_facts.extend(planned.read())
             apart.data = apart.parse = None
     _add_text_facts(kernel_facts, wrapper_facts, sources)
+    for member in sourced.wrappers[:1]:
+        if marks is not None and member in sources:
+            marks[member] = layout.wrapper_marks(sources[member])
     if dropped is not None and sourced.wrappers:
-        # Linking locates the kernels' facts by their newlines alone: their text (a CPU package's
-        # largest object) is read again after linking, a MiB at a time (layout.account, keep_source_lines).
-        for member in sourced.kernels:
+        # Linking locates the kernels' facts by their newlines alone and reads the wrapper's facts:
+        # the texts (a CPU package's largest objects) are read again after linking, a MiB at a time
+        # (layout.account, keep_source_lines). Not a wrapper with Triton helpers: there the peak is
+        # before linking (its kernels' sources), and reading it again costs a tenth of a second per 12 MB.
+        triton = wrapper_facts is not None and bool(wrapper_facts.helpers)
+        for member in [*sourced.kernels, *(sourced.wrappers[:1] if not triton else ())]:
             if member in sources:  # not bound to a name here: that would hold it through linking
                 dropped[member] = layout.defines_run_impl(sources.pop(member))
     binaries = tuple(members.binaries)
@@ -239,8 +247,8 @@ def _add_text_facts(found: list[kernels.KernelFacts], facts: "wrapper.WrapperFac
             if "adaptive_" in k.name and "pool" in k.name and helper is not None:
                 k.pool_bins = kernels.pool_bins(helper.triton_source or "")
             if helper is not None and helper.triton_source:
-                k.strides.extend(loadstrides.triton_stride_pairs(helper.triton_source, k.location.path,
-                                                                 helper.source_first_line, helper.source_indent))
+                k.strides = (*k.strides, *loadstrides.triton_stride_pairs(
+                    helper.triton_source, k.location.path, helper.source_first_line, helper.source_indent))
         else:
             by_path.setdefault(k.location.path, {})[k.name] = k
     for path, named in by_path.items():
@@ -263,7 +271,7 @@ def _add_text_facts(found: list[kernels.KernelFacts], facts: "wrapper.WrapperFac
                 kernel.pool_bins = kernel.pool_bins or kernels.pool_bins(chunk)
             if loads > 0:
                 pairs, read = loadstrides.stride_pairs(chunk, path, line, loads)
-                kernel.strides.extend(pairs)
+                kernel.strides = (*kernel.strides, *pairs)
                 loads -= read
 
 

@@ -14,7 +14,7 @@ calls by their short name. A kind without a handler reads as unknown (or raises 
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from . import intervals
 from ..core import strict
@@ -27,9 +27,14 @@ class KernelFacts(Protocol):
     """What the engine reads of a kernel (parse/kernels.py's KernelFacts has it): the engine sits
     below the parsers, so it names the shape rather than the class."""
 
-    params: tuple[str, ...]
-    defs: dict[str, list[tuple[int, ast.expr]]]
-    combines: dict[str, str]
+    @property
+    def params(self) -> tuple[str, ...]: ...
+
+    @property
+    def defs(self) -> Mapping[str, Sequence[tuple[int, ast.expr]]]: ...
+
+    @property
+    def combines(self) -> Mapping[str, str]: ...
 
     def extent_at(self, var: str, pos: int) -> str | None: ...
 

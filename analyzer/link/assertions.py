@@ -176,7 +176,11 @@ def _chain(ctx: LinkContext, facts: KernelFacts, raw, a: Assertion, li: int, map
             lines.append(ctx.chain_line("unbacked", symbols=", ".join(unbacked) or "the extent",
                                         input=model.input_text(i)))
     for ref in a.bound_sources + tuple(r for r in a.index_extent_sources if r not in a.bound_sources):
-        dim = model.dim(ref)
-        symbol = dim.symbol if dim else None
-        lines.append(ctx.chain_line("range", symbol=symbol or "?", dim=model.describe(ref), range=range_text(dim)))
+        line = ctx.range_lines.get(ref)
+        if line is None:  # the dims' ranges are settled before kernels are linked: once per dim
+            dim = model.dim(ref)
+            symbol = dim.symbol if dim else None
+            line = ctx.range_lines[ref] = ctx.chain_line("range", symbol=symbol or "?", dim=model.describe(ref),
+                                                         range=range_text(dim))
+        lines.append(line)
     return tuple(lines)

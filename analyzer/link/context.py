@@ -40,10 +40,13 @@ class LinkContext:
     producers: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))  # canonical buffer -> launches
     launch_inputs: list[set[str]] = field(default_factory=list)  # per launch: the canonical buffers it reads
     resolved: dict[str, str] = field(default_factory=dict)
+    expr_sources: dict[str, tuple[DimRef, ...]] = field(default_factory=dict)   # for `root` of size:
+    sources_root: int = 0
     param_maps: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
     # Equal parameter maps are one dict (nothing changes one): most launches pass the same sizes.
     distinct_maps: dict[tuple[tuple[str, str], ...], dict[str, str]] = field(default_factory=dict)
     chain_lines: dict[tuple, Text] = field(default_factory=dict)
+    range_lines: dict[DimRef, Text] = field(default_factory=dict)   # a dim's `range` chain line
 
     @classmethod
     def of(cls, model: Model, wrapper: WrapperFacts, kernels: list[KernelFacts]) -> LinkContext:
@@ -74,14 +77,21 @@ class LinkContext:
         return cached
 
     def sources(self, expr: str | None) -> tuple[DimRef, ...]:
-        """The input dims an expression over root symbols reads."""
+        """The input dims an expression over root symbols reads: one tuple per expression (the
+        records of every kernel that checks or reads by it hold it)."""
         if not expr:
             return ()
-        try:
-            found = intervals_names(expr)
-        except ValueError:
-            return ()
-        return tuple(sorted({self.root[n] for n in found if n in self.root}))
+        if len(self.root) != self.sources_root:  # root symbols are still being declared
+            self.expr_sources.clear()
+            self.sources_root = len(self.root)
+        cached = self.expr_sources.get(expr)
+        if cached is None:
+            try:
+                found = intervals_names(expr)
+            except ValueError:
+                found = frozenset()
+            cached = self.expr_sources[expr] = tuple(sorted({self.root[n] for n in found if n in self.root}))
+        return cached
 
     def value_inputs(self, expr: str | None) -> tuple[int, ...]:
         """The inputs whose values (through unbacked symbols) an expression reads."""

@@ -37,6 +37,9 @@ def annotate(ctx: LinkContext) -> None:
               for inp in model.inputs if inp.dims and all(d.value is not None or d.symbol for d in inp.dims)}
     shapes.update({c.name: tuple(str(s) for s in c.shape) for c in model.constants if c.shape})
     spaces: dict[tuple[str, int], str | None] = {}
+    # Once per buffer shape and per space at a parameter map: 26,000 kernels write buffers of a few shapes.
+    numels: dict[tuple[str, ...], str | None] = {}
+    over: dict[tuple[str, int], str | None] = {}
     found: dict[str, list[tuple[str, int, bool]]] = {}
     loads: dict[int, tuple[ast.AST, tuple[str, ...]]] = {}  # id of a shared expression -> its loads' pointers
     for index, launch in enumerate(model.launches):
@@ -57,13 +60,32 @@ def annotate(ctx: LinkContext) -> None:
             space_expr = spaces[key]
             if sizes is None or space_expr is None:
                 continue
-            try:
-                numel = intervals.simplify("*".join(f"({resolve(s)})" for s in sizes) or "1")
-                space = intervals.simplify(intervals.substitute(space_expr, param_map(facts, index)))
-            except ValueError:
+            if sizes not in numels:
+                numels[sizes] = _product(sizes, resolve)
+            mapping = param_map(facts, index)
+            # Launches passing the same sizes share one map (LinkContext.param_map), kept while linking.
+            at_map = (space_expr, id(mapping))
+            if at_map not in over:
+                over[at_map] = _over(space_expr, mapping)
+            numel, space = numels[sizes], over[at_map]
+            if numel is None or space is None:
                 continue
             model.accesses.append(Access(facts.name, pointer, buf, numel, space, facts.locate(pos),
                                          launch.location, write))
+
+
+def _product(sizes: tuple[str, ...], resolve) -> str | None:
+    try:
+        return intervals.simplify("*".join(f"({resolve(s)})" for s in sizes) or "1")
+    except ValueError:
+        return None
+
+
+def _over(space_expr: str, mapping: dict[str, str]) -> str | None:
+    try:
+        return intervals.simplify(intervals.substitute(space_expr, mapping))
+    except ValueError:
+        return None
 
 
 def _accesses(facts: KernelFacts, loads: dict[int, tuple[ast.AST, tuple[str, ...]]]) -> Iterator[tuple[str, int, bool]]:

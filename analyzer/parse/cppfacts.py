@@ -149,15 +149,19 @@ def loops_around(facts: KernelFacts, pos: int) -> list[str]:
 
 def divisions(facts: KernelFacts, locate: Callable[[int], Location], dividing: dict[int, tuple[ast.AST, ...]]) -> None:
     """Divisions by a kernel size in the definitions (expr.values.division)."""
+    if not dividing:
+        return  # (most kernels: no definition divides)
     values = Values(facts)
+    found_divisions: list[RawDivision] = []
     for defs in facts.defs.values():
         for pos, expr in defs:
             poll(f"reading kernel {facts.name}")
             for sub in dividing.get(id(expr), ()):
                 found = division(values, sub, pos, index_math=True)
                 if found is not None:
-                    facts.divisions.append(RawDivision(*found[:2], locate(pos), found[2],
+                    found_divisions.append(RawDivision(*found[:2], locate(pos), found[2],
                                                        product(loops_around(facts, pos)), found[3]))
+    facts.divisions = (*facts.divisions, *found_divisions)
 
 
 def assertion(facts: KernelFacts, message: str, location: Location, pos: int, parallel: bool) -> RawAssertion:
@@ -175,6 +179,7 @@ def reductions(facts: KernelFacts, accumulations, locate: Callable[[int], Locati
     The reduced extent is the product of the loops that enclose the accumulation but not the
     accumulator's declaration (those are the loops it reduces over)."""
     seen: set[tuple[str, str]] = set()
+    found: list[RawReduction] = []
     for left, op, pos, enclosing in accumulations:
         acc = left.removesuffix("_vec")
         if (acc, op) in seen:
@@ -194,4 +199,5 @@ def reductions(facts: KernelFacts, accumulations, locate: Callable[[int], Locati
                 continue
             # Loops around the declaration are the kernel's own iteration space, not the reduction.
             (outer if decl_byte is not None and loop_byte <= decl_byte else inner).append(extent)
-        facts.reductions.append(RawReduction(op, product(inner), locate(pos), product(outer)))
+        found.append(RawReduction(op, product(inner), locate(pos), product(outer)))
+    facts.reductions = (*facts.reductions, *found)

@@ -4,6 +4,7 @@ extents, `AOTI_TORCH_CHECK` assertions, divisions, reductions, stores and thrown
 
 from __future__ import annotations
 
+import ast
 import bisect
 import functools
 import re
@@ -16,7 +17,7 @@ from . import cpplines, ts
 from ..core.findings import Location
 from .cppfacts import (KERNEL_QUERIES, Expressions, accumulated, assertion, check_message, divisions, parameters,
                        problem_text, reductions, thrown_message, types_of)
-from .kernels import KernelFacts
+from .kernels import KernelFacts, packed
 from .stores import cpp_stores
 
 _CPP_KERNEL = re.compile(r"^(cpp_\w+|kernel_\w+)$")
@@ -115,15 +116,32 @@ class Lines:
     def __init__(self, data: bytes) -> None:
         # One search of the text (0.14 s over 42 MB and 834,000 lines; a loop of `find` costs twice that).
         self.newlines = array("I" if len(data) < 1 << 32 else "q", (m.start() for m in _NEWLINE.finditer(data)))
+        self._locators: dict[str, Callable[[int], Location]] = {}
 
     def point(self, byte: int) -> tuple[int, int]:
         """0-based (row, byte column), as a tree-sitter point."""
-        row = bisect.bisect_left(self.newlines, byte)
-        return row, byte - (self.newlines[row - 1] + 1 if row else 0)
+        return _point(self.newlines, byte)
 
     def location(self, path: str, byte: int) -> Location:
-        row, col = self.point(byte)
-        return Location(path, row + 1, col + 1)
+        return _location(self.newlines, path, byte)
+
+    def locator(self, path: str) -> Callable[[int], Location]:
+        """`location` of `path`: one function for every kernel of the member (a kernel's `locate`),
+        holding the newlines, not this object (which keeps it: no reference cycle)."""
+        found = self._locators.get(path)
+        if found is None:
+            found = self._locators[path] = functools.partial(_location, self.newlines, path)
+        return found
+
+
+def _point(newlines: array, byte: int) -> tuple[int, int]:
+    row = bisect.bisect_left(newlines, byte)
+    return row, byte - (newlines[row - 1] + 1 if row else 0)
+
+
+def _location(newlines: array, path: str, byte: int) -> Location:
+    row, col = _point(newlines, byte)
+    return Location(path, row + 1, col + 1)
 
 
 _NEWLINE = re.compile(b"\n")
@@ -150,32 +168,33 @@ def _cpp_kernel(name: str, m: dict, path: str, max_depth: int, lines: Lines | No
     facts = KernelFacts(name, "cpp", tuple(p for p, _ in params), Location(path, *ts.position(m["function"])),
                         param_types=types_of(params))
     body = m["body"]
-    facts.locate = (lambda pos: _cpp_location(path, body, pos)) if lines is None else functools.partial(lines.location, path)
+    facts.locate = (lambda pos: _cpp_location(path, body, pos)) if lines is None else lines.locator(path)
     to_ast = Expressions(max_depth)
     matched: dict[str, list[dict[str, ts.Node]]] = {query: [] for query in KERNEL_QUERIES}
     for query, match in ts.matches_each(KERNEL_QUERIES, body):
         matched[query].append(match)
     _cpp_definitions(facts, matched, to_ast)
     _cpp_assertions(facts, matched["calls"], path)
-    facts.stores = cpp_stores(facts.params, body, to_ast, matched["stores"])
+    facts.stores = tuple(cpp_stores(facts.params, body, to_ast, matched["stores"]))
     divisions(facts, lambda pos: _cpp_location(path, body, pos), to_ast.dividing)
     _cpp_reductions(facts, body, path, max_depth, matched["assignments"])
-    for t in matched["throws"]:
-        if (message := thrown_message(t)) is not None:
-            facts.messages.append((message, Location(path, *ts.position(t["throw"]))))
+    facts.messages = tuple((message, Location(path, *ts.position(t["throw"]))) for t in matched["throws"]
+                           if (message := thrown_message(t)) is not None)
     facts.problem = problem_text(to_ast.problems, name)
     return facts
 
 
 def _cpp_definitions(facts: KernelFacts, matched: dict[str, list[dict[str, ts.Node]]], to_ast: Expressions) -> None:
     """`auto tmp0 = ...;` definitions and `for` loop extents."""
+    defs: dict[str, list[tuple[int, ast.expr]]] = {}
+    extents: dict[str, list[tuple[int, int, str]]] = {}
     for d in matched["declarations"]:
         value = d["value"]
         if ts.is_direct_init(value):
             continue  # `T x(args)` constructs an object: no value to track
         if ts.is_loop_initializer(d["declaration"]):
             continue  # loop variables get their range from the loop (facts.extents), not the init
-        facts.defs.setdefault(sys.intern(ts.text(d["name"])), []).append((ts.span(d["declaration"])[0], to_ast(value)))
+        defs.setdefault(sys.intern(ts.text(d["name"])), []).append((ts.span(d["declaration"])[0], to_ast(value)))
     for lp in matched["loops"]:
         start, end = ts.span(lp["loop"])
         try:
@@ -183,16 +202,15 @@ def _cpp_definitions(facts: KernelFacts, matched: dict[str, list[dict[str, ts.No
         except ts.ExprTooDeep:
             to_ast.problems += 1
             continue
-        facts.extents.setdefault(sys.intern(ts.text(lp["var"])), []).append((start, end, sys.intern(extent)))
+        extents.setdefault(sys.intern(ts.text(lp["var"])), []).append((start, end, sys.intern(extent)))
+    facts.defs, facts.extents = packed(defs), packed(extents)
 
 
 def _cpp_assertions(facts: KernelFacts, calls: list[dict[str, ts.Node]], path: str) -> None:
     """`AOTI_TORCH_CHECK(cond, "index out of bounds: ...")` statements."""
-    for c in calls:
-        if (message := check_message(c)) is None:
-            continue
-        facts.assertions.append(assertion(facts, message, Location(path, *ts.position(c["statement"])),
-                                          ts.span(c["statement"])[0], ts.in_omp_parallel(c["statement"])))
+    facts.assertions = tuple(assertion(facts, message, Location(path, *ts.position(c["statement"])),
+                                       ts.span(c["statement"])[0], ts.in_omp_parallel(c["statement"]))
+                             for c in calls if (message := check_message(c)) is not None)
 
 
 def _cpp_location(path: str, body: ts.Node, byte: int) -> Location:

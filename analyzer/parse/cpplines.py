@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import enum
-import functools
 import re
 import sys
 from dataclasses import dataclass
@@ -23,7 +22,8 @@ from . import ts
 from . import cppfacts
 from .cppfacts import (KERNEL_QUERIES, Expressions, Known, accumulated, assertion, check_message, divisions, parameters,
                        problem_text, python_of, thrown_message, types_of)
-from .kernels import KernelFacts
+from .kernels import KernelFacts, RawAssertion, packed
+from ..core.findings import Location
 from .stores import RawStore, store_target, unmatched_stores
 
 _PREFIX, _SUFFIX = b"void _(){\n", b"\n}"
@@ -185,8 +185,10 @@ def _head(name: str, data: bytes, start: int, body: int, parse_head: Callable[[]
     return _remember(_HEADS, key, value)
 
 
-# A body's non-blank lines: group 1 is the line without its indentation and trailing blanks.
-_TEXT_LINE = re.compile(rb"[ \t]*([^\s][^\n]*?)[ \t\r]*$", re.M)
+# A body's non-blank lines: group 1 is the line from its first non-blank byte, its trailing blanks
+# (` \t\r`) stripped after. (A lazy group before `[ \t\r]*$` tried the end at every byte: two
+# thirds of the walk over a kernel's lines.)
+_TEXT_LINE = re.compile(rb"[ \t]*(\S[^\n]*)")
 
 
 def read(name: str, data: bytes, start: int, body: int, end: int, path: str, max_depth: int,
@@ -200,21 +202,19 @@ def read(name: str, data: bytes, start: int, body: int, end: int, path: str, max
         return None
     offset, params, types = head
     facts = KernelFacts(name, "cpp", tuple(p for p, _ in params), lines.location(path, start + offset),
-                        param_types=types, defs=defs)
-    facts.locate = functools.partial(lines.location, path)
+                        param_types=types, defs=packed(defs))
+    facts.locate = lines.locator(path)
     _finish(facts, *walked, data[body - 1:end + 1], path, lines)
     return facts
 
 
-def _known(known_lines: dict[bytes, _Line | None], text: bytes, max_depth: int, reads: Reads) -> _Line | None:
-    """The line's facts; None also when, inside one long kernel, reading by lines stops paying."""
-    reads.lines += 1
-    if (line := known_lines.get(text, _MISSING)) is _MISSING:
-        reads.new += 1
-        if not reads.new % 1024 and not reads.worth_it():
-            return None
-        line = _remember(known_lines, text, _read_line(text, max_depth))
-    return line
+def _new(known_lines: dict[bytes, _Line | None], text: bytes, max_depth: int, reads: Reads) -> _Line | None:
+    """A line not read before: its facts; None also when, inside one long kernel, reading by lines
+    stops paying (`reads.lines` counts this line)."""
+    reads.new += 1
+    if not reads.new % 1024 and not reads.worth_it():
+        return None
+    return _remember(known_lines, text, _read_line(text, max_depth))
 
 
 def _walk(defs: dict[str, list[tuple[int, ast.expr]]], data: bytes, body: int, end: int,
@@ -224,16 +224,19 @@ def _walk(defs: dict[str, list[tuple[int, ast.expr]]], data: bytes, body: int, e
     not nest as the lines say."""
     to_ast = Expressions(max_depth)
     known_lines = _LINES.setdefault(max_depth, {})
-    blocks = [_Block(None, False)]
-    block = blocks[0]
+    block = _Block(None, False)
+    blocks = [block]
     pending: tuple[list | None, bool] | None = None   # a `for`/`if` head waiting for its `{`
     loops: list[list] = []
     rare: list[tuple[int, _Line, bool, list[tuple[str, int]]]] = []
     for m in _TEXT_LINE.finditer(data, body, end):
-        if (line := _known(known_lines, m.group(1), max_depth, reads)) is None:
+        text = m.group(1).rstrip(b" \t\r")
+        reads.lines += 1
+        if (line := known_lines.get(text, _MISSING)) is _MISSING:
+            line = _new(known_lines, text, max_depth, reads)
+        if line is None:
             return None
-        at = m.start(1)
-        kind = line.kind
+        at, kind = m.start(1), line.kind
         if kind is _Kind.STATEMENT:
             if pending is not None:
                 return None  # a head whose body is not a block
@@ -279,26 +282,31 @@ def _walk(defs: dict[str, list[tuple[int, ast.expr]]], data: bytes, body: int, e
 def _finish(facts: KernelFacts, to_ast: Expressions, loops: list[list], rare: list, body_text: bytes, path: str,
             lines) -> None:
     """The loops' extents, then the checks, stores, throws and reductions of the lines that have them."""
+    extents: dict[str, list[tuple[int, int, str]]] = {}
     for start, stop, extent, var in loops:
         if extent is None:
             to_ast.problems += 1
         else:
-            facts.extents.setdefault(var, []).append((start, stop, extent))
+            extents.setdefault(var, []).append((start, stop, extent))
+    facts.extents = packed(extents)
+    assertions: list[RawAssertion] = []
+    messages: list[tuple[str, Location]] = []
     stores: list[tuple[str, int, bool, Known | None]] = []
     reductions: list[tuple[str, str, int, list[tuple[str, int]]]] = []
     for at, line, parallel, enclosing in rare:
-        facts.assertions.extend(assertion(facts, message, lines.location(path, at + rel), at + rel, parallel)
-                                for message, rel in line.checks)
+        assertions.extend(assertion(facts, message, lines.location(path, at + rel), at + rel, parallel)
+                          for message, rel in line.checks)
         stores.extend((pointer, at + rel, plain, known) for pointer, rel, plain, known in line.stores)
         reductions.extend((acc, op, at + rel, enclosing) for acc, op, rel in line.accumulates)
-        facts.messages.extend((message, lines.location(path, at + rel)) for message, rel in line.throws)
+        messages.extend((message, lines.location(path, at + rel)) for message, rel in line.throws)
+    facts.assertions, facts.messages = tuple(assertions), tuple(messages)
     outs = [p for p in facts.params if p.startswith("out_ptr")]
     if outs:
         found = [RawStore(pointer, pos, to_ast.add(known) if plain else None) for pointer, pos, plain, known in stores]
-        facts.stores = unmatched_stores(outs, found, body_text.decode("utf-8", "replace"))
+        facts.stores = tuple(unmatched_stores(outs, found, body_text.decode("utf-8", "replace")))
     else:
-        facts.stores = []
-    locate = functools.partial(lines.location, path)
+        facts.stores = ()
+    locate = lines.locator(path)
     divisions(facts, locate, to_ast.dividing)
     cppfacts.reductions(facts, reductions, locate)
     facts.problem = problem_text(to_ast.problems, facts.name)

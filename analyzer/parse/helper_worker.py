@@ -370,10 +370,11 @@ def restore(read: HelperRead, path: str) -> kernels.KernelFacts | None:
     if facts is None:
         return None
     try:
-        facts.defs = {name: [(line, _node(value)) for line, value in entries] for name, entries in facts.defs.items()}
+        facts.defs = {name: tuple((line, _node(value)) for line, value in entries)
+                      for name, entries in facts.defs.items()}
         if facts.stores is not None:
-            facts.stores = [RawStore(s.pointer, s.pos, None if s.value is None else _node(s.value))
-                            for s in facts.stores]
+            facts.stores = tuple(RawStore(s.pointer, s.pos, None if s.value is None else _node(s.value))
+                                 for s in facts.stores)
     except _NoSegment:
         return None
     if read.located:

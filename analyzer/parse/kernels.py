@@ -13,7 +13,7 @@ import ast
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from . import ts
 from .stores import RawStore, call_name_of, combine_op, store_pointer
@@ -73,16 +73,19 @@ class RawReduction:
 
 @dataclass(slots=True)
 class KernelFacts:
+    """What one kernel holds. Its readers grow lists and store them as tuples (`packed`), and
+    nothing changes them after: they are typed as read-only sequences."""
+
     name: str
     kind: str                          # "triton" | "cpp"
     params: tuple[str, ...]
     location: Location
     param_types: dict[str, str] = field(default_factory=dict)
-    defs: dict[str, list[tuple[int, ast.expr]]] = field(default_factory=dict)
+    defs: dict[str, Sequence[tuple[int, ast.expr]]] = field(default_factory=dict)
     # iteration var -> [(start, end, exclusive extent)] per loop over it: C++ kernels reuse `x1`
     # for successive loops with different extents, so a use is matched to its enclosing loop
     # (start/end are byte offsets, the same keys as `defs` positions).
-    extents: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+    extents: dict[str, Sequence[tuple[int, int, str]]] = field(default_factory=dict)
 
     def extent_at(self, var: str, pos: int) -> str | None:
         best = None
@@ -90,25 +93,39 @@ class KernelFacts:
             if start <= pos < end and (best is None or start > best[0]):
                 best = (start, extent)
         return best[1] if best else None
-    assertions: list[RawAssertion] = field(default_factory=list)
-    divisions: list[RawDivision] = field(default_factory=list)
-    reductions: list[RawReduction] = field(default_factory=list)
+    assertions: Sequence[RawAssertion] = ()
+    divisions: Sequence[RawDivision] = ()
+    reductions: Sequence[RawReduction] = ()
     # Other checks with a literal message (`throw std::runtime_error("one_hot: Class values ...")`):
     # not index bounds, but `why` can still route their failures.
-    messages: list[tuple[str, Location]] = field(default_factory=list)
+    messages: Sequence[tuple[str, Location]] = ()
     problem: str | None = None
     # Writes through `out_ptrN` parameters (buffers.py derives the values a buffer holds from
     # them); None when the kernel was not walked (triage's fast path).
-    stores: list[RawStore] | None = None
+    stores: Sequence[RawStore] | None = None
     # Triton scan combine helpers (`_triton_helper_fn_add0`) -> the operation they perform ("add").
-    combines: dict[str, str] = field(default_factory=dict)
+    combines: Mapping[str, str] = field(default_factory=lambda: _NO_COMBINES)
     # A `defs` position (C++: byte offset, Triton: line) -> its Location.
     locate: Callable[[int], Location] | None = None
     # Read line by line (tritonlines.py): id of an assigned or stored value -> its text, which
     # helper_worker sends instead of cutting it from the source by the node's position.
     segments: dict[int, str] | None = None
     pool_bins: tuple[tuple[int, int], ...] = ()   # `pool_bins()` of an adaptive pooling kernel's text
-    strides: list = field(default_factory=list)   # loadstrides.RawStride of a C++ kernel's text
+    strides: Sequence = ()   # loadstrides.RawStride of a C++ kernel's text
+
+
+T = TypeVar("T")
+
+
+def packed(found: Mapping[str, list[T]]) -> dict[str, Sequence[T]]:
+    """A reader's table of lists, as tuples (40 bytes less than a list grown by `append`): linking
+    holds every kernel's facts at once, 26,000 small kernels about ten each."""
+    return {name: tuple(items) for name, items in found.items()}
+
+
+# One empty table for the kernels without scan helpers (most): nothing writes into a kernel's
+# `combines` (readers assign it whole; it is typed read-only).
+_NO_COMBINES: dict[str, str] = {}
 
 
 # An adaptive pooling's bin start `(a*x1) // b` (C++: `div_floor_integer(static_cast<int64_t>(16L*x1), ...(7L))`,
@@ -340,7 +357,9 @@ def _triton_read(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
                  where: Callable[[ast.AST, int, int], Location]) -> list[tuple[ast.AST, int, int, int]]:
     """Definitions, assertions and stores into `facts`; the division and reduction candidates returned."""
     candidates: list[tuple[ast.AST, int, int, int]] = []
-    facts.stores = []
+    defs: dict[str, list[tuple[int, ast.expr]]] = {}
+    assertions: list[RawAssertion] = []
+    stores: list[RawStore] = []
     pointer_uses: dict[str, int] = {}
     for node, line, dl, dc in events:
         # The kinds read here are those tritonlines._read keeps: a new one goes in both.
@@ -348,9 +367,9 @@ def _triton_read(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
             if node.id.startswith("out_ptr"):
                 pointer_uses[node.id] = pointer_uses.get(node.id, 0) + 1
         elif isinstance(node, ast.Assign):
-            _triton_assign(facts, node, dl)
+            _triton_assign(defs, node, dl)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            facts.defs.setdefault(node.target.id, []).append((node.lineno + dl, node.value))
+            defs.setdefault(node.target.id, []).append((node.lineno + dl, node.value))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, DIVISION_OPS):
             candidates.append((node, line, dl, dc))
         elif isinstance(node, ast.Call):
@@ -360,18 +379,19 @@ def _triton_read(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
                 if isinstance(msg_node, ast.Constant) and isinstance(msg_node.value, str):
                     message = msg_node.value
                     lower, var, bound, bound_py = message_facts(message)
-                    facts.assertions.append(RawAssertion(message, var, lower, bound, bound_py,
-                                                         where(node, dl, dc), node.lineno + dl))
+                    assertions.append(RawAssertion(message, var, lower, bound, bound_py,
+                                                   where(node, dl, dc), node.lineno + dl))
             else:
                 if name.endswith("store") and len(node.args) >= 2:
                     pointer = store_pointer(node.args[0])
                     if pointer is not None:
-                        facts.stores.append(RawStore(pointer, line, node.args[1]))
+                        stores.append(RawStore(pointer, line, node.args[1]))
                 if name.rsplit(".", 1)[-1] in _CANDIDATE_CALLS:
                     candidates.append((node, line, dl, dc))
     for pointer, uses in pointer_uses.items():
-        if uses != sum(1 for st in facts.stores if st.pointer == pointer):
-            facts.stores.append(RawStore(pointer, 0, None))  # also written some other way
+        if uses != sum(1 for st in stores if st.pointer == pointer):
+            stores.append(RawStore(pointer, 0, None))  # also written some other way
+    facts.defs, facts.assertions, facts.stores = packed(defs), tuple(assertions), tuple(stores)
     return candidates
 
 
@@ -380,17 +400,17 @@ def _triton_read(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
 _CANDIDATE_CALLS = frozenset({*DIVISION_CALLS, *_REDUCTIONS})
 
 
-def _triton_assign(facts: KernelFacts, node: ast.Assign, dl: int) -> None:
+def _triton_assign(defs: dict[str, list[tuple[int, ast.expr]]], node: ast.Assign, dl: int) -> None:
     for target in node.targets:
         if isinstance(target, ast.Name):
-            facts.defs.setdefault(target.id, []).append((node.lineno + dl, node.value))
+            defs.setdefault(target.id, []).append((node.lineno + dl, node.value))
         elif isinstance(target, ast.Tuple) and call_name_of(node.value).endswith(
                 ("associative_scan", "max_with_index", "min_with_index")):
             # `tmp7, = tl.associative_scan((tmp6,), 1, fn)`, `tmp2_val, tmp2_idx =
             # triton_helpers.max_with_index(...)` (an argmax): element i of the result.
             for i, elt in enumerate(target.elts):
                 if isinstance(elt, ast.Name):
-                    facts.defs.setdefault(elt.id, []).append(
+                    defs.setdefault(elt.id, []).append(
                         (node.lineno + dl, ast.Subscript(node.value, ast.Constant(i), ast.Load())))
 
 
@@ -398,11 +418,13 @@ def _triton_candidates(facts: KernelFacts, candidates: list[tuple[ast.AST, int, 
                        where: Callable[[ast.AST, int, int], Location]) -> None:
     """The candidates that divide by a kernel size, and the reductions (with the reduced extent)."""
     reduction_extent: str | None | bool = False  # computed on first use
+    divisions: list[RawDivision] = []
+    reductions: list[RawReduction] = []
     for node, line, dl, dc in candidates:
         found = division(values, node, line)
         if found is not None:
-            facts.divisions.append(RawDivision(found[0], found[1], where(node, dl, dc), found[2],
-                                               _triton_space(values, line)))
+            divisions.append(RawDivision(found[0], found[1], where(node, dl, dc), found[2],
+                                         _triton_space(values, line)))
             continue
         if not isinstance(node, ast.Call):
             continue
@@ -417,8 +439,9 @@ def _triton_candidates(facts: KernelFacts, candidates: list[tuple[ast.AST, int, 
                         if reduction_extent is not None:
                             break
             extent = reduction_extent if isinstance(reduction_extent, str) else None
-            facts.reductions.append(RawReduction(_REDUCTIONS[short], extent, where(node, dl, dc),
-                                                 _triton_space(values, line)))
+            reductions.append(RawReduction(_REDUCTIONS[short], extent, where(node, dl, dc),
+                                           _triton_space(values, line)))
+    facts.divisions, facts.reductions = tuple(divisions), tuple(reductions)
 
 
 # Fields walked per node class: not the expression contexts and operators (`Load()`, `Add()`), leaf

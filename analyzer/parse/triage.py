@@ -24,7 +24,7 @@ import re
 
 from ..core.findings import Location
 from . import tritonlines
-from .kernels import KernelFacts, parse_triton
+from .kernels import KernelFacts, packed, parse_triton
 from .stores import combine_op
 
 _POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
@@ -131,9 +131,9 @@ def with_definitions(light: KernelFacts, name: str, source: str, first_line: int
     offset = source.count("\n", 0, start)  # lines above the def: the walk's line numbers count them
     path = light.location.path
     light.locate = lambda line: Location(path, first_line + line - 1, indent + 1)
-    defs = _line_definitions(source[start:], offset)
-    if defs is not None:
-        light.defs = defs
+    flat = _line_definitions(source[start:], offset)
+    if flat is not None:
+        light.defs = packed(flat)
         return light
     try:
         tree = ast.parse(source[start:])
@@ -142,7 +142,7 @@ def with_definitions(light: KernelFacts, name: str, source: str, first_line: int
     fn = tree.body[0] if tree.body else None
     if not isinstance(fn, ast.FunctionDef) or fn.name != name or tuple(a.arg for a in fn.args.args) != light.params:
         return None
-    defs = light.defs
+    defs: dict[str, list[tuple[int, ast.expr]]] = {name: list(found) for name, found in light.defs.items()}
     for stmt in fn.body:
         # kernels.walk_statements' order restricted to statements (expressions hold none).
         stack: list[ast.AST] = [stmt]
@@ -160,6 +160,7 @@ def with_definitions(light: KernelFacts, name: str, source: str, first_line: int
                     stack.append(value)
                 elif isinstance(value, list):
                     stack.extend(v for v in value if isinstance(v, _BLOCKS))
+    light.defs = packed(defs)
     return light
 
 

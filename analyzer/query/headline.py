@@ -119,13 +119,17 @@ def fields(model: Model | None, f: Finding) -> dict[str, object]:
     return given
 
 
+def _fallback(f: Finding) -> str:
+    """The detail cut short: the headline of a finding without one."""
+    return shorten(" ".join(f.detail.split()) or f.message, LIMIT)
+
+
 def headline(model: Model | None, f: Finding, headlines: Mapping[str, Template]) -> str:
     """The finding's headline from `headlines` (the rules' HEADLINES); its detail cut short when
     there is none for its key. A headline filled whole stays a `Text` (its key and fields)."""
     template = headlines.get(f.message_key)
-    fallback = shorten(" ".join(f.detail.split()) or f.message, LIMIT)
     if template is None:
-        return fallback
+        return _fallback(f)
     values = fields(model, f)
     others = _other_minimums(model, f, values)
     if others is not None:
@@ -138,7 +142,7 @@ def headline(model: Model | None, f: Finding, headlines: Mapping[str, Template])
         try:
             text = template.format(**{**values, "site": site})
         except (KeyError, IndexError):  # a message built without its fields: never fail a report
-            return fallback
+            return _fallback(f)
         if others is not None:
             text = text.replace(others[0], others[0] + others[1], 1)
         if len(text) + len(note) <= LIMIT:

@@ -23,14 +23,14 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 from . import archive
 from ..core import budget
 from ..core.findings import Location
 from ..core.model import Assertion, Model, Package, Problem, ProblemKind
 
-__all__ = ["Sources", "pick_sources", "producer", "account", "keep_source_lines", "scan_text", "SOURCE_SUFFIXES"]
+__all__ = ["Sources", "pick_sources", "WrapperMarks", "wrapper_marks", "producer", "account", "keep_source_lines", "scan_text", "SOURCE_SUFFIXES"]
 
 # Members whose name says "source code".
 SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".cu", ".h", ".hpp", ".cuh", ".py")
@@ -95,17 +95,34 @@ class Producer:
     evidence: list[str] = field(default_factory=list)
 
 
-def producer(pkg: "archive.Package", models: list[Model], sources: dict[str, bytes]) -> Producer:
-    """The torch release(s) that produced the package, from its layout and codegen markers."""
-    wrappers = [sources[m.wrapper_path] for m in models if m.wrapper_path in sources]
+@dataclass(frozen=True)
+class WrapperMarks:
+    """What `producer` reads of a wrapper's text: taken before linking, when the bytes go."""
+
+    check_input_n: bool
+    gate_fn: bool
+    symbols: tuple[bytes, ...]
+    assert_size_stride: bool
+    alias: bool
+
+
+def wrapper_marks(data: bytes) -> WrapperMarks:
+    return WrapperMarks(b"check_input_0(" in data, b"__check_inputs_outputs(" in data,
+                        tuple(_SIZE_SYMBOL.findall(data)), b"assert_size_stride(" in data, _has_alias(data))
+
+
+def producer(pkg: "archive.Package", models: list[Model], marks: Mapping[str, WrapperMarks]) -> Producer:
+    """The torch release(s) that produced the package, from its layout and codegen markers (`marks`:
+    of each wrapper member read)."""
+    wrappers = [marks[m.wrapper_path] for m in models if m.wrapper_path is not None and m.wrapper_path in marks]
     if not wrappers:
         return Producer(None, ["no wrapper source: nothing tells the producing version"])
     root = pkg.root
     evidence: list[str] = []
     single_file = all(not m.wrapper_path.endswith(".wrapper.cpp") for m in models if m.wrapper_path)
-    check_input_n = any(b"check_input_0(" in w for w in wrappers)
-    gate_fn = any(b"__check_inputs_outputs(" in w for w in wrappers)
-    symbols = [s for w in wrappers for s in _SIZE_SYMBOL.findall(w)]
+    check_input_n = any(w.check_input_n for w in wrappers)
+    gate_fn = any(w.gate_fn for w in wrappers)
+    symbols = [s for w in wrappers for s in w.symbols]
     sequential = bool(symbols) and all(int(s[1:]) < len(symbols) + 2 for s in symbols)
     evidence.append("archive root folder" if root else "no archive root folder (members start at data/)")
     if single_file:
@@ -131,14 +148,14 @@ def producer(pkg: "archive.Package", models: list[Model], sources: dict[str, byt
         # 2.10 and later write AOTI_PLATFORM / AOTI_MACHINE / AOTI_CPU_ISA into every metadata file.
         evidence.append("metadata without platform/ISA keys")
         return Producer("2.8-2.9", evidence)
-    if any(b"assert_size_stride(" in w for w in wrappers):
+    if any(w.assert_size_stride for w in wrappers):
         evidence.append("assert_size_stride on inputs in run_impl")
         low = max(low, ASSERT_SIZE_STRIDE_SINCE, key=_version_key)
     elif low == "2.10" and all(m.device == "cpu" and m.inputs for m in models):
         # CPU wrappers of 2.13 and later assert every input's sizes and strides in run_impl.
         evidence.append("no assert_size_stride on the inputs of a CPU wrapper")
         return Producer("2.10-2.12", evidence)
-    if any(_has_alias(w) for w in wrappers):
+    if any(w.alias for w in wrappers):
         evidence.append("size-symbol aliases (int64_t sA = sB;)")
         low = max(low, ALIAS_SINCE, key=_version_key)
     return Producer(f">={low}", evidence)
