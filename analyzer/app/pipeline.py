@@ -207,7 +207,7 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
     _add_text_facts(kernel_facts, wrapper_facts, sources)
     for member in sourced.wrappers[:1]:
         if marks is not None and member in sources:
-            marks[member] = layout.wrapper_marks(sources[member])
+            marks[member] = layout.WrapperMarks(sources[member])
     if dropped is not None and sourced.wrappers:
         # Linking locates the kernels' facts by their newlines alone and reads the wrapper's facts:
         # the texts (a CPU package's largest objects) are read again after linking, a MiB at a time
@@ -215,6 +215,8 @@ def _load_model(pkg: "archive.Package", members: "archive.ModelMembers", limits:
         # before linking (its kernels' sources), and reading it again costs a tenth of a second per 12 MB.
         triton = wrapper_facts is not None and bool(wrapper_facts.helpers)
         for member in [*sourced.kernels, *(sourced.wrappers[:1] if not triton else ())]:
+            if marks is not None and member in marks:
+                marks[member].settle()
             if member in sources:  # not bound to a name here: that would hold it through linking
                 dropped[member] = layout.defines_run_impl(sources.pop(member))
     binaries = tuple(members.binaries)

@@ -20,6 +20,7 @@ MiB at a time, the members whose bytes the check dropped before linking (`droppe
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from ..core import budget
 from ..core.findings import Location
 from ..core.model import Assertion, Model, Package, Problem, ProblemKind
 
-__all__ = ["Sources", "pick_sources", "WrapperMarks", "wrapper_marks", "producer", "account", "keep_source_lines", "scan_text", "SOURCE_SUFFIXES"]
+__all__ = ["Sources", "pick_sources", "WrapperMarks", "producer", "account", "keep_source_lines", "scan_text", "SOURCE_SUFFIXES"]
 
 # Members whose name says "source code".
 SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".cu", ".h", ".hpp", ".cuh", ".py")
@@ -95,20 +96,42 @@ class Producer:
     evidence: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
 class WrapperMarks:
-    """What `producer` reads of a wrapper's text: taken before linking, when the bytes go."""
+    """What `producer` reads of a wrapper's text, each mark read when first asked (most packages
+    tell their torch before the costlier ones: a 12 MB wrapper's alias scan is 12 ms); `settle`
+    reads them all before the text goes (a CPU package's wrapper, dropped before linking)."""
 
-    check_input_n: bool
-    gate_fn: bool
-    symbols: tuple[bytes, ...]
-    assert_size_stride: bool
-    alias: bool
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
 
+    def _text(self) -> bytes:
+        assert self._data is not None  # every mark is read before the text goes (settle)
+        return self._data
 
-def wrapper_marks(data: bytes) -> WrapperMarks:
-    return WrapperMarks(b"check_input_0(" in data, b"__check_inputs_outputs(" in data,
-                        tuple(_SIZE_SYMBOL.findall(data)), b"assert_size_stride(" in data, _has_alias(data))
+    @functools.cached_property
+    def check_input_n(self) -> bool:
+        return b"check_input_0(" in self._text()
+
+    @functools.cached_property
+    def gate_fn(self) -> bool:
+        return b"__check_inputs_outputs(" in self._text()
+
+    @functools.cached_property
+    def symbols(self) -> tuple[bytes, ...]:
+        return tuple(_SIZE_SYMBOL.findall(self._text()))
+
+    @functools.cached_property
+    def assert_size_stride(self) -> bool:
+        return b"assert_size_stride(" in self._text()
+
+    @functools.cached_property
+    def alias(self) -> bool:
+        return _has_alias(self._text())
+
+    def settle(self) -> None:
+        """Every mark read now, and the text let go."""
+        _ = (self.check_input_n, self.gate_fn, self.symbols, self.assert_size_stride, self.alias)
+        self._data = None
 
 
 def producer(pkg: "archive.Package", models: list[Model], marks: Mapping[str, WrapperMarks]) -> Producer:
