@@ -7,10 +7,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from analyzer.app import api
 from analyzer.rules import Context, bounds, tableextent
 
 REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
 SOURCE = REPO / "fixtures" / "versions" / "2.8" / "pos_embedding.cpu.stripped.pt2"
 
 
@@ -93,3 +96,79 @@ def test_words_of_a_message_longer_than_a_line_are_not_kept() -> None:
     short = "index out of bounds: 0 <= tmp977 < ks0 (words test)"
     assert bounds._effect("cpu.raise", short) is bounds._effect("cpu.raise", short)
     assert bounds._effect.cache_info().currsize == before + 1
+
+
+def _headlines_counted(monkeypatch) -> list[str]:
+    """`headline.headline` counting its calls (the keys of the findings it wrote)."""
+    from analyzer.query import headline
+
+    made: list[str] = []
+    original = headline.headline
+
+    def counted(model, f, headlines):
+        made.append(f.message_key)
+        return original(model, f, headlines)
+
+    monkeypatch.setattr(headline, "headline", counted)
+    return made
+
+
+def test_a_headline_repeated_across_kernels_is_made_once(tmp_path, monkeypatch) -> None:
+    """Copies of one check say one headline: it is filled once for what it is made of, and every
+    finding still carries the headline `headline.headline` gives it on its own."""
+    from analyzer.query import headline
+    from analyzer.rules import catalog
+
+    made = _headlines_counted(monkeypatch)
+    package = api.load(str(_replicated(tmp_path)), api.Options(pair=False))
+    (model,) = package.models
+    found = list(bounds.IndexExceedsConstantBound().check(model, Context()))
+    headlines = catalog()["HEADLINES"]
+    filled = list(headline.fill(package.models, iter(found), headlines))
+    assert len(filled) == len(found) > 20 and len(made) == 1
+    made.clear()
+    for f, first in zip(filled, found):
+        assert f.message == headline.headline(model, first, headlines) and f.kernel == first.kernel
+    assert len(made) == len(found)
+
+
+@pytest.mark.parametrize("name, exported", [("stranger11/cuda/swin.cuda.stripped.pt2", "stranger11/swin.ep.pt2"),
+                                            ("stranger18/cuda/longt5.cuda.stripped.pt2", None)])
+def test_headlines_made_once_are_those_made_one_by_one(name, exported, monkeypatch) -> None:
+    """On real packages that repeat a check (Swin's and LongT5's kernels), with and without the
+    exported program's names: fewer headlines are made than findings, and each finding's message is
+    the one made for it alone."""
+    options = api.Options(select=("ALL",), exported_program=str(FIXTURES / exported) if exported else None,
+                          pair=False)
+    made = _headlines_counted(monkeypatch)
+    once = api.lint(str(FIXTURES / name), options).findings
+    written = sum(1 + len(f.also) + f.also_more for f in once)  # before repeats were merged
+    assert len(made) < written
+    from analyzer.query import headline
+    monkeypatch.setattr(headline, "_made_of", lambda model, f, template: None)
+    made.clear()
+    alone = api.lint(str(FIXTURES / name), options).findings
+    assert len(made) == written
+    assert [(f.message, f.kernel, f.location, f.also) for f in once] == \
+        [(f.message, f.kernel, f.location, f.also) for f in alone]
+
+
+def test_a_buffer_no_zero_empties_is_asked_about_once(monkeypatch) -> None:
+    """`read-from-empty-buffer` asks once whether any zero choice empties a buffer while its loops
+    run, for each pair of buffer size and loop count (Whisper's kernels repeat them): an access
+    whose pair is known not to empty is passed over without asking again."""
+    from analyzer.rules import access
+
+    asked_again: list[tuple] = []
+    original = access._empty_choice
+
+    def watched(model, a, order, accept=None):
+        if order.emptied.get((a.numel, a.space_expr)) is False:
+            asked_again.append((a.kernel, a.pointer))
+        return original(model, a, order, accept)
+
+    monkeypatch.setattr(access, "_empty_choice", watched)
+    (model,) = api.load(str(FIXTURES / "stranger5" / "whisper.cpu.stripped.pt2"), api.Options(pair=False)).models
+    reads = [a for a in model.accesses if not a.write]
+    assert len({(a.numel, a.space_expr) for a in reads}) < len(reads)
+    assert list(access.ReadFromEmptyBuffer().check(model, Context())) == [] and asked_again == []

@@ -48,6 +48,18 @@ def test_streamed_check_texts_are_those_of_the_bytes(name: str) -> None:
             found = list(layout.scan_text(data))
             assert found and list(layout._streamed_checks(pkg, member)) == found
             assert pkg.bytes_read == read  # streamed again: not counted again
+            # The lines of linked checks are passed over (not decoded), the others kept as they are.
+            linked = {line for line, _ in found[::2]}
+            rest = [(line, text) for line, text in found if line not in linked]
+            assert list(layout.scan_text(data, skip=linked)) == rest
+            assert list(layout._streamed_checks(pkg, member, linked)) == rest
+
+
+def test_check_lines_are_numbered_from_the_first_given() -> None:
+    data = b"int a;\nAOTI_TORCH_CHECK(x < 2, \"index out of bounds: x < 2\");\n\nTORCH_CHECK(y);"
+    assert list(layout.scan_text(data)) == [(2, 'AOTI_TORCH_CHECK(x < 2, "index out of bounds: x < 2");'),
+                                            (4, "TORCH_CHECK(y);")]
+    assert list(layout.scan_text(data, 41, skip={42})) == [(44, "TORCH_CHECK(y);")]
 
 
 def test_a_member_streamed_first_is_counted_once(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Iterable, Iterator, Mapping
 
 from ..core.findings import Finding, changed
-from ..core.messages import AT_ZERO, EAGER_REJECTS, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS, Template
+from ..core import messages
+from ..core.messages import AT_ZERO, EAGER_REJECTS, OUTSIDE_CONTRACT, SHORT_IDENTITIES, VERBS, Template, Text
 from ..core.model import Model, input_position, shape_text, shim_op
 from .source import DIVISION_OPS, INDEX_OPS, REDUCTION_OPS, kernel_ops, short_op
 
@@ -168,9 +169,51 @@ def _other_minimums(model: Model | None, f: Finding, values: dict[str, object]) 
 
 def fill(models: Iterable[Model], findings: Iterable[Finding], headlines: Mapping[str, Template]) -> Iterator[Finding]:
     """Findings with `message` set to their headline (the long text stays in `detail`), one at a
-    time: a package's findings are not held twice."""
+    time: a package's findings are not held twice. A check copied into many kernels is worded
+    once: a headline filled whole is kept for what it was made of (`_made_of`)."""
     by_name = {m.name: m for m in models}
+    made: dict[tuple, str] = {}
     for f in findings:
         if f.detail:
-            f = changed(f, message=headline(by_name.get(f.model), f, headlines))
+            model = by_name.get(f.model)
+            key = _made_of(model, f, headlines.get(f.message_key))
+            text = made.get(key) if key is not None else None
+            if text is None:
+                text = headline(model, f, headlines)
+                if key is not None and isinstance(text, Text):  # not cut short nor the detail's
+                    made[key] = text
+            f = changed(f, message=text)
         yield f
+
+
+# The message fields a headline reads besides its template's own (`headline`, `fields`,
+# `_other_minimums`): the notes, the comparison of several dims, the effect and the op's words.
+_READ_FIELDS = ("outside_contract", "eager_rejects", "more_same_min", "more_dims", "min", "below", "outcome",
+                "table", "call", "calls", "rnn", "sdpa", "conv_rejects", "zero_check", "op", "model")
+
+
+def _made_of(model: Model | None, f: Finding, template: Template | None) -> tuple | None:
+    """What `headline` reads of `f` and its model, as a key; None where it cannot be one (no
+    template, a field that is not hashable, or templates being traced)."""
+    if template is None or messages.TRACE:  # a trace records each use
+        return None
+    given = f.message_fields or {}
+    names = _template_fields(template)
+    aten = shim_op(str(given.get("call") or f.kernel or "")) if "aten_op" in names else None
+    key = (id(model), f.message_key, f.model, f.input, f.dim, f.source, user_op(f), aten,
+           tuple((name, given.get(name)) for name in names), tuple(given.get(name) for name in _READ_FIELDS))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+_FIELDS_OF: dict[str, tuple[str, ...]] = {}
+
+
+def _template_fields(template: Template) -> tuple[str, ...]:
+    names = _FIELDS_OF.get(template)
+    if names is None:
+        names = _FIELDS_OF[template] = tuple(sorted(template.fields))
+    return names

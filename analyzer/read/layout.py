@@ -24,7 +24,7 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Container, Iterable, Iterator, Mapping
 
 from . import archive
 from ..core import budget
@@ -198,8 +198,9 @@ def _version_key(v: str) -> tuple[int, ...]:
 
 # --- never a silent pass ------------------------------------------------------------------------
 
-def scan_text(data: bytes) -> Iterator[tuple[int, str]]:
-    """(1-based line, stripped text) of every line holding assertion or check text, in order."""
+def scan_text(data: bytes, first: int = 1, skip: Container[int] = ()) -> Iterator[tuple[int, str]]:
+    """(line, stripped text) of every line holding assertion or check text, in order, the lines
+    numbered from `first`; those numbered in `skip` (checks already linked) are not decoded."""
     # Only lines holding one of CHECK_TEXT's literals can match it: find those in the bytes (no
     # decoded copy of a 50 MB member; a regex search of it, with its `\b` alternatives, costs about
     # a second), then decode and test each such line as a whole. Lines are the same either way:
@@ -211,12 +212,14 @@ def scan_text(data: bytes) -> Iterator[tuple[int, str]]:
             starts.add(data.rfind(b"\n", 0, at) + 1)
             end = data.find(b"\n", at)
             at = -1 if end < 0 else data.find(literal, end)
-    number, counted = 1, 0
+    number, counted = first, 0
     for start in sorted(starts):
-        end = data.find(b"\n", start)
-        line = data[start:len(data) if end < 0 else end].decode("utf-8", "replace")
         number += data.count(b"\n", counted, start)
         counted = start
+        if number in skip:
+            continue
+        end = data.find(b"\n", start)
+        line = data[start:len(data) if end < 0 else end].decode("utf-8", "replace")
         if CHECK_TEXT.search(line) and not _NOT_A_CHECK.match(line):
             yield number, line.strip()[:300]
 
@@ -260,8 +263,9 @@ def account(pkg: "archive.Package", package: Package, sources: dict[str, bytes],
             _problem(package, owner.get(member), Problem(
                 "member holds C++/Triton source that no parser read (not a wrapper or kernel of a known "
                 "layout); its assertions are not checked", Location(member), kind=ProblemKind.PARSE))
-        checks = scan_text(data) if data is not None else _streamed_checks(pkg, member)
-        _uncovered_checks(package, owner.get(member), member, checks, member in parsed, covered.get(member, set()))
+        linked = covered.get(member, set())
+        checks = scan_text(data, skip=linked) if data is not None else _streamed_checks(pkg, member, linked)
+        _uncovered_checks(package, owner.get(member), member, checks, member in parsed, linked)
     return source_members
 
 
@@ -319,11 +323,10 @@ def _windows(data: bytes, line_no: int = 1) -> Iterator[tuple[int, bytes, int]]:
 _WINDOW = 1 << 14
 
 
-def _streamed_checks(pkg: "archive.Package", member: str) -> Iterator[tuple[int, str]]:
+def _streamed_checks(pkg: "archive.Package", member: str, skip: Container[int] = ()) -> Iterator[tuple[int, str]]:
     """`scan_text` of a dropped member, read again: the same lines, block by block."""
     for first, block in _line_blocks(pkg.stream(member)):
-        for line, text in scan_text(block):
-            yield first + line - 1, text
+        yield from scan_text(block, first, skip)
 
 
 def _line_blocks(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:

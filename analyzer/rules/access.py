@@ -144,9 +144,14 @@ def _findings(rule: Rule, model: Model, ctx: Context, write: bool) -> Iterable[F
         if access.write != write or ident in seen:
             continue
         seen.add(ident)
+        pair = (access.numel, access.space_expr)
+        if order.emptied.get(pair) is False:
+            continue  # no zero choice empties this buffer while its loops run (`_empty_choice`)
         # As empty-index-bound: sizes no convolution rejects first are preferred.
         choice = _empty_choice(model, access, order, accept=lambda c: E.convolution_rejects(model, c) is None)
         convolution = None
+        if choice is None and order.emptied.get(pair) is False:
+            continue
         if choice is None:
             choice = _empty_choice(model, access, order)
             convolution = E.convolution_rejects(model, choice)
