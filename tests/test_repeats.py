@@ -51,6 +51,9 @@ def test_a_check_copied_into_many_kernels_is_worded_once(tmp_path, monkeypatch) 
     for f in others:
         assert (f.message_fields | {"kernel": first.kernel}) == first.message_fields
         assert f.witnesses == first.witnesses and f.fix == first.fix and f.severity == first.severity
+    # The fix and the chain's step past the index are filled once for what their templates read.
+    assert len({id(f.fix) for f in found}) == 1
+    assert len({id(f.chain[len(f.subject.chain)]) for f in found}) == 1
 
 
 def test_words_made_once_are_still_traced(monkeypatch) -> None:

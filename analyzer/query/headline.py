@@ -198,7 +198,7 @@ def _made_of(model: Model | None, f: Finding, template: Template | None) -> tupl
     if template is None or messages.TRACE:  # a trace records each use
         return None
     given = f.message_fields or {}
-    names = _template_fields(template)
+    names = template.names
     aten = shim_op(str(given.get("call") or f.kernel or "")) if "aten_op" in names else None
     key = (id(model), f.message_key, f.model, f.input, f.dim, f.source, user_op(f), aten,
            tuple((name, given.get(name)) for name in names), tuple(given.get(name) for name in _READ_FIELDS))
@@ -207,13 +207,3 @@ def _made_of(model: Model | None, f: Finding, template: Template | None) -> tupl
     except TypeError:
         return None
     return key
-
-
-_FIELDS_OF: dict[str, tuple[str, ...]] = {}
-
-
-def _template_fields(template: Template) -> tuple[str, ...]:
-    names = _FIELDS_OF.get(template)
-    if names is None:
-        names = _FIELDS_OF[template] = tuple(sorted(template.fields))
-    return names

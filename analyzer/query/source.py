@@ -127,9 +127,11 @@ def short_op(op: str) -> str:
 def kernel_ops(kernel: str) -> list[str]:
     """`cpp_fused_index_mul_0` -> ["index", "mul"] (words; ops with underscores are re-joined by
     `_match_ops` against the graph's op names)."""
-    name = _KERNEL_PREFIX.sub("", kernel)
-    name = re.sub(r"_\d+$", "", name)
+    name = _COUNTER.sub("", _KERNEL_PREFIX.sub("", kernel))
     return [w for w in name.split("_") if w]
+
+
+_COUNTER = re.compile(r"_\d+$")  # the kernel's number (`..._mul_0`)
 
 
 def _norm(op: str) -> str:

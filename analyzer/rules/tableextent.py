@@ -6,9 +6,11 @@ IndexExceedsConstantBound): what a check says of its extent, bound and dims is w
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import Mapping
+from dataclasses import dataclass, field
 
 from ..core.findings import DimWitness, Finding
+from ..core import messages
 from ..core.messages import NO_BOUND, Template, enforced
 from ..core.model import Assertion, DimRef, Enforcement, Model, where
 from ..expr import intervals
@@ -34,6 +36,9 @@ class TableWords:
     dims: tuple[DimWitness, ...]
     symbol: str | None
     key: str
+    # The fix and the chain's step, made once for what their templates read (`_said`): the same
+    # for every kernel that holds the check.
+    said: dict[tuple, str] = field(default_factory=dict, compare=False)
 
 
 def table_words(rule: Rule, model: Model, extent: str, bound_value: int,
@@ -68,8 +73,9 @@ def table_finding(rule: Rule, model: Model, ctx: Context, a: Assertion, words: T
     """The finding of one check whose extent reaches past its table, in the kernel that holds it
     (`outcome`: bounds.outcome_fields of the check)."""
     fields = dict(assertion=a.message, kernel=a.kernel, **words.fields, **outcome)
-    chain = (*a.chain, rule.CHAIN["index-exceeds-constant-bound.extent"].format(
-        index_var=a.index_var or "the index", **words.step_fields), *E.value_reach(a))
+    step = _said(words, rule.CHAIN["index-exceeds-constant-bound.extent"],
+                 dict(index_var=a.index_var or "the index", **words.step_fields))
+    chain = (*a.chain, step, *E.value_reach(a))
     # An error when the compiled range reaches past the bound (the package runs those sizes into the
     # check; the declared range only: a warning). Past an export guard eager runs other code: unknown.
     reaches = words.is_unbounded or compiled_reaches(model, a)
@@ -79,8 +85,20 @@ def table_finding(rule: Rule, model: Model, ctx: Context, a: Assertion, words: T
     return rule.finding(
         model, ctx, words.message.format(**fields), a.location, subject=a, outside_contract=not reaches,
         eager_rejects=eager, kernel=a.kernel, input=ref.input, dim=ref.dim, symbol=words.symbol,
-        witnesses=words.witnesses, fix=words.fix.format(**fields), chain=chain, dims=words.dims,
+        witnesses=words.witnesses, fix=_said(words, words.fix, fields), chain=chain, dims=words.dims,
         key=f"{words.key};kernel:{a.kernel}")
+
+
+def _said(words: TableWords, template: Template, fields: Mapping[str, object]) -> str:
+    """`template` filled with `fields`, once per check for the values of the fields it names (a
+    trace of the catalog's use fills it afresh each time)."""
+    if messages.TRACE:
+        return template.format(**fields)
+    key = (template.table, template.key, *(fields.get(name) for name in template.names))
+    text = words.said.get(key)
+    if text is None:
+        text = words.said[key] = template.format(**fields)
+    return text
 
 
 def exceeding_dims(model: Model, extent: str, bound_value: int, refs: list[DimRef]) -> list[tuple[DimRef, int]]:
