@@ -177,7 +177,10 @@ def fill(models: Iterable[Model], findings: Iterable[Finding], headlines: Mappin
         if f.detail:
             model = by_name.get(f.model)
             key = _made_of(model, f, headlines.get(f.message_key))
-            text = made.get(key) if key is not None else None
+            try:
+                text = made.get(key) if key is not None else None
+            except TypeError:  # a field that is not hashable: made for this finding alone
+                key = text = None
             if text is None:
                 text = headline(model, f, headlines)
                 if key is not None and isinstance(text, Text):  # not cut short nor the detail's
@@ -193,17 +196,12 @@ _READ_FIELDS = ("outside_contract", "eager_rejects", "more_same_min", "more_dims
 
 
 def _made_of(model: Model | None, f: Finding, template: Template | None) -> tuple | None:
-    """What `headline` reads of `f` and its model, as a key; None where it cannot be one (no
-    template, a field that is not hashable, or templates being traced)."""
+    """What `headline` reads of `f` and its model, as a key (which may hold a value that is not
+    hashable); None where there is none (no template, or templates being traced)."""
     if template is None or messages.TRACE:  # a trace records each use
         return None
     given = f.message_fields or {}
     names = template.names
     aten = shim_op(str(given.get("call") or f.kernel or "")) if "aten_op" in names else None
-    key = (id(model), f.message_key, f.model, f.input, f.dim, f.source, user_op(f), aten,
-           tuple((name, given.get(name)) for name in names), tuple(given.get(name) for name in _READ_FIELDS))
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+    return (id(model), f.message_key, f.model, f.input, f.dim, f.source, user_op(f), aten,
+            *map(given.get, names), *map(given.get, _READ_FIELDS))

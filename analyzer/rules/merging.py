@@ -46,7 +46,9 @@ def merged(findings: Iterable[Finding], sort_key: Callable[[Finding], tuple]) ->
     singles: dict[Finding, tuple] = {}
     groups: dict[tuple, _Repeats] = {}
     # A member's sort key holds its finding's message, whose fields hold most of what the finding
-    # built: each part is kept as the first equal one seen, so that a repeat is released once merged.
+    # built: the message (the key's last part) is kept as the first equal one seen, so that a repeat
+    # is released once merged (the key's other strings are the package's, its members' and the
+    # rule's own).
     shared: dict[str, str] = {}
     for n, f in enumerate(findings):
         poll("merging repeated findings")
@@ -54,8 +56,11 @@ def merged(findings: Iterable[Finding], sort_key: Callable[[Finding], tuple]) ->
         if not _mergeable(f):
             singles.setdefault(f, at)
             continue
-        member = (tuple(shared.setdefault(part, part) if isinstance(part, str) else part for part in at[0]),
-                  f.kernel, f.location, hash(f))
+        key_of = at[0]  # `sort_key`'s: the message last
+        if key_of and isinstance(key_of[-1], str):
+            message = shared.setdefault(key_of[-1], key_of[-1])
+            key_of = key_of if message is key_of[-1] else (*key_of[:-1], message)
+        member = (key_of, f.kernel, f.location, hash(f))
         group = groups.get(key := _group(f))
         if group is None:
             group = groups[key] = _Repeats(f, at)

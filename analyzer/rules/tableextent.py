@@ -94,8 +94,11 @@ def _said(words: TableWords, template: Template, fields: Mapping[str, object]) -
     trace of the catalog's use fills it afresh each time)."""
     if messages.TRACE:
         return template.format(**fields)
-    key = (template.table, template.key, *(fields.get(name) for name in template.names))
-    text = words.said.get(key)
+    key = (template.table, template.key, *map(fields.get, template.names))
+    try:
+        text = words.said.get(key)
+    except TypeError:  # a value that is not hashable: filled for this kernel alone
+        return template.format(**fields)
     if text is None:
         text = words.said[key] = template.format(**fields)
     return text
