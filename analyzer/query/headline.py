@@ -9,6 +9,7 @@ attribution.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Iterable, Iterator, Mapping
 
 from ..core.findings import Finding, changed
@@ -204,4 +205,7 @@ def _made_of(model: Model | None, f: Finding, template: Template | None) -> tupl
     names = template.names
     aten = shim_op(str(given.get("call") or f.kernel or "")) if "aten_op" in names else None
     return (id(model), f.message_key, f.model, f.input, f.dim, f.source, user_op(f), aten,
-            *map(given.get, names), *map(given.get, _READ_FIELDS))
+            *map(given.get, names, repeat(_ABSENT)), *map(given.get, _READ_FIELDS, repeat(_ABSENT)))
+
+
+_ABSENT = object()  # a field not given (a template missing one is filled afresh: it falls back)

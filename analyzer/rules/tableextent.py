@@ -6,6 +6,7 @@ IndexExceedsConstantBound): what a check says of its extent, bound and dims is w
 from __future__ import annotations
 
 import math
+from itertools import repeat
 from typing import Mapping
 from dataclasses import dataclass, field
 
@@ -94,7 +95,7 @@ def _said(words: TableWords, template: Template, fields: Mapping[str, object]) -
     trace of the catalog's use fills it afresh each time)."""
     if messages.TRACE:
         return template.format(**fields)
-    key = (template.table, template.key, *map(fields.get, template.names))
+    key = (template.table, template.key, *map(fields.get, template.names, repeat(_ABSENT)))
     try:
         text = words.said.get(key)
     except TypeError:  # a value that is not hashable: filled for this kernel alone
@@ -102,6 +103,9 @@ def _said(words: TableWords, template: Template, fields: Mapping[str, object]) -
     if text is None:
         text = words.said[key] = template.format(**fields)
     return text
+
+
+_ABSENT = object()  # a field not given: its template raises, as it would without the cache
 
 
 def exceeding_dims(model: Model, extent: str, bound_value: int, refs: list[DimRef]) -> list[tuple[DimRef, int]]:
