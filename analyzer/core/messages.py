@@ -16,7 +16,6 @@ template and every field is used.
 
 from __future__ import annotations
 
-import functools
 import re
 import string
 from collections import defaultdict
@@ -94,11 +93,6 @@ class Template(str):
     @property
     def fields(self) -> set[str]:
         return {name for _, name, _, _ in string.Formatter().parse(self) if name}
-
-    @functools.cached_property
-    def names(self) -> tuple[str, ...]:
-        """`fields`, sorted, read once (a check copied into many kernels asks each time)."""
-        return tuple(sorted(self.fields))
 
     def format(self, *args: object, **fields: object) -> Text:
         if TRACE:

@@ -9,6 +9,7 @@ attribution.
 
 from __future__ import annotations
 
+import functools
 from itertools import repeat
 from typing import Iterable, Iterator, Mapping
 
@@ -202,10 +203,17 @@ def _made_of(model: Model | None, f: Finding, template: Template | None) -> tupl
     if template is None or messages.TRACE:  # a trace records each use
         return None
     given = f.message_fields or {}
-    names = template.names
+    names = template_names(template)
     aten = shim_op(str(given.get("call") or f.kernel or "")) if "aten_op" in names else None
     return (id(model), f.message_key, f.model, f.input, f.dim, f.source, user_op(f), aten,
             *map(given.get, names, repeat(_ABSENT)), *map(given.get, _READ_FIELDS, repeat(_ABSENT)))
 
 
 _ABSENT = object()  # a field not given (a template missing one is filled afresh: it falls back)
+
+
+@functools.lru_cache(maxsize=None)
+def template_names(template: Template) -> tuple[str, ...]:
+    """A template's field names, sorted, read once (a check copied into many kernels asks each
+    time; the catalog's templates are a few hundred)."""
+    return tuple(sorted(template.fields))

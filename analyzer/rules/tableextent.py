@@ -16,6 +16,7 @@ from ..core.messages import NO_BOUND, Template, enforced
 from ..core.model import Assertion, DimRef, Enforcement, Model, where
 from ..expr import intervals
 from ..query import guards as G, sizes, witness as W
+from ..query.headline import template_names
 from . import Context, Rule
 from . import enforcement as E
 
@@ -95,7 +96,7 @@ def _said(words: TableWords, template: Template, fields: Mapping[str, object]) -
     trace of the catalog's use fills it afresh each time)."""
     if messages.TRACE:
         return template.format(**fields)
-    key = (template.table, template.key, *map(fields.get, template.names, repeat(_ABSENT)))
+    key = (template.table, template.key, *map(fields.get, template_names(template), repeat(_ABSENT)))
     try:
         text = words.said.get(key)
     except TypeError:  # a value that is not hashable: filled for this kernel alone
