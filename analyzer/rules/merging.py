@@ -57,10 +57,8 @@ def merged(findings: Iterable[Finding], sort_key: Callable[[Finding], tuple]) ->
             singles.setdefault(f, at)
             continue
         key_of = at[0]  # `sort_key`'s: the message last
-        if key_of and isinstance(key_of[-1], str):
-            message = shared.setdefault(key_of[-1], key_of[-1])
-            key_of = key_of if message is key_of[-1] else (*key_of[:-1], message)
-        member = (key_of, f.kernel, f.location, hash(f))
+        message = shared.setdefault(key_of[-1], key_of[-1])
+        member = (key_of if message is key_of[-1] else (*key_of[:-1], message), f.kernel, f.location, hash(f))
         group = groups.get(key := _group(f))
         if group is None:
             group = groups[key] = _Repeats(f, at)

@@ -96,11 +96,9 @@ def _said(words: TableWords, template: Template, fields: Mapping[str, object]) -
     trace of the catalog's use fills it afresh each time)."""
     if messages.TRACE:
         return template.format(**fields)
+    # The fields are the words' and the check's texts and numbers: hashable.
     key = (template.table, template.key, *map(fields.get, template_names(template), repeat(_ABSENT)))
-    try:
-        text = words.said.get(key)
-    except TypeError:  # a value that is not hashable: filled for this kernel alone
-        return template.format(**fields)
+    text = words.said.get(key)
     if text is None:
         text = words.said[key] = template.format(**fields)
     return text
