@@ -88,6 +88,7 @@ def _assert_same_definitions(walked: kernels.KernelFacts, args: tuple, where) ->
         assert full is not None, where
         assert _definitions(full) == _definitions(walked), (where, line_by_line)
         assert list(full.defs) == list(walked.defs), where
+        assert dict(full.combines) == dict(walked.combines), where  # a scan's values read them
 
 
 @pytest.mark.parametrize("body, line_by_line", [
@@ -132,6 +133,16 @@ def test_definitions_of_a_kernel_given_a_constant_equal_the_walk(body: str, line
     ("def k(in_ptr0, ks0):\n    tl.device_assert(x < 3)\n", True),
     ("def k(in_ptr0, ks0):\n    r = triton_helpers.max2(x, 1)\n", True),
     ("def k(in_ptr0, ks0=3):\n    pass\n", True),
+    # A scan: its combine helpers above the kernel are read by the walk for their operation only.
+    ("def _triton_helper_fn_add0(a, b):\n    return a + b\n\n@triton.jit\ndef k(in_ptr0, out_ptr0, ks0):\n"
+     "    tmp1, = tl.associative_scan((tmp0,), 1, _triton_helper_fn_add0)\n", False),
+    ("\ndef _triton_helper_fn_add0(a, b):\n    return a + b\n\ndef k(in_ptr0, ks0):\n    x0 = xindex % ks0\n", False),
+    ("def _triton_helper_fn_add0(a, b):\n    return a + b\n\ndef k(in_ptr0, ks0):\n    tl.device_assert(x < 3)\n", True),
+    ("def _triton_helper_fn_add0(a, b):\n    return a / b\n\ndef k(in_ptr0, ks0):\n    c = 1.0 / ks0\n", True),
+    ("def helper(a, b):\n    return a + b\n\ndef k(in_ptr0, ks0):\n    pass\n", True),
+    ("def k(in_ptr0, ks0):\n    pass\n\ndef _triton_helper_fn_add0(a, b):\n    return a + b\n", True),
+    ("def _triton_helper_fn_add0(a, b):\n    return a + b\n\ndef k(in_ptr0, ks0):\n    pass\n"
+     "def _triton_helper_fn_add1(a, b):\n    return a + b\n", True),
 ])
 def test_fast_path_scan_is_conservative(source: str, walked: bool) -> None:
     from analyzer.parse import triage

@@ -367,7 +367,7 @@ def _triton_read(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
             if node.id.startswith("out_ptr"):
                 pointer_uses[node.id] = pointer_uses.get(node.id, 0) + 1
         elif isinstance(node, ast.Assign):
-            _triton_assign(defs, node, dl)
+            assign_definitions(defs, node, dl)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
             defs.setdefault(node.target.id, []).append((node.lineno + dl, node.value))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, DIVISION_OPS):
@@ -400,7 +400,7 @@ def _triton_read(facts: KernelFacts, events: Iterable[tuple[ast.AST, int, int, i
 _CANDIDATE_CALLS = frozenset({*DIVISION_CALLS, *_REDUCTIONS})
 
 
-def _triton_assign(defs: dict[str, list[tuple[int, ast.expr]]], node: ast.Assign, dl: int) -> None:
+def assign_definitions(defs: dict[str, list[tuple[int, ast.expr]]], node: ast.Assign, dl: int) -> None:
     for target in node.targets:
         if isinstance(target, ast.Name):
             defs.setdefault(target.id, []).append((node.lineno + dl, node.value))

@@ -24,7 +24,7 @@ import re
 
 from ..core.findings import Location
 from . import tritonlines
-from .kernels import KernelFacts, packed, parse_triton
+from .kernels import KernelFacts, assign_definitions, packed, parse_triton
 from .stores import combine_op
 
 _POINTER_PARAM = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)\d+$")
@@ -50,10 +50,12 @@ def light_triton(name: str, source: str, path: str, first_line: int, indent: int
     """The facts `kernels.parse_triton` would return for a kernel with nothing to walk, or None."""
     if "device_assert" in source or _QUOTES in source or '"""' in source or "\\" in source:
         return None
-    if source.count("\ndef ") + source.startswith("def ") != 1:
+    defs = source.count("\ndef ") + source.startswith("def ")
+    if defs != 1 and not _combine_helpers_above(name, source, defs):
         return None
-    # The one line starting with `def `: the only place _DEF (`^def ...$`, multi-line) can match.
-    found = _DEF.match(source, 0 if source.startswith("def ") else source.find("\ndef ") + 1)
+    # The last line starting with `def `: the kernel's (any other is a scan's combine helper).
+    at = 0 if defs == 1 and source.startswith("def ") else source.rfind("\ndef ") + 1
+    found = _DEF.match(source, at)
     if found is None or found.group(1) != name:
         return None
     params = _params(found.group(2))
@@ -62,16 +64,23 @@ def light_triton(name: str, source: str, path: str, first_line: int, indent: int
     types = _signature(source)
     if types is None:
         return None
-    head, body = source.split(f"\ndef {name}(", 1) if not source.startswith("def ") else ("", source)
-    body = body.split("\n", 1)[1] if "\n" in body else ""
+    body = source[source.find("\n", at) + 1:] if source.find("\n", at) >= 0 else ""
     if any(part in body for part in _WALKED_PARTS) and _WALKED_CALL.search(body):
         return None
     if not _one_statement_per_line(body) or _divides_by_size(body, params):
         return None
-    def_line = head.count("\n") + 2 if head or not source.startswith("def ") else 1
+    def_line = source.count("\n", 0, at) + 1
     facts = KernelFacts(name, "triton", params, Location(path, first_line + def_line - 1, indent + 1))
     facts.param_types = types
     return facts
+
+
+def _combine_helpers_above(name: str, source: str, defs: int) -> bool:
+    """Whether every `def` but the last is a scan's combine helper (`_triton_helper_fn_add0`) and
+    the last is the kernel's: the walk reads nothing else from those helpers than the operation
+    they combine with (`without_helpers`), which only the values of a walked kernel use."""
+    return (source.count("\ndef _triton_helper_fn_") + source.startswith("def _triton_helper_fn_") == defs - 1
+            and source.rfind("\ndef ") == source.find(f"\ndef {name}("))
 
 
 def without_decorator(name: str, source: str) -> tuple[str, dict[str, str]] | None:
@@ -127,7 +136,13 @@ def with_definitions(light: KernelFacts, name: str, source: str, first_line: int
     at the same lines), from a parse of the function alone: the decorator's dicts are most of an
     Inductor kernel's text, and `light_triton` already vouched that nothing else is to be found.
     None (walk it) when the function does not parse as the scan read it."""
-    start = 0 if source.startswith("def ") else source.find(f"\ndef {name}(") + 1
+    start = 0 if source.startswith(f"def {name}(") else source.find(f"\ndef {name}(") + 1
+    if source.count("\ndef ", 0, start) or source.startswith("def _triton_helper_fn_"):
+        # A scan: the values of its definitions read the combine helpers' operations, as the walk's.
+        scan = without_helpers(name, source)
+        if scan is None:
+            return None
+        light.combines = scan[2]
     offset = source.count("\n", 0, start)  # lines above the def: the walk's line numbers count them
     path = light.location.path
     light.locate = lambda line: Location(path, first_line + line - 1, indent + 1)
@@ -149,9 +164,7 @@ def with_definitions(light: KernelFacts, name: str, source: str, first_line: int
         while stack:
             node = stack.pop()
             if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        defs.setdefault(target.id, []).append((node.lineno + offset, node.value))
+                assign_definitions(defs, node, offset)
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
                 defs.setdefault(node.target.id, []).append((node.lineno + offset, node.value))
             for field in node._fields:
