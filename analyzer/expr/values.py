@@ -106,33 +106,7 @@ class Values:
                 until_pointer: bool = False) -> tuple[set[str], set[str]]:
         """(pointer parameters loaded, size parameters read) that flow into `expr` at `line`;
         `until_pointer`: only whether any pointer does (the walk stops at the first found)."""
-        seen = set() if seen is None else seen
-        ptrs: set[str] = set()
-        sizes: set[str] = set()
-        stack: list[tuple[ast.AST, int, int]] = [(expr, line, depth)]
-        while stack:
-            node, at, d = stack.pop()
-            if not self._budget() or d > 200:
-                break
-            if isinstance(node, ast.Call) and call_name(node) in ("load", "tl.load") and node.args:
-                ptrs |= {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name) and POINTER_PARAM.match(n.id)}
-                if ptrs and until_pointer:
-                    break
-                # Offsets are index arithmetic, not the loaded value: do not follow them.
-                continue
-            if isinstance(node, ast.Name):
-                key = (node.id, at)
-                if key in seen:
-                    continue
-                seen.add(key)
-                found = self.definition(node.id, at)
-                if found is not None:
-                    stack.append((found[1], found[0], d + 1))
-                elif node.id in self.params and not POINTER_PARAM.match(node.id):
-                    sizes.add(node.id)
-                continue
-            stack.extend((child, at, d + 1) for child in ast.iter_child_nodes(node))
-        return ptrs, sizes
+        return _sources(self, expr, line, depth, set() if seen is None else seen, until_pointer)
 
     def upper(self, expr: ast.expr, line: int, depth: int = 0) -> str | None:
         """Inclusive symbolic maximum of `expr`, or None when unbounded/unknown."""
@@ -294,3 +268,42 @@ _RANGE_HANDLERS: dict[type, _Handler] = {
     ast.BoolOp: Values._boolean,
     **{kind: Values._no_range for kind in (ast.Attribute, ast.Tuple, ast.List, ast.Slice)},
 }
+
+
+def _sources(values: Values, expr: ast.expr, line: int, depth: int, seen: set,
+             until_pointer: bool) -> tuple[set[str], set[str]]:
+    """`Values.sources`: a walk of `expr` and the definitions it reaches, one budget step a node."""
+    ptrs: set[str] = set()
+    sizes: set[str] = set()
+    stack: list[tuple[ast.AST, int, int]] = [(expr, line, depth)]
+    while stack:
+        node, at, d = stack.pop()
+        values.steps += 1  # values._budget(), inline: one step per node
+        if values.steps > values.max_steps or d > 200:
+            break
+        if isinstance(node, ast.Call) and call_name(node) in ("load", "tl.load") and node.args:
+            ptrs |= {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name) and POINTER_PARAM.match(n.id)}
+            if ptrs and until_pointer:
+                break
+            # Offsets are index arithmetic, not the loaded value: do not follow them.
+            continue
+        if isinstance(node, ast.Name):
+            key = (node.id, at)
+            if key in seen:
+                continue
+            seen.add(key)
+            found = values.definition(node.id, at)
+            if found is not None:
+                stack.append((found[1], found[0], d + 1))
+            elif node.id in values.params and not POINTER_PARAM.match(node.id):
+                sizes.add(node.id)
+            continue
+        # ast.iter_child_nodes' order, without its two generators per node (most nodes here
+        # are contexts and operators, with no field at all).
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                stack.append((value, at, d + 1))
+            elif isinstance(value, list):
+                stack.extend([(item, at, d + 1) for item in value if isinstance(item, ast.AST)])
+    return ptrs, sizes
