@@ -245,6 +245,7 @@ def expression(text: str) -> ast.expr | None:
         return None
 
 
+@functools.lru_cache(maxsize=1024)
 def _params(text: str) -> tuple[str, ...] | None:
     """`in_ptr0, ks0, XBLOCK : tl.constexpr` -> names; None for anything fancier (defaults,
     `*args`, `/`, nested annotations), which the walk handles."""
@@ -362,7 +363,13 @@ def _one_statement_per_line(body: str) -> bool:
         return False
     # Each line reduced to its brackets: a kernel's lines come in a handful of shapes (`()`, `([])`).
     shapes = set(body.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKET).split(b"\n"))
-    return all(shape.count(opening) == shape.count(closing) for shape in shapes for opening, closing in _BRACKETS)
+    return all(map(_balanced, shapes))
+
+
+@functools.lru_cache(maxsize=4096)
+def _balanced(shape: bytes) -> bool:
+    """Whether a line's brackets (`([])`) open as many of each kind as they close; once per shape."""
+    return all(shape.count(opening) == shape.count(closing) for opening, closing in _BRACKETS)
 
 
 _BRACKETS = ((b"(", b")"), (b"[", b"]"), (b"{", b"}"))
