@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from operator import itemgetter
 
 _Q3 = "'" * 3
 # Blank lines, then `async_compile.triton('<name>', '''<source>''', device_str='cuda')` at column 0.
@@ -44,10 +45,11 @@ def _dedented(body: str) -> tuple[int, str]:
     first = _LEADING.search(body)
     indent = len(first.group(1)) if first is not None else 0
     if indent:
-        pad = " " * indent
         lines = body.split("\n")
-        if all(line.startswith(pad) or not line.strip(" ") for line in lines):
-            return indent, "\n".join(line[indent:] if line.startswith(pad) else "" for line in lines)
+        # Every line starts with the indent or is blank (a shorter blank line loses it all) when
+        # every line's first `indent` characters are spaces; itemgetter keeps both loops in C.
+        if not any(head.strip(" ") for head in set(map(itemgetter(slice(None, indent)), lines))):
+            return indent, "\n".join(map(itemgetter(slice(indent, None)), lines))
     indent = _indent(body)
     return indent, re.sub(r"^(?:[^\n]{%d}| *)" % indent, "", body, flags=re.M) if indent else body
 
