@@ -19,7 +19,8 @@ import ast
 from typing import Callable
 
 from ..expr import intervals
-from ..parse.kernels import KernelFacts, parse_triton
+from ..parse.kernels import KernelFacts
+from ..parse.triage import walk_triton
 from ..core.messages import CHAIN
 from ..core.model import shim_op
 from .context import LinkContext
@@ -308,8 +309,9 @@ class BufferRanges:
             return facts
         if kernel not in self._walked:
             helper = self.wrapper.helpers.get(f"call_{kernel}")
-            self._walked[kernel] = None if helper is None or helper.triton_source is None else parse_triton(
-                kernel, helper.triton_source, facts.location.path, helper.source_first_line, helper.source_indent)
+            # The walk without the decorator's parse (triage.walk_triton: the same facts).
+            self._walked[kernel] = None if helper is None or helper.triton_source is None else walk_triton(
+                kernel, helper.triton_source, facts.location.path, helper.source_first_line, helper.source_indent, ())
         return self._walked[kernel]
 
 
