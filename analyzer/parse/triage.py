@@ -64,7 +64,8 @@ def light_triton(name: str, source: str, path: str, first_line: int, indent: int
     types = _signature(source)
     if types is None:
         return None
-    body = source[source.find("\n", at) + 1:] if source.find("\n", at) >= 0 else ""
+    newline = source.find("\n", at)
+    body = source[newline + 1:] if newline >= 0 else ""
     if any(part in body for part in _WALKED_PARTS) and _WALKED_CALL.search(body):
         return None
     if not _one_statement_per_line(body) or _divides_by_size(body, params):

@@ -203,13 +203,18 @@ def _made_of(model: Model | None, f: Finding, template: Template | None) -> tupl
     if template is None or messages.TRACE:  # a trace records each use
         return None
     given = f.message_fields or {}
-    names = template_names(template)
-    aten = shim_op(str(given.get("call") or f.kernel or "")) if "aten_op" in names else None
+    aten = shim_op(str(given.get("call") or f.kernel or "")) if "aten_op" in template_names(template) else None
     return (id(model), f.message_key, f.model, f.input, f.dim, f.source, user_op(f), aten,
-            *map(given.get, names, repeat(_ABSENT)), *map(given.get, _READ_FIELDS, repeat(_ABSENT)))
+            *template_values(template, given), *map(given.get, _READ_FIELDS, repeat(_ABSENT)))
 
 
 _ABSENT = object()  # a field not given (a template missing one is filled afresh: it falls back)
+
+
+def template_values(template: Template, fields: Mapping[str, object]) -> tuple[object, ...]:
+    """What `fields` gives each of the template's fields, in name order, one not given read apart
+    from one given as None: the key of a text filled once for its values."""
+    return tuple(map(fields.get, template_names(template), repeat(_ABSENT)))
 
 
 @functools.lru_cache(maxsize=None)

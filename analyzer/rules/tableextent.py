@@ -6,7 +6,6 @@ IndexExceedsConstantBound): what a check says of its extent, bound and dims is w
 from __future__ import annotations
 
 import math
-from itertools import repeat
 from typing import Mapping
 from dataclasses import dataclass, field
 
@@ -16,7 +15,7 @@ from ..core.messages import NO_BOUND, Template, enforced
 from ..core.model import Assertion, DimRef, Enforcement, Model, where
 from ..expr import intervals
 from ..query import guards as G, sizes, witness as W
-from ..query.headline import template_names
+from ..query.headline import template_values
 from . import Context, Rule
 from . import enforcement as E
 
@@ -97,14 +96,12 @@ def _said(words: TableWords, template: Template, fields: Mapping[str, object]) -
     if messages.TRACE:
         return template.format(**fields)
     # The fields are the words' and the check's texts and numbers: hashable.
-    key = (template.table, template.key, *map(fields.get, template_names(template), repeat(_ABSENT)))
+    key = (template.table, template.key, *template_values(template, fields))
     text = words.said.get(key)
     if text is None:
         text = words.said[key] = template.format(**fields)
     return text
 
-
-_ABSENT = object()  # a field not given: its template raises, as it would without the cache
 
 
 def exceeding_dims(model: Model, extent: str, bound_value: int, refs: list[DimRef]) -> list[tuple[DimRef, int]]:
