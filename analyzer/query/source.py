@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 from ..core.findings import Finding, changed
-from ..core.model import Assertion, ConstantRead, GraphNode, Model
+from ..core.model import Assertion, ConstantRead, GraphNode, Launch, Model
 from . import counting
 
 # Ops whose index assertion Inductor emits (aten names without the overload).
@@ -195,21 +195,26 @@ class Attributor:
         self.by_name = {n.name: n for n in model.graph}
         self.producer = {n.name: n for n in model.graph}   # node outputs are named like the node
         self.position = {n.name: i for i, n in enumerate(model.graph)}
-        self._candidates: dict[str, tuple[list[GraphNode], bool]] = {}
+        self._candidates: dict[tuple[str, str | None], tuple[list[GraphNode], bool]] = {}
+        self._launches: dict[str, list[Launch]] = {}
+        for launch in model.launches:
+            self._launches.setdefault(launch.kernel, []).append(launch)
 
-    def candidates(self, kernel: str) -> tuple[list[GraphNode], bool]:
+    def candidates(self, kernel: str, passing: str | None = None) -> tuple[list[GraphNode], bool]:
         """(nodes, from_comment): the nodes a kernel computes, from its launch comment when there is
-        one, else from its name's op list."""
-        if kernel not in self._candidates:
-            self._candidates[kernel] = self._find(kernel)
-        return self._candidates[kernel]
+        one, else from its name's op list. `passing`: first from the comment of a launch that passes
+        that argument (layers that share one kernel each pass their own table)."""
+        key = (kernel, passing)
+        if key not in self._candidates:
+            self._candidates[key] = self._find(kernel, passing)
+        return self._candidates[key]
 
-    def _find(self, kernel: str) -> tuple[list[GraphNode], bool]:
-        for launch in self.model.launches:
-            if launch.kernel == kernel and launch.source_nodes:
-                nodes = [self.by_name[n] for n in launch.source_nodes if n in self.by_name]
-                if nodes:
-                    return nodes, True
+    def _find(self, kernel: str, passing: str | None) -> tuple[list[GraphNode], bool]:
+        commented = [launch for launch in self._launches.get(kernel, ()) if launch.source_nodes]
+        for launch in [launch for launch in commented if passing in launch.args] + commented:
+            nodes = [self.by_name[n] for n in launch.source_nodes if n in self.by_name]
+            if nodes:
+                return nodes, True
         by_key: dict[str, set[str]] = {}
         for n in self.model.graph:
             op = short_op(n.op)
@@ -219,10 +224,10 @@ class Attributor:
         return [n for n in self.model.graph if short_op(n.op) in ops], False
 
     def attribute(self, kernel: str | None, wanted: frozenset[str] | None,
-                  prefer=None) -> Source | None:
+                  prefer=None, passing: str | None = None) -> Source | None:
         if not kernel or not self.model.graph:
             return None
-        nodes, _ = self.candidates(kernel)
+        nodes, _ = self.candidates(kernel, passing)
         if not nodes:
             return None
         relevant = [n for n in nodes if wanted is None or short_op(n.op) in wanted] or nodes
@@ -373,7 +378,7 @@ def for_finding(attributor: Attributor, f: Finding) -> Source | None:
     if isinstance(f.subject, Assertion):
         return for_assertion(attributor, f.subject)
     if isinstance(f.subject, ConstantRead) and f.subject.fqn:
-        return for_constant(attributor, f.kernel, f.subject.fqn)
+        return for_constant(attributor, f.kernel, f.subject.fqn, f.subject.constant)
     # A finding about one node of the graph (a pooling Inductor fused with others): that node's code.
     node = getattr(f.subject, "node", None)
     if isinstance(node, GraphNode):
@@ -381,10 +386,11 @@ def for_finding(attributor: Attributor, f: Finding) -> Source | None:
     return attributor.attribute(f.kernel, f.user_ops)
 
 
-def for_constant(attributor: Attributor, kernel: str, fqn: str) -> Source | None:
-    """The node of `kernel` that reads the parameter or buffer `fqn` (`self.pos[:, :n]` -> slice of `p_pos`)."""
+def for_constant(attributor: Attributor, kernel: str, fqn: str, constant: str | None = None) -> Source | None:
+    """The node of `kernel` that reads the parameter or buffer `fqn` (`self.pos[:, :n]` -> slice of `p_pos`),
+    among the nodes of the launch that passes `constant` (the wrapper's name for it)."""
     names = _placeholders(fqn)
-    return attributor.attribute(kernel, None, lambda node: bool(names.intersection(node.args)))
+    return attributor.attribute(kernel, None, lambda node: bool(names.intersection(node.args)), constant)
 
 
 def _placeholders(fqn: str) -> set[str]:
